@@ -1,0 +1,43 @@
+"""Pydantic records that cross the dataset boundary (what lands in the JSONL files)."""
+
+from keme.models.anchor import (
+    APP_TYPES,
+    Anchor,
+    AnchorRecord,
+    AppType,
+    BillRecord,
+    CalendarRecord,
+    DocumentRecord,
+    NoteRecord,
+    ScreenRecord,
+    TodoRecord,
+    VoiceMemoRecord,
+)
+from keme.models.graph import Edge, Event, EventGraph, EventState, Revision
+from keme.models.persona import Attribute, AttributeVersion, Persona
+from keme.models.session import Message, Role, Session
+
+__all__ = [
+    "APP_TYPES",
+    "Anchor",
+    "AnchorRecord",
+    "AppType",
+    "Attribute",
+    "AttributeVersion",
+    "BillRecord",
+    "CalendarRecord",
+    "DocumentRecord",
+    "Edge",
+    "Event",
+    "EventGraph",
+    "EventState",
+    "Message",
+    "NoteRecord",
+    "Persona",
+    "Revision",
+    "Role",
+    "ScreenRecord",
+    "Session",
+    "TodoRecord",
+    "VoiceMemoRecord",
+]

@@ -1,0 +1,81 @@
+"""Persona with versioned, evidence-linked attributes.
+
+An attribute value only counts as *revealed* once a message links to it; the
+version history is what knowledge-update questions are built from.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Language = Literal["en", "zh"]
+
+
+class AttributeVersion(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    value: str
+    valid_from: datetime
+    evidence: list[str] = Field(default_factory=list, description="ids of messages that state this value")
+
+
+class Attribute(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    key: str = Field(description="'<dimension>.<name>', e.g. 'career.company'")
+    mutable: bool
+    versions: list[AttributeVersion]
+
+    @property
+    def dimension(self) -> str:
+        return self.key.split(".", 1)[0]
+
+    def version_at(self, when: datetime) -> AttributeVersion | None:
+        """The version valid at `when`; None if the attribute did not exist yet."""
+        current = None
+        for version in self.versions:
+            if version.valid_from <= when:
+                current = version
+            else:
+                break
+        return current
+
+    def value_at(self, when: datetime) -> str | None:
+        version = self.version_at(when)
+        return version.value if version else None
+
+
+class Persona(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    name: str
+    language: Language
+    country: str
+    start: datetime
+    end: datetime
+    dimensions: dict[str, dict[str, Attribute]] = Field(
+        description="dimension -> attribute name -> versioned attribute"
+    )
+
+    def attribute(self, key: str) -> Attribute:
+        dimension, name = key.split(".", 1)
+        return self.dimensions[dimension][name]
+
+    def attributes(self) -> list[Attribute]:
+        return [attr for dim in self.dimensions.values() for attr in dim.values()]
+
+    def value_at(self, key: str, when: datetime) -> str | None:
+        return self.attribute(key).value_at(when)
+
+    def update_count(self) -> int:
+        """Knowledge updates: versions after the first, plus attributes that appear mid-trajectory."""
+        total = 0
+        for attr in self.attributes():
+            later = len(attr.versions) - 1
+            appeared = 1 if attr.versions and attr.versions[0].valid_from > self.start else 0
+            total += later + appeared
+        return total

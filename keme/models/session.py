@@ -1,0 +1,35 @@
+"""Sessions and messages: what a memory system replays."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Role = Literal["user", "assistant", "system"]
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    role: Role
+    app: str | None = Field(default=None, description="app name for system messages reported by an app")
+    content: str
+    timestamp: datetime
+    images: list[str] = Field(default_factory=list, description="paths under images/ shared with this message")
+
+
+class Session(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    persona_id: str
+    event_id: str
+    language: Literal["en", "zh"]
+    pattern: str = Field(description="dialogue pattern the realizer used")
+    anchor_id: str | None = None
+    start: datetime
+    end: datetime
+    messages: list[Message]

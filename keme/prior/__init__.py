@@ -1,0 +1,1 @@
+"""The prior: initial persona and knowledge anchors, built before any event is planned."""

@@ -1,0 +1,1 @@
+"""KEME trajectory synthesis: planner, grounder, realizer, reviser and the pipeline that drives them."""

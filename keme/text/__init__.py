@@ -1,0 +1,1 @@
+"""Language resources (pools, persona phrasing, dialogue patterns, anchor content) and the template engine."""

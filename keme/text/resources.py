@@ -1,0 +1,341 @@
+"""Load, validate and compile the language resources under keme/text/<lang>/.
+
+Errors name the file and the offending key, so a content writer can fix a
+pattern without reading this code. See FORMAT.md for the file formats.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Union
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from keme.text.template import Template, TemplateError, compile_template
+
+ROOT = Path(__file__).parent
+LANGUAGES = ("en", "zh")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ExchangeText(_Strict):
+    u: str
+    a: str
+
+
+class BeatText(_Strict):
+    p: float = Field(default=1.0, gt=0, le=1)
+    options: list[ExchangeText] = Field(min_length=1)
+
+
+class PatternText(_Strict):
+    reveals: list[str] = Field(default_factory=list)
+    beats: list[Union[BeatText, Literal["reveal", "update"]]] = Field(min_length=1)
+
+
+class AttributeText(_Strict):
+    values: list[str] = Field(default_factory=list)
+    reveal: list[ExchangeText] = Field(min_length=1)
+
+
+class ChangeText(_Strict):
+    update: list[ExchangeText] = Field(min_length=1)
+
+
+class PersonaText(_Strict):
+    attributes: dict[str, AttributeText]
+    changes: dict[str, ChangeText]
+
+
+class Names(_Strict):
+    given_female: list[str] = Field(min_length=10)
+    given_male: list[str] = Field(min_length=10)
+    family: list[str] = Field(min_length=10)
+    format: str
+
+
+class City(_Strict):
+    name: str
+    neighborhoods: list[str] = Field(min_length=3)
+
+
+class Destination(_Strict):
+    name: str
+    attractions: list[str] = Field(min_length=2)
+    foods: list[str] = Field(min_length=2)
+
+
+class Product(_Strict):
+    name: str
+    category: str
+    price: tuple[int, int]
+
+
+class Title(_Strict):
+    title: str
+    genre: str
+
+
+class Pools(_Strict):
+    names: Names
+    cities: list[City] = Field(min_length=4)
+    destinations: list[Destination] = Field(min_length=8)
+    products: list[Product] = Field(min_length=10)
+    titles: list[Title] = Field(min_length=10)
+    lists: dict[str, list[str]]
+
+    @field_validator("lists")
+    @classmethod
+    def _non_empty(cls, lists: dict[str, list[str]]) -> dict[str, list[str]]:
+        empty = [name for name, items in lists.items() if not items]
+        if empty:
+            raise ValueError(f"empty lists: {', '.join(empty)}")
+        return lists
+
+
+class BillCategory(_Strict):
+    label: str
+    merchants: list[str] = Field(min_length=2)
+    amount: tuple[float, float]
+
+
+class BillText(_Strict):
+    app_name: str
+    currency: str
+    payment_methods: list[str] = Field(min_length=2)
+    categories: dict[str, BillCategory]
+    message: str
+    mention: list[ExchangeText] = Field(min_length=1)
+
+
+class VoiceMemoItem(_Strict):
+    title: str
+    transcript: str
+
+
+class CalendarItem(_Strict):
+    title: str
+    location: str
+    minutes: int = Field(gt=0)
+    part: Literal["morning", "afternoon", "evening"]
+    attendees: list[str] = Field(default_factory=list)
+
+
+class NoteItem(_Strict):
+    title: str
+    body: str
+
+
+class TodoItem(_Strict):
+    title: str
+    list_name: str
+    priority: Literal["low", "medium", "high"]
+
+
+class ScreenItem(_Strict):
+    source_app: str
+    title: str
+    text: str
+
+
+class DocumentItem(_Strict):
+    title: str
+    doc_type: str
+    pages: tuple[int, int]
+    summary: str
+
+
+class _AppText(_Strict):
+    app_name: str
+    message: str
+    mention: list[ExchangeText] = Field(min_length=1)
+
+
+class VoiceMemoText(_AppText):
+    items: list[VoiceMemoItem] = Field(min_length=5)
+
+
+class CalendarText(_AppText):
+    items: list[CalendarItem] = Field(min_length=5)
+
+
+class NoteText(_AppText):
+    items: list[NoteItem] = Field(min_length=5)
+
+
+class TodoText(_AppText):
+    items: list[TodoItem] = Field(min_length=5)
+    priorities: dict[Literal["low", "medium", "high"], str]
+
+
+class ScreenText(_AppText):
+    items: list[ScreenItem] = Field(min_length=5)
+
+
+class DocumentText(_AppText):
+    items: list[DocumentItem] = Field(min_length=5)
+
+
+class AnchorText(_Strict):
+    bill: BillText
+    voice_memo: VoiceMemoText
+    calendar: CalendarText
+    note: NoteText
+    todo: TodoText
+    screen: ScreenText
+    document: DocumentText
+
+
+class ResourceError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Exchange:
+    u: Template
+    a: Template
+
+
+@dataclass(frozen=True)
+class Beat:
+    p: float
+    options: tuple[Exchange, ...]
+
+
+@dataclass(frozen=True)
+class Pattern:
+    name: str
+    reveals: tuple[str, ...]
+    beats: tuple[Beat | str, ...]  # str = "reveal" | "update" marker
+
+
+@dataclass(frozen=True)
+class Resources:
+    """Everything one language needs, validated and compiled."""
+
+    lang: str
+    pools: Pools
+    flat_pools: dict[str, list[str]]
+    persona: PersonaText
+    reveals: dict[str, tuple[Exchange, ...]]
+    updates: dict[str, tuple[Exchange, ...]]
+    patterns: dict[str, Pattern]
+    anchors: AnchorText
+    anchor_messages: dict[str, Template]
+    anchor_mentions: dict[str, tuple[Exchange, ...]]
+
+
+def _read_yaml(path: Path) -> object:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ResourceError(f"{path}: missing resource file") from exc
+    except yaml.YAMLError as exc:
+        raise ResourceError(f"{path}: not valid YAML: {exc}") from exc
+
+
+def parse_file(model: type[BaseModel], path: Path) -> BaseModel:
+    data = _read_yaml(path)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        lines = [f"{path}: invalid resource"]
+        for err in exc.errors():
+            loc = ".".join(str(p) for p in err["loc"])
+            lines.append(f"  {loc}: {err['msg']}")
+        raise ResourceError("\n".join(lines)) from exc
+
+
+def _compile(source: str, where: str) -> Template:
+    try:
+        return compile_template(source)
+    except TemplateError as exc:
+        raise ResourceError(f"{where}: {exc}") from exc
+
+
+def _exchanges(items: list[ExchangeText], where: str) -> tuple[Exchange, ...]:
+    return tuple(
+        Exchange(_compile(item.u, f"{where}[{i}].u"), _compile(item.a, f"{where}[{i}].a"))
+        for i, item in enumerate(items)
+    )
+
+
+def _pattern(name: str, raw: object, path: Path) -> Pattern:
+    try:
+        text = PatternText.model_validate(raw)
+    except ValidationError as exc:
+        details = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors()[:5])
+        raise ResourceError(f"{path}: pattern {name!r}: {details}") from exc
+    beats: list[Beat | str] = []
+    for i, beat in enumerate(text.beats):
+        if isinstance(beat, str):
+            beats.append(beat)
+        else:
+            beats.append(Beat(beat.p, _exchanges(beat.options, f"{path}: {name}.beats[{i}].options")))
+    return Pattern(name, tuple(text.reveals), tuple(beats))
+
+
+def load_pattern_pools(folder: Path, base: dict[str, list[str]]) -> dict[str, list[str]]:
+    flat = dict(base)
+    for path in sorted(folder.glob("pattern_pools*.yaml")):
+        extra = _read_yaml(path) or {}
+        if not isinstance(extra, dict):
+            raise ResourceError(f"{path}: expected a mapping of list name -> items")
+        for name, items in extra.items():
+            if name in flat:
+                raise ResourceError(f"{path}: list {name!r} is defined twice")
+            if not isinstance(items, list) or not items or not all(isinstance(i, str) for i in items):
+                raise ResourceError(f"{path}: {name}: expected a non-empty list of strings")
+            flat[name] = items
+    return flat
+
+
+def load_patterns(folder: Path) -> dict[str, Pattern]:
+    patterns: dict[str, Pattern] = {}
+    pattern_files = sorted(folder.glob("patterns*.yaml"))
+    if not pattern_files:
+        raise ResourceError(f"{folder}: no patterns*.yaml file")
+    for path in pattern_files:
+        raw_patterns = _read_yaml(path) or {}
+        if not isinstance(raw_patterns, dict):
+            raise ResourceError(f"{path}: expected a mapping of moment -> pattern")
+        for name, raw in raw_patterns.items():
+            if name in patterns:
+                raise ResourceError(f"{path}: pattern {name!r} is defined twice")
+            patterns[name] = _pattern(name, raw, path)
+    return patterns
+
+
+def load(lang: str, root: Path = ROOT) -> Resources:
+    """Load one language's resources from `root/<lang>/` (uncached; see `get`)."""
+    folder = root / lang
+    pools = parse_file(Pools, folder / "pools.yaml")
+    flat = load_pattern_pools(folder, pools.lists)
+    persona = parse_file(PersonaText, folder / "persona.yaml")
+    anchors = parse_file(AnchorText, folder / "anchors.yaml")
+    patterns = load_patterns(folder)
+    where_p = folder / "persona.yaml"
+    reveals = {key: _exchanges(attr.reveal, f"{where_p}: attributes.{key}.reveal") for key, attr in persona.attributes.items()}
+    updates = {key: _exchanges(change.update, f"{where_p}: changes.{key}.update") for key, change in persona.changes.items()}
+    where_a = folder / "anchors.yaml"
+    anchor_messages = {}
+    anchor_mentions = {}
+    for app in ("bill", "voice_memo", "calendar", "note", "todo", "screen", "document"):
+        app_text = getattr(anchors, app)
+        anchor_messages[app] = _compile(app_text.message, f"{where_a}: {app}.message")
+        anchor_mentions[app] = _exchanges(app_text.mention, f"{where_a}: {app}.mention")
+    return Resources(lang, pools, flat, persona, reveals, updates, patterns, anchors, anchor_messages, anchor_mentions)
+
+
+@functools.cache
+def get(lang: str) -> Resources:
+    """Resources for `lang`, loaded once per process."""
+    if lang not in LANGUAGES:
+        raise ResourceError(f"unsupported language {lang!r}; expected one of {', '.join(LANGUAGES)}")
+    return load(lang)

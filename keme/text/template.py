@@ -1,0 +1,144 @@
+"""A tiny, fast template language for procedural dialogue.
+
+Syntax inside a line of text:
+  {career.company}    persona attribute value at the session time (the message becomes its evidence)
+  {old:career.company} the value before the change being realized
+  {destination}       an event or session slot
+  {pool.dishes}       one random item of a pool; {pool3.dishes} three distinct items, joined
+  {num:2-5}           random integer; {money:20-80} a random whole amount in the persona's currency
+  {sunny|rainy|grey}  inline alternation
+
+Templates are compiled once; rendering records which persona attributes a
+line used so evidence links are exact rather than guessed.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass, field
+from typing import Callable
+
+from keme.text import lang as fmt
+
+_BRACE = re.compile(r"\{([^{}]*)\}")
+_PERSONA = re.compile(r"^(old:)?([a-z_]+\.[a-z_]+)$")
+_POOL = re.compile(r"^pool(\d*)\.([a-z_0-9]+)$")
+_RANGE = re.compile(r"^(num|money):(\d+)-(\d+)$")
+_NAME = re.compile(r"^[a-z_]+$")
+
+
+class TemplateError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Part:
+    kind: str  # text | persona | old | slot | pool | num | money | alt
+    value: str = ""
+    count: int = 1
+    low: int = 0
+    high: int = 0
+    choices: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Template:
+    source: str
+    parts: tuple[Part, ...]
+    persona_keys: frozenset[str] = field(default_factory=frozenset)
+    old_keys: frozenset[str] = field(default_factory=frozenset)
+    slots: frozenset[str] = field(default_factory=frozenset)
+    pools: frozenset[str] = field(default_factory=frozenset)
+
+
+def compile_template(source: str) -> Template:
+    parts: list[Part] = []
+    persona_keys: set[str] = set()
+    old_keys: set[str] = set()
+    slots: set[str] = set()
+    pools: set[str] = set()
+    pos = 0
+    for match in _BRACE.finditer(source):
+        if match.start() > pos:
+            parts.append(Part("text", source[pos : match.start()]))
+        pos = match.end()
+        body = match.group(1)
+        if "|" in body:
+            parts.append(Part("alt", choices=tuple(body.split("|"))))
+        elif m := _PERSONA.match(body):
+            if m.group(1):
+                old_keys.add(m.group(2))
+                parts.append(Part("old", m.group(2)))
+            else:
+                persona_keys.add(m.group(2))
+                parts.append(Part("persona", m.group(2)))
+        elif m := _POOL.match(body):
+            pools.add(m.group(2))
+            parts.append(Part("pool", m.group(2), count=int(m.group(1) or 1)))
+        elif m := _RANGE.match(body):
+            low, high = int(m.group(2)), int(m.group(3))
+            if low > high:
+                raise TemplateError(f"empty range {{{body}}} in {source!r}")
+            parts.append(Part(m.group(1), low=low, high=high))
+        elif _NAME.match(body):
+            slots.add(body)
+            parts.append(Part("slot", body))
+        else:
+            raise TemplateError(f"cannot parse {{{body}}} in {source!r}")
+    if "{" in source[pos:] or "}" in source[pos:]:
+        raise TemplateError(f"unbalanced brace in {source!r}")
+    if pos < len(source):
+        parts.append(Part("text", source[pos:]))
+    return Template(
+        source, tuple(parts), frozenset(persona_keys), frozenset(old_keys), frozenset(slots), frozenset(pools)
+    )
+
+
+@dataclass
+class Context:
+    """Everything a template may draw on when rendered for one session."""
+
+    lang: str
+    rng: random.Random
+    persona: dict[str, str]
+    old: dict[str, str] = field(default_factory=dict)
+    slots: dict[str, str] = field(default_factory=dict)
+    pools: dict[str, list[str]] = field(default_factory=dict)
+
+    def can_render(self, template: Template) -> bool:
+        return (
+            template.persona_keys <= self.persona.keys()
+            and template.old_keys <= self.old.keys()
+            and template.slots <= self.slots.keys()
+        )
+
+
+def render(template: Template, ctx: Context, on_persona: Callable[[str], None] | None = None) -> str:
+    """Render `template`; `on_persona(key)` is called for each persona value that lands in the text."""
+    out: list[str] = []
+    for part in template.parts:
+        kind = part.kind
+        if kind == "text":
+            out.append(part.value)
+        elif kind == "persona":
+            out.append(ctx.persona[part.value])
+            if on_persona:
+                on_persona(part.value)
+        elif kind == "old":
+            out.append(ctx.old[part.value])
+        elif kind == "slot":
+            out.append(ctx.slots[part.value])
+        elif kind == "alt":
+            out.append(ctx.rng.choice(part.choices))
+        elif kind == "pool":
+            items = ctx.pools[part.value]
+            if part.count == 1:
+                out.append(ctx.rng.choice(items))
+            else:
+                out.append(fmt.join_list(ctx.rng.sample(items, min(part.count, len(items))), ctx.lang))
+        elif kind == "num":
+            out.append(str(ctx.rng.randint(part.low, part.high)))
+        elif kind == "money":
+            out.append(fmt.format_money(ctx.rng.randint(part.low, part.high), ctx.lang))
+    return "".join(out)
