@@ -81,7 +81,7 @@ AnchorRecord = Annotated[
 
 
 class Anchor(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     id: str
     persona_id: str

@@ -31,6 +31,9 @@ class Event(BaseModel):
     state: EventState = "planned"
     change: str | None = Field(default=None, description="id of the persona change this event realizes")
     anchor_id: str | None = Field(default=None, description="grounded anchor (leaves only, at most one)")
+    pending_anchors: list[str] = Field(
+        default_factory=list, description="anchors inside this unexpanded event's window, grounded on expansion"
+    )
     session_id: str | None = None
 
 

@@ -1,0 +1,72 @@
+"""Days, day parts and holidays: the calendar that events must follow.
+
+A day has three blocks (morning, afternoon, evening). A leaf event occupies one
+block, so two sessions of a persona never overlap.
+"""
+
+from __future__ import annotations
+
+import functools
+from datetime import date, datetime, time, timedelta
+from typing import Literal
+
+import holidays as holiday_lib
+
+Block = Literal["morning", "afternoon", "evening"]
+BLOCKS: tuple[Block, ...] = ("morning", "afternoon", "evening")
+BLOCK_HOURS: dict[Block, tuple[time, time]] = {
+    "morning": (time(7, 0), time(11, 59, 59)),
+    "afternoon": (time(12, 0), time(17, 59, 59)),
+    "evening": (time(18, 0), time(23, 30)),
+}
+Slot = tuple[date, Block]
+
+
+def block_of(moment: datetime) -> Block | None:
+    for block, (start, end) in BLOCK_HOURS.items():
+        if start <= moment.time() <= end:
+            return block
+    return None
+
+
+def block_window(day: date, block: Block) -> tuple[datetime, datetime]:
+    start, end = BLOCK_HOURS[block]
+    return datetime.combine(day, start), datetime.combine(day, end)
+
+
+HOLIDAY_LANGUAGE = {"en": "en_US", "zh": "zh_CN"}
+
+
+@functools.cache
+def _holidays(country: str, year: int, lang: str) -> dict[date, str]:
+    try:
+        table = holiday_lib.country_holidays(country, years=year, language=HOLIDAY_LANGUAGE[lang])
+    except NotImplementedError:
+        table = holiday_lib.country_holidays(country, years=year)
+    return dict(table)
+
+
+def holiday_name(day: date, country: str, lang: str = "en") -> str | None:
+    return _holidays(country, day.year, lang).get(day)
+
+
+def holidays_between(start: date, end: date, country: str, lang: str = "en") -> list[tuple[date, str]]:
+    found: list[tuple[date, str]] = []
+    for year in range(start.year, end.year + 1):
+        found += [(d, n) for d, n in _holidays(country, year, lang).items() if start <= d <= end]
+    return sorted(found)
+
+
+def is_workday(day: date, country: str) -> bool:
+    return day.weekday() < 5 and holiday_name(day, country) is None
+
+
+def days(start: date, end: date) -> list[date]:
+    return [start + timedelta(n) for n in range((end - start).days + 1)]
+
+
+def add_months(day: date, months: int) -> date:
+    month = day.month - 1 + months
+    year = day.year + month // 12
+    month = month % 12 + 1
+    return date(year, month, 1) if day.day == 1 else date(year, month, min(day.day, 28))

@@ -1,0 +1,214 @@
+"""Knowledge anchors: app records generated before any event, then frozen.
+
+Records only use immutable persona attributes: the life changes that alter the
+mutable ones are planned later, and an anchor must never contradict them.
+Anchors of one persona never share a day block, and each leaves an hour of its
+block free for the conversation about it.
+"""
+
+from __future__ import annotations
+
+import random
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
+
+from keme.config import SynthConfig
+from keme.days import BLOCKS, Block, add_months, block_of, block_window
+from keme.models.anchor import (
+    APP_TYPES,
+    Anchor,
+    BillRecord,
+    CalendarRecord,
+    DocumentRecord,
+    NoteRecord,
+    ScreenRecord,
+    TodoRecord,
+    VoiceMemoRecord,
+)
+from keme.models.persona import Persona
+from keme.prior.attributes import IMMUTABLE_KEYS
+from keme.seeding import rng_for
+from keme.text import lang as fmt
+from keme.text.resources import Resources
+from keme.text.template import Context, compile_template, render
+
+BLOCK_WEIGHTS: dict[str, tuple[float, float, float]] = {
+    "bill": (0.25, 0.35, 0.40),
+    "voice_memo": (0.45, 0.25, 0.30),
+    "calendar": (0.35, 0.30, 0.35),
+    "note": (0.20, 0.30, 0.50),
+    "todo": (0.40, 0.20, 0.40),
+    "screen": (0.25, 0.35, 0.40),
+    "document": (0.30, 0.45, 0.25),
+}
+ROOM_AFTER = timedelta(minutes=75)
+PART_START = {"morning": (9, 11), "afternoon": (13, 16), "evening": (18, 20)}
+
+
+def _static_values(persona: Persona) -> dict[str, str]:
+    values = {}
+    for key in IMMUTABLE_KEYS:
+        value = persona.value_at(key, persona.start)
+        if value is not None:
+            values[key] = value
+    return values
+
+
+def _text(source: str, ctx: Context) -> str:
+    return render(compile_template(source), ctx)
+
+
+def _month_windows(persona: Persona) -> list[tuple[datetime, datetime]]:
+    windows = []
+    cursor = persona.start.date()
+    while datetime.combine(cursor, time()) <= persona.end:
+        nxt = add_months(cursor.replace(day=1), 1)
+        end = min(datetime.combine(nxt, time()) - timedelta(seconds=1), persona.end)
+        windows.append((datetime.combine(cursor, time()), end))
+        cursor = nxt
+    return windows
+
+
+def _count(rng: random.Random, rate: float, fraction: float) -> int:
+    expected = rate * fraction
+    whole = int(expected)
+    return whole + (1 if rng.random() < expected - whole else 0)
+
+
+def _pick_time(rng: random.Random, app: str, start: datetime, end: datetime, taken: set[tuple[date, Block]]) -> datetime:
+    for _ in range(200):
+        day = start.date() + timedelta(rng.randrange((end.date() - start.date()).days + 1))
+        block = rng.choices(BLOCKS, BLOCK_WEIGHTS[app])[0]
+        if (day, block) in taken:
+            continue
+        lo, hi = block_window(day, block)
+        latest = hi - ROOM_AFTER
+        seconds = int((latest - lo).total_seconds())
+        moment = lo + timedelta(seconds=rng.randrange(seconds))
+        if start <= moment <= end:
+            taken.add((day, block))
+            return moment
+    raise RuntimeError(f"no free block for a {app} anchor between {start} and {end}")
+
+
+def _record(app: str, moment: datetime, rng: random.Random, ctx: Context, res: Resources):
+    text = res.anchors
+    if app == "bill":
+        category_key = rng.choice(sorted(text.bill.categories))
+        category = text.bill.categories[category_key]
+        low, high = category.amount
+        amount = Decimal(str(round(rng.uniform(low, high), 2))).quantize(Decimal("0.01"))
+        return BillRecord(
+            merchant=_text(rng.choice(category.merchants), ctx),
+            amount=amount,
+            currency=text.bill.currency,
+            category=category.label,
+            payment_method=_text(rng.choice(text.bill.payment_methods), ctx),
+        )
+    if app == "voice_memo":
+        item = rng.choice(text.voice_memo.items)
+        transcript = _text(item.transcript, ctx)
+        rate = 4.0 if res.lang == "zh" else 2.4  # characters / words per second when speaking
+        units = len(transcript) if res.lang == "zh" else len(transcript.split())
+        return VoiceMemoRecord(
+            title=_text(item.title, ctx), duration_seconds=max(5, int(units / rate) + rng.randint(2, 15)),
+            transcript=transcript,
+        )
+    if app == "calendar":
+        item = rng.choice(text.calendar.items)
+        lo, hi = PART_START[item.part]
+        day = moment.date() + timedelta(rng.randint(1, 14))
+        begins = datetime.combine(day, time(rng.randint(lo, hi), rng.choice((0, 15, 30, 45))))
+        return CalendarRecord(
+            title=_text(item.title, ctx),
+            start=begins,
+            end=begins + timedelta(minutes=item.minutes),
+            location=_text(item.location, ctx),
+            attendees=[_text(a, ctx) for a in item.attendees],
+        )
+    if app == "note":
+        item = rng.choice(text.note.items)
+        return NoteRecord(title=_text(item.title, ctx), body=_text(item.body, ctx))
+    if app == "todo":
+        item = rng.choice(text.todo.items)
+        due = datetime.combine(moment.date() + timedelta(rng.randint(1, 10)), time(18, 0))
+        return TodoRecord(title=_text(item.title, ctx), due=due, priority=item.priority, list_name=_text(item.list_name, ctx))
+    if app == "screen":
+        item = rng.choice(text.screen.items)
+        return ScreenRecord(source_app=_text(item.source_app, ctx), title=_text(item.title, ctx), text=_text(item.text, ctx))
+    item = rng.choice(text.document.items)
+    return DocumentRecord(
+        title=_text(item.title, ctx), doc_type=_text(item.doc_type, ctx),
+        pages=rng.randint(*item.pages), summary=_text(item.summary, ctx),
+    )
+
+
+def build_anchors(persona: Persona, cfg: SynthConfig, res: Resources) -> list[Anchor]:
+    rng = rng_for(cfg.seed, persona.id, "anchors")
+    static = _static_values(persona)
+    taken: set[tuple[date, Block]] = set()
+    planned: list[tuple[datetime, str]] = []
+    for start, end in _month_windows(persona):
+        days_in = (end - start).days + 1
+        fraction = days_in / 30.4
+        for app in APP_TYPES:
+            for _ in range(_count(rng, cfg.anchors.per_month.get(app, 0.0), fraction)):
+                planned.append((_pick_time(rng, app, start, end, taken), app))
+    planned.sort()
+    anchors = []
+    for number, (moment, app) in enumerate(planned, start=1):
+        ctx = Context(lang=res.lang, rng=rng, persona=static, pools=res.flat_pools)
+        record = _record(app, moment, rng, ctx, res)
+        anchor = Anchor(
+            id=f"{persona.id}-a{number:03d}",
+            persona_id=persona.id,
+            app=app,
+            app_name=getattr(res.anchors, app).app_name,
+            timestamp=moment,
+            record=record,
+        )
+        anchors.append(anchor.sealed())
+    return anchors
+
+
+def anchor_slots(anchor: Anchor, lang: str, res: Resources) -> dict[str, str]:
+    """The record as display strings: the slots of the app message and of talk about it."""
+    r = anchor.record
+    if r.kind == "bill":
+        return {
+            "merchant": r.merchant, "amount": fmt.format_money(r.amount, lang),
+            "category": r.category, "payment_method": r.payment_method,
+        }
+    if r.kind == "voice_memo":
+        return {"title": r.title, "duration": fmt.format_duration(r.duration_seconds, lang), "transcript": r.transcript}
+    if r.kind == "calendar":
+        return {
+            "title": r.title,
+            "event_date": f"{fmt.format_date(r.start.date(), lang)} ({fmt.weekday(r.start.date(), lang)})"
+            if lang == "en" else f"{fmt.format_date(r.start.date(), lang)}（{fmt.weekday(r.start.date(), lang)}）",
+            "event_time": f"{fmt.format_time(r.start, lang)}–{fmt.format_time(r.end, lang)}",
+            "location": r.location,
+            "attendees": fmt.join_list(r.attendees, lang) or ("—"),
+        }
+    if r.kind == "note":
+        return {"title": r.title, "body": r.body}
+    if r.kind == "todo":
+        return {
+            "title": r.title, "due_date": fmt.format_date(r.due.date(), lang),
+            "priority": res.anchors.todo.priorities[r.priority], "list_name": r.list_name,
+        }
+    if r.kind == "screen":
+        return {"source_app": r.source_app, "title": r.title, "text": r.text}
+    return {"title": r.title, "doc_type": r.doc_type, "pages": str(r.pages), "summary": r.summary}
+
+
+def anchor_message_text(anchor: Anchor, res: Resources) -> str:
+    """How the app reports the record; a pure function of the anchor (checked by `keme validate`)."""
+    ctx = Context(lang=res.lang, rng=random.Random(anchor.id), persona={}, slots=anchor_slots(anchor, res.lang, res))
+    return render(res.anchor_messages[anchor.app], ctx)
+
+
+def anchor_block(anchor: Anchor) -> tuple[date, Block]:
+    block = block_of(anchor.timestamp)
+    assert block is not None, f"anchor {anchor.id} outside day blocks"
+    return anchor.timestamp.date(), block

@@ -1,0 +1,31 @@
+"""People names from the language pools."""
+
+from __future__ import annotations
+
+import random
+
+from keme.text.resources import Resources
+
+
+def person_name(rng: random.Random, res: Resources, *, full: bool = False, gender: str | None = None) -> str:
+    """A name as friends would write it: given name in English, full name in Chinese (or `full`)."""
+    names = res.pools.names
+    gender = gender or rng.choice(("female", "male"))
+    given = rng.choice(names.given_female if gender == "female" else names.given_male)
+    if res.lang == "en" and not full:
+        return given
+    return names.format.format(given=given, family=rng.choice(names.family))
+
+
+def distinct_names(rng: random.Random, res: Resources, count: int, avoid: set[str]) -> list[str]:
+    """`count` names that differ from each other and from `avoid` (bounded tries, then accepts repeats)."""
+    chosen: list[str] = []
+    for _ in range(count * 20):
+        if len(chosen) == count:
+            break
+        name = person_name(rng, res)
+        if name not in avoid and name not in chosen:
+            chosen.append(name)
+    while len(chosen) < count:
+        chosen.append(person_name(rng, res))
+    return chosen

@@ -1,0 +1,59 @@
+"""Build the initial persona: one value per attribute, valid from the trajectory start."""
+
+from __future__ import annotations
+
+from datetime import datetime, time, timedelta
+
+from keme.config import PersonaSpec
+from keme.days import add_months
+from keme.models.persona import Attribute, AttributeVersion, Persona
+from keme.prior.attributes import ATTRIBUTES
+from keme.prior.people import distinct_names, person_name
+from keme.seeding import rng_for
+from keme.text.resources import Resources
+
+PARTNER_AT_START = 0.35
+
+
+def persona_id(index: int) -> str:
+    return f"p{index + 1:02d}"
+
+
+def trajectory_window(spec: PersonaSpec) -> tuple[datetime, datetime]:
+    start = datetime.combine(spec.start, time())
+    end = datetime.combine(add_months(spec.start, spec.months), time()) - timedelta(seconds=1)
+    return start, end
+
+
+def build_persona(spec: PersonaSpec, index: int, seed: int, res: Resources) -> Persona:
+    rng = rng_for(seed, persona_id(index), "persona")
+    start, end = trajectory_window(spec)
+    gender = rng.choice(("female", "male"))
+    name = person_name(rng, res, full=True, gender=gender)
+    city = rng.choice(res.pools.cities)
+    friend, sibling, partner = distinct_names(rng, res, 3, avoid={name})
+    generated = {
+        "home.city": city.name,
+        "home.neighborhood": rng.choice(city.neighborhoods),
+        "social_circle.best_friend": friend,
+        "social_circle.sibling": sibling,
+        "social_circle.partner": partner,
+    }
+    dimensions: dict[str, dict[str, Attribute]] = {}
+    for attr in ATTRIBUTES:
+        if attr.initial == "absent" and not (attr.key == "social_circle.partner" and rng.random() < PARTNER_AT_START):
+            versions: list[AttributeVersion] = []
+        else:
+            value = generated.get(attr.key) or rng.choice(res.persona.attributes[attr.key].values)
+            versions = [AttributeVersion(value=value, valid_from=start)]
+        dim, _, field = attr.key.partition(".")
+        dimensions.setdefault(dim, {})[field] = Attribute(key=attr.key, mutable=attr.mutable, versions=versions)
+    return Persona(
+        id=persona_id(index),
+        name=name,
+        language=spec.language,
+        country=spec.holiday_country,
+        start=start,
+        end=end,
+        dimensions=dimensions,
+    )

@@ -1,0 +1,38 @@
+"""Counts that describe a dataset (`keme stats`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from statistics import mean
+
+from keme.models import Anchor, EventGraph, Persona, Session
+
+
+def trajectory_stats(personas: list[Persona], anchors: list[Anchor], graphs: list[EventGraph],
+                     sessions: list[Session]) -> dict:
+    messages = [m for s in sessions for m in s.messages]
+    events = [e for g in graphs for e in g.events]
+    leaves = [e for e in events if e.session_id]
+    return {
+        "personas": len(personas),
+        "languages": dict(sorted(Counter(p.language for p in personas).items())),
+        "events": len(events),
+        "events_by_depth": {str(d): n for d, n in sorted(Counter(e.depth for e in events).items())},
+        "leaf_events": len(leaves),
+        "edges": sum(len(g.edges) for g in graphs),
+        "revisions_by_agent_action": dict(sorted(Counter(f"{r.agent}:{r.action}" for g in graphs for r in g.revisions).items())),
+        "sessions": len(sessions),
+        "messages": len(messages),
+        "messages_by_role": dict(sorted(Counter(m.role for m in messages).items())),
+        "messages_per_session": round(mean(len(s.messages) for s in sessions), 2) if sessions else 0,
+        "dialogue_patterns": len({s.pattern for s in sessions}),
+        "attribute_updates": sum(p.update_count() for p in personas),
+        "attribute_updates_by_persona": {p.id: p.update_count() for p in personas},
+        "attributes_revealed": sum(1 for p in personas for a in p.attributes() if any(v.evidence for v in a.versions)),
+        "attributes_total": sum(len(p.attributes()) for p in personas),
+        "anchors": len(anchors),
+        "anchors_by_app": dict(sorted(Counter(a.app for a in anchors).items())),
+        "days": {
+            p.id: (p.end.date() - p.start.date()).days + 1 for p in personas
+        },
+    }

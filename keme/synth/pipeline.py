@@ -1,0 +1,259 @@
+"""Drive the four agents over simulated time, checkpoint, resume, and write the dataset.
+
+The planner, grounder, realizer and reviser take turns in time order: the
+earliest planned event is expanded (or, for a leaf, realized into a session),
+and the reviser then adjusts what lies ahead. Because every random draw comes
+from an RNG derived from (seed, persona, agent, event id), the order of work
+is the only state, and a checkpoint taken at the start of each chapter lets a
+killed run resume to the same bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from keme.config import SynthConfig
+from keme.dataset.io import atomic_write_text, dump_json, iter_jsonl, jsonl_bytes, write_jsonl
+from keme.dataset.manifest import MANIFEST, FileEntry, Manifest, read_manifest, write_manifest
+from keme.errors import KemeError
+from keme.models import Anchor, EventGraph, Persona, Session
+from keme.prior.anchors import build_anchors
+from keme.prior.persona import build_persona, persona_id
+from keme.seeding import rng_for
+from keme.synth import grounder, planner, realizer, reviser
+from keme.synth.planner import PlanContext
+from keme.synth.state import Checkpoint, Trajectory, is_leaf
+from keme.text import resources
+
+WORK = ".work"
+DATA_FILES = ("personas.jsonl", "anchors.jsonl", "graphs.jsonl", "sessions.jsonl")
+FAULT_ENV = "KEME_FAULT_AFTER_CHECKPOINTS"  # test hook: SIGKILL the process after N checkpoints
+
+
+@dataclass
+class Progress:
+    """Callbacks for a progress display; all optional."""
+
+    on_persona: Callable[[str, int, int], None] = lambda pid, done, total: None
+    on_chapter: Callable[[str, int, int], None] = lambda pid, done, total: None
+
+
+@dataclass
+class _Work:
+    """The checkpoint area of an output directory."""
+
+    root: Path
+    writes: int = 0
+    fault_after: int | None = field(default=None)
+
+    def state_path(self, pid: str) -> Path:
+        return self.root / f"{pid}.json"
+
+    def chunk_path(self, pid: str, number: int) -> Path:
+        return self.root / f"{pid}.sessions.{number:03d}.jsonl"
+
+    def save(self, traj: Trajectory, chunks: list[int], done: bool) -> list[int]:
+        """Persist new sessions as a chunk, then the small state that names the chunks."""
+        pid = traj.persona.id
+        written = sum(chunks)
+        new = traj.sessions[written:]
+        if new:
+            data, count = jsonl_bytes(new)
+            from keme.dataset.io import atomic_write_bytes
+
+            atomic_write_bytes(self.chunk_path(pid, len(chunks)), data)
+            chunks = chunks + [count]
+        state = traj.checkpoint(done=done).model_copy(update={"sessions": []})
+        payload = {"checkpoint": state.model_dump(mode="json"), "chunks": chunks}
+        atomic_write_text(self.state_path(pid), dump_json(payload))
+        self.writes += 1
+        if self.fault_after is not None and self.writes >= self.fault_after:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return chunks
+
+    def load(self, pid: str) -> tuple[Trajectory, list[int], bool] | None:
+        path = self.state_path(pid)
+        if not path.exists():
+            return None
+        import json
+
+        payload = json.loads(path.read_text(encoding="utf-8"))
+        cp = Checkpoint.model_validate(payload["checkpoint"])
+        chunks: list[int] = payload["chunks"]
+        sessions: list[Session] = []
+        for number, count in enumerate(chunks):
+            part = list(iter_jsonl(self.chunk_path(pid, number), Session))
+            if len(part) != count:
+                raise KemeError(f"{self.chunk_path(pid, number)}: expected {count} sessions, found {len(part)}; rerun without --resume")
+            sessions += part
+        cp = cp.model_copy(update={"sessions": sessions})
+        return Trajectory.from_checkpoint(cp), chunks, cp.done
+
+
+def start_trajectory(index: int, cfg: SynthConfig, res: resources.Resources) -> Trajectory:
+    """The prior (persona, frozen anchors) and the root plan, with anchors handed to chapters."""
+    spec = cfg.personas[index]
+    persona = build_persona(spec, index, cfg.seed, res)
+    anchors = build_anchors(persona, cfg, res)
+    ctx = PlanContext(cfg, res)
+    chapters = planner.plan_chapters(persona, ctx, rng_for(cfg.seed, persona.id, "plan", "root"))
+    for anchor in anchors:
+        owner = next(c for c in chapters if c.start <= anchor.timestamp <= c.end)
+        owner.pending_anchors.append(anchor.id)
+    graph = EventGraph(persona_id=persona.id, events=chapters, edges=[])
+    traj = Trajectory(persona, anchors, {a.id: a.sha256 for a in anchors}, graph)
+    traj.reindex()
+    traj.chain_edges(chapters)
+    return traj
+
+
+def step(event, traj: Trajectory, cfg: SynthConfig, res: resources.Resources) -> None:
+    """Expand (or realize) one event, then let the reviser adjust the future."""
+    ctx = PlanContext(cfg, res)
+    pid, seed = traj.persona.id, cfg.seed
+    now: datetime = event.start
+    if is_leaf(event):
+        realizer.realize(event, traj, cfg, res, rng_for(seed, pid, "realize", event.id))
+        event.state = "realized"
+        now = traj.sessions[-1].end
+    else:
+        rng = rng_for(seed, pid, "plan", event.id)
+        if event.depth == 0:
+            planner.expand_chapter(event, traj, ctx, rng)
+        else:
+            planner.expand_episode(event, traj, ctx, rng)
+        grounder.ground(event, traj, ctx, now)
+        event.state = "expanded"
+    reviser.revise(event, traj, ctx, rng_for(seed, pid, "revise", event.id), now)
+
+
+def run_trajectory(traj: Trajectory, cfg: SynthConfig, res: resources.Resources,
+                   save: Callable[[Trajectory, bool], None] | None = None,
+                   on_chapter: Callable[[int, int], None] | None = None) -> Trajectory:
+    chapters = len(traj.children(None))
+    while (event := traj.next_planned()) is not None:
+        if event.depth == 0:
+            if save is not None:
+                save(traj, False)
+            if on_chapter is not None:
+                on_chapter(sum(1 for c in traj.children(None) if c.state != "planned"), chapters)
+        step(event, traj, cfg, res)
+    check_anchors_untouched(traj)
+    if save is not None:
+        save(traj, True)
+    return traj
+
+
+def check_anchors_untouched(traj: Trajectory) -> None:
+    for anchor in traj.anchors:
+        if anchor.content_hash() != traj.anchor_hashes[anchor.id] or anchor.sha256 != traj.anchor_hashes[anchor.id]:
+            raise RuntimeError(f"anchor {anchor.id} changed during synthesis")
+
+
+def synthesize_persona(index: int, cfg: SynthConfig) -> Trajectory:
+    """One persona, in memory, no checkpoints (library use and benchmarks)."""
+    res = resources.get(cfg.personas[index].language)
+    return run_trajectory(start_trajectory(index, cfg, res), cfg, res)
+
+
+# ---------------------------------------------------------------- the dataset directory
+def _identity(cfg: SynthConfig) -> dict[str, object]:
+    return {"config_fingerprint": cfg.fingerprint(), "seed": cfg.seed}
+
+
+def prepare_output(out: Path, cfg: SynthConfig, *, resume: bool, force: bool) -> None:
+    """Refuse to mix datasets: an existing dataset or work area from another config needs --force."""
+    identity = _identity(cfg)
+    work = out / WORK
+    if (out / MANIFEST).exists():
+        manifest = read_manifest(out)
+        same = manifest.config_fingerprint == identity["config_fingerprint"] and manifest.seed == identity["seed"]
+        if not same and not force:
+            raise KemeError(
+                f"{out} holds a dataset from another config or seed ({manifest.name}, seed {manifest.seed}); "
+                "choose another --out or pass --force to replace it"
+            )
+    elif out.exists() and any(p.name != WORK for p in out.iterdir()) and not force:
+        raise KemeError(f"{out} is not empty and holds no keme dataset; choose another --out or pass --force")
+    marker = work / "identity.json"
+    if work.exists():
+        import json
+
+        current = json.loads(marker.read_text()) if marker.exists() else None
+        if resume and current != identity and not force:
+            raise KemeError(f"{work} belongs to another config or seed; rerun without --resume, or pass --force")
+        if not resume or current != identity:
+            shutil.rmtree(work)
+    if force:
+        for name in (*DATA_FILES, "qa.jsonl", MANIFEST):
+            (out / name).unlink(missing_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(marker, dump_json(identity))
+
+
+def dataset_stats(personas: list[Persona], anchors: list[Anchor], graphs: list[EventGraph], sessions: list[Session]) -> dict:
+    from keme.stats import trajectory_stats
+
+    return trajectory_stats(personas, anchors, graphs, sessions)
+
+
+def write_dataset(out: Path, cfg: SynthConfig, trajectories: list[Trajectory]) -> Manifest:
+    personas = [t.persona for t in trajectories]
+    anchors = [a for t in trajectories for a in t.anchors]
+    graphs = []
+    for t in trajectories:
+        graph = t.graph.model_copy(deep=True)
+        graph.events.sort(key=lambda e: e.id)
+        graph.edges.sort(key=lambda x: (x.source, x.target))
+        graphs.append(graph)
+    sessions = [s for t in trajectories for s in t.sessions]
+    files = {}
+    for name, records in (("personas.jsonl", personas), ("anchors.jsonl", anchors), ("graphs.jsonl", graphs),
+                          ("sessions.jsonl", sessions)):
+        digest, count, size = write_jsonl(out / name, records)
+        files[name] = FileEntry(sha256=digest, records=count, bytes=size)
+    manifest = Manifest(
+        name=cfg.name, seed=cfg.seed, config=cfg.model_dump(mode="json"), config_fingerprint=cfg.fingerprint(),
+        files=files, stats=dataset_stats(personas, anchors, graphs, sessions),
+        stages={"synth": {"brain": "procedural", "personas": len(personas)}},
+    )
+    write_manifest(out, manifest)
+    return manifest
+
+
+def synthesize(cfg: SynthConfig, out: Path, *, resume: bool = False, force: bool = False,
+               progress: Progress | None = None) -> Manifest:
+    """Run the whole pipeline into `out`; resumable from the per-chapter checkpoints."""
+    progress = progress or Progress()
+    prepare_output(out, cfg, resume=resume, force=force)
+    fault = os.environ.get(FAULT_ENV)
+    work = _Work(out / WORK, fault_after=int(fault) if fault else None)
+    trajectories = []
+    total = len(cfg.personas)
+    for index in range(total):
+        pid = persona_id(index)
+        res = resources.get(cfg.personas[index].language)
+        loaded = work.load(pid) if resume else None
+        chunks: list[int] = []
+        if loaded is not None:
+            traj, chunks, done = loaded
+        else:
+            traj, done = start_trajectory(index, cfg, res), False
+        if not done:
+            state = {"chunks": chunks}
+
+            def save(t: Trajectory, finished: bool, state=state) -> None:
+                state["chunks"] = work.save(t, state["chunks"], finished)
+
+            run_trajectory(traj, cfg, res, save, lambda d, n, pid=pid: progress.on_chapter(pid, d, n))
+        trajectories.append(traj)
+        progress.on_persona(pid, index + 1, total)
+    manifest = write_dataset(out, cfg, trajectories)
+    shutil.rmtree(out / WORK, ignore_errors=True)
+    return manifest

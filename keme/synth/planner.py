@@ -1,0 +1,483 @@
+"""The planner: top-down expansion of the event graph.
+
+Level 0 (chapters) covers the trajectory month by month and carries the life
+changes scheduled for it. A chapter expands into episodes (level 1) that follow
+the persona (job, routines, trips, purchases, health, social life) and the
+calendar (workdays, weekends, holidays). An episode expands into leaf moments
+(level 2), one session each. Episodes with a single moment are leaves themselves.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+
+from keme.config import SynthConfig
+from keme.days import Slot, add_months, block_window, days, holidays_between, is_workday
+from keme.models import Event, Persona
+from keme.prior.people import distinct_names, person_name
+from keme.synth.catalog import CHANGES, EPISODE_KINDS, Change, EpisodeKind
+from keme.synth.state import Trajectory
+from keme.synth.timing import DEFAULT_TIMING, TIMING, block_order, candidate_days, day_ok, slot_key
+from keme.text import lang as fmt
+from keme.text.resources import Resources
+from keme.text.titles import leaf_title, title_and_summary
+
+FOLLOW_UP_ONLY = frozenset({"commute_change", "gym_change"})
+BIG_CHANGES = frozenset({"job_change", "relocate"})
+PHONE_LABEL = {"en": "phone", "zh": "手机"}
+SHOW_GENRE = {"en": "series", "zh": "剧集"}
+SET = "set:"  # params prefix for the new value of a changed attribute
+
+
+@dataclass(frozen=True)
+class PlanContext:
+    cfg: SynthConfig
+    res: Resources
+
+    @property
+    def lang(self) -> str:
+        return self.res.lang
+
+
+# ---------------------------------------------------------------- chapters
+def _month_name(day: date, lang: str) -> str:
+    return f"{day.year}年{day.month}月" if lang == "zh" else f"{fmt.MONTHS_EN[day.month - 1]} {day.year}"
+
+
+def chapter_windows(persona: Persona) -> list[tuple[datetime, datetime]]:
+    """Calendar months; a one-month trajectory is halved, a long one grouped, to keep 2-15 chapters."""
+    months = []
+    cursor = persona.start.date()
+    while datetime.combine(cursor, time()) <= persona.end:
+        nxt = add_months(cursor.replace(day=1), 1)
+        months.append((datetime.combine(cursor, time()), min(datetime.combine(nxt, time()) - timedelta(seconds=1), persona.end)))
+        cursor = nxt
+    if len(months) == 1:
+        start, end = months[0]
+        middle = start + (end - start) / 2
+        middle = datetime.combine(middle.date(), time())
+        return [(start, middle - timedelta(seconds=1)), (middle, end)]
+    group = -(-len(months) // 15)
+    return [(months[i][0], months[min(i + group, len(months)) - 1][1]) for i in range(0, len(months), group)]
+
+
+def plan_chapters(persona: Persona, ctx: PlanContext, rng: random.Random) -> list[Event]:
+    chapters = []
+    for number, (start, end) in enumerate(chapter_windows(persona), start=1):
+        params = {"month_name": _month_name(start.date(), ctx.lang), "changes": ""}
+        chapters.append(
+            Event(
+                id=f"{persona.id}-c{number:02d}", parent_id=None, depth=0, kind="chapter",
+                title=params["month_name"], summary="", start=start, end=end, params=params,
+            )
+        )
+    schedule_changes(persona, chapters, ctx, rng)
+    for chapter in chapters:
+        _describe_chapter(chapter, persona, ctx)
+    return chapters
+
+
+def schedule_changes(persona: Persona, chapters: list[Event], ctx: PlanContext, rng: random.Random) -> None:
+    """Pick the life changes of the trajectory and spread them over the chapters."""
+    months = (persona.end - persona.start).days / 30.4
+    count = max(1, round(ctx.cfg.changes.per_month * months)) if ctx.cfg.changes.allowed else 0
+    pool = [c for c in ctx.cfg.changes.allowed if c not in FOLLOW_UP_ONLY]
+    pool = [c for c in pool if all(not persona.attribute(k).versions for k in CHANGES[c].requires_absent)]
+    rng.shuffle(pool)
+    chosen = pool[:count]
+    slots: list[list[str]] = [[] for _ in chapters]
+    for i, change in enumerate(chosen):
+        position = (i + rng.uniform(0.15, 0.85)) * len(chapters) / max(1, len(chosen))
+        index = min(len(chapters) - 1, int(position))
+        while change in BIG_CHANGES and any(c in BIG_CHANGES for c in slots[index]) and index + 1 < len(chapters):
+            index += 1
+        slots[index].append(change)
+    for chapter, changes in zip(chapters, slots):
+        chapter.params["changes"] = ",".join(changes)
+
+
+def _describe_chapter(chapter: Event, persona: Persona, ctx: PlanContext) -> None:
+    themes = [title_and_summary(c, ctx.lang, {})[0] for c in chapter_changes(chapter)]
+    themes += sorted({n for _, n in holidays_between(chapter.start.date(), chapter.end.date(), persona.country, ctx.lang)})[:2]
+    joiner = "、" if ctx.lang == "zh" else "; "
+    default = "日常" if ctx.lang == "zh" else "everyday life"
+    chapter.params["themes"] = joiner.join(themes) or default
+    chapter.title, chapter.summary = title_and_summary("chapter", ctx.lang, chapter.params)
+    chapter.requirements = [f"scheduled change: {c}" for c in chapter_changes(chapter)]
+
+
+def chapter_changes(chapter: Event) -> list[str]:
+    return [c for c in chapter.params.get("changes", "").split(",") if c]
+
+
+# ---------------------------------------------------------------- helpers
+def next_child_id(traj: Trajectory, parent: Event, prefix: str) -> str:
+    """Ids are never reused, not even for deleted events named in the revision log."""
+    seen = [e.id for e in traj.graph.events] + [r.event_id for r in traj.graph.revisions]
+    base = f"{parent.id}-{prefix}"
+    numbers = [int(i[len(base):]) for i in seen if i.startswith(base) and i[len(base):].isdigit()]
+    return f"{base}{max(numbers, default=0) + 1:02d}" if prefix == "e" else f"{base}{max(numbers, default=0) + 1}"
+
+
+def colleagues(seed: int, persona: Persona, company: str, res: Resources) -> list[str]:
+    """The people at a company: stable for as long as the persona works there."""
+    from keme.seeding import rng_for
+
+    return distinct_names(rng_for(seed, persona.id, "colleagues", company), res, 4, avoid={persona.name})
+
+
+def _companion(rng: random.Random, persona: Persona, when: datetime) -> str:
+    options = [persona.value_at("social_circle.best_friend", when), persona.value_at("social_circle.sibling", when)]
+    partner = persona.value_at("social_circle.partner", when)
+    if partner:
+        options += [partner, partner]
+    return rng.choice([o for o in options if o])
+
+
+def _money(rng: random.Random, low: int, high: int, lang: str) -> str:
+    step = 10 if high - low > 100 else 1
+    return fmt.format_money(rng.randrange(low, high + 1, step) if high > low else low, lang)
+
+
+def episode_params(kind: str, rng: random.Random, traj: Trajectory, ctx: PlanContext, when: datetime) -> dict[str, str]:
+    """Concrete details of an episode, drawn from the pools and the persona as it is at `when`."""
+    res, lang, persona = ctx.res, ctx.lang, traj.persona
+    lists = res.pools.lists
+    if kind == "trip":
+        home = persona.value_at("home.city", when)
+        dest = rng.choice([d for d in res.pools.destinations if d.name != home] or res.pools.destinations)
+        return {
+            "destination": dest.name, "attraction": rng.choice(dest.attractions), "local_food": rng.choice(dest.foods),
+            "companion": _companion(rng, persona, when),
+        }
+    if kind in ("work_project", "promotion"):
+        company = persona.value_at("career.company", when) or ""
+        return {
+            "project": rng.choice(lists["projects"]),
+            "colleague": rng.choice(colleagues(ctx.cfg.seed, persona, company, res)),
+        }
+    if kind == "health":
+        return {"symptom": rng.choice(lists["symptoms"]), "clinic": rng.choice(lists["clinics"])}
+    if kind in ("fitness", "gym_change", "new_sport"):
+        return {"goal": rng.choice(lists["fitness_goals"])}
+    if kind == "social":
+        people = [persona.value_at("social_circle.best_friend", when), persona.value_at("social_circle.sibling", when)]
+        people += [persona.value_at("social_circle.partner", when)] * 2
+        people += [person_name(rng, res)] * 2
+        return {
+            "person": rng.choice([p for p in people if p]), "occasion": rng.choice(lists["occasions"]),
+            "restaurant": rng.choice(lists["restaurants"]), "gift": rng.choice(lists["gifts"]),
+        }
+    if kind == "shopping":
+        product = rng.choice(res.pools.products)
+        return {"product": product.name, "product_category": product.category, "price": _money(rng, *product.price, lang)}
+    if kind in ("cooking", "diet_change"):
+        return {"dish": rng.choice(lists["dishes"]), "ingredient": rng.choice(lists["ingredients"])}
+    if kind == "entertainment":
+        title = rng.choice(res.pools.titles)
+        return {"title": title.title, "genre": title.genre}
+    if kind in ("learning", "new_course"):
+        return {"resource": rng.choice(lists["learning_resources"])}
+    if kind == "family":
+        return {"relative": rng.choice(lists["relatives"])}
+    if kind == "weekend":
+        return {"activity": rng.choice(lists["activities"]), "place": rng.choice(lists["places"])}
+    if kind == "tech":
+        return {"device": rng.choice(lists["devices"]), "issue": rng.choice(lists["tech_issues"])}
+    if kind in ("pet", "adopt_pet"):
+        return {"vet_clinic": rng.choice(lists["vet_clinics"])}
+    return {}
+
+
+def _new_value(key: str, rng: random.Random, current: str | None, res: Resources) -> str:
+    options = [v for v in res.persona.attributes[key].values if v != current]
+    return rng.choice(options)
+
+
+def change_params(change: Change, rng: random.Random, traj: Trajectory, ctx: PlanContext, when: datetime) -> dict[str, str]:
+    """The new attribute values a change will set (as `set:<key>`) and its slot params."""
+    persona, res, lang = traj.persona, ctx.res, ctx.lang
+    params = episode_params(change.name, rng, traj, ctx, when)
+    current = {key: persona.value_at(key, when) for key in change.attributes}
+    new: dict[str, str] = {}
+    if change.name == "relocate":
+        city = rng.choice([c for c in res.pools.cities if c.name != current["home.city"]])
+        new = {"home.city": city.name, "home.neighborhood": rng.choice(city.neighborhoods)}
+        params |= {"target_city": city.name, "target_neighborhood": new["home.neighborhood"]}
+    elif change.name == "relationship":
+        avoid = {persona.name} | {a.versions[-1].value for a in persona.attributes() if a.versions}
+        new = {"social_circle.partner": distinct_names(rng, res, 1, avoid)[0]}
+    elif change.name == "new_phone":
+        new = {"tech.phone": _new_value("tech.phone", rng, current["tech.phone"], res)}
+        params |= {"product": new["tech.phone"], "product_category": PHONE_LABEL[lang], "price": _money(rng, 399, 1299, lang) if lang == "en" else _money(rng, 2999, 8999, lang)}
+    elif change.name == "new_show":
+        new = {"entertainment.favorite_show": _new_value("entertainment.favorite_show", rng, current["entertainment.favorite_show"], res)}
+        genres = {t.title: t.genre for t in res.pools.titles}
+        params |= {"title": new["entertainment.favorite_show"], "genre": genres.get(new["entertainment.favorite_show"], SHOW_GENRE[lang])}
+    for key in change.attributes:
+        if key not in new:
+            new[key] = _new_value(key, rng, current[key], res)
+    if change.name == "job_change":
+        params |= {"target_company": new["career.company"], "target_title": new["career.job_title"]}
+    params |= {SET + key: value for key, value in new.items()}
+    return params
+
+
+# ---------------------------------------------------------------- chapter expansion
+def _clip_window(chapter: Event, first: date, length: int) -> tuple[date, date]:
+    lo, hi = chapter.start.date(), chapter.end.date()
+    first = max(lo, min(first, hi))
+    last = min(hi, first + timedelta(days=length - 1))
+    return first, last
+
+
+def _holiday_clusters(chapter: Event, country: str, lang: str) -> list[tuple[date, date, str]]:
+    """Runs of days off (holidays joined with adjacent weekends) that contain a holiday."""
+    lo, hi = chapter.start.date(), chapter.end.date()
+    named = dict(holidays_between(lo, hi, country, lang))
+    if not named:
+        return []
+    clusters = []
+    run: list[date] = []
+    for day in days(lo, hi):
+        if not is_workday(day, country):
+            run.append(day)
+            continue
+        if run and any(d in named for d in run):
+            clusters.append((run[0], run[-1], next(named[d] for d in run if d in named)))
+        run = []
+    if run and any(d in named for d in run):
+        clusters.append((run[0], run[-1], next(named[d] for d in run if d in named)))
+    return clusters
+
+
+def _episode_event(traj: Trajectory, parent: Event, kind: str, first: date, last: date, params: dict[str, str],
+                   ctx: PlanContext, change: str | None = None, requirements: list[str] | None = None) -> Event:
+    title, summary = title_and_summary(change or kind, ctx.lang, params)
+    return Event(
+        id=next_child_id(traj, parent, "e"), parent_id=parent.id, depth=parent.depth + 1, kind=kind,
+        title=title, summary=summary, start=datetime.combine(first, time()),
+        end=datetime.combine(last, time(23, 59, 59)), params=params, change=change,
+        requirements=requirements or [],
+    )
+
+
+def _weights(traj: Trajectory, ctx: PlanContext, when: datetime) -> dict[str, float]:
+    weights = {}
+    for kind in EPISODE_KINDS.values():
+        if any(traj.persona.value_at(k, when) is None for k in kind.requires):
+            continue
+        weights[kind.name] = ctx.cfg.episodes.weights.get(kind.name, kind.weight)
+    if traj.persona.value_at("social_circle.partner", when):
+        weights["social"] = weights.get("social", 0) * 1.3
+    return {k: w for k, w in weights.items() if w > 0}
+
+
+def expand_chapter(chapter: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random) -> list[Event]:
+    """Plan a chapter's episodes: its scheduled changes, holiday plans, then everyday life."""
+    persona, lang = traj.persona, ctx.lang
+    now = chapter.start
+    lo, hi = chapter.start.date(), chapter.end.date()
+    span = (hi - lo).days + 1
+    planned: list[Event] = []
+
+    for name in chapter_changes(chapter):
+        planned.append(plan_change_episode(name, chapter, traj, ctx, rng, earliest=lo))
+
+    trips = 0
+    for first, last, holiday in _holiday_clusters(chapter, persona.country, lang):
+        if last > first and trips == 0 and rng.random() < 0.75:
+            params = episode_params("trip", rng, traj, ctx, now)
+            ep_first, ep_last = _clip_window(chapter, first - timedelta(days=rng.randint(3, 6)), (last - first).days + 8)
+            trip_start, trip_end = max(first, ep_first + timedelta(days=2)), min(last, ep_last - timedelta(days=1))
+            if trip_end <= trip_start:
+                continue
+            params |= _trip_dates(trip_start, trip_end, lang)
+            planned.append(_episode_event(traj, chapter, "trip", ep_first, ep_last, params, ctx, requirements=[f"holiday: {holiday}"]))
+            trips += 1
+        elif rng.random() < 0.6:
+            params = episode_params("family", rng, traj, ctx, now)
+            planned.append(_episode_event(traj, chapter, "family", first, last, params, ctx, requirements=[f"holiday: {holiday}"]))
+
+    target = round(span / 30.4 * ctx.cfg.graph.episodes_per_month)
+    budget = max(ctx.cfg.graph.min_events, min(target, ctx.cfg.graph.max_events - 4))
+    weights = _weights(traj, ctx, now)
+    counts: dict[str, int] = {}
+    attempts = 0
+    while len(planned) < budget and attempts < 100:
+        attempts += 1
+        kind = EPISODE_KINDS[rng.choices(list(weights), list(weights.values()))[0]]
+        if counts.get(kind.name, 0) >= (1 if kind.name == "trip" else 2) or (kind.name == "trip" and trips):
+            continue
+        length = rng.randint(*kind.days)
+        if length > span:
+            continue
+        first = lo + timedelta(days=rng.randint(0, span - length))
+        first, last = _clip_window(chapter, first, length)
+        params = episode_params(kind.name, rng, traj, ctx, now)
+        if kind.name == "trip":
+            trip_start = first + timedelta(days=min(2 + rng.randint(0, 2), max(0, length - 3)))
+            while trip_start.weekday() not in (4, 5) and trip_start < last - timedelta(days=2):
+                trip_start += timedelta(days=1)
+            trip_end = min(last - timedelta(days=1), trip_start + timedelta(days=rng.randint(2, 4)))
+            if trip_end <= trip_start:
+                continue
+            params |= _trip_dates(trip_start, trip_end, lang)
+            trips += 1
+        if kind.name in ("work_project",):
+            params["deadline"] = fmt.format_date(last, lang)
+        planned.append(_episode_event(traj, chapter, kind.name, first, last, params, ctx))
+        counts[kind.name] = counts.get(kind.name, 0) + 1
+
+    own = frozenset(chapter.pending_anchors)
+    for event in planned:
+        shrink_to_leaf_if_single(event, traj, ctx, rng, own)
+        traj.add_event(event)
+    return planned
+
+
+def _trip_dates(start: date, end: date, lang: str) -> dict[str, str]:
+    return {
+        "start_date": fmt.format_date(start, lang), "end_date": fmt.format_date(end, lang),
+        "nights": str((end - start).days), "_trip_start": start.isoformat(), "_trip_end": end.isoformat(),
+    }
+
+
+def plan_change_episode(name: str, parent: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random,
+                        earliest: date) -> Event:
+    change = CHANGES[name]
+    lo, hi = max(parent.start.date(), earliest), parent.end.date()
+    span = (hi - lo).days + 1
+    length = min(span, rng.randint(*change.days))
+    first = lo + timedelta(days=rng.randint(0, max(0, span - length)))
+    first, last = _clip_window(parent, first, length)
+    params = change_params(change, rng, traj, ctx, datetime.combine(first, time()))
+    if "project" in params:
+        params["deadline"] = fmt.format_date(last, ctx.lang)
+    return _episode_event(
+        traj, parent, name, first, last, params, ctx, change=name,
+        requirements=[f"reveals change {name}: " + ", ".join(change.attributes)],
+    )
+
+
+def moments_for(event: Event, rng: random.Random) -> list[str]:
+    if event.change:
+        return list(CHANGES[event.change].moments)
+    kind: EpisodeKind = EPISODE_KINDS[event.kind]
+    return [m for m in kind.moments if m not in kind.optional or rng.random() < 0.6]
+
+
+def shrink_to_leaf_if_single(event: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random,
+                             own: frozenset[str] = frozenset()) -> None:
+    """An episode with one moment is a leaf itself: its window becomes one day block."""
+    moments = moments_for(event, rng)
+    if len(moments) != 1:
+        event.params["_moments"] = ",".join(moments)
+        return
+    moment = moments[0]
+    slots = place_moments(traj, [moment], event.start.date(), event.end.date(), event, ctx, rng, own, {})
+    if not slots:
+        slots = place_moments(traj, [moment], event.start.date(), event.end.date(), event, ctx, rng, own, {}, strict=False)
+    if not slots:
+        raise RuntimeError(f"no free day block for {event.id} ({moment}) in {event.start.date()}..{event.end.date()}")
+    day, block = slots[0]
+    event.params["_episode"] = event.kind
+    event.kind = moment
+    event.start, event.end = block_window(day, block)
+
+
+# ---------------------------------------------------------------- episode expansion
+def _ranges(moments: list[str], event: Event) -> list[tuple[date, date]]:
+    """Allowed day range for each moment, in order."""
+    lo, hi = event.start.date(), event.end.date()
+    if event.kind == "trip" and "_trip_start" in event.params:
+        start, end = date.fromisoformat(event.params["_trip_start"]), date.fromisoformat(event.params["_trip_end"])
+        table = {
+            "trip_planning": (lo, max(lo, start - timedelta(days=2))),
+            "trip_packing": (max(lo, start - timedelta(days=1)), max(lo, start - timedelta(days=1))),
+            "trip_during": (start, end),
+            "trip_recap": (min(hi, end + timedelta(days=1)), hi),
+        }
+        return [table[m] for m in moments]
+    n = len(moments)
+    span = (hi - lo).days + 1
+    ranges = []
+    for i in range(n):
+        first = lo + timedelta(days=(span * i) // n)
+        last = lo + timedelta(days=max((span * (i + 1)) // n - 1, (span * i) // n))
+        ranges.append((first, last))
+    return ranges
+
+
+def place_moments(traj: Trajectory, moments: list[str], lo: date, hi: date, event: Event, ctx: PlanContext,
+                  rng: random.Random, own: frozenset[str], fixed: dict[int, tuple[date, date]],
+                  strict: bool = True) -> list[Slot]:
+    """One free day block per moment, in increasing order; own pending anchors' blocks are welcome."""
+    country = traj.persona.country
+    ranges = [fixed.get(i, (lo, hi)) for i in range(len(moments))]
+    anchor_days = {traj.anchor_slot(a): a for a in own}
+    chosen: list[Slot] = []
+    previous: Slot | None = None
+    for i, moment in enumerate(moments):
+        rule, weights = TIMING.get(moment, DEFAULT_TIMING)
+        first, last = ranges[i]
+        if previous is not None:
+            first = max(first, previous[0])
+        if first > last:
+            last = first if first <= hi else hi
+        found = None
+        # an own anchor inside the range: let this moment happen right there (the grounder will assign it)
+        anchored = [s for s in anchor_days if first <= s[0] <= last and (previous is None or slot_key(s) > slot_key(previous))]
+        if anchored and rng.random() < 0.5:
+            found = min(anchored, key=slot_key)
+            if found in traj.occupied:
+                found = None
+        target = first + timedelta(days=rng.randint(0, max(0, (last - first).days)))
+        for relax in ((False, True) if not strict else (False,)):
+            if found:
+                break
+            for day in candidate_days(first, last, target):
+                if not relax and not day_ok(rule, day, country):
+                    continue
+                for block in block_order(rng, weights):
+                    slot = (day, block)
+                    if previous is not None and slot_key(slot) <= slot_key(previous):
+                        continue
+                    if traj.slot_free(slot, own_anchors=own):
+                        found = slot
+                        break
+                if found:
+                    break
+        if found is None:
+            return [] if strict else chosen
+        chosen.append(found)
+        previous = found
+    return chosen
+
+
+def expand_episode(episode: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random) -> list[Event]:
+    """Plan an episode's leaf moments in their day blocks (anchors are grounded afterwards)."""
+    moments = episode.params.get("_moments", "").split(",") if episode.params.get("_moments") else moments_for(episode, rng)
+    own = frozenset(episode.pending_anchors)
+    ranges = _ranges(moments, episode)
+    update_index = CHANGES[episode.change].update_index if episode.change else None
+    lo, hi = episode.start.date(), episode.end.date()
+    slots = place_moments(traj, moments, lo, hi, episode, ctx, rng, own, dict(enumerate(ranges)))
+    if not slots:
+        slots = place_moments(traj, moments, lo, hi, episode, ctx, rng, own, {}, strict=False)
+    kept = moments[: len(slots)]
+    if update_index is not None and update_index >= len(kept):
+        raise RuntimeError(f"cannot place the update moment of {episode.id} in {lo}..{hi}")
+    leaves = []
+    for i, (moment, (day, block)) in enumerate(zip(kept, slots)):
+        start, end = block_window(day, block)
+        leaf = Event(
+            id=f"{episode.id}-l{i + 1}", parent_id=episode.id, depth=episode.depth + 1, kind=moment,
+            title=leaf_title(episode.title, moment, ctx.lang), summary=episode.summary, start=start, end=end,
+            change=episode.change if i == update_index else None,
+        )
+        traj.add_event(leaf)
+        leaves.append(leaf)
+    return leaves

@@ -1,0 +1,56 @@
+"""When moments happen: day rules and day-part preferences, and the slot search that honours them."""
+
+from __future__ import annotations
+
+import random
+from datetime import date, timedelta
+
+from keme.days import BLOCKS, Block, Slot, is_workday
+
+# moment -> (day rule, weights for morning / afternoon / evening)
+TIMING: dict[str, tuple[str, tuple[float, float, float]]] = {
+    "work_deadline": ("workday", (0.35, 0.4, 0.25)),
+    "work_meeting_prep": ("workday", (0.5, 0.35, 0.15)),
+    "work_win": ("workday", (0.15, 0.5, 0.35)),
+    "job_interview": ("workday", (0.2, 0.3, 0.5)),
+    "first_day": ("workday", (0.25, 0.15, 0.6)),
+    "health_followup": ("workday", (0.35, 0.5, 0.15)),
+    "social_recap": ("any", (0.45, 0.3, 0.25)),
+    "weekend_plan": ("offday", (0.5, 0.3, 0.2)),
+    "moving_day": ("offday", (0.3, 0.4, 0.3)),
+    "apartment_hunt": ("any", (0.25, 0.35, 0.4)),
+    "commute_talk": ("workday", (0.6, 0.05, 0.35)),
+    "restaurant_pick": ("any", (0.15, 0.35, 0.5)),
+    "family_call": ("any", (0.2, 0.3, 0.5)),
+    "trip_packing": ("any", (0.05, 0.2, 0.75)),
+}
+DEFAULT_TIMING = ("any", (0.25, 0.3, 0.45))
+
+
+def day_ok(rule: str, day: date, country: str) -> bool:
+    if rule == "workday":
+        return is_workday(day, country)
+    if rule == "offday":
+        return not is_workday(day, country)
+    return True
+
+
+def block_order(rng: random.Random, weights: tuple[float, float, float]) -> list[Block]:
+    """Blocks in a weighted random order (most likely first)."""
+    remaining = list(zip(BLOCKS, weights))
+    order: list[Block] = []
+    while remaining:
+        pick = rng.choices(range(len(remaining)), [w for _, w in remaining])[0]
+        order.append(remaining.pop(pick)[0])
+    return order
+
+
+def candidate_days(lo: date, hi: date, target: date) -> list[date]:
+    """Days in [lo, hi], nearest to `target` first (later before earlier on ties)."""
+    span = (hi - lo).days
+    days = [lo + timedelta(n) for n in range(span + 1)]
+    return sorted(days, key=lambda d: (abs((d - target).days), d < target))
+
+
+def slot_key(slot: Slot) -> tuple[date, int]:
+    return slot[0], BLOCKS.index(slot[1])
