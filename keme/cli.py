@@ -9,6 +9,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -20,7 +21,7 @@ err = Console(stderr=True)
 
 
 def _fail(exc: KemeError) -> None:
-    err.print(f"[bold red]error:[/] {exc}", highlight=False)
+    err.print("[bold red]error:[/]", escape(str(exc)), highlight=False)
     raise typer.Exit(2)
 
 
@@ -77,7 +78,7 @@ def validate_cmd(dataset: Path = typer.Argument(..., help="dataset directory")) 
 
     violations = validate(dataset)
     for violation in violations:
-        console.print(f"[red]✗[/] {violation}", highlight=False)
+        typer.echo(f"✗ {violation}")
     if violations:
         console.print(f"[bold red]{len(violations)} violation(s)[/] in {dataset}")
         raise typer.Exit(1)
@@ -141,7 +142,7 @@ def demo(
     console.print(f"synthesized {out} in {seconds:.1f}s (seed {manifest.seed})")
     violations = validate(out)
     for violation in violations:
-        console.print(f"[red]✗[/] {violation}", highlight=False)
+        typer.echo(f"✗ {violation}")
     if violations:
         raise typer.Exit(1)
     console.print("[green]✓[/] validation: all invariants hold")

@@ -32,9 +32,10 @@ class PersonaSpec(_Strict):
 
 
 class GraphSpec(_Strict):
+    max_depth: Literal[1, 2] = Field(default=2, description="1: episodes are leaves; 2: episodes expand into moments")
     min_events: int = Field(default=2, ge=2)
     max_events: int = Field(default=15, le=30)
-    episodes_per_month: float = Field(default=9.0, gt=0, le=14)
+    episodes_per_month: float = Field(default=12.0, gt=0, le=14)
 
     @model_validator(mode="after")
     def _range(self) -> GraphSpec:
@@ -44,7 +45,7 @@ class GraphSpec(_Strict):
 
 
 def _default_anchor_rates() -> dict[str, float]:
-    return {"bill": 4.0, "voice_memo": 1.0, "calendar": 1.5, "note": 1.0, "todo": 1.0, "screen": 1.0, "document": 0.5}
+    return {"bill": 4.0, "voice_memo": 1.2, "calendar": 1.8, "note": 1.2, "todo": 1.2, "screen": 1.2, "document": 0.6}
 
 
 class AnchorSpec(_Strict):

@@ -34,6 +34,12 @@ def test_pool_of_three_is_distinct_and_joined():
     assert sorted(items) == ["apple", "pear", "plum"]
 
 
+def test_single_pool_item_is_not_mistaken_for_an_attribute():
+    template = compile_template("{pool.fruit}")
+    assert template.pools == {"fruit"} and not template.persona_keys
+    assert render(template, ctx()) in {"apple", "pear", "plum"}
+
+
 def test_money_and_number_ranges():
     text = render(compile_template("{num:3-3} / {money:45-45}"), ctx())
     assert text == "3 / $45"

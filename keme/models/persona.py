@@ -75,6 +75,8 @@ class Persona(BaseModel):
         """Knowledge updates: versions after the first, plus attributes that appear mid-trajectory."""
         total = 0
         for attr in self.attributes():
+            if not attr.versions:
+                continue
             later = len(attr.versions) - 1
             appeared = 1 if attr.versions and attr.versions[0].valid_from > self.start else 0
             total += later + appeared

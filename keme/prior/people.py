@@ -7,14 +7,28 @@ import random
 from keme.text.resources import Resources
 
 
-def person_name(rng: random.Random, res: Resources, *, full: bool = False, gender: str | None = None) -> str:
+FEMALE_MARKERS = ("sister", "姐", "妹")
+MALE_MARKERS = ("brother", "哥", "弟")
+
+
+def gender_of_relation(relation: str) -> str | None:
+    """'older sister' / '妹妹' -> female; None when the word does not tell."""
+    if any(m in relation for m in FEMALE_MARKERS):
+        return "female"
+    if any(m in relation for m in MALE_MARKERS):
+        return "male"
+    return None
+
+
+def person_name(rng: random.Random, res: Resources, *, full: bool = False, gender: str | None = None,
+                family: str | None = None) -> str:
     """A name as friends would write it: given name in English, full name in Chinese (or `full`)."""
     names = res.pools.names
     gender = gender or rng.choice(("female", "male"))
     given = rng.choice(names.given_female if gender == "female" else names.given_male)
     if res.lang == "en" and not full:
         return given
-    return names.format.format(given=given, family=rng.choice(names.family))
+    return names.format.format(given=given, family=family or rng.choice(names.family))
 
 
 def distinct_names(rng: random.Random, res: Resources, count: int, avoid: set[str]) -> list[str]:

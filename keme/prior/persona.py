@@ -8,7 +8,7 @@ from keme.config import PersonaSpec
 from keme.days import add_months
 from keme.models.persona import Attribute, AttributeVersion, Persona
 from keme.prior.attributes import ATTRIBUTES
-from keme.prior.people import distinct_names, person_name
+from keme.prior.people import distinct_names, gender_of_relation, person_name
 from keme.seeding import rng_for
 from keme.text.resources import Resources
 
@@ -29,15 +29,21 @@ def build_persona(spec: PersonaSpec, index: int, seed: int, res: Resources) -> P
     rng = rng_for(seed, persona_id(index), "persona")
     start, end = trajectory_window(spec)
     gender = rng.choice(("female", "male"))
-    name = person_name(rng, res, full=True, gender=gender)
+    family = rng.choice(res.pools.names.family)
+    name = person_name(rng, res, full=True, gender=gender, family=family)
     city = rng.choice(res.pools.cities)
-    friend, sibling, partner = distinct_names(rng, res, 3, avoid={name})
+    friend, partner = distinct_names(rng, res, 2, avoid={name})
+    relation = rng.choice(res.persona.attributes["social_circle.sibling_relation"].values)
+    sibling = name
+    while sibling == name:  # a sibling shares the family name and has the gender the relation word implies
+        sibling = person_name(rng, res, gender=gender_of_relation(relation), family=family)
     generated = {
         "home.city": city.name,
         "home.neighborhood": rng.choice(city.neighborhoods),
         "social_circle.best_friend": friend,
         "social_circle.sibling": sibling,
         "social_circle.partner": partner,
+        "social_circle.sibling_relation": relation,
     }
     dimensions: dict[str, dict[str, Attribute]] = {}
     for attr in ATTRIBUTES:

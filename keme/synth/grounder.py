@@ -89,6 +89,18 @@ def _stretch_episode(episode: Event, anchor: Anchor, traj: Trajectory, now: date
     ))
 
 
+def _move_leaf(leaf: Event, anchor: Anchor, traj: Trajectory, now: datetime) -> None:
+    before = f"{leaf.start:%Y-%m-%d %H:%M}"
+    start, end = block_window(*traj.anchor_slot(anchor.id))
+    traj.move_event(leaf, start, end)
+    leaf.anchor_id = anchor.id
+    traj.record(Revision(
+        at=now, agent="grounder", action="modify", event_id=leaf.id,
+        reason=f"anchor {_describe(anchor)} outside every event and the graph is full; moved a planned leaf onto it",
+        detail={"before": before, "after": f"{start:%Y-%m-%d %H:%M}", "anchor": anchor.id},
+    ))
+
+
 def ground(parent: Event, traj: Trajectory, ctx: PlanContext, now: datetime) -> None:
     """Hand every pending anchor of a just-expanded `parent` to its children, changing the graph if needed."""
     pending = sorted(parent.pending_anchors, key=lambda a: traj.anchor_by_id[a].timestamp)
@@ -113,10 +125,17 @@ def ground(parent: Event, traj: Trajectory, ctx: PlanContext, now: datetime) -> 
             _add_anchor_leaf(parent, anchor, traj, ctx, now)
         else:
             episodes = [c for c in children if not is_leaf(c)]
-            if not episodes:
-                raise RuntimeError(f"{parent.id} is full of leaves and cannot take anchor {anchor_id}")
-            nearest = min(episodes, key=lambda c: min(abs((c.start - moment).total_seconds()), abs((c.end - moment).total_seconds())))
-            _stretch_episode(nearest, anchor, traj, now)
+            free_leaves = [c for c in children if is_leaf(c) and c.anchor_id is None and c.state == "planned"]
+            distance = lambda c: min(abs((c.start - moment).total_seconds()), abs((c.end - moment).total_seconds()))  # noqa: E731
+            if episodes:
+                _stretch_episode(min(episodes, key=distance), anchor, traj, now)
+            elif free_leaves:
+                _move_leaf(min(free_leaves, key=distance), anchor, traj, now)
+            else:
+                raise RuntimeError(
+                    f"{parent.id} already has {len(children)} children, all anchored; anchor {anchor_id} does not fit. "
+                    "Raise graph.max_events or lower anchors.per_month in the config."
+                )
     _note_compatibility(parent, traj)
     traj.chain_edges(traj.children(parent.id))
 

@@ -10,6 +10,7 @@ killed run resume to the same bytes.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -19,7 +20,7 @@ from datetime import datetime
 from pathlib import Path
 
 from keme.config import SynthConfig
-from keme.dataset.io import atomic_write_text, dump_json, iter_jsonl, jsonl_bytes, write_jsonl
+from keme.dataset.io import atomic_write_bytes, atomic_write_text, dump_json, iter_jsonl, jsonl_bytes, write_jsonl
 from keme.dataset.manifest import MANIFEST, FileEntry, Manifest, read_manifest, write_manifest
 from keme.errors import KemeError
 from keme.models import Anchor, EventGraph, Persona, Session
@@ -65,13 +66,12 @@ class _Work:
         new = traj.sessions[written:]
         if new:
             data, count = jsonl_bytes(new)
-            from keme.dataset.io import atomic_write_bytes
-
             atomic_write_bytes(self.chunk_path(pid, len(chunks)), data)
             chunks = chunks + [count]
         state = traj.checkpoint(done=done).model_copy(update={"sessions": []})
-        payload = {"checkpoint": state.model_dump(mode="json"), "chunks": chunks}
-        atomic_write_text(self.state_path(pid), dump_json(payload))
+        # model_dump_json keeps dict order (sorted keys would reorder params and change the output bytes)
+        payload = '{"chunks": ' + json.dumps(chunks) + ', "checkpoint": ' + state.model_dump_json() + "}\n"
+        atomic_write_text(self.state_path(pid), payload)
         self.writes += 1
         if self.fault_after is not None and self.writes >= self.fault_after:
             os.kill(os.getpid(), signal.SIGKILL)
@@ -81,8 +81,6 @@ class _Work:
         path = self.state_path(pid)
         if not path.exists():
             return None
-        import json
-
         payload = json.loads(path.read_text(encoding="utf-8"))
         cp = Checkpoint.model_validate(payload["checkpoint"])
         chunks: list[int] = payload["chunks"]
@@ -183,8 +181,6 @@ def prepare_output(out: Path, cfg: SynthConfig, *, resume: bool, force: bool) ->
         raise KemeError(f"{out} is not empty and holds no keme dataset; choose another --out or pass --force")
     marker = work / "identity.json"
     if work.exists():
-        import json
-
         current = json.loads(marker.read_text()) if marker.exists() else None
         if resume and current != identity and not force:
             raise KemeError(f"{work} belongs to another config or seed; rerun without --resume, or pass --force")

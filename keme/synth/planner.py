@@ -282,9 +282,15 @@ def expand_chapter(chapter: Event, traj: Trajectory, ctx: PlanContext, rng: rand
     lo, hi = chapter.start.date(), chapter.end.date()
     span = (hi - lo).days + 1
     planned: list[Event] = []
+    own = frozenset(chapter.pending_anchors)
+
+    def commit(event: Event) -> None:
+        shrink_to_leaf_if_single(event, traj, ctx, rng, own)
+        traj.add_event(event)
+        planned.append(event)
 
     for name in chapter_changes(chapter):
-        planned.append(plan_change_episode(name, chapter, traj, ctx, rng, earliest=lo))
+        commit(plan_change_episode(name, chapter, traj, ctx, rng, earliest=lo))
 
     trips = 0
     for first, last, holiday in _holiday_clusters(chapter, persona.country, lang):
@@ -295,14 +301,16 @@ def expand_chapter(chapter: Event, traj: Trajectory, ctx: PlanContext, rng: rand
             if trip_end <= trip_start:
                 continue
             params |= _trip_dates(trip_start, trip_end, lang)
-            planned.append(_episode_event(traj, chapter, "trip", ep_first, ep_last, params, ctx, requirements=[f"holiday: {holiday}"]))
+            commit(_episode_event(traj, chapter, "trip", ep_first, ep_last, params, ctx, requirements=[f"holiday: {holiday}"]))
             trips += 1
         elif rng.random() < 0.6:
             params = episode_params("family", rng, traj, ctx, now)
-            planned.append(_episode_event(traj, chapter, "family", first, last, params, ctx, requirements=[f"holiday: {holiday}"]))
+            commit(_episode_event(traj, chapter, "family", first, last, params, ctx, requirements=[f"holiday: {holiday}"]))
 
     target = round(span / 30.4 * ctx.cfg.graph.episodes_per_month)
-    budget = max(ctx.cfg.graph.min_events, min(target, ctx.cfg.graph.max_events - 4))
+    # leave room for the leaves the grounder may add for anchors (every anchor needs its own leaf at depth 1)
+    reserve = len(chapter.pending_anchors) if ctx.cfg.graph.max_depth == 1 else 3
+    budget = max(ctx.cfg.graph.min_events, min(target, ctx.cfg.graph.max_events - reserve))
     weights = _weights(traj, ctx, now)
     counts: dict[str, int] = {}
     attempts = 0
@@ -328,13 +336,8 @@ def expand_chapter(chapter: Event, traj: Trajectory, ctx: PlanContext, rng: rand
             trips += 1
         if kind.name in ("work_project",):
             params["deadline"] = fmt.format_date(last, lang)
-        planned.append(_episode_event(traj, chapter, kind.name, first, last, params, ctx))
+        commit(_episode_event(traj, chapter, kind.name, first, last, params, ctx))
         counts[kind.name] = counts.get(kind.name, 0) + 1
-
-    own = frozenset(chapter.pending_anchors)
-    for event in planned:
-        shrink_to_leaf_if_single(event, traj, ctx, rng, own)
-        traj.add_event(event)
     return planned
 
 
@@ -362,17 +365,21 @@ def plan_change_episode(name: str, parent: Event, traj: Trajectory, ctx: PlanCon
     )
 
 
-def moments_for(event: Event, rng: random.Random) -> list[str]:
+def moments_for(event: Event, rng: random.Random, max_depth: int = 2) -> list[str]:
+    """The leaf moments an episode expands into; with max_depth 1 the episode is one moment."""
     if event.change:
-        return list(CHANGES[event.change].moments)
+        change = CHANGES[event.change]
+        return [change.moments[change.update_index]] if max_depth == 1 else list(change.moments)
     kind: EpisodeKind = EPISODE_KINDS[event.kind]
+    if max_depth == 1:
+        return [rng.choice(kind.moments)]
     return [m for m in kind.moments if m not in kind.optional or rng.random() < 0.6]
 
 
 def shrink_to_leaf_if_single(event: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random,
                              own: frozenset[str] = frozenset()) -> None:
     """An episode with one moment is a leaf itself: its window becomes one day block."""
-    moments = moments_for(event, rng)
+    moments = moments_for(event, rng, ctx.cfg.graph.max_depth)
     if len(moments) != 1:
         event.params["_moments"] = ",".join(moments)
         return
@@ -434,7 +441,9 @@ def place_moments(traj: Trajectory, moments: list[str], lo: date, hi: date, even
             found = min(anchored, key=slot_key)
             if found in traj.occupied:
                 found = None
-        target = first + timedelta(days=rng.randint(0, max(0, (last - first).days)))
+        # strict: anywhere in the moment's range; relaxed: as early as possible, leaving room for the rest
+        spread = (last - first).days if strict else min(1, (last - first).days)
+        target = first + timedelta(days=rng.randint(0, max(0, spread)))
         for relax in ((False, True) if not strict else (False,)):
             if found:
                 break
@@ -459,15 +468,22 @@ def place_moments(traj: Trajectory, moments: list[str], lo: date, hi: date, even
 
 def expand_episode(episode: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random) -> list[Event]:
     """Plan an episode's leaf moments in their day blocks (anchors are grounded afterwards)."""
-    moments = episode.params.get("_moments", "").split(",") if episode.params.get("_moments") else moments_for(episode, rng)
+    moments = episode.params["_moments"].split(",")
     own = frozenset(episode.pending_anchors)
     ranges = _ranges(moments, episode)
     update_index = CHANGES[episode.change].update_index if episode.change else None
     lo, hi = episode.start.date(), episode.end.date()
     slots = place_moments(traj, moments, lo, hi, episode, ctx, rng, own, dict(enumerate(ranges)))
     if not slots:
-        slots = place_moments(traj, moments, lo, hi, episode, ctx, rng, own, {}, strict=False)
+        # crowded window: relax the day rules and let the episode run on (within its chapter) if it must
+        chapter_end = traj.events[episode.parent_id].end.date() if episode.parent_id else hi
+        relaxed = {i: (first, chapter_end) for i, (first, _) in enumerate(ranges)}
+        slots = place_moments(traj, moments, lo, chapter_end, episode, ctx, rng, own, relaxed, strict=False)
+        if slots and block_window(*slots[-1])[1] > episode.end:
+            traj.move_event(episode, episode.start, datetime.combine(slots[-1][0], time(23, 59, 59)))
     kept = moments[: len(slots)]
+    if len(kept) < 2:
+        raise RuntimeError(f"{episode.id}: only {len(kept)} of {len(moments)} moments fit in {lo}..{hi}")
     if update_index is not None and update_index >= len(kept):
         raise RuntimeError(f"cannot place the update moment of {episode.id} in {lo}..{hi}")
     leaves = []

@@ -66,6 +66,9 @@ def compile_template(source: str) -> Template:
         body = match.group(1)
         if "|" in body:
             parts.append(Part("alt", choices=tuple(body.split("|"))))
+        elif m := _POOL.match(body):
+            pools.add(m.group(2))
+            parts.append(Part("pool", m.group(2), count=int(m.group(1) or 1)))
         elif m := _PERSONA.match(body):
             if m.group(1):
                 old_keys.add(m.group(2))
@@ -73,9 +76,6 @@ def compile_template(source: str) -> Template:
             else:
                 persona_keys.add(m.group(2))
                 parts.append(Part("persona", m.group(2)))
-        elif m := _POOL.match(body):
-            pools.add(m.group(2))
-            parts.append(Part("pool", m.group(2), count=int(m.group(1) or 1)))
         elif m := _RANGE.match(body):
             low, high = int(m.group(2)), int(m.group(3))
             if low > high:

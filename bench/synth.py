@@ -1,0 +1,72 @@
+"""Synthesis speed and memory for one persona over 1, 3, 6 and 12 months.
+
+Each size runs in a fresh subprocess pinned to one core, so wall time and peak
+RSS belong to that size alone. Target (issue #2): a persona-year with >= 300
+sessions and >= 5,000 messages in <= 5 s wall and <= 500 MB peak RSS.
+
+    python bench/synth.py [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def child(months: int, write_dir: str | None) -> None:
+    os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
+    from keme.config import load_config
+    from keme.synth.pipeline import synthesize, synthesize_persona
+    from keme.text import resources
+
+    cfg = load_config(ROOT / "configs/year.yaml")
+    cfg = cfg.model_copy(update={"personas": [cfg.personas[0].model_copy(update={"months": months})]})
+    resources.get(cfg.personas[0].language)  # resource loading is a one-off per process, timed apart
+    started = time.perf_counter()
+    if write_dir:
+        manifest = synthesize(cfg, Path(write_dir), force=True)
+        stats = manifest.stats
+    else:
+        traj = synthesize_persona(0, cfg)
+        stats = {"sessions": len(traj.sessions), "messages": sum(len(s.messages) for s in traj.sessions),
+                 "attribute_updates": traj.persona.update_count()}
+    seconds = time.perf_counter() - started
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"months": months, "seconds": seconds, "peak_rss_mb": peak_mb, **{
+        k: stats[k] for k in ("sessions", "messages", "attribute_updates")}}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3, help="runs per size; the best wall time is reported")
+    parser.add_argument("--write", action="store_true", help="also write the dataset with checkpoints (full `keme synth`)")
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--dir", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.dir)
+        return
+    print(f"{'months':>6} {'sessions':>8} {'messages':>8} {'updates':>7} {'wall s':>7} {'s/month':>7} {'peak MB':>8}")
+    for months in (1, 3, 6, 12):
+        runs = []
+        for _ in range(args.repeat):
+            cmd = [sys.executable, __file__, "--child", str(months)]
+            if args.write:
+                cmd += ["--dir", f"/tmp/keme-bench-synth-{months}"]
+            out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+            runs.append(json.loads(out.strip().splitlines()[-1]))
+        best = min(runs, key=lambda r: r["seconds"])
+        print(f"{months:>6} {best['sessions']:>8} {best['messages']:>8} {best['attribute_updates']:>7} "
+              f"{best['seconds']:>7.2f} {best['seconds'] / months:>7.3f} {max(r['peak_rss_mb'] for r in runs):>8.0f}")
+
+
+if __name__ == "__main__":
+    main()

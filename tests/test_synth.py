@@ -1,0 +1,203 @@
+"""End-to-end behaviour of `keme synth`: determinism, resume, refusal, and the year-scale promises."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, small_config
+from keme.config import load_config
+from keme.errors import KemeError
+from keme.synth.pipeline import synthesize, synthesize_persona
+from keme.validate import validate
+
+DATA_FILES = ("manifest.json", "personas.jsonl", "anchors.jsonl", "graphs.jsonl", "sessions.jsonl")
+
+
+def _bytes(directory: Path) -> dict[str, bytes]:
+    return {name: (directory / name).read_bytes() for name in DATA_FILES}
+
+
+@pytest.fixture(scope="module")
+def year():
+    return synthesize_persona(0, load_config(ROOT / "configs/year.yaml"))
+
+
+def test_same_config_and_seed_give_identical_bytes(tmp_path, sample_config):
+    synthesize(sample_config, tmp_path / "a")
+    synthesize(sample_config, tmp_path / "b")
+    assert _bytes(tmp_path / "a") == _bytes(tmp_path / "b")
+
+
+def test_another_seed_gives_another_dataset(tmp_path, sample_config):
+    synthesize(sample_config, tmp_path / "a")
+    synthesize(sample_config.model_copy(update={"seed": sample_config.seed + 1}), tmp_path / "b")
+    assert (tmp_path / "a/sessions.jsonl").read_bytes() != (tmp_path / "b/sessions.jsonl").read_bytes()
+
+
+def test_synthesized_dataset_passes_validation(tmp_path, sample_config):
+    synthesize(sample_config, tmp_path / "d")
+    assert validate(tmp_path / "d") == []
+
+
+def test_work_area_is_removed_after_success(tmp_path):
+    synthesize(small_config(), tmp_path / "d")
+    assert not (tmp_path / "d/.work").exists()
+
+
+def test_dataset_from_another_config_is_refused_without_force(tmp_path):
+    synthesize(small_config(), tmp_path / "d")
+    other = small_config("changes:\n  per_month: 0.5\n")
+    with pytest.raises(KemeError, match="another config"):
+        synthesize(other, tmp_path / "d")
+    synthesize(other, tmp_path / "d", force=True)
+    assert validate(tmp_path / "d") == []
+
+
+def test_non_dataset_directory_is_refused(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d/notes.txt").write_text("mine")
+    with pytest.raises(KemeError, match="not empty"):
+        synthesize(small_config(), tmp_path / "d")
+
+
+def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_dataset(tmp_path):
+    config = tmp_path / "c.yaml"
+    config.write_text("name: kill\nseed: 9\npersonas:\n  - {language: zh, start: 2026-01-01, months: 4}\n"
+                      "  - {language: en, start: 2026-01-01, months: 2}\n")
+    reference = tmp_path / "ref"
+    synthesize(load_config(config), reference)
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "keme.cli", "synth", "--config", str(config), "--out", str(out)]
+    killed = subprocess.run(cmd, env=os.environ | {"KEME_FAULT_AFTER_CHECKPOINTS": "3"}, capture_output=True)
+    assert killed.returncode == -9, killed.stderr.decode()
+    assert not (out / "manifest.json").exists() and (out / ".work").exists()
+    resumed = subprocess.run(cmd + ["--resume"], capture_output=True)
+    assert resumed.returncode == 0, resumed.stderr.decode()
+    assert _bytes(out) == _bytes(reference)
+
+
+def test_resume_with_another_config_is_refused(tmp_path):
+    out = tmp_path / "out"
+    (out / ".work").mkdir(parents=True)
+    (out / ".work/identity.json").write_text('{"config_fingerprint": "x", "seed": 1}')
+    with pytest.raises(KemeError, match="another config"):
+        synthesize(small_config(), out, resume=True)
+
+
+def test_a_persona_year_is_big_enough(year):
+    messages = sum(len(s.messages) for s in year.sessions)
+    assert len(year.sessions) >= 300
+    assert messages >= 5000
+
+
+def test_a_persona_changes_at_least_eight_times_in_a_year(year):
+    assert year.persona.update_count() >= 8
+
+
+def test_every_update_is_revealed_by_the_message_that_states_it(year):
+    by_id = {m.id: m for s in year.sessions for m in s.messages}
+    for attr in year.persona.attributes():
+        for version in attr.versions[1:]:
+            first = by_id[version.evidence[0]]
+            assert version.value in first.content
+            assert first.timestamp == version.valid_from
+
+
+def test_no_two_sessions_share_dialogue_text(year):
+    texts = ["\n".join(m.content for m in s.messages if m.role != "system") for s in year.sessions]
+    assert len(set(texts)) == len(texts)
+
+
+def test_a_year_uses_at_least_twenty_dialogue_patterns(year):
+    assert len({s.pattern for s in year.sessions}) >= 20
+
+
+def test_all_seven_app_types_are_anchored(year):
+    assert {a.app for a in year.anchors} == {"bill", "voice_memo", "calendar", "note", "todo", "screen", "document"}
+    anchored = {s.anchor_id for s in year.sessions if s.anchor_id}
+    assert anchored == {a.id for a in year.anchors}
+
+
+def test_grounder_both_assigns_and_changes_the_graph(year):
+    actions = {r.action for r in year.graph.revisions if r.agent == "grounder"}
+    assigned_to_planned = [e for e in year.graph.events if e.anchor_id and not e.kind.startswith("anchor_")]
+    assert "add" in actions
+    assert assigned_to_planned
+
+
+def test_reviser_adds_deletes_and_modifies_future_events(year):
+    actions = {r.action for r in year.graph.revisions if r.agent == "reviser"}
+    assert {"add", "modify"} <= actions
+    assert "delete" in actions
+
+
+def test_revisions_only_touch_the_future(year):
+    events = {e.id: e for e in year.graph.events}
+    for revision in year.graph.revisions:
+        event = events.get(revision.event_id)
+        if event is not None and revision.agent == "reviser" and revision.action in ("add", "modify"):
+            assert event.start > revision.at
+
+
+def test_relocation_changes_the_commute_afterwards(tmp_path):
+    cfg = small_config("changes:\n  per_month: 0.5\n  allowed: [relocate]\n")
+    traj = synthesize_persona(0, cfg)
+    city = traj.persona.attribute("home.city")
+    assert len(city.versions) == 2
+    moved_at = city.versions[1].valid_from
+    follow_ups = [r for r in traj.graph.revisions if r.agent == "reviser" and "commute_change" in r.reason]
+    assert follow_ups and all(r.at >= moved_at for r in follow_ups)
+    by_id = {m.id: m for s in traj.sessions for m in s.messages}
+    for index, version in enumerate(city.versions):
+        for message_id in version.evidence:
+            assert (by_id[message_id].timestamp >= moved_at) == (index == 1)
+
+
+def test_timestamps_stay_inside_the_event_window(year):
+    events = {e.id: e for e in year.graph.events}
+    for session in year.sessions:
+        event = events[session.event_id]
+        assert event.start <= session.start < session.end <= event.end
+        stamps = [m.timestamp for m in session.messages]
+        assert all(a < b for a, b in zip(stamps, stamps[1:]))
+
+
+def test_cli_validate_exits_nonzero_naming_the_violation(tmp_path, sample_config):
+    out = tmp_path / "d"
+    synthesize(sample_config, out)
+    text = (out / "anchors.jsonl").read_text()
+    (out / "anchors.jsonl").write_text(text.replace('"amount":"', '"amount":"1', 1))
+    result = subprocess.run([sys.executable, "-m", "keme.cli", "validate", str(out)], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert "content does not match its sealed hash" in result.stdout
+    assert "[manifest] anchors.jsonl" in result.stdout
+
+
+def test_shipped_sample_validates(root):
+    assert validate(root / "data/sample") == []
+
+
+def test_shipped_sample_is_what_the_tool_generates(tmp_path, root, sample_config):
+    synthesize(sample_config, tmp_path / "s")
+    for name in DATA_FILES:
+        assert (tmp_path / "s" / name).read_bytes() == (root / "data/sample" / name).read_bytes(), name
+
+
+def test_schema_export_covers_every_record(tmp_path):
+    result = subprocess.run([sys.executable, "-m", "keme.cli", "schema", "--out", str(tmp_path)], capture_output=True)
+    assert result.returncode == 0
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert {"persona.schema.json", "anchor.schema.json", "event_graph.schema.json", "session.schema.json"} <= set(names)
+
+
+
+def test_depth_one_graphs_make_every_episode_a_session(tmp_path):
+    synthesize(small_config("graph:\n  max_depth: 1\n"), tmp_path / "d")
+    graph = (tmp_path / "d/graphs.jsonl").read_text()
+    assert '"depth":2' not in graph
+    assert validate(tmp_path / "d") == []
