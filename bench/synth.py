@@ -1,8 +1,9 @@
 """Synthesis speed and memory for one persona over 1, 3, 6 and 12 months.
 
 Each size runs in a fresh subprocess pinned to one core, so wall time and peak
-RSS belong to that size alone. Target (issue #2): a persona-year with >= 300
-sessions and >= 5,000 messages in <= 5 s wall and <= 500 MB peak RSS.
+RSS belong to that size alone. Targets: a persona-year with >= 300 sessions
+and >= 5,000 messages in <= 5 s wall and <= 500 MB peak RSS (issue #2); its QA
+synthesis (>= 300 items, verified) in <= 5 s (issue #3).
 
     python bench/synth.py [--repeat 3]
 """
@@ -34,27 +35,39 @@ def child(months: int, write_dir: str | None) -> None:
     if write_dir:
         manifest = synthesize(cfg, Path(write_dir), force=True)
         stats = manifest.stats
+        qa_seconds = None
     else:
+        from keme.qa.build import QAReport, build_items
+        from keme.qa.facts import worlds_from
+
         traj = synthesize_persona(0, cfg)
+        seconds = time.perf_counter() - started
+        qa_started = time.perf_counter()
+        world = worlds_from([traj.persona], traj.sessions, [traj.graph], traj.anchors)[0]
+        items = build_items(world, cfg.qa, cfg.seed, QAReport())
+        qa_seconds = time.perf_counter() - qa_started
         stats = {"sessions": len(traj.sessions), "messages": sum(len(s.messages) for s in traj.sessions),
-                 "attribute_updates": traj.persona.update_count()}
-    seconds = time.perf_counter() - started
+                 "attribute_updates": traj.persona.update_count(), "qa": len(items)}
+    if qa_seconds is None:
+        seconds = time.perf_counter() - started
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"months": months, "seconds": seconds, "peak_rss_mb": peak_mb, **{
-        k: stats[k] for k in ("sessions", "messages", "attribute_updates")}}))
+    print(json.dumps({"months": months, "seconds": seconds, "qa_seconds": qa_seconds, "peak_rss_mb": peak_mb, **{
+        k: stats.get(k) for k in ("sessions", "messages", "attribute_updates", "qa")}}))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs per size; the best wall time is reported")
-    parser.add_argument("--write", action="store_true", help="also write the dataset with checkpoints (full `keme synth`)")
+    parser.add_argument("--write", action="store_true",
+                        help="time the full `keme synth` instead (checkpoints, files, QA stage included)")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args.child, args.dir)
         return
-    print(f"{'months':>6} {'sessions':>8} {'messages':>8} {'updates':>7} {'wall s':>7} {'s/month':>7} {'peak MB':>8}")
+    print(f"{'months':>6} {'sessions':>8} {'messages':>8} {'updates':>7} {'synth s':>7} {'s/month':>7} "
+          f"{'QA':>5} {'QA s':>6} {'peak MB':>8}")
     for months in (1, 3, 6, 12):
         runs = []
         for _ in range(args.repeat):
@@ -64,8 +77,10 @@ def main() -> None:
             out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
             runs.append(json.loads(out.strip().splitlines()[-1]))
         best = min(runs, key=lambda r: r["seconds"])
+        qa_s = min((r["qa_seconds"] for r in runs if r["qa_seconds"] is not None), default=None)
+        qa_col = f"{best['qa']:>5} {qa_s:>6.2f}" if qa_s is not None else f"{'-':>5} {'-':>6}"
         print(f"{months:>6} {best['sessions']:>8} {best['messages']:>8} {best['attribute_updates']:>7} "
-              f"{best['seconds']:>7.2f} {best['seconds'] / months:>7.3f} {max(r['peak_rss_mb'] for r in runs):>8.0f}")
+              f"{best['seconds']:>7.2f} {best['seconds'] / months:>7.3f} {qa_col} {max(r['peak_rss_mb'] for r in runs):>8.0f}")
 
 
 if __name__ == "__main__":

@@ -67,7 +67,8 @@ def synth(
     stats = manifest.stats
     console.print(
         f"[green]wrote[/] {out}: {stats['personas']} personas, {stats['sessions']} sessions, "
-        f"{stats['messages']} messages, {stats['attribute_updates']} attribute updates in {seconds:.1f}s"
+        f"{stats['messages']} messages, {stats['attribute_updates']} attribute updates, "
+        f"{stats.get('qa', 0)} QA items in {seconds:.1f}s"
     )
 
 
@@ -108,10 +109,30 @@ def stats(
     except KemeError as exc:
         _fail(exc)
     numbers = trajectory_stats(data.personas, data.anchors, data.graphs, data.sessions)
+    if data.qa:
+        from keme.qa.build import qa_stats
+        from keme.qa.facts import worlds_from
+
+        worlds = {w.persona.id: w for w in worlds_from(data.personas, data.sessions, data.graphs, data.anchors)}
+        numbers |= qa_stats(data.qa, worlds)
     if as_json:
         typer.echo(json.dumps(numbers, ensure_ascii=False, indent=2))
     else:
         console.print(_stats_table(numbers))
+
+
+@app.command()
+def qa(dataset: Path = typer.Argument(..., help="dataset directory made by `keme synth`")) -> None:
+    """(Re)build DATASET's question–answer pairs (the QA stage of `keme synth`, run alone)."""
+    from keme.qa.build import run_qa_stage
+
+    try:
+        report = run_qa_stage(dataset)
+    except KemeError as exc:
+        _fail(exc)
+    selected = sum(report["selected_by_type"].values())
+    console.print(f"[green]wrote[/] {dataset / 'qa.jsonl'}: {selected} items from {report['candidates']} candidates")
+    console.print("rejected: " + (", ".join(f"{k} {v}" for k, v in report["rejected_by_reason"].items()) or "none"))
 
 
 @app.command()
@@ -147,7 +168,9 @@ def demo(
         raise typer.Exit(1)
     console.print("[green]✓[/] validation: all invariants hold")
     data = load_dataset(out)
-    console.print(_stats_table(trajectory_stats(data.personas, data.anchors, data.graphs, data.sessions)))
+    numbers = trajectory_stats(data.personas, data.anchors, data.graphs, data.sessions)
+    numbers |= {k: v for k, v in manifest.stats.items() if k in ("qa", "qa_by_type", "qa_by_hops", "qa_by_format")}
+    console.print(_stats_table(numbers))
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from keme.errors import KemeError
 from keme.models.anchor import APP_TYPES
+from keme.models.qa import QA_TYPES
 from keme.synth.catalog import CHANGES, EPISODE_KINDS
 
 
@@ -81,6 +82,30 @@ class EpisodeMix(_Strict):
         return self
 
 
+def _default_mix() -> dict[str, float]:
+    return {
+        "single_hop": 0.18, "multi_hop": 0.12, "temporal_reasoning": 0.12, "knowledge_update": 0.10,
+        "implicit_preference": 0.06, "preference_generalization": 0.07, "relationship": 0.08,
+        "summarization": 0.09, "abstention": 0.09, "adversarial": 0.09,
+    }
+
+
+class QASpec(_Strict):
+    per_month: float = Field(default=32, gt=0, description="target QA items per persona-month")
+    mix: dict[Literal[QA_TYPES], float] = Field(default_factory=_default_mix)  # type: ignore[valid-type]
+    mid_trajectory_share: float = Field(default=0.3, ge=0, le=1, description="share asked during the trajectory")
+    single_choice_share: float = Field(default=0.15, ge=0, le=1, description="open items turned into single choice")
+    multiple_choice_share: float = Field(default=0.3, ge=0, le=1, description="set items turned into multiple choice")
+    sample_per_node: int = Field(default=10, ge=2, description="unused child questions sampled per node")
+
+    @model_validator(mode="after")
+    def _mix_sums(self) -> QASpec:
+        total = sum(self.mix.values())
+        if not 0.99 <= total <= 1.01:
+            raise ValueError(f"qa.mix must sum to 1 (it sums to {total:.3f})")
+        return self
+
+
 class SynthConfig(_Strict):
     name: str
     seed: int = 0
@@ -90,6 +115,7 @@ class SynthConfig(_Strict):
     anchors: AnchorSpec = Field(default_factory=AnchorSpec)
     changes: ChangeSpec = Field(default_factory=ChangeSpec)
     dialogue: DialogueSpec = Field(default_factory=DialogueSpec)
+    qa: QASpec = Field(default_factory=QASpec)
 
     def fingerprint(self) -> str:
         """Hash of everything but the seed: a dataset directory belongs to one fingerprint."""

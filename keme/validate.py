@@ -19,7 +19,7 @@ import networkx as nx
 from keme.dataset.io import read_jsonl, sha256_file
 from keme.dataset.manifest import Manifest, read_manifest
 from keme.errors import KemeError
-from keme.models import Anchor, EventGraph, Persona, Session
+from keme.models import Anchor, EventGraph, Persona, QAItem, Session
 from keme.prior.anchors import anchor_message_text
 from keme.synth.state import dialogue_hash
 from keme.text import resources
@@ -43,6 +43,7 @@ class Dataset:
     anchors: list[Anchor]
     graphs: list[EventGraph]
     sessions: list[Session]
+    qa: list[QAItem]
 
 
 def load_dataset(root: Path) -> Dataset:
@@ -54,7 +55,7 @@ def load_dataset(root: Path) -> Dataset:
 
     return Dataset(
         root, manifest, part("personas.jsonl", Persona), part("anchors.jsonl", Anchor),
-        part("graphs.jsonl", EventGraph), part("sessions.jsonl", Session),
+        part("graphs.jsonl", EventGraph), part("sessions.jsonl", Session), part("qa.jsonl", QAItem),
     )
 
 
@@ -244,4 +245,23 @@ def validate(root: Path, min_children: int | None = None, max_children: int | No
     violations += check_anchors(data.anchors, data.sessions, personas)
     messages = {m.id: (m.content, m.timestamp) for s in data.sessions for m in s.messages}
     violations += check_evidence(data.personas, messages)
+    if data.qa:
+        violations += check_qa(data)
     return violations
+
+
+def check_qa(data: Dataset) -> list[Violation]:
+    """Every QA item's proof re-derives its answer from the current messages and persona."""
+    from keme.qa.facts import worlds_from
+    from keme.qa.verify import verify_items
+
+    out = []
+    ids = Counter(item.id for item in data.qa)
+    out += [Violation("qa", item_id, "duplicate item id") for item_id, n in ids.items() if n > 1]
+    for item in data.qa:
+        missing = [s for s in item.sub_questions if s not in ids]
+        if missing:
+            out.append(Violation("qa", item.id, f"sub-questions {missing} do not exist"))
+    worlds = {w.persona.id: w for w in worlds_from(data.personas, data.sessions, data.graphs, data.anchors)}
+    out += [Violation("qa", r.item_id, f"{r.reason}: {r.detail}") for r in verify_items(data.qa, worlds)]
+    return out

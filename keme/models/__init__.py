@@ -15,10 +15,17 @@ from keme.models.anchor import (
 )
 from keme.models.graph import Edge, Event, EventGraph, EventState, Revision
 from keme.models.persona import Attribute, AttributeVersion, Persona
+from keme.models.qa import QA_TYPES, AnswerSpec, Proof, QAItem, QAType, Quote
 from keme.models.session import Message, Role, Session
 
 __all__ = [
     "APP_TYPES",
+    "QA_TYPES",
+    "AnswerSpec",
+    "Proof",
+    "QAItem",
+    "QAType",
+    "Quote",
     "Anchor",
     "AnchorRecord",
     "AppType",

@@ -251,5 +251,18 @@ def synthesize(cfg: SynthConfig, out: Path, *, resume: bool = False, force: bool
         trajectories.append(traj)
         progress.on_persona(pid, index + 1, total)
     manifest = write_dataset(out, cfg, trajectories)
+    run_qa(out, cfg, trajectories)
     shutil.rmtree(out / WORK, ignore_errors=True)
-    return manifest
+    return read_manifest(out)
+
+
+def run_qa(out: Path, cfg: SynthConfig, trajectories: list[Trajectory]) -> None:
+    """The QA stage, on the trajectories just written."""
+    from keme.qa.build import record_qa, synthesize_qa
+    from keme.qa.facts import worlds_from
+
+    personas = [t.persona for t in trajectories]
+    worlds = worlds_from(personas, [s for t in trajectories for s in t.sessions], [t.graph for t in trajectories],
+                         [a for t in trajectories for a in t.anchors])
+    items, report = synthesize_qa(worlds, cfg)
+    record_qa(out, items, report, {w.persona.id: w for w in worlds})

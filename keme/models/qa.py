@@ -1,0 +1,78 @@
+"""Question–answer items with a machine-checkable proof of their answer."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+QAType = Literal[
+    "single_hop", "multi_hop", "temporal_reasoning", "knowledge_update", "implicit_preference",
+    "preference_generalization", "relationship", "summarization", "abstention", "adversarial", "visual_reasoning",
+]
+QA_TYPES: tuple[str, ...] = (
+    "single_hop", "multi_hop", "temporal_reasoning", "knowledge_update", "implicit_preference",
+    "preference_generalization", "relationship", "summarization", "abstention", "adversarial",
+)
+AnswerKind = Literal["entity", "number", "date", "duration", "set", "yes_no", "choice", "abstain", "free"]
+
+
+class AnswerSpec(BaseModel):
+    """What a correct answer must contain, for deterministic (rule) judging."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: AnswerKind
+    value: str | None = Field(default=None, description="canonical value: entity text, number, ISO date, seconds, letter, yes/no")
+    aliases: list[str] = Field(default_factory=list, description="other accepted surface forms")
+    items: list[str] = Field(default_factory=list, description="set members or key points that must all be present")
+    ordered: bool = Field(default=False, description="set items must appear in this order")
+    unit: str | None = None
+    tolerance: float = 0.0
+    option_value: str | None = Field(
+        default=None, description="choice items made from an open question: the canonical value of the correct option"
+    )
+
+
+class Quote(BaseModel):
+    """A claim about one message: it contains `text` and/or was sent on `on`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    message_id: str
+    text: str | None = None
+    on: date | None = None
+
+
+class Proof(BaseModel):
+    """How the answer follows from the messages; `keme validate` re-derives it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    op: str
+    quotes: list[Quote]
+    args: dict[str, str] = Field(default_factory=dict)
+
+
+class QAItem(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    persona_id: str
+    question: str
+    answer: str
+    spec: AnswerSpec
+    type: QAType
+    subtype: str = Field(description="the generator, e.g. knowledge_update.previous or temporal.days_between")
+    evidence: list[str] = Field(description="message ids that support the answer")
+    evidence_sessions: list[str]
+    asked_at: datetime
+    hops: int = Field(ge=0, description="reasoning steps, not the number of evidence messages")
+    sub_questions: list[str] = Field(default_factory=list)
+    difficulty: Literal["easy", "medium", "hard"]
+    language: Literal["en", "zh"]
+    format: Literal["open", "single_choice", "multiple_choice"] = "open"
+    options: list[str] = Field(default_factory=list, description="choices shown with the question, labelled A, B, ...")
+    node: str = Field(description="event graph node where the item was composed")
+    proof: Proof

@@ -1,0 +1,345 @@
+"""The QA stage: traverse each event graph bottom-up, then filter, select and write.
+
+Leaves contribute single-hop questions; every internal node samples up to
+`sample_per_node` unused questions of its children and composes them, and adds
+its own (episode recaps, month habits); the root adds persona-level ones.
+Candidates are verified, checked for leaks and near-duplicates (rejections are
+counted by reason), selected to the configured type mix, given a format, and
+written to qa.jsonl.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import timedelta
+from decimal import Decimal
+from pathlib import Path
+
+from keme.config import QASpec, SynthConfig
+from keme.dataset.io import write_jsonl
+from keme.dataset.manifest import FileEntry, read_manifest, write_manifest
+from keme.errors import KemeError
+from keme.models import QA_TYPES, AnswerSpec, QAItem
+from keme.qa import draft as d
+from keme.qa import generate as gen
+from keme.qa import phrasing
+from keme.qa.draft import Draft
+from keme.qa.facts import World, worlds_from
+from keme.qa.normalize import norm_text
+from keme.qa.verify import Verifier
+from keme.seeding import rng_for
+from keme.text import lang as fmt
+
+LETTERS = "ABCDEFGH"
+
+
+@dataclass
+class QAReport:
+    candidates: int = 0
+    rejected: Counter = field(default_factory=Counter)
+    selected: Counter = field(default_factory=Counter)
+
+    def as_dict(self) -> dict:
+        return {"candidates": self.candidates, "rejected_by_reason": dict(sorted(self.rejected.items())),
+                "selected_by_type": dict(sorted(self.selected.items()))}
+
+
+# ---------------------------------------------------------------- traversal
+def candidates(world: World, spec: QASpec, seed: int) -> list[Draft]:
+    """All candidate drafts of one persona, bottom-up over its event graph."""
+    rng = rng_for(seed, world.persona.id, "qa")
+    g = gen.Gen(world, phrasing.get(world.lang), rng, spec.mid_trajectory_share)
+    children: dict[str | None, list] = defaultdict(list)
+    for event in sorted(world.graph.events, key=lambda e: (e.start, e.id)):
+        children[event.parent_id].append(event)
+    drafts: list[Draft] = []
+    atoms: list[Draft] = []
+    used: set[int] = set()
+
+    def sample_unused(pool: list[Draft]) -> list[Draft]:
+        unused = [a for a in pool if id(a) not in used and a.fact is not None]
+        return rng.sample(unused, min(spec.sample_per_node, len(unused)))
+
+    def visit(event) -> list[Draft]:
+        kids = children.get(event.id, [])
+        if not kids:
+            own = gen.leaf_drafts(g, event)
+            atoms.extend(own)
+            drafts.extend(own)
+            return own
+        pool = [a for kid in kids for a in visit(kid)]
+        sample = sample_unused(pool)
+        composed = gen.compose_pairs(g, event.id, sample, 2 if event.depth else 4)
+        composed += gen.compose_single(g, event.id, sample, 2 if event.depth else 3)
+        if event.depth == 1:
+            sessions = [world.sessions_by_id[k.session_id] for k in kids if k.session_id]
+            composed += gen.episode_drafts(g, event, sessions)
+        elif event.depth == 0:
+            composed += gen.chapter_drafts(g, event)
+        for item in composed:
+            used.update(id(s) for s in item.sub)
+        drafts.extend(composed)
+        return pool
+
+    everything = [a for root in children.get(None, []) for a in visit(root)]
+    root = f"{world.persona.id}-root"
+    composed = gen.compose_pairs(g, root, sample_unused(everything), 4)
+    composed += gen.knowledge_updates(g, root)
+    composed += gen.implicit_overall(g, root)
+    composed += gen.generalizations(g, root)
+    composed += gen.relationships(g, root)
+    composed += gen.abstentions(g, root)
+    composed += gen.adversarials(g, root, atoms)
+    composed += gen.life_changes(g, root)
+    drafts.extend(composed)
+    return drafts
+
+
+# ---------------------------------------------------------------- filters
+def _tokens(text: str) -> set[str]:
+    normal = norm_text(text)
+    if re.search(r"[\u4e00-\u9fff]", normal):
+        compact = normal.replace(" ", "")
+        return {compact[i:i + 2] for i in range(len(compact) - 1)}
+    return set(normal.split())
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / max(1, len(a | b))
+
+
+def _answer_key(draft: Draft) -> str:
+    spec = draft.spec
+    return norm_text(spec.value or "|".join(spec.items))
+
+
+def filter_drafts(drafts: list[Draft], world: World, report: QAReport) -> list[Draft]:
+    """Verified, leak-free, distinct drafts (first one wins among duplicates)."""
+    verifier = Verifier(world)
+    kept: list[Draft] = []
+    seen_exact: set[tuple[str, str, str]] = set()
+    buckets: dict[tuple[str, str], list[tuple[set[str], set[str]]]] = defaultdict(list)
+    for draft in drafts:
+        item = draft.to_item("check", world, [])
+        problems = verifier.check(item)
+        if problems:
+            report.rejected[problems[0].reason] += 1
+            continue
+        exact = (draft.type, _answer_key(draft), norm_text(draft.question))
+        if exact in seen_exact:
+            report.rejected["duplicate"] += 1
+            continue
+        tokens, evidence = _tokens(draft.question), set(draft.evidence)
+        bucket = buckets[(draft.type, _answer_key(draft))]
+        if any(_jaccard(tokens, t) >= 0.8 and (_jaccard(evidence, e) >= 0.5 or not (evidence or e)) for t, e in bucket):
+            report.rejected["near_duplicate"] += 1
+            continue
+        seen_exact.add(exact)
+        bucket.append((tokens, evidence))
+        kept.append(draft)
+    return kept
+
+
+# ---------------------------------------------------------------- selection
+def select(drafts: list[Draft], target: int, spec: QASpec, rng: random.Random) -> list[Draft]:
+    """Pick `target` drafts to the type mix, subtypes interleaved, with every composed item's sub-questions."""
+    by_type: dict[str, dict[str, list[Draft]]] = defaultdict(lambda: defaultdict(list))
+    for draft in drafts:
+        by_type[draft.type][draft.subtype].append(draft)
+    for subtypes in by_type.values():
+        for items in subtypes.values():
+            rng.shuffle(items)
+
+    def take(kind: str, count: int, chosen: dict[int, Draft]) -> None:
+        subtypes = by_type.get(kind, {})
+        names = sorted(subtypes)
+        rng.shuffle(names)
+        picked = 0
+        while picked < count and any(subtypes[n] for n in names):
+            for name in names:
+                if picked >= count:
+                    break
+                while subtypes[name]:
+                    candidate = subtypes[name].pop()
+                    if id(candidate) not in chosen:
+                        chosen[id(candidate)] = candidate
+                        picked += 1
+                        break
+
+    eligible = {id(x) for x in drafts}
+    chosen: dict[int, Draft] = {}
+    floor = math.ceil(0.045 * target)
+    for kind in QA_TYPES:
+        if kind == "single_hop":
+            continue
+        take(kind, max(floor, round(spec.mix.get(kind, 0) * target)), chosen)
+    for draft in list(chosen.values()):
+        for sub in draft.sub:
+            if id(sub) in eligible:  # a rejected building block is not shipped, only referenced when valid
+                chosen.setdefault(id(sub), sub)
+    single = sum(1 for x in chosen.values() if x.type == "single_hop")
+    take("single_hop", max(0, round(spec.mix.get("single_hop", 0) * target) - single), chosen)
+    remaining = target - len(chosen)
+    kinds = [k for k in QA_TYPES if by_type.get(k)]
+    while remaining > 0 and any(any(v for v in by_type[k].values()) for k in kinds):
+        for kind in kinds:
+            if remaining <= 0:
+                break
+            before = len(chosen)
+            take(kind, 1, chosen)
+            remaining -= len(chosen) - before
+    return list(chosen.values())
+
+
+# ---------------------------------------------------------------- formats
+def _display(spec: AnswerSpec, value: str, lang: str) -> str:
+    if spec.kind == "number" and spec.unit in ("USD", "CNY"):
+        return fmt.format_money(Decimal(value), lang)
+    if spec.kind == "date":
+        from datetime import date
+
+        return fmt.format_date(date.fromisoformat(value), lang)
+    return value
+
+
+def _numeric_distractors(spec: AnswerSpec, rng: random.Random) -> list[str]:
+    value = Decimal(spec.value or "0")
+    if spec.unit in ("USD", "CNY"):
+        factors = rng.sample(["0.5", "0.75", "1.25", "1.5", "2"], 3)
+        return [str((value * Decimal(f)).quantize(Decimal("0.01"))) for f in factors]
+    steps = rng.sample([-3, -2, -1, 1, 2, 3, 5], 3)
+    return [str(max(0, int(value) + s)) for s in steps if int(value) + s >= 0 and int(value) + s != int(value)]
+
+
+def _date_distractors(spec: AnswerSpec, rng: random.Random) -> list[str]:
+    from datetime import date
+
+    day = date.fromisoformat(spec.value or "2000-01-01")
+    return [(day + timedelta(days=s)).isoformat() for s in rng.sample([-9, -5, -2, -1, 1, 2, 4, 7], 3)]
+
+
+def apply_formats(drafts: list[Draft], spec: QASpec, rng: random.Random, lang: str) -> None:
+    """Turn a share of open items into single- or multiple-choice items with plausible distractors."""
+    for draft in drafts:
+        if draft.format != "open" or draft.type in ("abstention",):
+            continue
+        draft.open_form = (draft.spec, draft.answer, list(draft.options), draft.format)
+        kind = draft.spec.kind
+        if kind in ("entity", "number", "date") and rng.random() < spec.single_choice_share:
+            if kind == "number":
+                wrong = _numeric_distractors(draft.spec, rng)
+            elif kind == "date":
+                wrong = _date_distractors(draft.spec, rng)
+            else:
+                wrong = [w for w in dict.fromkeys(draft.distractors) if norm_text(w) != norm_text(draft.spec.value or "")]
+                wrong = rng.sample(wrong, min(3, len(wrong)))
+            wrong_shown = list(dict.fromkeys(_display(draft.spec, w, lang) for w in wrong))
+            # entities show the answer as written (a localized label may stand for a canonical key)
+            right = draft.answer if kind == "entity" else _display(draft.spec, draft.spec.value or "", lang)
+            wrong_shown = [w for w in wrong_shown if w != right]
+            if len(wrong_shown) < 2:
+                continue
+            options = wrong_shown[:3] + [right]
+            rng.shuffle(options)
+            letter = LETTERS[options.index(right)]
+            draft.options = options
+            draft.format = "single_choice"
+            draft.spec = AnswerSpec(kind="choice", value=letter, aliases=[right], option_value=draft.spec.value)
+            draft.answer = f"{letter}. {right}"
+        elif kind in ("set", "free") and draft.spec.items and not draft.spec.ordered and draft.distractors \
+                and rng.random() < spec.multiple_choice_share:
+            wrong = [w for w in draft.distractors if w not in draft.spec.items][:3]
+            if not wrong:
+                continue
+            options = list(draft.spec.items) + wrong
+            rng.shuffle(options)
+            draft.options = options
+            draft.format = "multiple_choice"
+            draft.spec = AnswerSpec(kind="set", items=list(draft.spec.items))
+
+
+# ---------------------------------------------------------------- the stage
+def build_items(world: World, spec: QASpec, seed: int, report: QAReport) -> list[QAItem]:
+    months = max(1.0, (world.persona.end - world.persona.start).days / 30.4)
+    target = round(spec.per_month * months)
+    drafts = candidates(world, spec, seed)
+    report.candidates += len(drafts)
+    kept = filter_drafts(drafts, world, report)
+    rng = rng_for(seed, world.persona.id, "qa", "select")
+    chosen = select(kept, target, spec, rng)
+    apply_formats(chosen, spec, rng, world.lang)
+    chosen.sort(key=lambda x: (QA_TYPES.index(x.type) if x.type in QA_TYPES else 99, x.subtype, x.asked_at, x.question))
+    ids = {id(x): f"{world.persona.id}-q{n:04d}" for n, x in enumerate(chosen, start=1)}
+    verifier = Verifier(world)
+    final = []
+    for draft in chosen:
+        item = draft.to_item(ids[id(draft)], world, [ids[id(s)] for s in draft.sub if id(s) in ids])
+        if verifier.check(item) and draft.open_form is not None:
+            # a choice format can go wrong (an option that gives the answer away): keep the open form
+            draft.spec, draft.answer, draft.options, draft.format = draft.open_form
+            report.rejected["format_reverted"] += 1
+            item = draft.to_item(ids[id(draft)], world, [ids[id(s)] for s in draft.sub if id(s) in ids])
+        final.append(item)
+        report.selected[item.type] += 1
+    return final
+
+
+def qa_stats(items: list[QAItem], worlds: dict[str, World]) -> dict:
+    hops = Counter(str(i.hops if i.hops < 4 else "4+") for i in items)
+    spread_sessions = Counter(str(min(len(i.evidence_sessions), 4)) + ("+" if len(i.evidence_sessions) >= 4 else "") for i in items)
+    spans = []
+    for item in items:
+        world = worlds[item.persona_id]
+        stamps = [world.messages[m].timestamp for m in item.evidence]
+        spans.append((max(stamps) - min(stamps)).days if stamps else 0)
+    buckets = Counter("0" if s == 0 else "1-7" if s <= 7 else "8-30" if s <= 30 else "31+" for s in spans)
+    total = len(items) or 1
+    by_type = Counter(i.type for i in items)
+    return {
+        "qa": len(items),
+        "qa_by_type": dict(sorted(by_type.items())),
+        "qa_type_share": {k: round(v / total, 3) for k, v in sorted(by_type.items())},
+        "qa_by_subtype": dict(sorted(Counter(i.subtype for i in items).items())),
+        "qa_by_language": dict(sorted(Counter(i.language for i in items).items())),
+        "qa_by_hops": dict(sorted(hops.items())),
+        "qa_by_format": dict(sorted(Counter(i.format for i in items).items())),
+        "qa_by_difficulty": dict(sorted(Counter(i.difficulty for i in items).items())),
+        "qa_evidence_sessions": dict(sorted(spread_sessions.items())),
+        "qa_evidence_span_days": dict(sorted(buckets.items())),
+        "qa_mid_trajectory": sum(1 for i in items if i.asked_at <= worlds[i.persona_id].persona.end),
+    }
+
+
+def synthesize_qa(worlds: list[World], cfg: SynthConfig) -> tuple[list[QAItem], QAReport]:
+    report = QAReport()
+    items: list[QAItem] = []
+    for world in worlds:
+        items += build_items(world, cfg.qa, cfg.seed, report)
+    return items, report
+
+
+def run_qa_stage(root: Path) -> dict:
+    """`keme qa D`: (re)build qa.jsonl of an existing dataset and record it in the manifest."""
+    from keme.validate import load_dataset
+
+    data = load_dataset(root)
+    if data.manifest.config is None:
+        raise KemeError(f"{root}: the manifest has no synthesis config; QA synthesis needs one (imported datasets bring their own QA)")
+    cfg = SynthConfig.model_validate(data.manifest.config)
+    worlds = worlds_from(data.personas, data.sessions, data.graphs, data.anchors)
+    items, report = synthesize_qa(worlds, cfg)
+    record_qa(root, items, report, {w.persona.id: w for w in worlds})
+    return report.as_dict()
+
+
+def record_qa(root: Path, items: list[QAItem], report: QAReport, worlds: dict[str, World]) -> None:
+    digest, count, size = write_jsonl(root / "qa.jsonl", items)
+    manifest = read_manifest(root)
+    manifest.files["qa.jsonl"] = FileEntry(sha256=digest, records=count, bytes=size)
+    manifest.stats = {k: v for k, v in manifest.stats.items() if not k.startswith("qa")} | qa_stats(items, worlds)
+    manifest.stages["qa"] = report.as_dict()
+    write_manifest(root, manifest)

@@ -1,0 +1,130 @@
+"""Candidate QA items before selection, and the small builders they are made with."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timedelta
+from decimal import Decimal
+
+from keme.models import AnswerSpec, Proof, QAItem, Quote
+from keme.qa.facts import Fact, World
+
+
+@dataclass
+class Draft:
+    type: str
+    subtype: str
+    question: str
+    answer: str
+    spec: AnswerSpec
+    proof: Proof
+    asked_at: datetime
+    hops: int
+    node: str
+    sub: list[Draft] = field(default_factory=list)
+    options: list[str] = field(default_factory=list)
+    distractors: list[str] = field(default_factory=list)
+    fact: Fact | None = None  # the fact a single-hop item asks about (for composition)
+    format: str = "open"
+    open_form: tuple | None = None  # (spec, answer, options, format) before a choice format was applied
+
+    @property
+    def evidence(self) -> list[str]:
+        return list(dict.fromkeys(q.message_id for q in self.proof.quotes))
+
+    def to_item(self, item_id: str, world: World, sub_ids: list[str]) -> QAItem:
+        evidence = self.evidence
+        sessions = list(dict.fromkeys(world.session_of[m] for m in evidence))
+        return QAItem(
+            id=item_id, persona_id=world.persona.id, question=self.question, answer=self.answer, spec=self.spec,
+            type=self.type, subtype=self.subtype, evidence=evidence, evidence_sessions=sessions,  # type: ignore[arg-type]
+            asked_at=self.asked_at, hops=self.hops, sub_questions=sub_ids,
+            difficulty=difficulty(self, world), language=world.lang, format=self.format,  # type: ignore[arg-type]
+            options=self.options, node=self.node, proof=self.proof,
+        )
+
+
+def difficulty(draft: Draft, world: World) -> str:
+    stamps = [world.messages[m].timestamp for m in draft.evidence]
+    spread = (max(stamps) - min(stamps)).days if stamps else 0
+    if draft.type in ("summarization", "adversarial") or draft.hops >= 3 or spread > 45:
+        return "hard"
+    if draft.hops == 2 or spread > 7 or draft.type in ("knowledge_update", "implicit_preference", "abstention"):
+        return "medium"
+    return "easy"
+
+
+# ---------------------------------------------------------------- specs and proofs
+def quote(fact: Fact, with_text: bool = True) -> Quote:
+    return Quote(message_id=fact.message_id, text=fact.value if with_text else None)
+
+
+def dated(fact: Fact) -> Quote:
+    return Quote(message_id=fact.message_id, text=fact.value, on=fact.when.date())
+
+
+def proof(op: str, quotes: list[Quote], **args: str) -> Proof:
+    return Proof(op=op, quotes=quotes, args=args)
+
+
+def entity(value: str, aliases: list[str] | None = None) -> AnswerSpec:
+    return AnswerSpec(kind="entity", value=value, aliases=aliases or [])
+
+
+def number(value: Decimal | int, unit: str | None = None, aliases: list[str] | None = None) -> AnswerSpec:
+    text = str(value.quantize(Decimal("0.01"))) if isinstance(value, Decimal) else str(value)
+    return AnswerSpec(kind="number", value=text, unit=unit, aliases=aliases or [])
+
+
+def day_spec(day: date, aliases: list[str] | None = None) -> AnswerSpec:
+    return AnswerSpec(kind="date", value=day.isoformat(), aliases=aliases or [])
+
+
+def duration(seconds: int, aliases: list[str] | None = None) -> AnswerSpec:
+    return AnswerSpec(kind="duration", value=str(seconds), unit="s", tolerance=5, aliases=aliases or [])
+
+
+def set_spec(items: list[str], ordered: bool = False) -> AnswerSpec:
+    return AnswerSpec(kind="set", items=items, ordered=ordered)
+
+
+def key_points(items: list[str]) -> AnswerSpec:
+    return AnswerSpec(kind="free", items=items)
+
+
+def choice(letter: str, text: str) -> AnswerSpec:
+    return AnswerSpec(kind="choice", value=letter, aliases=[text])
+
+
+def abstain() -> AnswerSpec:
+    return AnswerSpec(kind="abstain", value="abstain")
+
+
+def fill_question(rng: random.Random, forms: list[str], **slots: object) -> str:
+    from keme.qa.phrasing import fill
+
+    return fill(rng.choice(forms), slots)
+
+
+# ---------------------------------------------------------------- question time
+def final_time(world: World) -> datetime:
+    """After the whole trajectory: the evening of the day after it ends."""
+    return datetime.combine(world.persona.end.date() + timedelta(days=1), time(20, 0))
+
+
+def ask_time(rng: random.Random, world: World, last: datetime, mid_share: float,
+             until: datetime | None = None) -> datetime | None:
+    """When the question is asked: after `last`, before `until` if the answer stops being true then.
+
+    A share of questions is asked mid-trajectory (an hour to a few weeks after
+    the evidence); the rest after the trajectory ends. None if no time works.
+    """
+    end = world.persona.end
+    if until is None and rng.random() >= mid_share:
+        return final_time(world)
+    low = last + timedelta(hours=1)
+    high = min(until or end, end, last + timedelta(days=30)) - timedelta(minutes=1)
+    if high <= low:
+        return None if until is not None else final_time(world)
+    return (low + timedelta(seconds=rng.randrange(int((high - low).total_seconds())))).replace(microsecond=0)

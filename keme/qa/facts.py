@@ -1,0 +1,182 @@
+"""Atomic facts: what each session reveals, with the message that states it.
+
+A fact is only recorded when its display value literally appears in a message
+of the session, so every question built on it has a quotable source.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from keme.models import Anchor, Event, EventGraph, Message, Persona, Session
+from keme.prior.anchors import anchor_slots
+from keme.qa.normalize import norm_text
+from keme.synth.planner import SET
+from keme.text import resources
+
+PARAM_KEYS = (
+    "destination", "attraction", "local_food", "companion", "project", "colleague", "deadline", "symptom", "clinic",
+    "goal", "person", "occasion", "restaurant", "gift", "product", "price", "dish", "title", "resource",
+    "relative", "activity", "place", "device", "issue", "vet_clinic",
+)
+
+
+@dataclass(frozen=True)
+class Fact:
+    kind: str  # "attr", an app type, or an episode kind
+    key: str  # attribute key, record field or episode param
+    value: str  # as it appears in the text
+    message_id: str
+    session_id: str
+    event_id: str
+    when: datetime  # timestamp of the message that states it
+    context: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    version: int = 0  # attribute facts: index of the persona version
+
+
+@dataclass
+class World:
+    """One persona's trajectory, indexed for question generation and verification."""
+
+    persona: Persona
+    sessions: list[Session]
+    graph: EventGraph
+    anchors: dict[str, Anchor]
+    messages: dict[str, Message] = field(default_factory=dict)
+    session_of: dict[str, str] = field(default_factory=dict)  # message id -> session id
+    sessions_by_id: dict[str, Session] = field(default_factory=dict)
+    events: dict[str, Event] = field(default_factory=dict)
+    facts: list[Fact] = field(default_factory=list)
+    by_session: dict[str, list[Fact]] = field(default_factory=lambda: defaultdict(list))
+
+    def __post_init__(self) -> None:
+        # a canonical order, whether the graph comes from memory or from disk
+        self.graph = self.graph.model_copy(update={"events": sorted(self.graph.events, key=lambda e: e.id)})
+        self.sessions = sorted(self.sessions, key=lambda s: s.start)
+        self.sessions_by_id = {s.id: s for s in self.sessions}
+        self.events = {e.id: e for e in self.graph.events}
+        for session in self.sessions:
+            for message in session.messages:
+                self.messages[message.id] = message
+                self.session_of[message.id] = session.id
+
+    @property
+    def lang(self) -> str:
+        return self.persona.language
+
+    @functools.cached_property
+    def corpus(self) -> str:
+        """Every message, normalised and joined: fast "is this mentioned anywhere?" checks."""
+        return "\n".join(norm_text(m.content) for m in self.messages.values())
+
+    def mentions(self, term: str) -> bool:
+        needle = norm_text(term)
+        return bool(needle) and needle in self.corpus
+
+    def episode_of(self, leaf: Event) -> Event:
+        """The episode a leaf belongs to (itself for depth-1 leaves)."""
+        if leaf.depth == 2 and leaf.parent_id:
+            return self.events[leaf.parent_id]
+        return leaf
+
+    def episode_kind(self, leaf: Event) -> str:
+        episode = self.episode_of(leaf)
+        return episode.params.get("_episode", episode.change or episode.kind)
+
+    def params_of(self, leaf: Event) -> dict[str, str]:
+        episode = self.episode_of(leaf)
+        merged = dict(episode.params) | leaf.params
+        return {k: v for k, v in merged.items() if not k.startswith("_") and not k.startswith(SET)}
+
+
+def _first_message_with(session: Session, value: str, roles: tuple[str, ...] = ("user", "assistant")) -> Message | None:
+    for message in session.messages:
+        if message.role in roles and value in message.content:
+            return message
+    return None
+
+
+def extract(world: World) -> None:
+    """Fill `world.facts` and `world.by_session`."""
+    res = resources.get(world.lang)
+    facts: list[Fact] = []
+    # persona attributes: every evidence link is a fact
+    for attr in world.persona.attributes():
+        for index, version in enumerate(attr.versions):
+            for message_id in version.evidence:
+                message = world.messages.get(message_id)
+                if message is None:
+                    continue
+                session_id = world.session_of[message_id]
+                facts.append(Fact(
+                    "attr", attr.key, version.value, message_id, session_id, world.sessions_by_id[session_id].event_id,
+                    message.timestamp, {}, index,
+                ))
+    for session in world.sessions:
+        leaf = world.events[session.event_id]
+        # the anchor record, as the app reported it
+        if session.anchor_id:
+            anchor = world.anchors[session.anchor_id]
+            system = next(m for m in session.messages if m.role == "system")
+            slots = anchor_slots(anchor, world.lang, res)
+            context = dict(slots) | _record_context(anchor)
+            for key, value in slots.items():
+                if value and value in system.content:
+                    facts.append(Fact(anchor.app, key, value, system.id, session.id, leaf.id, system.timestamp, context))
+        # episode details, where the dialogue states them
+        params = world.params_of(leaf)
+        kind = world.episode_kind(leaf)
+        context = dict(params) | {"moment": leaf.kind}
+        for key in PARAM_KEYS:
+            value = params.get(key)
+            if not value:
+                continue
+            message = _first_message_with(session, value)
+            if message is not None:
+                facts.append(Fact(kind, key, value, message.id, session.id, leaf.id, message.timestamp, context))
+    facts.sort(key=lambda f: (f.when, f.message_id, f.kind, f.key))
+    world.facts = facts
+    world.by_session = defaultdict(list)
+    for fact in facts:
+        world.by_session[fact.session_id].append(fact)
+
+
+def _record_context(anchor: Anchor) -> dict[str, str]:
+    """Canonical values of a record (ISO dates, exact amounts) for answer specs."""
+    record = anchor.record
+    context = {"anchor_id": anchor.id, "app": anchor.app, "reported": anchor.timestamp.isoformat()}
+    if record.kind == "bill":
+        context |= {"amount_value": str(record.amount), "category_value": record.category}
+    elif record.kind == "calendar":
+        context |= {"start_value": record.start.isoformat(), "end_value": record.end.isoformat()}
+    elif record.kind == "todo":
+        context |= {"due_value": record.due.isoformat()}
+    elif record.kind == "voice_memo":
+        context |= {"duration_value": str(record.duration_seconds)}
+    elif record.kind == "document":
+        context |= {"pages_value": str(record.pages)}
+    elif record.kind == "note":
+        context |= {"lines": "\n".join(line for line in record.body.splitlines() if line.strip())}
+    elif record.kind == "screen":
+        context |= {"lines": "\n".join(line for line in record.text.splitlines() if line.strip())}
+    return context
+
+
+def worlds_from(personas: list[Persona], sessions: list[Session], graphs: list[EventGraph],
+                anchors: list[Anchor]) -> list[World]:
+    by_persona_sessions: dict[str, list[Session]] = defaultdict(list)
+    for session in sessions:
+        by_persona_sessions[session.persona_id].append(session)
+    graph_of = {g.persona_id: g for g in graphs}
+    anchors_of: dict[str, dict[str, Anchor]] = defaultdict(dict)
+    for anchor in anchors:
+        anchors_of[anchor.persona_id][anchor.id] = anchor
+    worlds = []
+    for persona in personas:
+        world = World(persona, by_persona_sessions[persona.id], graph_of[persona.id], anchors_of[persona.id])
+        extract(world)
+        worlds.append(world)
+    return worlds

@@ -1,0 +1,162 @@
+"""QA synthesis: bottom-up items whose answers are proven from the trajectory."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime
+
+import pytest
+
+from conftest import ROOT
+from keme.config import load_config
+from keme.models import Quote
+from keme.qa import build
+from keme.qa.facts import World, worlds_from
+from keme.qa.verify import Verifier, verify_items
+from keme.synth.pipeline import synthesize_persona
+
+
+def _world(traj) -> World:
+    return worlds_from([traj.persona], traj.sessions, [traj.graph], traj.anchors)[0]
+
+
+@pytest.fixture(scope="module")
+def year():
+    cfg = load_config(ROOT / "configs/year.yaml")
+    traj = synthesize_persona(0, cfg)
+    world = _world(traj)
+    items = build.build_items(world, cfg.qa, cfg.seed, build.QAReport())
+    return cfg, traj, world, items
+
+
+def test_a_persona_year_yields_at_least_300_items(year):
+    assert len(year[3]) >= 300
+
+
+def test_every_type_is_at_least_four_percent(year):
+    items = year[3]
+    counts = Counter(i.type for i in items)
+    for kind in ("single_hop", "multi_hop", "temporal_reasoning", "knowledge_update", "implicit_preference",
+                 "preference_generalization", "relationship", "summarization", "abstention", "adversarial"):
+        assert counts[kind] / len(items) >= 0.04, (kind, counts[kind])
+
+
+def test_knowledge_updates_ask_current_previous_and_history(year):
+    subtypes = {i.subtype for i in year[3] if i.type == "knowledge_update"}
+    assert {"knowledge_update.current", "knowledge_update.previous", "knowledge_update.history"} <= subtypes
+
+
+def test_every_item_verifies(year):
+    _, _, world, items = year
+    assert verify_items(items, {world.persona.id: world}) == []
+
+
+def test_questions_come_after_their_evidence(year):
+    _, _, world, items = year
+    for item in items:
+        assert all(world.messages[m].timestamp <= item.asked_at for m in item.evidence)
+
+
+def test_a_share_of_questions_is_asked_mid_trajectory(year):
+    _, traj, _, items = year
+    mid = [i for i in items if i.asked_at <= traj.persona.end]
+    assert 0.1 <= len(mid) / len(items) <= 0.5
+
+
+def test_composed_items_name_their_sub_questions_and_hops(year):
+    items = year[3]
+    ids = {i.id for i in items}
+    composed = [i for i in items if i.sub_questions]
+    assert composed
+    for item in composed:
+        assert set(item.sub_questions) <= ids
+        assert item.hops >= 1
+    assert any(i.hops >= 2 for i in items if i.type == "multi_hop")
+
+
+def test_multi_hop_items_span_at_least_two_sessions(year):
+    spans = [len(i.evidence_sessions) for i in year[3] if i.type == "multi_hop"]
+    assert sum(1 for s in spans if s >= 2) / len(spans) > 0.8
+
+
+def test_choice_formats_carry_options_and_a_letter(year):
+    choices = [i for i in year[3] if i.format == "single_choice"]
+    assert choices
+    for item in choices:
+        assert item.spec.kind == "choice" and item.spec.value in "ABCD"[: len(item.options)]
+
+
+def test_corrupting_an_amount_flags_exactly_the_items_that_depend_on_it(year):
+    cfg, traj, _, items = year
+    world = _world(traj)
+    bill_id, amount = next((q.message_id, q.text) for i in items if i.subtype == "bill.amount" for q in i.proof.quotes
+                           if q.text and q.text.startswith("$"))
+    bill = world.messages[bill_id]
+    dependent = {i.id for i in items if any(q.message_id == bill.id and q.text and amount in q.text for q in i.proof.quotes)}
+    world.messages[bill.id] = bill.model_copy(update={"content": bill.content.replace(amount, "$999.99")})
+    flagged = {r.item_id for r in verify_items(items, {world.persona.id: world})}
+    assert dependent and flagged == dependent
+
+
+def test_an_abstention_target_that_appears_is_flagged(year):
+    _, traj, _, items = year
+    world = _world(traj)
+    item = next(i for i in items if i.type == "abstention" and i.proof.args.get("terms"))
+    message = world.sessions[0].messages[1]
+    world.messages[message.id] = message.model_copy(update={"content": message.content + " " + item.proof.args["terms"]})
+    world.__dict__.pop("corpus", None)
+    assert [r.reason for r in Verifier(world).check(item)] == ["unsupported"]
+
+
+def test_a_question_that_contains_its_answer_is_a_leak(year):
+    _, traj, world, items = year
+    item = next(i for i in items if i.spec.kind == "entity")
+    leaky = item.model_copy(update={"question": f"{item.question} ({item.spec.value}?)"})
+    assert "leak" in [r.reason for r in Verifier(world).check(leaky)]
+
+
+def test_a_quote_that_is_not_in_its_message_is_unsupported(year):
+    _, _, world, items = year
+    item = next(i for i in items if i.proof.quotes)
+    forged = item.model_copy(update={"proof": item.proof.model_copy(
+        update={"quotes": [Quote(message_id=item.proof.quotes[0].message_id, text="never said this")] + item.proof.quotes[1:]})})
+    assert [r.reason for r in Verifier(world).check(forged)] == ["unsupported"]
+
+
+def test_asking_before_the_evidence_is_rejected(year):
+    _, traj, world, items = year
+    item = next(i for i in items if i.evidence)
+    early = item.model_copy(update={"asked_at": datetime(2000, 1, 1)})
+    assert "unsupported" in [r.reason for r in Verifier(world).check(early)]
+
+
+def test_duplicates_are_rejected_and_counted(year):
+    cfg, _, world, _ = year
+    drafts = build.candidates(world, cfg.qa, cfg.seed)
+    report = build.QAReport()
+    kept = build.filter_drafts(drafts + drafts[:5], world, report)
+    assert report.rejected["duplicate"] >= 5
+    assert len(kept) < len(drafts)
+
+
+def test_both_languages_get_questions(tmp_path):
+    from keme.config import parse_config
+    from keme.synth.pipeline import synthesize
+
+    cfg = parse_config("name: l\nseed: 2\npersonas:\n  - {language: zh, start: 2026-01-01, months: 2}\n"
+                       "  - {language: en, start: 2026-01-01, months: 2}\n")
+    manifest = synthesize(cfg, tmp_path / "d")
+    assert manifest.stats["qa_by_language"]["zh"] > 40 and manifest.stats["qa_by_language"]["en"] > 40
+
+
+def test_qa_stage_alone_reproduces_the_synthesized_items(tmp_path, sample_config):
+    import subprocess
+    import sys
+
+    from keme.synth.pipeline import synthesize
+
+    synthesize(sample_config, tmp_path / "d")
+    before = (tmp_path / "d/qa.jsonl").read_bytes()
+    result = subprocess.run([sys.executable, "-m", "keme.cli", "qa", str(tmp_path / "d")], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "d/qa.jsonl").read_bytes() == before

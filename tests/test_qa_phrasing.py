@@ -1,0 +1,53 @@
+"""Question phrasing: both languages offer the same questions with the same slots."""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+
+from keme.qa.phrasing import PhrasingError, fill, get
+
+
+def _slots(template: str) -> set[str]:
+    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+
+
+def _templates(lang: str) -> dict[str, set[str]]:
+    text = get(lang).text
+    found: dict[str, set[str]] = {}
+    for key, forms in text.attributes.items():
+        for form, templates in forms.model_dump().items():
+            for t in templates:
+                found.setdefault(f"attributes.{key}.{form}", set()).update(_slots(t))
+    for kind, phrases in text.events.items():
+        for form, t in phrases.model_dump().items():
+            found[f"events.{kind}.{form}"] = _slots(t)
+    for key, templates in text.questions.items():
+        for t in templates:
+            found.setdefault(f"questions.{key}", set()).update(_slots(t))
+    for key, t in text.answers.items():
+        found[f"answers.{key}"] = _slots(t)
+    for key, gen in text.generalize.items():
+        found[f"generalize.{key}.option"] = _slots(gen.option)
+    return found
+
+
+def test_chinese_offers_every_english_question():
+    assert set(_templates("zh")) == set(_templates("en"))
+
+
+@pytest.mark.parametrize("key", sorted(_templates("en")))
+def test_chinese_uses_only_slots_the_english_template_gets(key):
+    assert _templates("zh")[key] <= _templates("en")[key] or key.startswith("answers.")
+
+
+def test_generalization_options_show_the_value():
+    for lang in ("en", "zh"):
+        for gen in get(lang).text.generalize.values():
+            assert "value" in _slots(gen.option)
+
+
+def test_a_missing_slot_is_an_error_not_a_blank():
+    with pytest.raises(PhrasingError, match="merchant"):
+        fill("How much at {merchant}?", {})
