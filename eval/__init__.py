@@ -1,0 +1,1 @@
+"""The evaluation harness: replay trajectories through memory systems and score them."""

@@ -135,6 +135,84 @@ def qa(dataset: Path = typer.Argument(..., help="dataset directory made by `keme
     console.print("rejected: " + (", ".join(f"{k} {v}" for k, v in report["rejected_by_reason"].items()) or "none"))
 
 
+def print_leaderboard(summary: dict, title: str = "leaderboard") -> None:
+    from eval.report import leaderboard_rows
+
+    rows = leaderboard_rows(summary)
+    table = Table(title=title)
+    columns = [c for c in dict.fromkeys(c for row in rows for c in row) if c != "note"]
+    for column in columns:
+        table.add_column(column, justify="left" if column == "system" else "right")
+    flagged = False
+    for row in rows:
+        cells = [_cell(row.get(c)) for c in columns]
+        if row.get("note"):
+            cells[0] += " †"
+            flagged = True
+        table.add_row(*cells)
+    wide = Console(width=max(console.width, 150)) if not console.is_terminal else console
+    wide.print(table)
+    if flagged:
+        wide.print("[dim]† unpublishable: the oracle is given the gold evidence (an upper bound, not a memory system)[/]")
+    wide.print(f"[dim]{summary['note']}; retrieval metrics at message granularity unless marked sess[/]")
+
+
+def _cell(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.3f}" if value < 100 else f"{value:,.0f}"
+    return str(value)
+
+
+@app.command("eval")
+def eval_cmd(
+    data: Path = typer.Option(..., "--data", "-d", help="dataset directory"),
+    systems: str = typer.Option(..., help="comma-separated system names, subprocess:<name>, or 'all'"),
+    out: Path = typer.Option(..., "--out", "-o", help="run directory (resumed if it holds the same run)"),
+    k: int = typer.Option(10, help="hits given to the reader (context size)"),
+    depth: int = typer.Option(50, help="hits retrieved for the retrieval metrics (k up to 50)"),
+    mode: str = typer.Option("offline", help="offline: ask after the whole trajectory; online: ask at asked_at"),
+    roles: Optional[str] = typer.Option(None, help="replay only these message roles, e.g. 'user' (default: dataset convention)"),
+    limit: Optional[int] = typer.Option(None, help="at most this many questions per persona"),
+    params: Optional[Path] = typer.Option(None, help="YAML: system name -> constructor parameters"),
+    force: bool = typer.Option(False, help="replace a run directory that holds a run with other settings"),
+) -> None:
+    """Replay DATA through memory systems, score retrieval (and answers, with a reader) and print the leaderboard."""
+    import yaml
+
+    from eval.run import Settings, resolve_systems, run
+
+    if mode not in ("offline", "online"):
+        _fail(KemeError(f"--mode must be offline or online, not {mode!r}"))
+    try:
+        names = resolve_systems(systems)
+        system_params = yaml.safe_load(params.read_text()) if params else {}
+        total = None
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=err, transient=True) as bar:
+            tasks: dict[str, int] = {}
+
+            def on_progress(system: str, step: int, marker: int) -> None:
+                if system not in tasks:
+                    tasks[system] = bar.add_task(system, total=total)
+                if marker == 0:
+                    bar.advance(tasks[system], step)
+
+            from eval.replay import load_replay
+
+            total = len(load_replay(data, tuple(roles.split(",")) if roles else None, limit).questions)
+            summary = run(Settings(
+                data=data, out=out, systems=names, k=k, depth=depth, mode=mode,
+                roles=tuple(roles.split(",")) if roles else None, limit=limit, params=system_params or {},
+                force=force, on_progress=on_progress,
+            ))
+    except KemeError as exc:
+        _fail(exc)
+    print_leaderboard(summary, f"{data} · {mode} · k={k}")
+    console.print(f"reports in {out}: summary.json, leaderboard.csv, leaderboard.md, leaderboard.png, results.jsonl")
+
+
 @app.command()
 def schema(out: Path = typer.Option(..., "--out", "-o", help="directory for the *.schema.json files")) -> None:
     """Export the JSON Schema of every record type."""

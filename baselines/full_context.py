@@ -1,0 +1,56 @@
+"""Full context: everything, newest first, cut to a token budget (the long-context baseline).
+
+Hits are messages ranked newest first (so retrieval metrics measure how much of
+the gold falls inside the budget's recent end); the rendered context is the
+kept messages in chronological order, as a long-context reader would see them.
+"""
+
+from __future__ import annotations
+
+from baselines.store import Scopes, docs_of, fingerprint
+from eval.contract import Query, Retrieval, Usage
+from eval.tokens import count_tokens
+from keme.models import Session
+
+
+class FullContext:
+    def __init__(self, budget_tokens: int = 16_000):
+        self.name = "full_context"
+        self.budget = budget_tokens
+        self.scopes = Scopes()
+        self.costs: dict[str, list[int]] = {}
+
+    def config_fingerprint(self) -> str:
+        return fingerprint(self.name, budget_tokens=self.budget)
+
+    def reset(self, scope: str) -> None:
+        self.scopes.reset(scope)
+        self.costs[scope] = []
+
+    def ingest(self, scope: str, session: Session) -> Usage:
+        docs = docs_of(session, "message")
+        self.scopes.get(scope).extend(docs)
+        self.costs.setdefault(scope, []).extend(count_tokens(d.text) for d in docs)
+        return Usage()
+
+    def flush(self, scope: str) -> None:
+        pass
+
+    def retrieve(self, scope: str, query: Query, k: int) -> Retrieval:
+        docs, costs = self.scopes.get(scope), self.costs.get(scope, [])
+        kept, used = [], 0
+        for doc, cost in zip(reversed(docs), reversed(costs)):
+            if doc.timestamp > query.now:
+                continue
+            if used + cost > self.budget:
+                break
+            kept.append(doc)
+            used += cost
+        context = "\n".join(f"[{d.timestamp:%Y-%m-%d %H:%M}] {d.text}" for d in reversed(kept))
+        return Retrieval(hits=[d.hit(1.0 / (i + 1)) for i, d in enumerate(kept)], context=context)
+
+    def size(self, scope: str) -> int:
+        return self.scopes.size(scope)
+
+    def storage_bytes(self, scope: str) -> int:
+        return self.scopes.storage_bytes(scope)

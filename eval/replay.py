@@ -1,0 +1,91 @@
+"""What gets replayed: per persona, its sessions in time order and the questions to ask.
+
+Offline mode asks every question after the whole trajectory; online mode asks
+each question as soon as replay reaches its `asked_at`, so a system only holds
+sessions that ended before the question (it cannot see the future).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from keme.errors import KemeError
+from keme.models import QAItem, Session
+from keme.validate import load_dataset
+
+
+@dataclass
+class Plan:
+    """One persona's replay: sessions (role-filtered) and questions, both in time order."""
+
+    persona_id: str
+    sessions: list[Session]
+    questions: list[QAItem]
+
+    @property
+    def messages(self) -> int:
+        return sum(len(s.messages) for s in self.sessions)
+
+    def steps(self, mode: str) -> Iterator[tuple[list[Session], QAItem | None]]:
+        """Yield (sessions to ingest now, question to ask now); the last step may have no question."""
+        if mode == "offline":
+            yield self.sessions, None
+            for question in self.questions:
+                yield [], question
+            return
+        pending = list(self.sessions)
+        for question in self.questions:
+            ready = [s for s in pending if s.end <= question.asked_at]
+            pending = pending[len(ready):]
+            yield ready, question
+        if pending:
+            yield pending, None
+
+
+@dataclass
+class Replay:
+    source: Path
+    manifest_sha: str
+    roles: tuple[str, ...] | None
+    plans: list[Plan]
+
+    @property
+    def questions(self) -> list[QAItem]:
+        return [q for p in self.plans for q in p.questions]
+
+
+def _filter_roles(session: Session, roles: tuple[str, ...] | None) -> Session:
+    if roles is None:
+        return session
+    return session.model_copy(update={"messages": [m for m in session.messages if m.role in roles]})
+
+
+def load_replay(data: Path, roles: tuple[str, ...] | None = None, limit: int | None = None) -> Replay:
+    """Load a dataset for evaluation; `roles` defaults to the dataset's convention (all roles if none)."""
+    import hashlib
+
+    dataset = load_dataset(data)
+    if not dataset.qa:
+        raise KemeError(f"{data}: no qa.jsonl — there is nothing to evaluate (run `keme qa {data}` first)")
+    conventions = dataset.manifest.stats.get("conventions", {})
+    if roles is None and conventions.get("retrieval_roles"):
+        roles = tuple(conventions["retrieval_roles"])
+    sessions: dict[str, list[Session]] = defaultdict(list)
+    for session in dataset.sessions:
+        sessions[session.persona_id].append(session)
+    questions: dict[str, list[QAItem]] = defaultdict(list)
+    for item in dataset.qa:
+        questions[item.persona_id].append(item)
+    plans = []
+    for persona in dataset.personas:
+        ordered = sorted(sessions[persona.id], key=lambda s: (s.start, s.id))
+        filtered = [_filter_roles(s, roles) for s in ordered]
+        items = sorted(questions[persona.id], key=lambda q: (q.asked_at, q.id))
+        if limit is not None:
+            items = items[:limit]
+        plans.append(Plan(persona.id, [s for s in filtered if s.messages], items))
+    sha = hashlib.sha256((data / "manifest.json").read_bytes()).hexdigest()
+    return Replay(data, sha, roles, plans)

@@ -1,0 +1,192 @@
+"""Reports: per-question results, summary.json, the leaderboard (CSV, Markdown, rich) and a plot.
+
+Metrics are recomputed from the stage logs, so a resumed run reports exactly
+what an uninterrupted one would (timings aside). Unprefixed retrieval metrics
+are at message granularity; `session_`-prefixed ones at session granularity.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+from eval.metrics import KS, bleu1, percentile, ranked_ids, retrieval_scores, token_f1
+from eval.contract import Hit
+from eval.replay import Replay
+from keme.dataset.io import atomic_write_text, dump_json
+from keme.models import QAItem
+
+BREAKDOWN_METRICS = ("recall_any@5", "recall_any@10", "recall_all@10", "ndcg_any@10", "locomo_recall@10", "mrr",
+                     "session_recall_any@5", "accuracy", "token_f1")
+LEADERBOARD = (
+    ("recall_any@5", "R-any@5"), ("recall_all@5", "R-all@5"), ("ndcg_any@10", "nDCG@10"),
+    ("locomo_recall@10", "LoCoMo-R@10"), ("session_recall_any@5", "sess R-any@5"), ("mrr", "MRR"),
+    ("accuracy", "acc"), ("retrieve_p95_ms", "p95 ms"), ("ingest_messages_per_s", "ingest msg/s"),
+    ("context_tokens_mean", "ctx tok"), ("peak_rss_mb", "peak MB"),
+)
+
+
+def _load(path: Path) -> list[dict[str, Any]]:
+    from eval.run import Log
+
+    return Log(path).records()
+
+
+def question_results(system_dir: Path, questions: dict[str, QAItem]) -> list[dict[str, Any]]:
+    """One row per question: retrieval scores at both granularities, and the answer and verdicts if any."""
+    retrieved = {r["question_id"]: r for r in _load(system_dir / "retrieve.jsonl")}
+    answers = {r["question_id"]: r for r in _load(system_dir / "answer.jsonl")}
+    verdicts = {r["question_id"]: r["verdicts"] for r in _load(system_dir / "judge.jsonl")}
+    rows = []
+    for qid, record in retrieved.items():
+        item = questions.get(qid)
+        if item is None:
+            continue
+        hits = [Hit(text="", score=h["score"], message_ids=h["m"], session_ids=h["s"]) for h in record["hits"]]
+        row: dict[str, Any] = {
+            "question_id": qid, "persona_id": item.persona_id, "type": item.type, "subtype": item.subtype,
+            "language": item.language, "hops": item.hops, "format": item.format, "gold_messages": len(item.evidence),
+            "retrieve_ms": record["seconds"] * 1000, "context_tokens": record["context_tokens"],
+        }
+        if item.evidence:
+            row |= retrieval_scores(ranked_ids(hits, "message"), set(item.evidence))
+            session = retrieval_scores(ranked_ids(hits, "session"), set(item.evidence_sessions))
+            row |= {f"session_{k}": v for k, v in session.items()}
+        if qid in answers:
+            answer = answers[qid]["answer"]
+            row |= {"answer": answer, "gold": item.answer, "token_f1": token_f1(answer, item.answer),
+                    "bleu1": bleu1(answer, item.answer)}
+            judged = verdicts.get(qid, {})
+            row["verdicts"] = {name: v["correct"] for name, v in judged.items()}
+            if "rule" in judged:
+                row["accuracy"] = float(judged["rule"]["correct"])
+        rows.append(row)
+    return sorted(rows, key=lambda r: r["question_id"])
+
+
+def _means(rows: list[dict[str, Any]], keys: list[str]) -> dict[str, float]:
+    out = {}
+    for key in keys:
+        values = [r[key] for r in rows if key in r]
+        if values:
+            out[key] = round(mean(values), 4)
+    return out
+
+
+def summarize(system_dir: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    retrieval_keys = [f"{m}@{k}" for m in ("recall_any", "recall_all", "ndcg_any", "locomo_recall") for k in KS] + ["mrr"]
+    keys = retrieval_keys + [f"session_{k}" for k in retrieval_keys] + ["accuracy", "token_f1", "bleu1"]
+    summary: dict[str, Any] = {"questions": len(rows), "questions_with_evidence": sum(1 for r in rows if r["gold_messages"])}
+    summary |= _means(rows, keys)
+    latencies = [r["retrieve_ms"] for r in rows]
+    summary["retrieve_p50_ms"] = round(percentile(latencies, 50), 3)
+    summary["retrieve_p95_ms"] = round(percentile(latencies, 95), 3)
+    summary["context_tokens_mean"] = round(mean(r["context_tokens"] for r in rows), 1) if rows else 0
+    ingest = {}
+    for record in _load(system_dir / "ingest.jsonl"):
+        ingest[record["persona_id"]] = record  # the last record of a persona counts
+    seconds = sum(r["seconds"] for r in ingest.values())
+    messages = sum(r["messages"] for r in ingest.values())
+    summary["ingest_messages"] = messages
+    summary["ingest_seconds"] = round(seconds, 4)
+    summary["ingest_messages_per_s"] = round(messages / seconds, 1) if seconds else None
+    storage = [r.get("storage_bytes") for r in ingest.values()]
+    summary["storage_bytes"] = sum(storage) if storage and all(s is not None for s in storage) else None
+    usage: dict[str, int] = defaultdict(int)
+    for record in list(ingest.values()) + _load(system_dir / "retrieve.jsonl") + _load(system_dir / "answer.jsonl"):
+        for key, value in record.get("usage", {}).items():
+            usage[key] += value
+    summary["usage"] = dict(usage)
+    info_path = system_dir / "system.json"
+    info = json.loads(info_path.read_text()) if info_path.exists() else {}
+    summary["peak_rss_mb"] = round(info.get("peak_rss_bytes", 0) / 2**20, 1)
+    summary["publishable"] = info.get("publishable", True)
+    summary["fingerprint"] = info.get("fingerprint")
+    for field in ("type", "language", "hops"):
+        groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for row in rows:
+            groups[str(row[field])].append(row)
+        summary[f"by_{field}"] = {g: {"questions": len(v)} | _means(v, list(BREAKDOWN_METRICS))
+                                  for g, v in sorted(groups.items())}
+    return summary
+
+
+def leaderboard_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for name, metrics in summary["systems"].items():
+        row: dict[str, Any] = {"system": name}
+        for key, label in LEADERBOARD:
+            value = metrics.get(key)
+            if value is not None:
+                row[label] = value
+        row["note"] = "" if metrics.get("publishable", True) else "oracle: unpublishable"
+        rows.append(row)
+    rows.sort(key=lambda r: (r["note"] != "", -(r.get("R-any@5") or 0)))
+    return rows
+
+
+def write_plot(summary: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for name, metrics in summary["systems"].items():
+        ys = [metrics.get(f"recall_any@{k}") for k in KS]
+        if all(y is not None for y in ys):
+            style = "--" if not metrics.get("publishable", True) else "-"
+            left.plot(KS, ys, style, marker="o", label=name)
+    left.set_xscale("log")
+    left.set_xticks(KS, [str(k) for k in KS])
+    left.set_xlabel("k (messages)")
+    left.set_ylabel("recall_any@k")
+    left.set_ylim(0, 1.02)
+    left.set_title("Retrieval recall vs k")
+    left.legend(fontsize=8)
+    names = list(summary["systems"])
+    latencies = [summary["systems"][n].get("retrieve_p95_ms") or 0 for n in names]
+    right.barh(names, latencies, color="#4c72b0")
+    right.set_xlabel("retrieve p95 (ms)")
+    right.set_title("Latency")
+    figure.suptitle(summary.get("title", "MobileMem leaderboard"))
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def write_reports(settings: Any, replay: Replay) -> dict[str, Any]:
+    import pandas as pd
+
+    questions = {q.id: q for q in replay.questions}
+    summary: dict[str, Any] = {
+        "dataset": str(settings.data), "mode": settings.mode, "k": settings.k,
+        "retrieval_only": settings.reader is None,
+        "note": "retrieval-only run: no reader configured, so no answers were generated or judged"
+        if settings.reader is None else f"reader: {getattr(settings.reader, 'name', 'custom')}",
+        "systems": {},
+    }
+    results_lines = []
+    for name in settings.systems:
+        directory = settings.out / name
+        rows = question_results(directory, questions)
+        summary["systems"][name] = summarize(directory, rows)
+        results_lines += [json.dumps({"system": name} | row, ensure_ascii=False) for row in rows]
+    out = settings.out
+    atomic_write_text(out / "results.jsonl", "".join(line + "\n" for line in results_lines))
+    atomic_write_text(out / "summary.json", dump_json(summary))
+    table = pd.DataFrame(leaderboard_rows(summary))
+    atomic_write_text(out / "leaderboard.csv", table.to_csv(index=False))
+    atomic_write_text(out / "leaderboard.md", _markdown(table, summary))
+    write_plot(summary, out / "leaderboard.png")
+    return summary
+
+
+def _markdown(table, summary: dict[str, Any]) -> str:
+    header = "| " + " | ".join(table.columns) + " |\n|" + "|".join("---" for _ in table.columns) + "|\n"
+    body = "".join("| " + " | ".join("" if v != v else str(v) for v in row) + " |\n" for row in table.itertuples(index=False))
+    note = f"\n{summary['note']}. Retrieval metrics at message granularity unless prefixed `sess`.\n"
+    return header + body + note
