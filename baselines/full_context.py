@@ -30,7 +30,7 @@ class FullContext:
     def ingest(self, scope: str, session: Session) -> Usage:
         docs = docs_of(session, "message")
         self.scopes.get(scope).extend(docs)
-        self.costs.setdefault(scope, []).extend(count_tokens(d.text) for d in docs)
+        self.costs.setdefault(scope, []).extend(count_tokens(self._line(d)) for d in docs)
         return Usage()
 
     def flush(self, scope: str) -> None:
@@ -46,8 +46,12 @@ class FullContext:
                 break
             kept.append(doc)
             used += cost
-        context = "\n".join(f"[{d.timestamp:%Y-%m-%d %H:%M}] {d.text}" for d in reversed(kept))
-        return Retrieval(hits=[d.hit(1.0 / (i + 1)) for i, d in enumerate(kept)], context=context)
+        context = "\n".join(self._line(d) for d in reversed(kept))
+        return Retrieval(hits=[d.hit(1.0 / (i + 1)) for i, d in enumerate(kept[:k])], context=context)
+
+    @staticmethod
+    def _line(doc) -> str:
+        return f"[{doc.timestamp:%Y-%m-%d %H:%M}] {doc.text}"
 
     def size(self, scope: str) -> int:
         return self.scopes.size(scope)

@@ -28,7 +28,7 @@ class Oracle:
     def retrieve(self, scope: str, query: Query, k: int) -> Retrieval:
         gold = set(query.gold or [])
         hits = [d.hit(1.0) for d in self.scopes.get(scope) if gold.intersection(d.message_ids)]
-        return Retrieval(hits=hits)
+        return Retrieval(hits=hits[:k])
 
     def size(self, scope: str) -> int:
         return self.scopes.size(scope)

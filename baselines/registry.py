@@ -18,6 +18,7 @@ class SystemSpec:
     needs_gold: bool = False  # oracle: the harness passes gold evidence with the query
     publishable: bool = True  # False: flagged in every report
     dense: bool = False  # loads an embedding model
+    query_based: bool = True  # False: ignores the query (recency, full context)
 
 
 def _bm25(**params: Any):
@@ -65,13 +66,14 @@ def _oracle(**params: Any):
 REGISTRY: dict[str, SystemSpec] = {
     spec.name: spec
     for spec in (
-        SystemSpec("full_context", _full_context, "every message, newest first, cut to a 16k-token budget"),
-        SystemSpec("recency", _recency, "the last 10 sessions"),
+        SystemSpec("full_context", _full_context, "every message, newest first, cut to a 16k-token budget",
+                   query_based=False),
+        SystemSpec("recency", _recency, "the last 10 sessions", query_based=False),
         SystemSpec("bm25", _bm25, "flat BM25 over messages (bm25s, Lucene IDF)"),
         SystemSpec("bm25_session", _bm25_session, "flat BM25 over whole sessions"),
+        SystemSpec("oracle", _oracle, "gold evidence only (upper bound)", needs_gold=True, publishable=False),
         SystemSpec("dense", _dense, "MiniLM embeddings over messages, exact cosine", dense=True),
         SystemSpec("hybrid", _hybrid, "reciprocal rank fusion of bm25 and dense", dense=True),
-        SystemSpec("oracle", _oracle, "gold evidence only (upper bound)", needs_gold=True, publishable=False),
     )
 }
 

@@ -53,6 +53,7 @@ def question_results(system_dir: Path, questions: dict[str, QAItem]) -> list[dic
         }
         if item.evidence:
             row |= retrieval_scores(ranked_ids(hits, "message"), set(item.evidence))
+        if item.evidence_sessions:
             session = retrieval_scores(ranked_ids(hits, "session"), set(item.evidence_sessions))
             row |= {f"session_{k}": v for k, v in session.items()}
         if qid in answers:

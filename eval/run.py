@@ -267,7 +267,8 @@ class SystemRun:
             self.run_plan(plan, done)
         self.answer_and_judge({q.id: q for q in replay.questions})
         info_path = self.dir / "system.json"
-        peak = peak_rss_bytes()
+        own = getattr(self.system, "peak_rss_bytes", None)  # systems in a subprocess measure themselves
+        peak = own() if callable(own) else peak_rss_bytes()
         if info_path.exists():  # a resumed run keeps the larger of the two peaks
             peak = max(peak, json.loads(info_path.read_text()).get("peak_rss_bytes", 0))
         atomic_write_text(info_path, dump_json({

@@ -31,6 +31,10 @@ def handle(system: Any, method: str, params: dict[str, Any]) -> Any:
         return system.flush(params["scope"])
     if method == "retrieve":
         return system.retrieve(params["scope"], Query.model_validate(params["query"]), int(params["k"])).model_dump(mode="json")
+    if method == "peak_rss":
+        from eval.run import peak_rss_bytes
+
+        return peak_rss_bytes()
     if method == "size":
         return system.size(params["scope"])
     if method == "storage_bytes":

@@ -4,7 +4,7 @@ Protocol, one JSON object per line: the client writes
 `{"id": n, "method": m, "params": {...}}` to the server's stdin; the server
 answers `{"id": n, "result": ...}` or `{"id": n, "error": {"type": t, "message": s}}`
 on stdout. Methods: hello, config_fingerprint, reset, ingest, flush, retrieve,
-size, storage_bytes, close. Sessions, queries and retrievals travel as their
+size, storage_bytes, peak_rss, close. Sessions, queries and retrievals travel as their
 pydantic JSON. `python -m eval.serve NAME` serves any registered system; a
 system in another environment points `command` at that environment's Python.
 """
@@ -94,6 +94,10 @@ class SubprocessSystem:
 
     def storage_bytes(self, scope: str) -> int:
         return int(self._call("storage_bytes", scope=scope)) if "storage_bytes" in self.capabilities else 0
+
+    def peak_rss_bytes(self) -> int:
+        """The server's own peak RSS: a system in a subprocess is measured apart from the harness."""
+        return int(self._call("peak_rss"))
 
     def close(self) -> None:
         if self.process.poll() is None:

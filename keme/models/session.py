@@ -16,6 +16,7 @@ class Message(BaseModel):
     id: str
     role: Role
     app: str | None = Field(default=None, description="app name for system messages reported by an app")
+    speaker: str | None = Field(default=None, description="speaker name in imported human-human dialogues (LoCoMo)")
     content: str
     timestamp: datetime
     images: list[str] = Field(default_factory=list, description="paths under images/ shared with this message")

@@ -116,7 +116,7 @@ def extract(world: World) -> None:
                     message.timestamp, {}, index,
                 ))
     for session in world.sessions:
-        leaf = world.events[session.event_id]
+        leaf = world.events.get(session.event_id)  # imported datasets have no event graph
         # the anchor record, as the app reported it
         if session.anchor_id:
             anchor = world.anchors[session.anchor_id]
@@ -125,8 +125,10 @@ def extract(world: World) -> None:
             context = dict(slots) | _record_context(anchor)
             for key, value in slots.items():
                 if value and value in system.content:
-                    facts.append(Fact(anchor.app, key, value, system.id, session.id, leaf.id, system.timestamp, context))
+                    facts.append(Fact(anchor.app, key, value, system.id, session.id, session.event_id, system.timestamp, context))
         # episode details, where the dialogue states them
+        if leaf is None:
+            continue
         params = world.params_of(leaf)
         kind = world.episode_kind(leaf)
         context = dict(params) | {"moment": leaf.kind}
@@ -176,7 +178,8 @@ def worlds_from(personas: list[Persona], sessions: list[Session], graphs: list[E
         anchors_of[anchor.persona_id][anchor.id] = anchor
     worlds = []
     for persona in personas:
-        world = World(persona, by_persona_sessions[persona.id], graph_of[persona.id], anchors_of[persona.id])
+        graph = graph_of.get(persona.id) or EventGraph(persona_id=persona.id, events=[], edges=[])
+        world = World(persona, by_persona_sessions[persona.id], graph, anchors_of[persona.id])
         extract(world)
         worlds.append(world)
     return worlds

@@ -17,7 +17,9 @@ _MONTHS = {m.lower(): i for i, m in enumerate(
     ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
      "November", "December"), start=1)}
 _MONTHS |= {name[:3]: i for name, i in list(_MONTHS.items())}
-_EN_DATE = re.compile(r"\b(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?\s+(\d{1,2})(?:st|nd|rd|th)?(?:,?\s+(\d{4}))?", re.I)
+_MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_EN_DATE = re.compile(r"\b(" + _MONTH_NAMES + r")\.?\s+(\d{1,2})(?!\d)(?:st|nd|rd|th)?(?:,?\s+(\d{4}))?", re.I)
+_EN_DATE_DAY_FIRST = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(" + _MONTH_NAMES + r")\b\.?(?:,?\s+(\d{4}))?", re.I)
 _ZH_DATE = re.compile(r"(?:(\d{4})年)?(\d{1,2})月(\d{1,2})[日号]")
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _SLASH_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})(?:/(\d{2,4}))?\b")
@@ -79,6 +81,8 @@ def dates_in(text: str, default_year: int) -> list[date]:
         add(int(m.group(1)), int(m.group(2)), int(m.group(3)))
     for m in _EN_DATE.finditer(text):
         add(int(m.group(3) or default_year), _MONTHS[m.group(1).lower()], int(m.group(2)))
+    for m in _EN_DATE_DAY_FIRST.finditer(text):
+        add(int(m.group(3) or default_year), _MONTHS[m.group(2).lower()], int(m.group(1)))
     for m in _ZH_DATE.finditer(text):
         add(int(m.group(1) or default_year), int(m.group(2)), int(m.group(3)))
     for m in _SLASH_DATE.finditer(text):

@@ -1,0 +1,1 @@
+"""Importers and exporters for public benchmarks (LoCoMo, LongMemEval) into keme dataset directories."""
