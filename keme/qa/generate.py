@@ -701,6 +701,18 @@ def generalizations(g: Gen, node: str) -> list[Draft]:
     return drafts
 
 
+def _relation(mode: str, label: str, relation_version, quotes: list[Quote], args: dict[str, str]) -> str | None:
+    """The relation word for a person, adding its proof: a fixed label, or the sibling relation as revealed."""
+    if mode == "label":
+        args["label"] = label
+        return label
+    if relation_version is None:
+        return None
+    quotes.append(Quote(message_id=relation_version.evidence[0], text=relation_version.value))
+    args["label_key"] = label
+    return relation_version.value
+
+
 def relationships(g: Gen, node: str) -> list[Draft]:
     persona = g.world.persona
     drafts: list[Draft] = []
@@ -717,15 +729,9 @@ def relationships(g: Gen, node: str) -> list[Draft]:
         name = attr.versions[-1].value
         quotes = [Quote(message_id=attr.versions[-1].evidence[0], text=name)]
         args = {"name_key": key, "name": name}
-        if mode == "label_key":
-            if relation_version is None:
-                continue
-            quotes.append(Quote(message_id=relation_version.evidence[0], text=relation_version.value))
-            args["label_key"] = label
-            answer = relation_version.value
-        else:
-            args["label"] = label
-            answer = label
+        answer = _relation(mode, label, relation_version, quotes, args)
+        if answer is None:
+            continue
         drafts.append(Draft(
             "relationship", "rel.who_is", g.say.question("rel.who_is", g.rng, name=name), answer, d.entity(answer),
             d.proof("relation", quotes, **args), final, 1, node,
@@ -742,15 +748,9 @@ def relationships(g: Gen, node: str) -> list[Draft]:
             dest_fact = next((f for f in g.world.by_session[fact.session_id] if f.key == "destination"), None)
             quotes = [Quote(message_id=fact.message_id, text=fact.value), Quote(message_id=version.evidence[0], text=fact.value)]
             args = {"name_key": key, "name": fact.value}
-            if mode == "label_key":
-                if relation_version is None:
-                    continue
-                quotes.append(Quote(message_id=relation_version.evidence[0], text=relation_version.value))
-                args["label_key"] = label
-                answer = relation_version.value
-            else:
-                args["label"] = label
-                answer = label
+            answer = _relation(mode, label, relation_version, quotes, args)
+            if answer is None:
+                continue
             if dest_fact is not None:
                 quotes.append(d.quote(dest_fact))
             drafts.append(Draft(
