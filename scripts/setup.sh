@@ -2,4 +2,4 @@
 # Install MobileMem and what its default (offline) run needs. Idempotent.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install --quiet --disable-pip-version-check -e ".[dev,embed]"
+python3 -m pip install --quiet --disable-pip-version-check -e ".[dev,embed,mcp]"
