@@ -63,6 +63,12 @@ def _oracle(**params: Any):
     return Oracle(**params)
 
 
+def _memory_bank(**params: Any):
+    from baselines.memory_bank.system import MemoryBankSystem
+
+    return MemoryBankSystem(**params)
+
+
 REGISTRY: dict[str, SystemSpec] = {
     spec.name: spec
     for spec in (
@@ -71,6 +77,7 @@ REGISTRY: dict[str, SystemSpec] = {
         SystemSpec("recency", _recency, "the last 10 sessions", query_based=False),
         SystemSpec("bm25", _bm25, "flat BM25 over messages (bm25s, Lucene IDF)"),
         SystemSpec("bm25_session", _bm25_session, "flat BM25 over whole sessions"),
+        SystemSpec("memory_bank", _memory_bank, "Memory Bank: three-layer BM25F memory (the reference seed system)"),
         SystemSpec("oracle", _oracle, "gold evidence only (upper bound)", needs_gold=True, publishable=False),
         SystemSpec("dense", _dense, "MiniLM embeddings over messages, exact cosine", dense=True),
         SystemSpec("hybrid", _hybrid, "reciprocal rank fusion of bm25 and dense", dense=True),

@@ -10,6 +10,12 @@ synthesis (>= 300 items, verified) in <= 5 s (issue #3).
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+# bench/eval.py would shadow the `eval` package: keep this folder off the import path
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
 import argparse
 import json
 import os
