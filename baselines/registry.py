@@ -57,6 +57,24 @@ def _hybrid(**params: Any):
     return Hybrid(**params)
 
 
+def _vibebrowser(**params: Any):
+    from baselines.vibebrowser import VibeBrowser
+
+    return VibeBrowser(**params)
+
+
+def _openclaw(**params: Any):
+    from baselines.openclaw import OpenClaw
+
+    return OpenClaw(**params)
+
+
+def _factmem(**params: Any):
+    from baselines.factmem.system import FactMem
+
+    return FactMem(**params)
+
+
 def _oracle(**params: Any):
     from baselines.oracle import Oracle
 
@@ -78,6 +96,12 @@ REGISTRY: dict[str, SystemSpec] = {
         SystemSpec("bm25", _bm25, "flat BM25 over messages (bm25s, Lucene IDF)"),
         SystemSpec("bm25_session", _bm25_session, "flat BM25 over whole sessions"),
         SystemSpec("memory_bank", _memory_bank, "Memory Bank: three-layer BM25F memory (the reference seed system)"),
+        SystemSpec("vibebrowser", _vibebrowser,
+                   "VibeBrowser memory: durable/daily entries, stemmed BM25, tag boost, 30-day decay"),
+        SystemSpec("openclaw", _openclaw,
+                   "OpenClaw memory: Markdown files, FTS5 + MiniLM hybrid (0.7/0.3), decay, MMR", dense=True),
+        SystemSpec("factmem", _factmem,
+                   "fact/skill/write-chain memory: encrypted exact-key facts, on-demand skills, BM25 fallback"),
         SystemSpec("oracle", _oracle, "gold evidence only (upper bound)", needs_gold=True, publishable=False),
         SystemSpec("dense", _dense, "MiniLM embeddings over messages, exact cosine", dense=True),
         SystemSpec("hybrid", _hybrid, "reciprocal rank fusion of bm25 and dense", dense=True),
