@@ -98,13 +98,13 @@ REGISTRY: dict[str, SystemSpec] = {
         SystemSpec("memory_bank", _memory_bank, "Memory Bank: three-layer BM25F memory (the reference seed system)"),
         SystemSpec("vibebrowser", _vibebrowser,
                    "VibeBrowser memory: durable/daily entries, stemmed BM25, tag boost, 30-day decay"),
-        SystemSpec("openclaw", _openclaw,
-                   "OpenClaw memory: Markdown files, FTS5 + MiniLM hybrid (0.7/0.3), decay, MMR", dense=True),
         SystemSpec("factmem", _factmem,
                    "fact/skill/write-chain memory: encrypted exact-key facts, on-demand skills, BM25 fallback"),
         SystemSpec("oracle", _oracle, "gold evidence only (upper bound)", needs_gold=True, publishable=False),
         SystemSpec("dense", _dense, "MiniLM embeddings over messages, exact cosine", dense=True),
         SystemSpec("hybrid", _hybrid, "reciprocal rank fusion of bm25 and dense", dense=True),
+        SystemSpec("openclaw", _openclaw,
+                   "OpenClaw memory: Markdown files, FTS5 + MiniLM hybrid (0.7/0.3), decay, MMR", dense=True),
     )
 }
 
