@@ -33,6 +33,7 @@ class Verdict(BaseModel):
     correct: bool
     label: str  # CORRECT | WRONG
     rationale: str = ""
+    runs: list[bool] = []  # repeated judgements (LLM judges), in run order
 
 
 class Judge(Protocol):

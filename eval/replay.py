@@ -57,14 +57,34 @@ class Replay:
         return [q for p in self.plans for q in p.questions]
 
 
-def _filter_roles(session: Session, roles: tuple[str, ...] | None) -> Session:
-    if roles is None:
-        return session
-    return session.model_copy(update={"messages": [m for m in session.messages if m.role in roles]})
+IMAGE_MODES = ("caption", "none")
 
 
-def load_replay(data: Path, roles: tuple[str, ...] | None = None, limit: int | None = None) -> Replay:
-    """Load a dataset for evaluation; `roles` defaults to the dataset's convention (all roles if none)."""
+def _with_captions(message):
+    """Text-only systems see a shared screenshot through its caption (what a captioning model would say)."""
+    if not message.captions:
+        return message
+    shown = " ".join(f"[image: {caption}]" for caption in message.captions)
+    return message.model_copy(update={"content": f"{message.content} {shown}".strip()})
+
+
+def _prepare(session: Session, roles: tuple[str, ...] | None, images: str) -> Session:
+    messages = [m for m in session.messages if roles is None or m.role in roles]
+    if images == "caption":
+        messages = [_with_captions(m) for m in messages]
+    return session.model_copy(update={"messages": messages})
+
+
+def load_replay(data: Path, roles: tuple[str, ...] | None = None, limit: int | None = None,
+                images: str = "caption") -> Replay:
+    """Load a dataset for evaluation; `roles` defaults to the dataset's convention (all roles if none).
+
+    `images`: how shared screenshots reach a text memory system — "caption"
+    appends each image's caption to its message, "none" leaves the bare message
+    (the image paths stay on the message for systems that read images).
+    """
+    if images not in IMAGE_MODES:
+        raise KemeError(f"images must be one of {IMAGE_MODES}, not {images!r}")
     import hashlib
 
     dataset = load_dataset(data)
@@ -82,7 +102,7 @@ def load_replay(data: Path, roles: tuple[str, ...] | None = None, limit: int | N
     plans = []
     for persona in dataset.personas:
         ordered = sorted(sessions[persona.id], key=lambda s: (s.start, s.id))
-        filtered = [_filter_roles(s, roles) for s in ordered]
+        filtered = [_prepare(s, roles, images) for s in ordered]
         items = sorted(questions[persona.id], key=lambda q: (q.asked_at, q.id))
         if limit is not None:
             items = items[:limit]

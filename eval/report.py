@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from pathlib import Path
-from statistics import mean
+from statistics import mean, pstdev
 from typing import Any
 
 from eval.metrics import KS, bleu1, percentile, ranked_ids, retrieval_scores, token_f1
@@ -20,11 +20,11 @@ from keme.dataset.io import atomic_write_text, dump_json
 from keme.models import QAItem
 
 BREAKDOWN_METRICS = ("recall_any@5", "recall_any@10", "recall_all@10", "ndcg_any@10", "locomo_recall@10", "mrr",
-                     "session_recall_any@5", "accuracy", "token_f1")
+                     "session_recall_any@5", "accuracy", "llm_accuracy", "token_f1")
 LEADERBOARD = (
     ("recall_any@5", "R-any@5"), ("recall_all@5", "R-all@5"), ("ndcg_any@10", "nDCG@10"),
     ("locomo_recall@10", "LoCoMo-R@10"), ("session_recall_any@5", "sess R-any@5"), ("mrr", "MRR"),
-    ("accuracy", "acc"), ("retrieve_p95_ms", "p95 ms"), ("ingest_messages_per_s", "ingest msg/s"),
+    ("accuracy", "acc"), ("llm_accuracy_mean", "LLM acc"), ("llm_accuracy_std", "±"), ("retrieve_p95_ms", "p95 ms"), ("ingest_messages_per_s", "ingest msg/s"),
     ("context_tokens_mean", "ctx tok"), ("peak_rss_mb", "peak MB"),
 )
 
@@ -64,6 +64,9 @@ def question_results(system_dir: Path, questions: dict[str, QAItem]) -> list[dic
             row["verdicts"] = {name: v["correct"] for name, v in judged.items()}
             if "rule" in judged:
                 row["accuracy"] = float(judged["rule"]["correct"])
+            if "llm" in judged:
+                row["llm_accuracy"] = float(judged["llm"]["correct"])
+                row["llm_runs"] = judged["llm"].get("runs", [])
         rows.append(row)
     return sorted(rows, key=lambda r: r["question_id"])
 
@@ -82,6 +85,7 @@ def summarize(system_dir: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
     keys = retrieval_keys + [f"session_{k}" for k in retrieval_keys] + ["accuracy", "token_f1", "bleu1"]
     summary: dict[str, Any] = {"questions": len(rows), "questions_with_evidence": sum(1 for r in rows if r["gold_messages"])}
     summary |= _means(rows, keys)
+    summary |= llm_judge_summary(rows)
     latencies = [r["retrieve_ms"] for r in rows]
     summary["retrieve_p50_ms"] = round(percentile(latencies, 50), 3)
     summary["retrieve_p95_ms"] = round(percentile(latencies, 95), 3)
@@ -113,6 +117,27 @@ def summarize(system_dir: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
         summary[f"by_{field}"] = {g: {"questions": len(v)} | _means(v, list(BREAKDOWN_METRICS))
                                   for g, v in sorted(groups.items())}
     return summary
+
+
+def llm_judge_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """LLM-judge accuracy as mean ± std over its k runs, and its agreement with the rule judge."""
+    judged = [r for r in rows if r.get("llm_runs")]
+    if not judged:
+        return {}
+    runs = min(len(r["llm_runs"]) for r in judged)
+    per_run = [mean(float(r["llm_runs"][i]) for r in judged) for i in range(runs)]
+    out: dict[str, Any] = {"llm_accuracy_mean": round(mean(per_run), 4),
+                           "llm_accuracy_std": round(pstdev(per_run), 4) if runs > 1 else 0.0, "llm_judge_runs": runs}
+    both = [r for r in judged if "accuracy" in r]
+    if both:
+        rule = [r["accuracy"] == 1.0 for r in both]
+        llm = [r["llm_accuracy"] == 1.0 for r in both]
+        agree = mean(float(a == b) for a, b in zip(rule, llm))
+        p_rule, p_llm = mean(map(float, rule)), mean(map(float, llm))
+        chance = p_rule * p_llm + (1 - p_rule) * (1 - p_llm)
+        out["judge_agreement"] = round(agree, 4)
+        out["judge_kappa"] = round((agree - chance) / (1 - chance), 4) if chance < 1 else 1.0
+    return out
 
 
 def leaderboard_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
@@ -167,9 +192,22 @@ def write_reports(settings: Any, replay: Replay) -> dict[str, Any]:
         "dataset": str(settings.data), "mode": settings.mode, "k": settings.k,
         "retrieval_only": settings.reader is None,
         "note": "retrieval-only run: no reader configured, so no answers were generated or judged"
-        if settings.reader is None else f"reader: {getattr(settings.reader, 'name', 'custom')}",
+        if settings.reader is None else f"reader: {getattr(settings.reader, 'name', 'custom')}; judges: "
+        + ", ".join(getattr(j, "name", "?") + (f" ({j.prompts} prompts, {j.runs} runs)" if hasattr(j, "runs") else "")
+                    for j in settings.judges),
         "systems": {},
     }
+    clients = {id(c): c for c in (getattr(settings.reader, "client", None),
+                                  *(getattr(j, "client", None) for j in settings.judges)) if c is not None}
+    if clients:
+        summary["llm"] = {stage: usage for c in clients.values() for stage, usage in c.ledger.as_dict().items()}
+    calibration = settings.out / "judge_calibration.json"
+    if calibration.exists():
+        summary["judge_calibration"] = json.loads(calibration.read_text())
+        for name, probe in summary["judge_calibration"].items():
+            if probe["false_accept"] >= 0.5:
+                summary["note"] += (f"; WARNING: the {name} judge accepted {probe['false_accept']:.0%} of known-wrong "
+                                    "answers in calibration, so its accuracy is not meaningful")
     results_lines = []
     for name in settings.systems:
         directory = settings.out / name

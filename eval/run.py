@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from baselines.registry import REGISTRY, SystemSpec, create
 from eval.contract import MemorySystem, Persistent, Query, Retrieval, Sized, Usage
@@ -36,11 +36,12 @@ class RunError(KemeError):
     pass
 
 
-class Reader:  # documented protocol; implementations live in the LLM layer
+class Reader(Protocol):
+    """Answers a question from a rendered context (see eval.reader.LLMReader)."""
+
     name: str
 
-    def answer(self, question: QAItem, context: str) -> tuple[str, Usage]:  # pragma: no cover - protocol
-        raise NotImplementedError
+    def answer(self, question: QAItem, context: str) -> tuple[str, Usage]: ...
 
 
 @dataclass
@@ -53,6 +54,7 @@ class Settings:
     mode: str = "offline"
     roles: tuple[str, ...] | None = None
     limit: int | None = None
+    images: str = "caption"
     reader: Any = None
     judges: list[Judge] = field(default_factory=lambda: [RuleJudge()])
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -63,7 +65,9 @@ class Settings:
         return {
             "dataset": str(self.data), "manifest_sha256": replay.manifest_sha, "k": self.k, "depth": self.depth,
             "mode": self.mode, "roles": list(replay.roles) if replay.roles else None, "limit": self.limit,
+            "images": self.images,
             "reader": getattr(self.reader, "name", None), "params": self.params,
+            "judges": [getattr(j, "name", "?") + (f":{j.prompts}:{j.runs}" if hasattr(j, "runs") else "") for j in self.judges],
         }
 
 
@@ -107,6 +111,18 @@ def _count_record() -> None:
     fault = os.environ.get(FAULT_ENV)
     if fault and _written >= int(fault):
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _parallel(fn: Callable[[Any], Any], items: list[Any], workers: int):
+    """Results in completion order (each is logged as soon as it exists)."""
+    if workers <= 1 or len(items) <= 1:
+        yield from map(fn, items)
+        return
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for future in as_completed([pool.submit(fn, item) for item in items]):
+            yield future.result()
 
 
 # ---------------------------------------------------------------- memory measurement
@@ -184,7 +200,6 @@ class SystemRun:
         _count_record()
 
     def run_plan(self, plan: Plan, done: set[str]) -> None:
-        scope = plan.persona_id
         todo = [q for q in plan.questions if q.id not in done]
         if not todo:
             return
@@ -237,28 +252,37 @@ class SystemRun:
 
     # -- answer and judge
     def answer_and_judge(self, questions: dict[str, QAItem]) -> None:
+        """Reader then judges, over what the logs do not have yet; up to `max_in_flight` requests at once."""
         reader = self.settings.reader
         if reader is None:
             return
+        client = getattr(reader, "client", None)
+        # an in-process model answers one request at a time: threads would only queue
+        workers = client.config.max_in_flight if client is not None and client.config.provider != "local" else 1
         answered = {r["question_id"] for r in self.answer_log.records()}
-        for record in self.retrieve_log.records():
-            if record["question_id"] in answered:
-                continue
+        todo = [r for r in self.retrieve_log.records() if r["question_id"] not in answered]
+
+        def answer(record: dict[str, Any]) -> dict[str, Any]:
             question = questions[record["question_id"]]
             started = time.perf_counter()
             text, usage = reader.answer(question, record.get("context", ""))
-            self.answer_log.append({"question_id": question.id, "answer": text, "seconds": time.perf_counter() - started,
-                                    "usage": usage.model_dump()})
+            return {"question_id": question.id, "answer": text, "seconds": time.perf_counter() - started,
+                    "usage": usage.model_dump()}
+
+        for result in _parallel(answer, todo, workers):
+            self.answer_log.append(result)
+            self.settings.on_progress(f"{self.spec.name} (answers)", 1, 0)
         judged = {r["question_id"] for r in self.judge_log.records()}
-        for record in self.answer_log.records():
-            if record["question_id"] in judged:
-                continue
+        pending = [r for r in self.answer_log.records() if r["question_id"] not in judged]
+
+        def judge(record: dict[str, Any]) -> dict[str, Any]:
             question = questions[record["question_id"]]
-            verdicts = {}
-            for judge in self.settings.judges:
-                verdict = judge.judge(question, record["answer"])
-                verdicts[judge.name] = verdict.model_dump()
-            self.judge_log.append({"question_id": question.id, "verdicts": verdicts})
+            verdicts = {j.name: j.judge(question, record["answer"]).model_dump() for j in self.settings.judges}
+            return {"question_id": question.id, "verdicts": verdicts}
+
+        for result in _parallel(judge, pending, workers):
+            self.judge_log.append(result)
+            self.settings.on_progress(f"{self.spec.name} (judging)", 1, 0)
 
     def run(self, replay: Replay) -> None:
         reset_peak_rss()
@@ -304,11 +328,22 @@ def resolve_systems(arg: str) -> list[str]:
     return names
 
 
+def calibrate_judges(settings: Settings, replay: Replay) -> None:
+    """Once per run: how each LLM judge treats known-right and known-wrong answers (judge_calibration.json)."""
+    from eval.llm_judge import calibrate
+
+    path = settings.out / "judge_calibration.json"
+    judges = [j for j in settings.judges if hasattr(j, "client")]
+    if not judges or settings.reader is None or path.exists():
+        return
+    atomic_write_text(path, dump_json({j.name: calibrate(j, replay.questions) for j in judges}))
+
+
 def run(settings: Settings) -> dict[str, Any]:
     """Run every stage for every system and write the reports; returns the summary."""
     from eval.report import write_reports
 
-    replay = load_replay(settings.data, settings.roles, settings.limit)
+    replay = load_replay(settings.data, settings.roles, settings.limit, settings.images)
     settings.out.mkdir(parents=True, exist_ok=True)
     identity = settings.identity(replay)
     marker = settings.out / "run.json"
@@ -332,4 +367,5 @@ def run(settings: Settings) -> dict[str, Any]:
             close = getattr(system, "close", None)
             if close is not None:
                 close()
+    calibrate_judges(settings, replay)
     return write_reports(settings, replay)

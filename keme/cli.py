@@ -25,7 +25,7 @@ def _fail(exc: KemeError) -> None:
     raise typer.Exit(2)
 
 
-def _synthesize(config: Path, out: Path, seed: Optional[int], resume: bool, force: bool):
+def _synthesize(config: Path, out: Path, seed: Optional[int], resume: bool, force: bool, brain: Optional[str] = None):
     from keme.config import load_config
     from keme.synth.pipeline import Progress as Hooks
     from keme.synth.pipeline import synthesize
@@ -33,6 +33,10 @@ def _synthesize(config: Path, out: Path, seed: Optional[int], resume: bool, forc
     cfg = load_config(config)
     if seed is not None:
         cfg = cfg.model_copy(update={"seed": seed})
+    if brain is not None:
+        if brain not in ("procedural", "llm", "hybrid"):
+            raise KemeError(f"--brain must be procedural, llm or hybrid, not {brain!r}")
+        cfg = cfg.model_copy(update={"brain": cfg.brain.model_copy(update={"mode": brain})})
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=err, transient=True) as bar:
         tasks: dict[str, int] = {}
@@ -58,26 +62,34 @@ def synth(
     seed: Optional[int] = typer.Option(None, help="override the config's seed"),
     resume: bool = typer.Option(False, help="continue an interrupted run from its checkpoints"),
     force: bool = typer.Option(False, help="replace a dataset made from another config"),
+    brain: Optional[str] = typer.Option(None, help="override the config: procedural, llm or hybrid"),
 ) -> None:
-    """Synthesize a dataset (prior, event graph, sessions) into OUT."""
+    """Synthesize a dataset (prior, event graph, sessions, QA) into OUT."""
     try:
-        manifest, seconds = _synthesize(config, out, seed, resume, force)
+        manifest, seconds = _synthesize(config, out, seed, resume, force, brain)
     except KemeError as exc:
         _fail(exc)
     stats = manifest.stats
+    agents = manifest.stages.get("synth", {}).get("agents")
+    if agents:
+        console.print("brain: " + ", ".join(f"{k} {v}" for k, v in agents.items()))
     console.print(
         f"[green]wrote[/] {out}: {stats['personas']} personas, {stats['sessions']} sessions, "
         f"{stats['messages']} messages, {stats['attribute_updates']} attribute updates, "
-        f"{stats.get('qa', 0)} QA items in {seconds:.1f}s"
+        f"{stats.get('qa', 0)} QA items"
+        + (f", {stats['images']} screenshots" if stats.get("images") else "") + f" in {seconds:.1f}s"
     )
 
 
 @app.command("validate")
-def validate_cmd(dataset: Path = typer.Argument(..., help="dataset directory")) -> None:
+def validate_cmd(
+    dataset: Path = typer.Argument(..., help="dataset directory"),
+    rerender: bool = typer.Option(False, help="render every screenshot again and compare facts, text and PNG"),
+) -> None:
     """Check every invariant of DATASET; exit 1 naming each violation."""
     from keme.validate import validate
 
-    violations = validate(dataset)
+    violations = validate(dataset, rerender=rerender)
     for violation in violations:
         typer.echo(f"✗ {violation}")
     if violations:
@@ -113,12 +125,53 @@ def stats(
         from keme.qa.build import qa_stats
         from keme.qa.facts import worlds_from
 
-        worlds = {w.persona.id: w for w in worlds_from(data.personas, data.sessions, data.graphs, data.anchors)}
+        worlds = {w.persona.id: w for w in worlds_from(data.personas, data.sessions, data.graphs, data.anchors, data.images)}
         numbers |= qa_stats(data.qa, worlds)
+    if data.images:
+        from collections import Counter
+
+        numbers["images"] = len(data.images)
+        numbers["images_by_template"] = dict(sorted(Counter(r.template for r in data.images).items()))
+        numbers["images_by_language"] = dict(sorted(Counter(r.language for r in data.images).items()))
     if as_json:
         typer.echo(json.dumps(numbers, ensure_ascii=False, indent=2))
     else:
         console.print(_stats_table(numbers))
+
+
+@app.command()
+def render(
+    dataset: Path = typer.Argument(..., help="dataset directory made by `keme synth`"),
+    per_month: Optional[float] = typer.Option(None, help="screenshots per persona-month (default: the config's)"),
+) -> None:
+    """Render DATASET's screenshots (the omni stage of `keme synth`), attach them to sessions, rebuild the QA."""
+    from keme.config import SynthConfig
+    from keme.dataset.manifest import read_manifest
+    from keme.omni.stage import render_dataset
+    from keme.qa.build import run_qa_stage
+
+    try:
+        manifest = read_manifest(dataset)
+        if manifest.config is None:
+            raise KemeError(f"{dataset}: the manifest has no synthesis config; screenshots are rendered from a KEME trajectory")
+        cfg = SynthConfig.model_validate(manifest.config)
+        spec = cfg.omni if per_month is None else cfg.omni.model_copy(update={"per_month": per_month})
+        with Progress(TextColumn("rendering"), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True) as bar:
+            task = bar.add_task("render", total=None)
+            report = render_dataset(dataset, spec, cfg.seed, progress=lambda n: bar.update(task, completed=n))
+        qa_report = run_qa_stage(dataset)
+    except KemeError as exc:
+        _fail(exc)
+    figures = report.as_dict()
+    console.print(f"[green]rendered[/] {figures['images']} screenshots in {figures['seconds']}s "
+                  f"({figures['shots_per_second']} per second); templates: "
+                  + ", ".join(f"{k} {v}" for k, v in figures["by_template"].items()))
+    if figures["missing_templates"]:
+        console.print(f"[yellow]no session could carry[/]: {', '.join(figures['missing_templates'])}")
+    if report.face_check != "off":
+        console.print(f"face check: {report.face_check}")
+    console.print(f"QA rebuilt: {sum(qa_report['selected_by_type'].values())} items, "
+                  f"{qa_report['selected_by_type'].get('visual_reasoning', 0)} visual")
 
 
 @app.command()
@@ -133,6 +186,54 @@ def qa(dataset: Path = typer.Argument(..., help="dataset directory made by `keme
     selected = sum(report["selected_by_type"].values())
     console.print(f"[green]wrote[/] {dataset / 'qa.jsonl'}: {selected} items from {report['candidates']} candidates")
     console.print("rejected: " + (", ".join(f"{k} {v}" for k, v in report["rejected_by_reason"].items()) or "none"))
+
+
+def _load_llm_config(path: Optional[Path], provider: str | None):
+    import yaml
+
+    from keme.config import _describe
+    from keme.llm import LLMConfig
+
+    data = {}
+    if path is not None:
+        try:
+            data = yaml.safe_load(path.read_text()) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise KemeError(f"{path}: cannot read LLM settings: {exc}") from exc
+    if provider is not None:
+        data["provider"] = provider
+    try:
+        return LLMConfig.model_validate(data)
+    except Exception as exc:  # pydantic ValidationError: name the key
+        errors = getattr(exc, "errors", lambda: [])()
+        detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {_describe(e)}" for e in errors) or str(exc)
+        raise KemeError(f"{path or 'LLM settings'}: {detail}") from exc
+
+
+def _reader_and_judges(reader: str, judge: str, prompts: str, runs: int, llm_config: Optional[Path], data: Path):
+    from eval.judge import RuleJudge
+
+    if reader not in ("none", "local", "openai"):
+        raise KemeError(f"--reader must be none, local or openai, not {reader!r}")
+    if judge not in ("rule", "llm", "both"):
+        raise KemeError(f"--judge must be rule, llm or both, not {judge!r}")
+    if reader == "none":
+        if judge != "rule":
+            raise KemeError("--judge llm needs answers to judge: pass --reader local or --reader openai")
+        return None, [RuleJudge()]
+    from eval.llm_judge import LLMJudge
+    from eval.reader import LLMReader
+    from keme.llm import LLMClient
+    from keme.validate import load_dataset
+
+    client = LLMClient(_load_llm_config(llm_config, reader))
+    names = {p.id: (p.name if p.language == "zh" else p.name.split(" ")[0]) for p in load_dataset(data).personas}
+    judges = []
+    if judge in ("rule", "both"):
+        judges.append(RuleJudge())
+    if judge in ("llm", "both"):
+        judges.append(LLMJudge(client, prompts=prompts, runs=runs))
+    return LLMReader(client, persona_names=names), judges
 
 
 def print_leaderboard(summary: dict, title: str = "leaderboard") -> None:
@@ -175,7 +276,14 @@ def eval_cmd(
     mode: str = typer.Option("offline", help="offline: ask after the whole trajectory; online: ask at asked_at"),
     roles: Optional[str] = typer.Option(None, help="replay only these message roles, e.g. 'user' (default: dataset convention)"),
     limit: Optional[int] = typer.Option(None, help="at most this many questions per persona"),
+    images: str = typer.Option("caption", help="shared screenshots reach text systems as: caption (appended to the "
+                               "message) or none"),
     params: Optional[Path] = typer.Option(None, help="YAML: system name -> constructor parameters"),
+    reader: str = typer.Option("none", help="none (retrieval only), local (llama.cpp in process) or openai"),
+    judge: str = typer.Option("rule", help="rule, llm or both (llm needs a reader's answers to judge)"),
+    judge_prompts: str = typer.Option("mobilemem", help="LLM judge prompt set: mobilemem (strict), longmemeval, locomo"),
+    judge_runs: int = typer.Option(3, help="LLM judge runs per answer (accuracy is reported as mean ± std)"),
+    llm_config: Optional[Path] = typer.Option(None, "--llm", help="YAML of LLM settings (provider, model, base_url, ...)"),
     force: bool = typer.Option(False, help="replace a run directory that holds a run with other settings"),
 ) -> None:
     """Replay DATA through memory systems, score retrieval (and answers, with a reader) and print the leaderboard."""
@@ -186,6 +294,7 @@ def eval_cmd(
     if mode not in ("offline", "online"):
         _fail(KemeError(f"--mode must be offline or online, not {mode!r}"))
     try:
+        answerer, judges = _reader_and_judges(reader, judge, judge_prompts, judge_runs, llm_config, data)
         names = resolve_systems(systems)
         system_params = yaml.safe_load(params.read_text()) if params else {}
         total = None
@@ -204,8 +313,8 @@ def eval_cmd(
             total = len(load_replay(data, tuple(roles.split(",")) if roles else None, limit).questions)
             summary = run(Settings(
                 data=data, out=out, systems=names, k=k, depth=depth, mode=mode,
-                roles=tuple(roles.split(",")) if roles else None, limit=limit, params=system_params or {},
-                force=force, on_progress=on_progress,
+                roles=tuple(roles.split(",")) if roles else None, limit=limit, images=images, params=system_params or {},
+                force=force, on_progress=on_progress, reader=answerer, judges=judges,
             ))
     except KemeError as exc:
         _fail(exc)
@@ -292,6 +401,10 @@ def demo(
         _fail(exc)
     console.rule("[bold]MobileMem demo")
     console.print(f"1. synthesized {out} in {seconds:.1f}s (seed {manifest.seed})")
+    if manifest.stats.get("images"):
+        shots = manifest.stats["images_by_template"]
+        console.print(f"   rendered {manifest.stats['images']} app screenshots in chromium ({len(shots)} templates) "
+                      f"into {out / 'images'}")
     violations = validate(out)
     for violation in violations:
         typer.echo(f"✗ {violation}")

@@ -9,10 +9,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from keme.errors import KemeError
 from keme.models.anchor import APP_TYPES
+from keme.omni.screens import TEMPLATES
+from keme.llm.config import LLMConfig
 from keme.models.qa import QA_TYPES
 from keme.synth.catalog import CHANGES, EPISODE_KINDS
 
@@ -106,6 +108,40 @@ class QASpec(_Strict):
         return self
 
 
+class BrainSpec(_Strict):
+    mode: Literal["procedural", "llm", "hybrid"] = Field(
+        default="procedural", description="procedural: no model; llm: every agent asks the LLM; "
+                                          "hybrid: procedural plan, LLM-written dialogue")
+    retries: int = Field(default=2, ge=0, description="validation-feedback rounds per node before falling back")
+    fallback: Literal["procedural", "anomalous", "fail"] = Field(
+        default="procedural", description="after the retries: use the procedural agent, use it but flag the node "
+                                          "anomalous (excluded from QA), or stop")
+    context_tokens: int = Field(default=8000, gt=0, description="cap on the compatibility context of one call")
+    qa_composer: bool = Field(default=True, description="llm mode: let the LLM reword each question (checked)")
+    qa_verifier: Literal["off", "advisory", "filter"] = Field(
+        default="advisory", description="llm mode: the LLM second opinion on every item: count it, or drop what it rejects")
+
+
+class OmniSpec(_Strict):
+    """MobileMem-Omni: screenshots shared in sessions, and visual questions about them."""
+
+    enabled: bool = Field(default=False, description="render screenshots as a stage of `keme synth`")
+    per_month: float = Field(default=6.0, ge=0, le=30, description="screenshots per persona-month (every template "
+                             "appears at least once per persona when there are enough sessions)")
+    templates: list[str] = Field(default_factory=lambda: list(TEMPLATES), description="app screens to use")
+    visual_share: float = Field(default=0.12, ge=0, le=0.5, description="share of the QA items that are visual_reasoning")
+    scale: float = Field(default=1.0, ge=1, le=3, description="device pixel ratio of the PNGs (390x844 CSS px)")
+    face_check: bool = Field(default=False, description="run insightface on every image (optional extra 'faces')")
+
+    @field_validator("templates")
+    @classmethod
+    def _known_templates(cls, value: list[str]) -> list[str]:
+        unknown = sorted(set(value) - set(TEMPLATES))
+        if unknown:
+            raise ValueError(f"unknown templates {unknown}; known: {list(TEMPLATES)}")
+        return value
+
+
 class SynthConfig(_Strict):
     name: str
     seed: int = 0
@@ -116,10 +152,15 @@ class SynthConfig(_Strict):
     changes: ChangeSpec = Field(default_factory=ChangeSpec)
     dialogue: DialogueSpec = Field(default_factory=DialogueSpec)
     qa: QASpec = Field(default_factory=QASpec)
+    brain: BrainSpec = Field(default_factory=BrainSpec)
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    omni: OmniSpec = Field(default_factory=OmniSpec)
 
     def fingerprint(self) -> str:
-        """Hash of everything but the seed: a dataset directory belongs to one fingerprint."""
-        payload = self.model_dump(mode="json", exclude={"seed"})
+        """Hash of everything that shapes the data but the seed: a dataset directory belongs to one fingerprint."""
+        payload = self.model_dump(mode="json", exclude={"seed", "llm"})
+        if self.brain.mode != "procedural":
+            payload["llm"] = self.llm.identity()
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 

@@ -10,6 +10,7 @@ link resolving to a message that states the value while that version was valid.
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +20,7 @@ import networkx as nx
 from keme.dataset.io import read_jsonl, sha256_file
 from keme.dataset.manifest import Manifest, read_manifest
 from keme.errors import KemeError
-from keme.models import Anchor, EventGraph, Persona, QAItem, Session
+from keme.models import Anchor, EventGraph, ImageRecord, Persona, QAItem, Session
 from keme.prior.anchors import anchor_message_text
 from keme.synth.state import dialogue_hash
 from keme.text import resources
@@ -44,6 +45,7 @@ class Dataset:
     graphs: list[EventGraph]
     sessions: list[Session]
     qa: list[QAItem]
+    images: list[ImageRecord]
 
 
 def load_dataset(root: Path) -> Dataset:
@@ -56,6 +58,7 @@ def load_dataset(root: Path) -> Dataset:
     return Dataset(
         root, manifest, part("personas.jsonl", Persona), part("anchors.jsonl", Anchor),
         part("graphs.jsonl", EventGraph), part("sessions.jsonl", Session), part("qa.jsonl", QAItem),
+        part("images.jsonl", ImageRecord),
     )
 
 
@@ -228,7 +231,8 @@ def check_evidence(personas: list[Persona], messages: dict[str, tuple[str, objec
     return out
 
 
-def validate(root: Path, min_children: int | None = None, max_children: int | None = None) -> list[Violation]:
+def validate(root: Path, min_children: int | None = None, max_children: int | None = None,
+             rerender: bool = False) -> list[Violation]:
     try:
         data = load_dataset(root)
     except KemeError as exc:
@@ -245,9 +249,57 @@ def validate(root: Path, min_children: int | None = None, max_children: int | No
     violations += check_anchors(data.anchors, data.sessions, personas)
     messages = {m.id: (m.content, m.timestamp) for s in data.sessions for m in s.messages}
     violations += check_evidence(data.personas, messages)
+    if data.images:
+        violations += check_images(data, rerender)
     if data.qa:
         violations += check_qa(data)
     return violations
+
+
+def check_images(data: Dataset, rerender: bool = False) -> list[Violation]:
+    """Every screenshot exists with its hash, is shared by its message, and shows its facts.
+
+    With `rerender`, each page is rendered again in chromium and must give the
+    same facts and text (and, on the same chromium and fonts, the same PNG).
+    """
+    from keme.dataset.io import sha256_file
+
+    out = []
+    messages = {m.id: m for s in data.sessions for m in s.messages}
+    session_of = {m.id: s.id for s in data.sessions for m in s.messages}
+    for record in data.images:
+        path = data.root / record.path
+        if not path.exists():
+            out.append(Violation("image", record.id, f"{record.path} is missing"))
+            continue
+        if sha256_file(path) != record.sha256:
+            out.append(Violation("image", record.id, f"{record.path} does not match its SHA-256 (changed after rendering)"))
+        message = messages.get(record.message_id)
+        if message is None or record.path not in message.images or session_of.get(record.message_id) != record.session_id:
+            out.append(Violation("image", record.id, f"message {record.message_id} of {record.session_id} does not share {record.path}"))
+        elif record.caption not in message.captions:
+            out.append(Violation("image", record.id, "the message does not carry the image's caption"))
+        for name, value in record.facts.items():
+            if value not in record.dom_text:
+                out.append(Violation("image", record.id, f"fact {name}={value!r} is not in the page text"))
+    if rerender:
+        out += _rerender(data)
+    return out
+
+
+def _rerender(data: Dataset) -> list[Violation]:
+    from keme.omni.render import Renderer
+    from keme.omni.screens import MODELS
+
+    out = []
+    with Renderer() as renderer:
+        for record in data.images:
+            shot = renderer.render(record.template, MODELS[record.template].model_validate(record.screen))
+            if shot.facts != record.facts or shot.text != record.dom_text:
+                out.append(Violation("image", record.id, "re-rendered page shows other facts or text than recorded"))
+            elif hashlib.sha256(shot.png).hexdigest() != record.sha256:
+                out.append(Violation("image", record.id, "re-rendered PNG differs (same text: another chromium or font build?)"))
+    return out
 
 
 def check_qa(data: Dataset) -> list[Violation]:
@@ -262,6 +314,6 @@ def check_qa(data: Dataset) -> list[Violation]:
         missing = [s for s in item.sub_questions if s not in ids]
         if missing:
             out.append(Violation("qa", item.id, f"sub-questions {missing} do not exist"))
-    worlds = {w.persona.id: w for w in worlds_from(data.personas, data.sessions, data.graphs, data.anchors)}
+    worlds = {w.persona.id: w for w in worlds_from(data.personas, data.sessions, data.graphs, data.anchors, data.images)}
     out += [Violation("qa", r.item_id, f"{r.reason}: {r.detail}") for r in verify_items(data.qa, worlds)]
     return out

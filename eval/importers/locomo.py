@@ -62,7 +62,7 @@ def import_locomo(path: Path, out: Path) -> dict[str, Any]:
         conversation = sample.get("conversation")
         if not isinstance(conversation, dict):
             raise KemeError(f"{path}: sample {sample_id} has no conversation object")
-        speaker_a, speaker_b = conversation.get("speaker_a", "A"), conversation.get("speaker_b", "B")
+        speaker_a = conversation.get("speaker_a", "A")
         numbers = sorted(int(m.group(1)) for key in conversation if (m := _SESSION_KEY.match(key)))
         known: dict[str, tuple[str, datetime]] = {}
         own_sessions = []

@@ -14,6 +14,7 @@ from keme.models.anchor import (
     VoiceMemoRecord,
 )
 from keme.models.graph import Edge, Event, EventGraph, EventState, Revision
+from keme.models.image import ImageRecord
 from keme.models.persona import Attribute, AttributeVersion, Persona
 from keme.models.qa import QA_TYPES, AnswerSpec, Proof, QAItem, QAType, Quote
 from keme.models.session import Message, Role, Session
@@ -38,6 +39,7 @@ __all__ = [
     "Event",
     "EventGraph",
     "EventState",
+    "ImageRecord",
     "Message",
     "NoteRecord",
     "Persona",

@@ -35,6 +35,7 @@ class Event(BaseModel):
         default_factory=list, description="anchors inside this unexpanded event's window, grounded on expansion"
     )
     session_id: str | None = None
+    anomaly: str | None = Field(default=None, description="why an LLM agent's output was not accepted; excluded from QA")
 
 
 class Edge(BaseModel):

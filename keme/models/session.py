@@ -20,6 +20,7 @@ class Message(BaseModel):
     content: str
     timestamp: datetime
     images: list[str] = Field(default_factory=list, description="paths under images/ shared with this message")
+    captions: list[str] = Field(default_factory=list, description="one caption per image, for caption-based systems")
 
 
 class Session(BaseModel):
@@ -31,6 +32,7 @@ class Session(BaseModel):
     language: Literal["en", "zh"]
     pattern: str = Field(description="dialogue pattern the realizer used")
     anchor_id: str | None = None
+    author: Literal["procedural", "llm"] = Field(default="procedural", description="which brain wrote the dialogue")
     start: datetime
     end: datetime
     messages: list[Message]

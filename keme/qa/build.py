@@ -24,7 +24,6 @@ from keme.dataset.io import write_jsonl
 from keme.dataset.manifest import FileEntry, read_manifest, write_manifest
 from keme.errors import KemeError
 from keme.models import QA_TYPES, AnswerSpec, QAItem
-from keme.qa import draft as d
 from keme.qa import generate as gen
 from keme.qa import phrasing
 from keme.qa.draft import Draft
@@ -35,6 +34,7 @@ from keme.seeding import rng_for
 from keme.text import lang as fmt
 
 LETTERS = "ABCDEFGH"
+SELECTABLE = (*QA_TYPES, "visual_reasoning")  # visual items exist only in omni datasets
 
 
 @dataclass
@@ -95,6 +95,10 @@ def candidates(world: World, spec: QASpec, seed: int) -> list[Draft]:
     composed += gen.abstentions(g, root)
     composed += gen.adversarials(g, root, atoms)
     composed += gen.life_changes(g, root)
+    if world.images:
+        from keme.qa.visual import visual_drafts
+
+        composed += visual_drafts(g)
     drafts.extend(composed)
     return drafts
 
@@ -173,7 +177,7 @@ def select(drafts: list[Draft], target: int, spec: QASpec, rng: random.Random) -
     eligible = {id(x) for x in drafts}
     chosen: dict[int, Draft] = {}
     floor = math.ceil(0.045 * target)
-    for kind in QA_TYPES:
+    for kind in SELECTABLE:
         if kind == "single_hop":
             continue
         take(kind, max(floor, round(spec.mix.get(kind, 0) * target)), chosen)
@@ -184,7 +188,7 @@ def select(drafts: list[Draft], target: int, spec: QASpec, rng: random.Random) -
     single = sum(1 for x in chosen.values() if x.type == "single_hop")
     take("single_hop", max(0, round(spec.mix.get("single_hop", 0) * target) - single), chosen)
     remaining = target - len(chosen)
-    kinds = [k for k in QA_TYPES if by_type.get(k)]
+    kinds = [k for k in SELECTABLE if by_type.get(k)]
     while remaining > 0 and any(any(v for v in by_type[k].values()) for k in kinds):
         for kind in kinds:
             if remaining <= 0:
@@ -272,7 +276,7 @@ def build_items(world: World, spec: QASpec, seed: int, report: QAReport) -> list
     rng = rng_for(seed, world.persona.id, "qa", "select")
     chosen = select(kept, target, spec, rng)
     apply_formats(chosen, spec, rng, world.lang)
-    chosen.sort(key=lambda x: (QA_TYPES.index(x.type) if x.type in QA_TYPES else 99, x.subtype, x.asked_at, x.question))
+    chosen.sort(key=lambda x: (SELECTABLE.index(x.type), x.subtype, x.asked_at, x.question))
     ids = {id(x): f"{world.persona.id}-q{n:04d}" for n, x in enumerate(chosen, start=1)}
     verifier = Verifier(world)
     final = []
@@ -314,11 +318,23 @@ def qa_stats(items: list[QAItem], worlds: dict[str, World]) -> dict:
     }
 
 
-def synthesize_qa(worlds: list[World], cfg: SynthConfig) -> tuple[list[QAItem], QAReport]:
+def synthesize_qa(worlds: list[World], cfg: SynthConfig, brain=None) -> tuple[list[QAItem], QAReport]:
+    """All personas' items; with the LLM brain, questions are reworded and second-checked by the model."""
     report = QAReport()
     items: list[QAItem] = []
     for world in worlds:
-        items += build_items(world, cfg.qa, cfg.seed, report)
+        spec = cfg.qa
+        if world.images:  # model_copy: the visual share lives in the omni section, not in the text mix
+            spec = spec.model_copy(update={"mix": spec.mix | {"visual_reasoning": cfg.omni.visual_share}})
+        own = build_items(world, spec, cfg.seed, report)
+        if brain is not None and getattr(brain, "client", None) is not None and cfg.brain.mode == "llm":
+            from keme.brains.qa import apply_llm_roles
+
+            own, dropped = apply_llm_roles(own, world, brain, cfg)
+            if dropped:
+                report.rejected["llm_verifier"] += dropped
+                report.selected = Counter(i.type for i in items + own)
+        items += own
     return items, report
 
 
@@ -330,7 +346,7 @@ def run_qa_stage(root: Path) -> dict:
     if data.manifest.config is None:
         raise KemeError(f"{root}: the manifest has no synthesis config; QA synthesis needs one (imported datasets bring their own QA)")
     cfg = SynthConfig.model_validate(data.manifest.config)
-    worlds = worlds_from(data.personas, data.sessions, data.graphs, data.anchors)
+    worlds = worlds_from(data.personas, data.sessions, data.graphs, data.anchors, data.images)
     items, report = synthesize_qa(worlds, cfg)
     record_qa(root, items, report, {w.persona.id: w for w in worlds})
     return report.as_dict()

@@ -11,7 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from keme.models import Anchor, Event, EventGraph, Message, Persona, Session
+from keme.models import Anchor, Event, EventGraph, ImageRecord, Message, Persona, Session
 from keme.prior.anchors import anchor_slots
 from keme.qa.normalize import norm_text
 from keme.synth.planner import SET
@@ -51,6 +51,7 @@ class World:
     events: dict[str, Event] = field(default_factory=dict)
     facts: list[Fact] = field(default_factory=list)
     by_session: dict[str, list[Fact]] = field(default_factory=lambda: defaultdict(list))
+    images: dict[str, ImageRecord] = field(default_factory=dict)  # screenshots (omni datasets)
 
     def __post_init__(self) -> None:
         # a canonical order, whether the graph comes from memory or from disk
@@ -115,7 +116,11 @@ def extract(world: World) -> None:
                     "attr", attr.key, version.value, message_id, session_id, world.sessions_by_id[session_id].event_id,
                     message.timestamp, {}, index,
                 ))
+    anomalous = _anomalous_sessions(world)
+    facts = [f for f in facts if f.session_id not in anomalous]
     for session in world.sessions:
+        if session.id in anomalous:
+            continue  # an LLM agent's output that failed its checks: kept in the trajectory, not asked about
         leaf = world.events.get(session.event_id)  # imported datasets have no event graph
         # the anchor record, as the app reported it
         if session.anchor_id:
@@ -146,6 +151,18 @@ def extract(world: World) -> None:
         world.by_session[fact.session_id].append(fact)
 
 
+def _anomalous_sessions(world: World) -> set[str]:
+    flagged = set()
+    for session in world.sessions:
+        event = world.events.get(session.event_id)
+        while event is not None:
+            if event.anomaly:
+                flagged.add(session.id)
+                break
+            event = world.events.get(event.parent_id) if event.parent_id else None
+    return flagged
+
+
 def _record_context(anchor: Anchor) -> dict[str, str]:
     """Canonical values of a record (ISO dates, exact amounts) for answer specs."""
     record = anchor.record
@@ -168,7 +185,7 @@ def _record_context(anchor: Anchor) -> dict[str, str]:
 
 
 def worlds_from(personas: list[Persona], sessions: list[Session], graphs: list[EventGraph],
-                anchors: list[Anchor]) -> list[World]:
+                anchors: list[Anchor], images: list[ImageRecord] = ()) -> list[World]:
     by_persona_sessions: dict[str, list[Session]] = defaultdict(list)
     for session in sessions:
         by_persona_sessions[session.persona_id].append(session)
@@ -179,7 +196,8 @@ def worlds_from(personas: list[Persona], sessions: list[Session], graphs: list[E
     worlds = []
     for persona in personas:
         graph = graph_of.get(persona.id) or EventGraph(persona_id=persona.id, events=[], edges=[])
-        world = World(persona, by_persona_sessions[persona.id], graph, anchors_of[persona.id])
+        world = World(persona, by_persona_sessions[persona.id], graph, anchors_of[persona.id],
+                      images={r.id: r for r in images if r.persona_id == persona.id})
         extract(world)
         worlds.append(world)
     return worlds

@@ -17,7 +17,6 @@ from decimal import Decimal
 
 from keme.days import block_of
 from keme.models import APP_TYPES, Event, Quote, Session
-from keme.prior.attributes import BY_KEY
 from keme.qa import draft as d
 from keme.qa.draft import Draft
 from keme.qa.facts import Fact, World

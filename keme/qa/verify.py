@@ -16,7 +16,7 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal
 
 from keme.days import block_of
-from keme.models import QAItem
+from keme.models import QAItem, Quote
 from keme.qa.facts import World
 from keme.qa.normalize import contains, dates_in, norm_text, numbers_in, parse_money
 
@@ -228,6 +228,8 @@ class Verifier:
             if "key" in args and persona.attribute(args["key"]).versions:
                 raise ProofError(f"{args['key']} does exist")
             return "abstain"
+        if op in ("image_fact", "image_count", "image_sum"):
+            return self._visual(item)
         if op == "imported":  # items from public benchmarks: their gold is taken as given, their evidence must exist
             return list(item.spec.items) if item.spec.items else (item.spec.value or "")
         if op == "premise":
@@ -253,6 +255,53 @@ class Verifier:
                     raise ProofError("the false amount is the true one")
             return truth
         raise ProofError(f"unknown proof operation {op!r}")
+
+    def _image_for(self, quote: Quote):
+        """The screenshot a quoted message shares, with the text read back from its rendered page."""
+        message = self._message(quote.message_id)
+        found = [r for r in self.world.images.values() if r.message_id == message.id and r.path in message.images]
+        if not found:
+            raise ProofError(f"message {quote.message_id} shares no rendered screenshot")
+        return found[0]
+
+    def _images_in(self, template: str, start: date, end: date) -> list:
+        return [r for r in self.world.images.values() if r.template == template and r.message_id in self.world.messages
+                and start <= self.world.messages[r.message_id].timestamp.date() <= end]
+
+    def _visual(self, item: QAItem) -> str:
+        proof, args = item.proof, item.proof.args
+        if proof.op == "image_fact":
+            record = self._image_for(proof.quotes[0])
+            if record.id != args["image"]:
+                raise ProofError(f"message {record.message_id} shares {record.id}, not {args['image']}")
+            sent = self._message(record.message_id).timestamp
+            if args["parse"] == "lines":
+                lines = [v for k, v in record.facts.items() if k.startswith("line-")]
+                missing = [v for v in lines if v not in record.dom_text]
+                if missing:
+                    raise ProofError(f"{record.id}: {missing} not on the rendered page")
+                return str(len(lines))
+            text = record.facts.get(args["fact"])
+            if text is None or text not in record.dom_text:
+                raise ProofError(f"{record.id}: fact {args['fact']!r} is not on the rendered page")
+            if "contains" in args:
+                if args["contains"] not in text:
+                    raise ProofError(f"{record.id}: {args['fact']!r} does not say {args['contains']!r}")
+                return args["contains"]
+            return self._parse(text, args["parse"], sent)
+        start, end = date.fromisoformat(args["start"]), date.fromisoformat(args["end"])
+        found = self._images_in(args["template"], start, end)
+        if {r.message_id for r in found} != {q.message_id for q in proof.quotes}:
+            raise ProofError(f"quoted messages are not exactly the {args['template']} screenshots of {start}..{end}")
+        if proof.op == "image_count":
+            return str(len(found))
+        total = Decimal("0")
+        for record in found:
+            text = record.facts.get(args["fact"], "")
+            if not text or text not in record.dom_text:
+                raise ProofError(f"{record.id}: fact {args['fact']!r} is not on the rendered page")
+            total += Decimal(self._parse(text, "money", self._message(record.message_id).timestamp))
+        return str(total.quantize(Decimal("0.01")))
 
     # -------------------------------------------------------------- checks
     def expected_matches(self, item: QAItem, derived: str | list[str]) -> bool:

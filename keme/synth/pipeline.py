@@ -27,7 +27,8 @@ from keme.models import Anchor, EventGraph, Persona, Session
 from keme.prior.anchors import build_anchors
 from keme.prior.persona import build_persona, persona_id
 from keme.seeding import rng_for
-from keme.synth import grounder, planner, realizer, reviser
+from keme.brains import Brain, ProceduralBrain, make_brain
+from keme.synth import planner
 from keme.synth.planner import PlanContext
 from keme.synth.state import Checkpoint, Trajectory, is_leaf
 from keme.text import resources
@@ -43,6 +44,7 @@ class Progress:
 
     on_persona: Callable[[str, int, int], None] = lambda pid, done, total: None
     on_chapter: Callable[[str, int, int], None] = lambda pid, done, total: None
+    on_render: Callable[[object], None] = lambda report: None
 
 
 @dataclass
@@ -111,29 +113,30 @@ def start_trajectory(index: int, cfg: SynthConfig, res: resources.Resources) -> 
     return traj
 
 
-def step(event, traj: Trajectory, cfg: SynthConfig, res: resources.Resources) -> None:
+def step(event, traj: Trajectory, cfg: SynthConfig, res: resources.Resources, brain: Brain) -> None:
     """Expand (or realize) one event, then let the reviser adjust the future."""
     ctx = PlanContext(cfg, res)
     pid, seed = traj.persona.id, cfg.seed
     now: datetime = event.start
     if is_leaf(event):
-        realizer.realize(event, traj, cfg, res, rng_for(seed, pid, "realize", event.id))
+        brain.realize(event, traj, cfg, res, rng_for(seed, pid, "realize", event.id))
         event.state = "realized"
         now = traj.sessions[-1].end
     else:
         rng = rng_for(seed, pid, "plan", event.id)
         if event.depth == 0:
-            planner.expand_chapter(event, traj, ctx, rng)
+            brain.expand_chapter(event, traj, ctx, rng)
         else:
-            planner.expand_episode(event, traj, ctx, rng)
-        grounder.ground(event, traj, ctx, now)
+            brain.expand_episode(event, traj, ctx, rng)
+        brain.ground(event, traj, ctx, now)
         event.state = "expanded"
-    reviser.revise(event, traj, ctx, rng_for(seed, pid, "revise", event.id), now)
+    brain.revise(event, traj, ctx, rng_for(seed, pid, "revise", event.id), now)
 
 
 def run_trajectory(traj: Trajectory, cfg: SynthConfig, res: resources.Resources,
                    save: Callable[[Trajectory, bool], None] | None = None,
-                   on_chapter: Callable[[int, int], None] | None = None) -> Trajectory:
+                   on_chapter: Callable[[int, int], None] | None = None, brain: Brain | None = None) -> Trajectory:
+    brain = brain or ProceduralBrain()
     chapters = len(traj.children(None))
     while (event := traj.next_planned()) is not None:
         if event.depth == 0:
@@ -141,7 +144,7 @@ def run_trajectory(traj: Trajectory, cfg: SynthConfig, res: resources.Resources,
                 save(traj, False)
             if on_chapter is not None:
                 on_chapter(sum(1 for c in traj.children(None) if c.state != "planned"), chapters)
-        step(event, traj, cfg, res)
+        step(event, traj, cfg, res, brain)
     check_anchors_untouched(traj)
     if save is not None:
         save(traj, True)
@@ -154,10 +157,10 @@ def check_anchors_untouched(traj: Trajectory) -> None:
             raise RuntimeError(f"anchor {anchor.id} changed during synthesis")
 
 
-def synthesize_persona(index: int, cfg: SynthConfig) -> Trajectory:
+def synthesize_persona(index: int, cfg: SynthConfig, brain: Brain | None = None) -> Trajectory:
     """One persona, in memory, no checkpoints (library use and benchmarks)."""
     res = resources.get(cfg.personas[index].language)
-    return run_trajectory(start_trajectory(index, cfg, res), cfg, res)
+    return run_trajectory(start_trajectory(index, cfg, res), cfg, res, brain=brain or make_brain(cfg))
 
 
 # ---------------------------------------------------------------- the dataset directory
@@ -187,8 +190,9 @@ def prepare_output(out: Path, cfg: SynthConfig, *, resume: bool, force: bool) ->
         if not resume or current != identity:
             shutil.rmtree(work)
     if force:
-        for name in (*DATA_FILES, "qa.jsonl", MANIFEST):
+        for name in (*DATA_FILES, "qa.jsonl", "images.jsonl", MANIFEST):
             (out / name).unlink(missing_ok=True)
+        shutil.rmtree(out / "images", ignore_errors=True)
     work.mkdir(parents=True, exist_ok=True)
     atomic_write_text(marker, dump_json(identity))
 
@@ -230,6 +234,11 @@ def synthesize(cfg: SynthConfig, out: Path, *, resume: bool = False, force: bool
     prepare_output(out, cfg, resume=resume, force=force)
     fault = os.environ.get(FAULT_ENV)
     work = _Work(out / WORK, fault_after=int(fault) if fault else None)
+    brain = make_brain(cfg)
+    brain_file = out / WORK / "brain.json"
+    if resume and brain_file.exists():  # counts from before the interruption
+        saved = json.loads(brain_file.read_text())
+        brain.stats.merge(saved.get("stats", {}))
     trajectories = []
     total = len(cfg.personas)
     for index in range(total):
@@ -245,24 +254,54 @@ def synthesize(cfg: SynthConfig, out: Path, *, resume: bool = False, force: bool
             state = {"chunks": chunks}
 
             def save(t: Trajectory, finished: bool, state=state) -> None:
+                atomic_write_text(brain_file, dump_json({"stats": brain.stats.as_dict()}))
                 state["chunks"] = work.save(t, state["chunks"], finished)
 
-            run_trajectory(traj, cfg, res, save, lambda d, n, pid=pid: progress.on_chapter(pid, d, n))
+            run_trajectory(traj, cfg, res, save, lambda d, n, pid=pid: progress.on_chapter(pid, d, n), brain=brain)
         trajectories.append(traj)
         progress.on_persona(pid, index + 1, total)
-    manifest = write_dataset(out, cfg, trajectories)
-    run_qa(out, cfg, trajectories)
+    write_dataset(out, cfg, trajectories)
+    images = render_stage(out, cfg, trajectories, progress) if cfg.omni.enabled else []
+    run_qa(out, cfg, trajectories, brain, images)
+    record_brain(out, brain)
     shutil.rmtree(out / WORK, ignore_errors=True)
     return read_manifest(out)
 
 
-def run_qa(out: Path, cfg: SynthConfig, trajectories: list[Trajectory]) -> None:
+def record_brain(out: Path, brain: Brain) -> None:
+    """Retry, fallback and anomaly counts, and LLM usage per stage, into the manifest."""
+    manifest = read_manifest(out)
+    entry: dict = {"brain": brain.name, "agents": brain.stats.as_dict()}
+    client = getattr(brain, "client", None)
+    if client is not None:
+        entry["llm"] = {"provider": client.config.provider, "model": client.config.model,
+                        "stages": client.ledger.as_dict()}
+    manifest.stages["synth"] = manifest.stages.get("synth", {}) | entry
+    write_manifest(out, manifest)
+
+
+def render_stage(out: Path, cfg: SynthConfig, trajectories: list[Trajectory], progress: Progress) -> list:
+    """Omni: screenshots into out/images, image messages into the sessions (in memory too, for the QA stage)."""
+    from keme.omni.stage import render_dataset
+    from keme.validate import load_dataset
+
+    report = render_dataset(out, cfg.omni, cfg.seed)
+    progress.on_render(report)
+    data = load_dataset(out)
+    by_id = {s.id: s for s in data.sessions}
+    for t in trajectories:
+        t.sessions = [by_id[s.id] for s in t.sessions]
+    return data.images
+
+
+def run_qa(out: Path, cfg: SynthConfig, trajectories: list[Trajectory], brain: Brain | None = None,
+           images: list | None = None) -> None:
     """The QA stage, on the trajectories just written."""
     from keme.qa.build import record_qa, synthesize_qa
     from keme.qa.facts import worlds_from
 
     personas = [t.persona for t in trajectories]
     worlds = worlds_from(personas, [s for t in trajectories for s in t.sessions], [t.graph for t in trajectories],
-                         [a for t in trajectories for a in t.anchors])
-    items, report = synthesize_qa(worlds, cfg)
+                         [a for t in trajectories for a in t.anchors], images or [])
+    items, report = synthesize_qa(worlds, cfg, brain)
     record_qa(out, items, report, {w.persona.id: w for w in worlds})

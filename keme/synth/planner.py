@@ -324,21 +324,31 @@ def expand_chapter(chapter: Event, traj: Trajectory, ctx: PlanContext, rng: rand
             continue
         first = lo + timedelta(days=rng.randint(0, span - length))
         first, last = _clip_window(chapter, first, length)
-        params = episode_params(kind.name, rng, traj, ctx, now)
-        if kind.name == "trip":
-            trip_start = first + timedelta(days=min(2 + rng.randint(0, 2), max(0, length - 3)))
-            while trip_start.weekday() not in (4, 5) and trip_start < last - timedelta(days=2):
-                trip_start += timedelta(days=1)
-            trip_end = min(last - timedelta(days=1), trip_start + timedelta(days=rng.randint(2, 4)))
-            if trip_end <= trip_start:
-                continue
-            params |= _trip_dates(trip_start, trip_end, lang)
-            trips += 1
-        if kind.name in ("work_project",):
-            params["deadline"] = fmt.format_date(last, lang)
-        commit(_episode_event(traj, chapter, kind.name, first, last, params, ctx))
+        event = regular_episode(kind.name, first, last, chapter, traj, ctx, rng)
+        if event is None:
+            continue
+        trips += kind.name == "trip"
+        commit(event)
         counts[kind.name] = counts.get(kind.name, 0) + 1
     return planned
+
+
+def regular_episode(kind: str, first: date, last: date, chapter: Event, traj: Trajectory, ctx: PlanContext,
+                    rng: random.Random) -> Event | None:
+    """An everyday episode in [first, last] with its details; None if a trip does not fit the window."""
+    params = episode_params(kind, rng, traj, ctx, chapter.start)
+    if kind == "trip":
+        length = (last - first).days + 1
+        trip_start = first + timedelta(days=min(2 + rng.randint(0, 2), max(0, length - 3)))
+        while trip_start.weekday() not in (4, 5) and trip_start < last - timedelta(days=2):
+            trip_start += timedelta(days=1)
+        trip_end = min(last - timedelta(days=1), trip_start + timedelta(days=rng.randint(2, 4)))
+        if trip_end <= trip_start:
+            return None
+        params |= _trip_dates(trip_start, trip_end, ctx.lang)
+    if kind == "work_project":
+        params["deadline"] = fmt.format_date(last, ctx.lang)
+    return _episode_event(traj, chapter, kind, first, last, params, ctx)
 
 
 def _trip_dates(start: date, end: date, lang: str) -> dict[str, str]:
@@ -349,13 +359,14 @@ def _trip_dates(start: date, end: date, lang: str) -> dict[str, str]:
 
 
 def plan_change_episode(name: str, parent: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random,
-                        earliest: date) -> Event:
+                        earliest: date, window: tuple[date, date] | None = None) -> Event:
+    """The milestone episode of a life change, in `window` or a random one after `earliest`."""
     change = CHANGES[name]
     lo, hi = max(parent.start.date(), earliest), parent.end.date()
     span = (hi - lo).days + 1
     length = min(span, rng.randint(*change.days))
     first = lo + timedelta(days=rng.randint(0, max(0, span - length)))
-    first, last = _clip_window(parent, first, length)
+    first, last = window or _clip_window(parent, first, length)
     params = change_params(change, rng, traj, ctx, datetime.combine(first, time()))
     if "project" in params:
         params["deadline"] = fmt.format_date(last, ctx.lang)

@@ -193,27 +193,39 @@ def realize(leaf: Event, traj: Trajectory, cfg: SynthConfig, res: Resources, rng
     persona = traj.persona
     parent = traj.events.get(leaf.parent_id) if leaf.parent_id else None
     anchor = traj.anchor_by_id[leaf.anchor_id] if leaf.anchor_id else None
-    number = len(traj.sessions) + 1
-    session_id = f"{persona.id}-s{number:04d}"
     for _ in range(MAX_ATTEMPTS):
         probe_start = anchor.timestamp if anchor is not None else leaf.start
         drafts = compose(leaf, parent, anchor, persona, probe_start, cfg, res, rng)
-        times = timestamps(drafts, leaf, anchor, rng)
-        messages = [
-            Message(id=f"{session_id}-m{i + 1:02d}", role=d.role, app=d.app, content=d.content, timestamp=t)  # type: ignore[arg-type]
-            for i, (d, t) in enumerate(zip(drafts, times))
-        ]
-        session = Session(
-            id=session_id, persona_id=persona.id, event_id=leaf.id, language=persona.language, pattern=leaf.kind,
-            anchor_id=leaf.anchor_id, start=times[0], end=times[-1], messages=messages,
-        )
-        digest = dialogue_hash(session)
-        if digest not in traj.dialogues:
-            break
-    else:
-        raise RealizationError(f"{leaf.id}: could not produce a dialogue unlike the earlier ones")
-    params = (dict(parent.params) if parent is not None and parent.depth > 0 else {}) | leaf.params
-    _apply(drafts, messages, persona, leaf, params)
+        session = commit(leaf, drafts, traj, rng)
+        if session is not None:
+            return session
+    raise RealizationError(f"{leaf.id}: could not produce a dialogue unlike the earlier ones")
+
+
+def merged_params(leaf: Event, traj: Trajectory) -> dict[str, str]:
+    parent = traj.events.get(leaf.parent_id) if leaf.parent_id else None
+    return (dict(parent.params) if parent is not None and parent.depth > 0 else {}) | leaf.params
+
+
+def commit(leaf: Event, drafts: list[Draft], traj: Trajectory, rng: random.Random,
+           author: str = "procedural") -> Session | None:
+    """Time-stamp the drafts into a session, link evidence, apply the change; None if the dialogue is a repeat."""
+    persona = traj.persona
+    anchor = traj.anchor_by_id[leaf.anchor_id] if leaf.anchor_id else None
+    session_id = f"{persona.id}-s{len(traj.sessions) + 1:04d}"
+    times = timestamps(drafts, leaf, anchor, rng)
+    messages = [
+        Message(id=f"{session_id}-m{i + 1:02d}", role=d.role, app=d.app, content=d.content, timestamp=t)  # type: ignore[arg-type]
+        for i, (d, t) in enumerate(zip(drafts, times))
+    ]
+    session = Session(
+        id=session_id, persona_id=persona.id, event_id=leaf.id, language=persona.language, pattern=leaf.kind,
+        anchor_id=leaf.anchor_id, author=author, start=times[0], end=times[-1], messages=messages,  # type: ignore[arg-type]
+    )
+    digest = dialogue_hash(session)
+    if digest in traj.dialogues:
+        return None
+    _apply(drafts, messages, persona, leaf, merged_params(leaf, traj))
     traj.dialogues.add(digest)
     traj.sessions.append(session)
     leaf.session_id = session_id

@@ -111,7 +111,7 @@ class Trajectory:
             heapq.heappush(self.queue, (event.start, event.depth, event.id))
 
     def remove_event(self, event_id: str) -> None:
-        event = self.events.pop(event_id)
+        self.events.pop(event_id)
         self.graph.events = [e for e in self.graph.events if e.id != event_id]
         self.graph.edges = [x for x in self.graph.edges if event_id not in (x.source, x.target)]
         for slot in [s for s, owner in self.occupied.items() if owner == event_id]:

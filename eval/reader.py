@@ -1,0 +1,36 @@
+"""The LLM reader: answers a question from the memories a system retrieved, as of the question's time."""
+
+from __future__ import annotations
+
+from eval.contract import Usage
+from eval.prompts import render
+from keme.llm import LLMClient, LLMError
+from keme.models import QAItem
+from keme.text import lang as fmt
+
+
+class LLMReader:
+    def __init__(self, client: LLMClient, max_context_chars: int = 6000, max_tokens: int = 96, persona_names=None):
+        self.client = client
+        self.name = f"llm:{client.config.provider}:{client.config.model}"
+        self.max_context_chars = max_context_chars
+        self.max_tokens = max_tokens
+        self.persona_names = persona_names or {}
+
+    def answer(self, question: QAItem, context: str) -> tuple[str, Usage]:
+        lang = question.language if question.language in ("en", "zh") else "en"
+        if len(context) > self.max_context_chars:  # keep the newest part: contexts are in time order
+            context = context[-self.max_context_chars:]
+        prompt = render(
+            f"reader.{lang}", name=self.persona_names.get(question.persona_id, "the user" if lang == "en" else "用户"),
+            today=fmt.format_date(question.asked_at.date(), lang) + f" {question.asked_at.year}",
+            context=context or "(none)", question=question.question, options=question.options,
+        )
+        try:
+            completion = self.client.chat([{"role": "user", "content": prompt}], stage="eval.reader",
+                                          max_tokens=self.max_tokens, temperature=0.0)
+        except LLMError as exc:
+            return f"[no answer: {exc}]", Usage()
+        usage = Usage(llm_calls=0 if completion.cached else 1, prompt_tokens=completion.prompt_tokens,
+                      completion_tokens=completion.completion_tokens)
+        return completion.content.strip(), usage

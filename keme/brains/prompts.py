@@ -1,0 +1,21 @@
+"""Prompt templates (jinja2, one per role and language) under keme/prompts/."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+
+import jinja2
+
+PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
+
+
+@functools.cache
+def environment() -> jinja2.Environment:
+    # plain-text prompts, not HTML: no autoescaping, and a missing variable is an error
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(PROMPTS), undefined=jinja2.StrictUndefined,
+                              autoescape=False, keep_trailing_newline=False, trim_blocks=False)
+
+
+def render(role: str, lang: str, **values) -> str:
+    return environment().get_template(f"{role}.{lang}.j2").render(**values).strip()

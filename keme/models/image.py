@@ -1,0 +1,27 @@
+"""Screenshots shared in a session: where the PNG is, what it shows, and what was read back from it."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ImageRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    persona_id: str
+    session_id: str
+    message_id: str = Field(description="the user message that shares the image")
+    path: str = Field(description="relative to the dataset root, e.g. images/p01-img003.png")
+    sha256: str
+    template: str
+    language: Literal["en", "zh"]
+    caption: str = Field(description="what a captioning model would say; no small details")
+    about: dict[str, str] = Field(default_factory=dict, description="what the screenshot is about, for phrasing questions")
+    facts: dict[str, str] = Field(description="data-fact name -> text read back from the rendered page (DOM)")
+    dom_text: str = Field(description="all visible text of the rendered page")
+    screen: dict[str, Any] = Field(description="the template's input, to re-render the image")
+    width: int
+    height: int

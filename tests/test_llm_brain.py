@@ -1,0 +1,147 @@
+"""The LLM brain: accepted outputs, checks with feedback, fallbacks, caching and replay.
+
+A scripted provider (tests/llm_doubles.py) stands in for the model so the brain's
+logic is tested exactly; tests/test_llm_live.py runs the real model.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import small_config
+from keme.brains import make_brain
+from keme.brains.llm import SynthesisError
+from keme.llm import LLMClient
+from keme.llm.cache import DiskCache
+from keme.synth.pipeline import synthesize, synthesize_persona
+from keme.validate import validate
+from llm_doubles import ScriptedProvider
+
+LLM = "brain:\n  mode: llm\n  retries: 1\n"
+
+
+def brain_for(cfg, provider, cache_dir):
+    client = LLMClient(cfg.llm.model_copy(update={"cache_dir": str(cache_dir)}), provider=provider)
+    return make_brain(cfg, client)
+
+
+def test_accepted_dialogues_are_llm_authored_and_link_their_evidence(tmp_path):
+    cfg = small_config(LLM + "changes:\n  per_month: 0.5\n  allowed: [new_phone]\n")
+    brain = brain_for(cfg, ScriptedProvider(), tmp_path)
+    traj = synthesize_persona(0, cfg, brain)
+    authored = [s for s in traj.sessions if s.author == "llm"]
+    assert len(authored) > len(traj.sessions) / 2
+    by_id = {m.id: m for s in traj.sessions for m in s.messages}
+    for attr in traj.persona.attributes():
+        for version in attr.versions:
+            assert all(version.value in by_id[m].content for m in version.evidence)
+    phone = traj.persona.attribute("tech.phone").versions
+    assert len(phone) == 2 and by_id[phone[1].evidence[0]].timestamp == phone[1].valid_from
+    assert brain.stats.as_dict()["realizer.accepted"] == len(authored)
+
+
+def test_llm_planned_chapters_keep_the_graph_valid(tmp_path):
+    cfg = small_config(LLM)
+    brain_cfg = cfg
+    from keme.synth.pipeline import synthesize as run
+
+    client = LLMClient(cfg.llm.model_copy(update={"cache_dir": str(tmp_path / "cache")}), provider=ScriptedProvider())
+    import keme.synth.pipeline as pipeline
+
+    original = pipeline.make_brain
+    pipeline.make_brain = lambda c: make_brain(c, client)
+    try:
+        manifest = run(brain_cfg, tmp_path / "d")
+    finally:
+        pipeline.make_brain = original
+    agents = manifest.stages["synth"]["agents"]
+    assert agents["planner.accepted"] >= 1
+    assert validate(tmp_path / "d") == []
+    titles = [json.loads(line)["events"] for line in (tmp_path / "d/graphs.jsonl").read_text().splitlines()]
+    assert any("Planned" in e["title"] for events in titles for e in events)
+
+
+def test_bad_output_is_fed_back_then_falls_back_to_procedural(tmp_path):
+    cfg = small_config(LLM)
+    provider = ScriptedProvider(realizer_ok=False)
+    brain = brain_for(cfg, provider, tmp_path)
+    traj = synthesize_persona(0, cfg, brain)
+    stats = brain.stats.as_dict()
+    leaves = len(traj.sessions)
+    assert stats["realizer.fallbacks"] == leaves and stats["realizer.retries"] == leaves
+    assert all(s.author == "procedural" for s in traj.sessions)
+
+
+def test_anomalous_fallback_flags_the_node_and_keeps_it_out_of_qa(tmp_path):
+    cfg = small_config(LLM.replace("retries: 1", "retries: 0\n  fallback: anomalous"))
+    brain = brain_for(cfg, ScriptedProvider(realizer_ok=False), tmp_path)
+    traj = synthesize_persona(0, cfg, brain)
+    flagged = [e for e in traj.graph.events if e.anomaly]
+    assert flagged and all(e.anomaly.startswith("realizer:") for e in flagged)
+    from keme.qa.facts import worlds_from
+
+    world = worlds_from([traj.persona], traj.sessions, [traj.graph], traj.anchors)[0]
+    assert all(f.kind == "attr" for f in world.facts)  # no session facts survive: every leaf was flagged
+
+
+def test_fail_mode_stops_with_the_reason(tmp_path):
+    cfg = small_config(LLM.replace("retries: 1", "retries: 0\n  fallback: fail"))
+    with pytest.raises(SynthesisError, match="realizer failed"):
+        synthesize_persona(0, cfg, brain_for(cfg, ScriptedProvider(realizer_ok=False), tmp_path))
+
+
+def _run(cfg, out, cache, provider):
+    import keme.synth.pipeline as pipeline
+
+    client = LLMClient(cfg.llm.model_copy(update={"cache_dir": str(cache)}), provider=provider)
+    original = pipeline.make_brain
+    pipeline.make_brain = lambda c: make_brain(c, client)
+    try:
+        return synthesize(cfg, out, force=True)
+    finally:
+        pipeline.make_brain = original
+
+
+def test_a_warm_cache_makes_zero_calls_and_the_same_dataset(tmp_path):
+    cfg = small_config(LLM)
+    first, second = ScriptedProvider(), ScriptedProvider()
+    _run(cfg, tmp_path / "a", tmp_path / "cache", first)
+    manifest = _run(cfg, tmp_path / "b", tmp_path / "cache", second)
+    assert first.calls > 0 and second.calls == 0
+    assert manifest.stages["synth"]["llm"]["stages"]["synth.realizer"]["cache_hits"] > 0
+    for name in ("sessions.jsonl", "graphs.jsonl", "personas.jsonl", "qa.jsonl"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_the_replay_provider_reproduces_a_recorded_run_without_a_model(tmp_path):
+    cfg = small_config(LLM)
+    _run(cfg, tmp_path / "a", tmp_path / "cache", ScriptedProvider())
+    replay = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"provider": "replay", "cache_dir": str(tmp_path / "cache")})})
+    synthesize(replay, tmp_path / "b", force=True)
+    assert (tmp_path / "a/sessions.jsonl").read_bytes() == (tmp_path / "b/sessions.jsonl").read_bytes()
+
+
+def test_the_compatibility_context_stays_within_its_token_cap(tmp_path):
+    cfg = small_config(LLM + "  context_tokens: 60\n")
+    brain = brain_for(cfg, ScriptedProvider(), tmp_path)
+    contexts: list[str] = []
+    original = brain._context
+    brain._context = lambda leaf, traj: contexts.append(original(leaf, traj)) or contexts[-1]
+    synthesize_persona(0, cfg, brain)
+    from eval.tokens import count_tokens
+
+    assert len(contexts) > 10 and max(count_tokens(c) for c in contexts) <= 60
+    assert sum(1 for c in contexts if c) > 5
+
+
+def test_the_cache_key_covers_model_messages_params_and_schema(tmp_path):
+    cache = DiskCache(tmp_path)
+    client = LLMClient(small_config().llm.model_copy(update={"cache_dir": str(tmp_path)}), provider=ScriptedProvider(), cache=cache)
+    base = [{"role": "user", "content": 'Rewrite this question. Question: "Where?"'}]
+    schema = {"title": "Reworded", "type": "object"}
+    client.chat(base, stage="t", schema=schema)
+    client.chat(base, stage="t", schema=schema, temperature=0.9)
+    client.chat(base, stage="t", schema=schema)
+    assert client.ledger.stages["t"].calls == 2 and client.ledger.stages["t"].cache_hits == 1

