@@ -413,7 +413,8 @@ def demo(
     console.print("2. validated: all invariants hold, every QA proof re-derived")
     data = load_dataset(out)
     numbers = trajectory_stats(data.personas, data.anchors, data.graphs, data.sessions)
-    numbers |= {k: v for k, v in manifest.stats.items() if k in ("qa", "qa_by_type", "qa_by_hops", "qa_by_format")}
+    numbers |= {k: v for k, v in manifest.stats.items()
+                if k in ("qa", "qa_by_type", "qa_by_hops", "qa_by_format", "images", "images_by_template")}
     console.print(_stats_table(numbers))
     systems = list(REGISTRY)
     if any(REGISTRY[name].dense for name in systems):

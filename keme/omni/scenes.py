@@ -163,6 +163,11 @@ def _trip_start(ctx: Context) -> date:
 
 
 # ---------------------------------------------------------------- builders
+def _comments(ctx: Context, n: int = 2) -> list[Comment]:
+    people, texts = ctx.rng.sample(ctx.res["commenters"], n), ctx.rng.sample(ctx.res["comments"], n)
+    return [Comment(user=u, text=t) for u, t in zip(people, texts)]
+
+
 def _chat(ctx: Context, template: str) -> Scene:
     lang, rng, res, params = ctx.lang, ctx.rng, ctx.res, ctx.params
     person = params.get("person") or params.get("colleague") or params.get("relative") or ctx.attr(
@@ -291,15 +296,13 @@ def _video(ctx: Context) -> Scene:
     likes = max(12, views // rng.randrange(15, 60))
     length = rng.randrange(240, 1500)
     uploaded = (ctx.when - timedelta(days=rng.randrange(1, 60))).date()
-    who = rng.sample(res["commenters"], 2)
-    comments = [Comment(user=u, text=t) for u, t in zip(who, rng.sample(res["comments"], 2))]
     screen = VideoPage(
         lang=lang, clock=_clock(ctx.when), title=title, channel=channel, channel_avatar=images.avatar(channel),
         thumbnail=images.picture(title, 390, 220),
         views=(f"{views / 10000:.1f}万" if views >= 10000 else str(views)) if lang == "zh" else f"{views:,} views",
         likes=str(likes) if lang == "zh" else f"{likes:,}",
         uploaded=_date_long(uploaded, lang) if lang == "zh" else f"{fmt.format_date(uploaded, lang)}, {uploaded.year}",
-        duration=f"{length // 60}:{length % 60:02d}", comments=comments)
+        duration=f"{length // 60}:{length % 60:02d}", comments=_comments(ctx))
     return Scene("video_page", screen, {"subject": subject, "kind": kind})
 
 
@@ -321,13 +324,12 @@ def _post(ctx: Context) -> Scene:
     place = params.get("attraction") or params.get("destination") or params.get("place") or ctx.attr("home.city")
     author = ctx.persona.name if lang == "zh" else ctx.persona.name.lower().replace(" ", ".")
     text = rng.choice(res["post_texts"][kind]).format(place=place, activity=params.get("activity", ""))
-    who = rng.sample(res["commenters"], 2)
     likes = rng.randrange(12, 2400)
     screen = SocialPost(lang=lang, clock=_clock(ctx.when), author=author, avatar=images.avatar(ctx.persona.name),
                         location=params.get("destination") or place, text=text, image=images.picture(text, 390, 390),
                         likes=f"{likes:,}", comments_count=str(rng.randrange(2, 80)),
                         time=fmt.format_date(ctx.when.date(), lang),
-                        comments=[Comment(user=u, text=t) for u, t in zip(who, rng.sample(res["comments"], 2))])
+                        comments=_comments(ctx))
     return Scene("social_post", screen, {"place": place})
 
 
