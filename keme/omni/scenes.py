@@ -291,6 +291,7 @@ def _video(ctx: Context) -> Scene:
     else:
         kind, subject = "other", ""
     title = rng.choice(res["video_titles"][kind]).format(dish=subject, title=subject, city=ctx.attr("home.city"))
+    title = title[:1].upper() + title[1:]
     channel = ctx.pick("channels")
     views = rng.randrange(2_000, 900_000)
     likes = max(12, views // rng.randrange(15, 60))
