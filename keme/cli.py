@@ -79,6 +79,9 @@ def synth(
         f"{stats.get('qa', 0)} QA items"
         + (f", {stats['images']} screenshots" if stats.get("images") else "") + f" in {seconds:.1f}s"
     )
+    faces = manifest.stages.get("render", {}).get("face_check", "off")
+    if faces != "off":
+        console.print(f"face check: {escape(faces)}")
 
 
 @app.command("validate")
@@ -169,7 +172,7 @@ def render(
     if figures["missing_templates"]:
         console.print(f"[yellow]no session could carry[/]: {', '.join(figures['missing_templates'])}")
     if report.face_check != "off":
-        console.print(f"face check: {report.face_check}")
+        console.print(f"face check: {escape(report.face_check)}")
     console.print(f"QA rebuilt: {sum(qa_report['selected_by_type'].values())} items, "
                   f"{qa_report['selected_by_type'].get('visual_reasoning', 0)} visual")
 
