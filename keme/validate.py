@@ -292,7 +292,8 @@ def _rerender(data: Dataset) -> list[Violation]:
     from keme.omni.screens import MODELS
 
     out = []
-    with Renderer() as renderer:
+    scale = (data.manifest.config or {}).get("omni", {}).get("scale", 1.0)  # the PNGs were rendered at this ratio
+    with Renderer(scale=scale) as renderer:
         for record in data.images:
             shot = renderer.render(record.template, MODELS[record.template].model_validate(record.screen))
             if shot.facts != record.facts or shot.text != record.dom_text:
