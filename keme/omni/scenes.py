@@ -24,6 +24,7 @@ from keme.omni import images
 from keme.omni.screens import (BillScreen, CalendarEvent, CalendarScreen, ChatLine, ChatScreen, Comment, EbookPage,
                                MusicPlayer, NoteScreen, OrderItem, PaymentTransfer, ShoppingOrder, SocialPost,
                                TrainTicket, VideoPage, _Screen)
+from keme.qa.phrasing import fill
 from keme.text import lang as fmt
 
 RESOURCES = Path(__file__).resolve().parent / "resources"
@@ -57,13 +58,7 @@ class Scene:
     about: dict[str, str] = field(default_factory=dict)
 
     def caption(self) -> str:
-        slots = self.screen.model_dump() | self.about
-        return resources(self.screen.lang)["caption"][self.template].format_map(_Slots(slots))
-
-
-class _Slots(dict):
-    def __missing__(self, key: str) -> str:
-        return ""
+        return fill(resources(self.screen.lang)["caption"][self.template], self.screen.model_dump() | self.about)
 
 
 @dataclass
@@ -136,6 +131,10 @@ def _stamp(moment: datetime, lang: str) -> str:
     if lang == "zh":
         return f"{moment:%Y-%m-%d %H:%M}"
     return f"{_date_long(moment.date(), lang)}, {fmt.format_time(moment, lang)}"
+
+
+def _mmss(seconds: int) -> str:
+    return f"{seconds // 60}:{seconds % 60:02d}"
 
 
 def _money(value: Decimal, lang: str) -> str:
@@ -275,9 +274,9 @@ def _music(ctx: Context) -> Scene:
     elapsed = rng.randrange(10, length - 10)
     screen = MusicPlayer(lang=lang, clock=_clock(ctx.when), track=song["track"], artist=song["artist"],
                          album=song["album"], cover=images.identicon(song["album"], 300), playlist=ctx.pick("playlists"),
-                         elapsed=f"{elapsed // 60}:{elapsed % 60:02d}", length=f"{length // 60}:{length % 60:02d}",
+                         elapsed=_mmss(elapsed), length=_mmss(length),
                          progress=round(elapsed / length, 3), liked=rng.random() < 0.5)
-    return Scene("music_player", screen, {"day": fmt.format_date(ctx.when.date(), lang)})
+    return Scene("music_player", screen)
 
 
 def _video(ctx: Context) -> Scene:
@@ -303,7 +302,7 @@ def _video(ctx: Context) -> Scene:
         views=(f"{views / 10000:.1f}万" if views >= 10000 else str(views)) if lang == "zh" else f"{views:,} views",
         likes=str(likes) if lang == "zh" else f"{likes:,}",
         uploaded=_date_long(uploaded, lang) if lang == "zh" else f"{fmt.format_date(uploaded, lang)}, {uploaded.year}",
-        duration=f"{length // 60}:{length % 60:02d}", comments=_comments(ctx))
+        duration=_mmss(length), comments=_comments(ctx))
     return Scene("video_page", screen, {"subject": subject, "kind": kind})
 
 
@@ -346,7 +345,7 @@ def _calendar(ctx: Context) -> Scene:
     events = []
     for hour, filler in zip(hours, rng.sample(res["calendar_fillers"], len(hours))):
         start = datetime.combine(day, datetime.min.time()) + timedelta(hours=hour, minutes=rng.choice([0, 0, 30]))
-        events.append((start, filler["title"].format_map(_Slots(slots)), filler["location"].format_map(_Slots(slots))))
+        events.append((start, fill(filler["title"], slots), fill(filler["location"], slots)))
     if record is not None:
         events.append((record.start, record.title, record.location))
     events.sort()

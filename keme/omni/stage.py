@@ -215,16 +215,23 @@ def write_render(root: Path, sessions: list[Session], records: list[ImageRecord]
     write_manifest(root, manifest)
 
 
+def render_into(root: Path, personas: list[Persona], sessions: list[Session], graphs: list[EventGraph],
+                anchors: list[Anchor], spec: OmniSpec, seed: int,
+                progress=None) -> tuple[list[Session], list[ImageRecord], RenderReport]:
+    """Render, check faces if asked, and write the result into the dataset at `root`."""
+    with Renderer(scale=spec.scale) as renderer:
+        sessions, records, report = render_trajectories(root, personas, sessions, graphs, anchors, spec, seed,
+                                                        renderer, progress)
+    report.face_check = face_check(root, records) if spec.face_check else "off"
+    write_render(root, sessions, records, report)
+    return sessions, records, report
+
+
 def render_dataset(root: Path, spec: OmniSpec, seed: int, progress=None) -> RenderReport:
-    """`keme render D` and the synth stage: (re)render the screenshots of a dataset in place."""
+    """`keme render D`: (re)render the screenshots of a dataset on disk, in place."""
     from keme.validate import load_dataset
 
     data = load_dataset(root)
     if not data.sessions:
         raise KemeError(f"{root}: no sessions to attach screenshots to")
-    with Renderer(scale=spec.scale) as renderer:
-        sessions, records, report = render_trajectories(root, data.personas, data.sessions, data.graphs, data.anchors,
-                                                        spec, seed, renderer, progress)
-    report.face_check = face_check(root, records) if spec.face_check else "off"
-    write_render(root, sessions, records, report)
-    return report
+    return render_into(root, data.personas, data.sessions, data.graphs, data.anchors, spec, seed, progress)[2]

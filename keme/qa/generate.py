@@ -107,7 +107,7 @@ class Gen:
     def day(self, when: datetime | date) -> str:
         return fmt.format_date(when if isinstance(when, date) and not isinstance(when, datetime) else when.date(), self.lang)
 
-    def month(self, start: datetime) -> str:
+    def month(self, start: date) -> str:
         return f"{start.year}年{start.month}月" if self.lang == "zh" else f"{fmt.MONTHS_EN[start.month - 1]} {start.year}"
 
     def when(self, last: datetime, until: datetime | None = None) -> datetime | None:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 
+from keme.days import add_months
 from keme.models import ImageRecord, Quote
 from keme.omni import scenes
 from keme.qa import draft as d
@@ -119,8 +120,13 @@ def _details(g, record: ImageRecord, message) -> list[tuple[str, Draft]]:
 
 def _month_range(day: date) -> tuple[date, date]:
     start = day.replace(day=1)
-    end = (start.replace(year=start.year + 1, month=1) if start.month == 12 else start.replace(month=start.month + 1))
-    return start, date.fromordinal(end.toordinal() - 1)
+    return start, add_months(start, 1) - timedelta(days=1)
+
+
+def _shared_quotes(world, records: list[ImageRecord]) -> list[Quote]:
+    """The messages that share these screenshots, in time order."""
+    ordered = sorted(records, key=lambda r: world.messages[r.message_id].timestamp)
+    return [Quote(message_id=r.message_id) for r in ordered]
 
 
 def _statistics(g, records: list[ImageRecord]) -> list[Draft]:
@@ -139,10 +145,10 @@ def _statistics(g, records: list[ImageRecord]) -> list[Draft]:
         windows = [("vis.count.all", world.persona.start.date(), final.date(), group)] if len(group) >= 2 else []
         windows += [("vis.count.month", m, _month_range(m)[1], rs) for m, rs in sorted(months.items()) if len(months) > 1]
         for key, start, end, rs in windows:
-            quotes = [Quote(message_id=r.message_id) for r in sorted(rs, key=lambda r: world.messages[r.message_id].timestamp)]
-            question = g.say.question(key, g.rng, noun=noun[template], month=g.month(_as_datetime(start)))
+            question = g.say.question(key, g.rng, noun=noun[template], month=g.month(start))
             out.append(Draft(VISUAL, key.replace("vis.", "visual."), question, str(len(rs)), d.number(len(rs)),
-                             d.proof("image_count", quotes, template=template, start=start.isoformat(), end=end.isoformat()),
+                             d.proof("image_count", _shared_quotes(world, rs), template=template,
+                                     start=start.isoformat(), end=end.isoformat()),
                              final, len(rs), node))
         if template in SUMS:
             key, fact, span = SUMS[template]
@@ -153,20 +159,14 @@ def _statistics(g, records: list[ImageRecord]) -> list[Draft]:
                 if len(rs) < 2 or any(v is None for v in values):
                     continue
                 total = sum(values, Decimal("0"))
-                quotes = [Quote(message_id=r.message_id) for r in sorted(rs, key=lambda r: world.messages[r.message_id].timestamp)]
-                question = g.say.question(key, g.rng, month=g.month(_as_datetime(start)))
+                question = g.say.question(key, g.rng, month=g.month(start))
                 money = fmt.format_money(total, g.lang)
                 out.append(Draft(VISUAL, key.replace("vis.", "visual."), question, money,
                                  d.number(total, unit=fmt.CURRENCY[g.lang], aliases=[money]),
-                                 d.proof("image_sum", quotes, template=template, fact=fact, start=start.isoformat(),
+                                 d.proof("image_sum", _shared_quotes(world, rs), template=template, fact=fact,
+                                         start=start.isoformat(),
                                          end=end.isoformat()), final, len(rs), node))
     return out
-
-
-def _as_datetime(day: date):
-    from datetime import datetime
-
-    return datetime.combine(day, datetime.min.time())
 
 
 def visual_drafts(g) -> list[Draft]:

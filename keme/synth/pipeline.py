@@ -282,16 +282,16 @@ def record_brain(out: Path, brain: Brain) -> None:
 
 def render_stage(out: Path, cfg: SynthConfig, trajectories: list[Trajectory], progress: Progress) -> list:
     """Omni: screenshots into out/images, image messages into the sessions (in memory too, for the QA stage)."""
-    from keme.omni.stage import render_dataset
-    from keme.validate import load_dataset
+    from keme.omni.stage import render_into
 
-    report = render_dataset(out, cfg.omni, cfg.seed)
+    sessions, images, report = render_into(
+        out, [t.persona for t in trajectories], [s for t in trajectories for s in t.sessions],
+        [t.graph for t in trajectories], [a for t in trajectories for a in t.anchors], cfg.omni, cfg.seed)
     progress.on_render(report)
-    data = load_dataset(out)
-    by_id = {s.id: s for s in data.sessions}
+    by_id = {s.id: s for s in sessions}
     for t in trajectories:
         t.sessions = [by_id[s.id] for s in t.sessions]
-    return data.images
+    return images
 
 
 def run_qa(out: Path, cfg: SynthConfig, trajectories: list[Trajectory], brain: Brain | None = None,
