@@ -7,6 +7,9 @@ import time
 from pathlib import Path
 from typing import Optional
 
+import os
+import sys
+
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -15,7 +18,8 @@ from rich.table import Table
 
 from keme.errors import KemeError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="MobileMem / KEME: synthesize, check and describe memory benchmarks.")
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="MobileMem / KEME: synthesize, check and describe memory benchmarks.")
 console = Console()
 err = Console(stderr=True)
 
@@ -436,5 +440,32 @@ def demo(
     console.print(f"reports in {run_dir}: summary.json, leaderboard.md, leaderboard.png, results.jsonl")
 
 
+INTERNAL_ERROR = 70  # EX_SOFTWARE: a bug in keme, not in the user's input
+DEBUG_ENV = "KEME_DEBUG"  # set to 1 to see the traceback of an internal error
+
+
+def main() -> None:
+    """The console script: every failure ends as one message and a non-zero exit, never a traceback.
+
+    A KemeError is the user's to fix (exit 2); anything else is a bug in keme,
+    reported as such (exit 70) with the way to get its traceback.
+    """
+    try:
+        app()
+    except KemeError as exc:
+        err.print("[bold red]error:[/]", escape(str(exc)), highlight=False)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)
+    except Exception as exc:  # the boundary: no traceback reaches the user unless asked for
+        if os.environ.get(DEBUG_ENV):
+            raise
+        err.print(f"[bold red]internal error[/] (a bug in keme, please report it with the command you ran): "
+                  f"{escape(type(exc).__name__)}: {escape(str(exc)[:500])}; rerun with {DEBUG_ENV}=1 for the traceback",
+                  highlight=False)
+        sys.exit(INTERNAL_ERROR)
+
+
 if __name__ == "__main__":
-    app()
+    main()

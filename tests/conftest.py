@@ -23,3 +23,23 @@ def small_config(text: str = "") -> SynthConfig:
     """One English persona over two months unless `text` adds or overrides keys."""
     base = "name: small\nseed: 5\npersonas:\n  - {language: en, start: 2026-05-01, months: 2}\n"
     return parse_config(base + text, "<test>")
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The fault suite's counts (tests/faults/probe.py), when any probe ran."""
+    import json
+    import os
+    import sys
+
+    probe = sys.modules.get("probe")
+    if probe is None or not getattr(probe, "OUTCOMES", None):
+        return
+    tally = probe.counts()
+    terminalreporter.write_sep("-", "fault suite")
+    terminalreporter.write_line(", ".join(f"{k} {v}" for k, v in tally.items()))
+    bad = [(name, outcome) for name, outcome in probe.OUTCOMES if outcome in ("crash", "silent", "hang")]
+    for name, outcome in bad:
+        terminalreporter.write_line(f"  {outcome}: {name}")
+    if os.environ.get("KEME_FAULT_REPORT"):
+        with open(os.environ["KEME_FAULT_REPORT"], "w", encoding="utf-8") as handle:
+            json.dump({"counts": tally, "probes": probe.OUTCOMES}, handle, indent=1)
