@@ -263,7 +263,7 @@ def _owned_files(out: Path) -> list[Path]:
 
 def write_dataset(out: Path, name: str, personas: list[Persona], sessions: list[Session], qa: list[QAItem],
                   stats: dict[str, Any], force: bool = False) -> Manifest:
-    """Write the dataset into a staging directory beside `out`, then move it in, manifest last.
+    """Write the dataset into a hidden staging directory in `out`, then move the files in place, manifest last.
 
     `out` must be new, empty, or (with `force`) an existing keme dataset, whose
     own files are removed first; nothing else in `out` is touched.
@@ -272,7 +272,7 @@ def write_dataset(out: Path, name: str, personas: list[Persona], sessions: list[
     staging: Path | None = None
     try:
         out.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.import-", dir=out.parent))
+        staging = Path(tempfile.mkdtemp(prefix=".import-", dir=out))  # hidden: a killed import leaves no "content"
         files = {}
         for filename, records in (("personas.jsonl", personas), ("sessions.jsonl", sessions), ("qa.jsonl", qa)):
             digest, count, size = write_jsonl(staging / filename, records)
