@@ -53,6 +53,7 @@ from baselines.store import fingerprint
 from baselines.text import message_text
 from baselines.vibebrowser import durable_category, epoch
 from eval.contract import Hit, Query, Retrieval, Usage
+from keme.dataset.paths import scope_path
 from keme.models import Message, Session
 
 CHUNK_TOKENS, CHUNK_OVERLAP = 400, 80
@@ -485,8 +486,7 @@ class OpenClaw:
         return fingerprint(self.name, model=model, distill="lexicon-v1", **vars(self.settings))
 
     def _dir(self, scope: str) -> Path:
-        safe = re.sub(r"[^A-Za-z0-9._-]", "_", scope)
-        return self.root / (safe if safe == scope else f"{safe}-{_sha(scope)[:8]}")
+        return scope_path(self.root, scope)
 
     def _store(self, scope: str) -> OpenClawMemory:
         if scope not in self.stores:

@@ -26,6 +26,7 @@ from eval.judge import Judge, RuleJudge
 from eval.replay import Plan, Replay, load_replay
 from eval.tokens import count_tokens
 from keme.dataset.io import atomic_write_text, dump_json
+from keme.dataset.paths import scope_path
 from keme.errors import KemeError
 from keme.models import QAItem
 
@@ -211,7 +212,7 @@ class SystemRun:
 
     def _offline(self, plan: Plan, todo: list[QAItem]) -> None:
         scope = plan.persona_id
-        state = self.dir / "state" / scope
+        state = scope_path(self.dir / "state", scope)
         previous = [r for r in self.ingest_log.records() if r["persona_id"] == scope]
         if previous and previous[-1].get("saved") and isinstance(self.system, Persistent) and state.exists():
             self.system.load(scope, state)

@@ -336,32 +336,43 @@ app.add_typer(export_app, name="export")
 
 
 def _report_import(stats: dict, out: Path) -> None:
-    console.print(f"[green]wrote[/] {out}: {stats['personas']} personas, {stats['sessions']} sessions, "
+    console.print(f"[green]wrote[/] {escape(str(out))}: {stats['personas']} personas, {stats['sessions']} sessions, "
                   f"{stats['messages']} messages, {stats['qa']} QA items")
     if stats.get("import"):
-        console.print("import notes: " + ", ".join(f"{k} {v}" for k, v in stats["import"].items()))
+        console.print("import notes: " + ", ".join(f"{k} {v}" for k, v in stats["import"].items()), highlight=False)
+    problems = stats.get("import_problems", [])
+    for problem in problems[:10]:
+        err.print(f"  skipped or changed: {escape(problem)}", highlight=False)
+    if problems:
+        err.print(f"  ({min(len(problems), 10)} shown; {escape(str(out / 'manifest.json'))} keeps the counts under "
+                  f"stats.import and the first {len(problems)} problems under stats.import_problems)", highlight=False)
+
+
+_FORCE_IMPORT = typer.Option(False, "--force", help="replace the keme dataset already in OUT")
 
 
 @import_app.command("locomo")
 def import_locomo_cmd(file: Path = typer.Argument(..., help="locomo10.json"),
-                      out: Path = typer.Option(..., "--out", "-o", help="dataset directory to write")) -> None:
+                      out: Path = typer.Option(..., "--out", "-o", help="dataset directory to write"),
+                      force: bool = _FORCE_IMPORT) -> None:
     """LoCoMo: each sample becomes a persona; malformed evidence ids are normalised or counted."""
     from eval.importers.locomo import import_locomo
 
     try:
-        _report_import(import_locomo(file, out), out)
+        _report_import(import_locomo(file, out, force=force), out)
     except KemeError as exc:
         _fail(exc)
 
 
 @import_app.command("longmemeval")
 def import_longmemeval_cmd(file: Path = typer.Argument(..., help="longmemeval_s.json, _m.json or _oracle.json"),
-                           out: Path = typer.Option(..., "--out", "-o", help="dataset directory to write")) -> None:
+                           out: Path = typer.Option(..., "--out", "-o", help="dataset directory to write"),
+                           force: bool = _FORCE_IMPORT) -> None:
     """LongMemEval: each instance becomes a persona; user turns only for retrieval; noans and _abs conventions."""
     from eval.importers.longmemeval import import_longmemeval
 
     try:
-        _report_import(import_longmemeval(file, out), out)
+        _report_import(import_longmemeval(file, out, force=force), out)
     except KemeError as exc:
         _fail(exc)
 

@@ -263,12 +263,17 @@ def check_images(data: Dataset, rerender: bool = False) -> list[Violation]:
     same facts and text (and, on the same chromium and fonts, the same PNG).
     """
     from keme.dataset.io import sha256_file
+    from keme.dataset.paths import PathEscape, inside
 
     out = []
     messages = {m.id: m for s in data.sessions for m in s.messages}
     session_of = {m.id: s.id for s in data.sessions for m in s.messages}
     for record in data.images:
-        path = data.root / record.path
+        try:
+            path = inside(data.root, record.path)
+        except PathEscape as exc:  # the model keeps paths under images/; a symlink can still point out
+            out.append(Violation("image", record.id, f"{record.path} leaves the dataset: {exc}"))
+            continue
         if not path.exists():
             out.append(Violation("image", record.id, f"{record.path} is missing"))
             continue

@@ -15,7 +15,6 @@ returned. One scope = one directory under `root` (see scope.py).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import shutil
@@ -31,10 +30,10 @@ from baselines.factmem.scope import ScopeMemory, install_copy
 from baselines.factmem.search import FactDoc, FactIndex, query_keys
 from baselines.store import fingerprint
 from eval.contract import Hit, Query, Retrieval, Usage
+from keme.dataset.paths import scope_path
 from keme.models import Session
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
 @dataclass(frozen=True)
@@ -55,11 +54,8 @@ def _ids(ref: str | None) -> tuple[list[str], list[str]]:
 
 
 def scope_directory(root: Path, scope: str) -> Path:
-    """A file-system-safe directory name per scope; an altered name gets a hash so two scopes never collide."""
-    safe = _UNSAFE.sub("_", scope) or "_"
-    if safe != scope:
-        safe += "-" + hashlib.sha256(scope.encode("utf-8")).hexdigest()[:8]
-    return root / safe
+    """A file-system-safe directory per scope, inside `root` (an altered name gets a hash so two scopes never collide)."""
+    return scope_path(root, scope)
 
 
 class FactMem:

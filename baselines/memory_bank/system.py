@@ -9,6 +9,7 @@ ones exist so retrieval can be measured deeper than an agent's context.
 
 from __future__ import annotations
 
+import glob
 import shutil
 import tempfile
 from pathlib import Path
@@ -18,6 +19,7 @@ from baselines.memory_bank.distill import distill
 from baselines.memory_bank.records import from_ms, ms
 from baselines.store import fingerprint
 from eval.contract import Hit, Query, Retrieval, Usage
+from keme.dataset.paths import scope_path
 from keme.models import Session
 
 
@@ -32,7 +34,7 @@ class MemoryBankSystem:
         return fingerprint(self.name, **self.limits)
 
     def _path(self, scope: str) -> Path:
-        return self.root / f"{scope}.sqlite"
+        return scope_path(self.root, scope, ".sqlite")
 
     def bank(self, scope: str) -> MemoryBank:
         if scope not in self.banks:
@@ -81,14 +83,14 @@ class MemoryBankSystem:
     def save(self, scope: str, path: Path) -> None:
         self.bank(scope).commit()
         path.mkdir(parents=True, exist_ok=True)
-        for file in self.root.glob(f"{scope}.sqlite*"):
+        for file in self.root.glob(glob.escape(self._path(scope).name) + "*"):
             shutil.copy2(file, path / file.name)
 
     def load(self, scope: str, path: Path) -> None:
         bank = self.banks.pop(scope, None)
         if bank is not None and bank.store is not None:
             bank.store.close()
-        for file in path.glob(f"{scope}.sqlite*"):
+        for file in path.glob(glob.escape(self._path(scope).name) + "*"):
             shutil.copy2(file, self.root / file.name)
         self.bank(scope)
 

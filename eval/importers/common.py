@@ -1,47 +1,207 @@
-"""Shared pieces: reading benchmark files with precise errors, inferring answer specs, writing a dataset."""
+"""Shared pieces of the importers: reading a benchmark file, noting what cannot be used, writing the dataset.
+
+A source file is read with precise errors (file:line for bad JSON and bad
+UTF-8); each record is then checked against a small pydantic model of its
+source format, and a record that does not fit is skipped and noted with its
+position ("sample 3 (conv-26), session_2, turn 5: dia_id: ..."). `Notes`
+counts every such case; the counts land in the manifest (`stats.import`) and
+the first problems in `stats.import_problems`. Nothing usable left: an error.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ValidationError, ValidationInfo
 
 from keme.dataset.io import write_jsonl
-from keme.dataset.manifest import FileEntry, Manifest, write_manifest
+from keme.dataset.manifest import MANIFEST, FileEntry, Manifest, write_manifest
+from keme.dataset.paths import PathEscape, inside
 from keme.errors import KemeError
-from keme.models import AnswerSpec, Persona, QAItem, Session
+from keme.models import AnswerSpec, Persona, QAItem, Session, safe_id
 from keme.qa.normalize import dates_in
 
 _NUMBER = re.compile(r"^\s*-?\d+(?:\.\d+)?\s*$")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+MAX_PROBLEMS = 100  # kept in the manifest; the counts are always complete
+EARLIEST, LATEST = 1900, 2200  # years a trajectory may live in (leaves room for timedelta arithmetic)
+DATASET_FILES = ("personas.jsonl", "anchors.jsonl", "graphs.jsonl", "sessions.jsonl", "qa.jsonl", "images.jsonl")
 
 
-def read_json_records(path: Path) -> list[dict[str, Any]]:
-    """A JSON array, or JSON lines; a corrupt record names file and line."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise KemeError(f"{path}: cannot read ({exc.strerror})") from exc
-    if text.lstrip().startswith("["):
+def _clean(value: str, info: ValidationInfo) -> str:
+    return info.context.clean(value) if isinstance(info.context, Notes) else _SURROGATE.sub("\ufffd", value)
+
+
+Text = Annotated[str, AfterValidator(_clean)]
+"""A string field of a source record: must be a JSON string; lone surrogates are replaced and counted."""
+
+
+@dataclass
+class Notes:
+    """What an import could not use, counted by kind, with the first problems by position."""
+
+    counts: Counter = field(default_factory=Counter)
+    problems: list[str] = field(default_factory=list)
+    renamed: dict[str, str] = field(default_factory=dict)
+
+    def clean(self, text: str) -> str:
+        """Lone surrogates (from `\\ud800` escapes) cannot be written as UTF-8: replaced by U+FFFD and counted."""
+        if _SURROGATE.search(text) is None:
+            return text
+        self.count("lone_surrogates_replaced")
+        return _SURROGATE.sub("\ufffd", text)
+
+    def count(self, kind: str, n: int = 1) -> None:
+        if n:
+            self.counts[kind] += n
+
+    def problem(self, kind: str, where: str, why: str) -> None:
+        self.count(kind)
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(f"{where}: {why}")
+
+    def parse(self, model: type[BaseModel], record: Any, kind: str, where: str) -> Any:
+        """`record` as `model`, or None (noted under `kind`) when it does not fit."""
+        if not isinstance(record, dict):
+            self.problem(kind, where, f"expected a JSON object, found {_json_type(record)}")
+            return None
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise KemeError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON ({exc.msg})") from exc
-        if not all(isinstance(r, dict) for r in data):
-            raise KemeError(f"{path}: expected a list of objects")
-        return data
+            return model.model_validate(record, context=self)
+        except ValidationError as exc:
+            self.problem(kind, where, describe(exc))
+            return None
+
+    def unique_id(self, raw: str, used: set[str], kind: str, where: str, prefix: str = "") -> str:
+        """A safe id for the source id `raw`, not in `used`; renames are counted and remembered (prefix + new -> original)."""
+        new = safe_id(raw)
+        if new != raw:
+            self.problem("ids_renamed", where, f"id {raw[:60]!r} is not a safe file name; renamed {new!r}")
+        number = 1
+        while new in used:
+            number += 1
+            if number == 2:
+                self.problem(kind, where, f"id {raw[:60]!r} occurs again; renamed")
+            new = safe_id(f"{raw}#{number}")
+        used.add(new)
+        if new != raw:
+            self.renamed[prefix + new] = _SURROGATE.sub("\ufffd", raw)
+        return new
+
+    def stats(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"import": dict(sorted(self.counts.items()))}
+        if self.problems:
+            out["import_problems"] = list(self.problems)
+        if self.renamed:
+            out["renamed_ids"] = dict(sorted(self.renamed.items()))
+        return out
+
+
+def _json_type(value: Any) -> str:
+    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number",
+             float: "a number", type(None): "null"}
+    return names.get(type(value), type(value).__name__)
+
+
+def describe(exc: ValidationError, limit: int = 3) -> str:
+    """A pydantic error as one line: 'dia_id: Input should be a valid string (got a number)'."""
+    parts = []
+    for error in exc.errors()[:limit]:
+        loc = ".".join(str(p) for p in error["loc"]) or "record"
+        got = "" if error["type"] == "missing" else f" (got {_json_type(error.get('input'))})"
+        parts.append(f"{loc}: {error['msg']}{got}")
+    more = len(exc.errors()) - limit
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def _decode(path: Path, data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise KemeError(f"{path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+                        f"convert the file to UTF-8 (e.g. iconv -f <encoding> -t utf-8)") from exc
+
+
+def _loads(path: Path, text: str, line: int | None = None) -> Any:
+    where = f"{path}:{line}" if line is not None else str(path)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        at = f"{path}:{line}" if line is not None else f"{path}:{exc.lineno}:{exc.colno}"
+        raise KemeError(f"{at}: not valid JSON ({exc.msg})") from exc
+    except RecursionError as exc:
+        raise KemeError(f"{where}: JSON nested too deeply to read (more than ~1000 levels); "
+                        f"this is not a benchmark file") from exc
+    except ValueError as exc:  # e.g. an integer literal with more than 4300 digits
+        raise KemeError(f"{where}: unreadable JSON value ({exc})") from exc
+
+
+def read_json_records(path: Path) -> list[Any]:
+    """The records of a JSON array, a single JSON object or JSON lines; bad JSON or UTF-8 names file and line.
+
+    Records are returned as parsed: the importer checks each one against its
+    format and notes the ones it cannot use.
+    """
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise KemeError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    text = _decode(path, data)
+    stripped = text.lstrip()
+    if not stripped:
+        raise KemeError(f"{path}: the file is empty (expected a JSON array of records, or JSON lines)")
+    if stripped.startswith("["):
+        records = _loads(path, text)
+        if not isinstance(records, list):  # pragma: no cover - a text starting with '[' parses as a list
+            raise KemeError(f"{path}: expected a JSON array")
+        return records
+    if stripped.startswith("{"):
+        try:
+            return [json.loads(text)]
+        except (ValueError, RecursionError):
+            pass  # not one object: JSON lines, checked line by line below
     records = []
     for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise KemeError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
-        if not isinstance(record, dict):
-            raise KemeError(f"{path}:{number}: expected a JSON object")
-        records.append(record)
+        if line.strip():
+            records.append(_loads(path, line, number))
+    if not any(isinstance(r, dict) for r in records):
+        raise KemeError(f"{path}: expected a JSON array of objects or JSON lines of objects, found "
+                        f"{_json_type(records[0])}")
     return records
+
+
+def in_range(when: datetime) -> bool:
+    return EARLIEST <= when.year <= LATEST
+
+
+def arrange(starts: list[datetime], lengths: list[int], step: timedelta, gap: timedelta,
+            notes: Notes) -> list[tuple[int, datetime]]:
+    """Session order and start times: by start (stable), a session that would overlap the previous one moved after it.
+
+    Returns (original position, start) in time order; counts `sessions_out_of_order` and `sessions_moved`.
+    """
+    notes.count("sessions_out_of_order", sum(1 for a, b in pairwise(starts) if b < a))
+    order = sorted(range(len(starts)), key=lambda i: starts[i])
+    placed: list[tuple[int, datetime]] = []
+    last_end: datetime | None = None
+    for i in order:
+        start = starts[i]
+        if last_end is not None and start <= last_end:
+            start = last_end + gap
+            notes.count("sessions_moved")
+        placed.append((i, start))
+        last_end = start + step * max(lengths[i] - 1, 0)
+    return placed
 
 
 def infer_spec(answer: str, year: int) -> AnswerSpec:
@@ -54,13 +214,80 @@ def infer_spec(answer: str, year: int) -> AnswerSpec:
     return AnswerSpec(kind="entity", value=answer)
 
 
+def _visible(directory: Path) -> list[Path]:
+    """Entries that make a directory "not empty"; hidden ones (a lock file, .git) do not count and are never touched."""
+    return [entry for entry in directory.iterdir() if not entry.name.startswith(".")]
+
+
+def prepare_output(out: Path, force: bool) -> list[Path]:
+    """Check that a dataset may be written to `out`; returns the files of the dataset it replaces.
+
+    Refused: a file; a non-empty directory that is not a keme dataset (even
+    with --force); an existing dataset without --force; a dataset whose
+    manifest lists files outside it, or that holds record files its manifest
+    does not list (they would be read as part of the new dataset).
+    """
+    if out.exists() and not out.is_dir():
+        raise KemeError(f"{out} exists and is not a directory; choose a directory for the dataset")
+    if not out.exists() or not _visible(out):
+        return []
+    if not (out / MANIFEST).is_file():
+        raise KemeError(f"{out} is not empty and holds no keme dataset (no {MANIFEST}); refusing to write into it "
+                        f"(choose a new or empty directory)")
+    if not force:
+        raise KemeError(f"{out} already holds a keme dataset; pass --force to replace it, or choose another --out")
+    owned = _owned_files(out)
+    strays = [name for name in DATASET_FILES if (out / name).exists() and inside(out, name) not in owned]
+    if strays:
+        raise KemeError(f"{out} holds {', '.join(strays)}, which its manifest does not list; refusing to replace "
+                        f"files the dataset does not own (move them away or choose another --out)")
+    return owned
+
+
+def _owned_files(out: Path) -> list[Path]:
+    """The files the existing dataset in `out` owns: those its manifest lists (inside `out`), and the manifest."""
+    try:
+        listed = json.loads((out / MANIFEST).read_text(encoding="utf-8")).get("files", {})
+    except (OSError, ValueError, AttributeError) as exc:
+        raise KemeError(f"{out / MANIFEST}: unreadable manifest ({exc}); remove the directory yourself "
+                        f"or choose another --out") from exc
+    owned = []
+    for name in listed if isinstance(listed, dict) else []:
+        try:
+            owned.append(inside(out, name))
+        except PathEscape as exc:
+            raise KemeError(f"{out / MANIFEST}: lists {name!r}, a file outside the dataset; refusing to replace "
+                            f"this dataset (remove it yourself)") from exc
+    return owned + [inside(out, MANIFEST)]
+
+
 def write_dataset(out: Path, name: str, personas: list[Persona], sessions: list[Session], qa: list[QAItem],
-                  stats: dict[str, Any]) -> Manifest:
-    out.mkdir(parents=True, exist_ok=True)
-    files = {}
-    for filename, records in (("personas.jsonl", personas), ("sessions.jsonl", sessions), ("qa.jsonl", qa)):
-        digest, count, size = write_jsonl(out / filename, records)
-        files[filename] = FileEntry(sha256=digest, records=count, bytes=size)
-    manifest = Manifest(name=name, source=name, files=files, stats=stats)
-    write_manifest(out, manifest)
-    return manifest
+                  stats: dict[str, Any], force: bool = False) -> Manifest:
+    """Write the dataset into a hidden staging directory in `out`, then move the files in place, manifest last.
+
+    `out` must be new, empty, or (with `force`) an existing keme dataset, whose
+    own files are removed first; nothing else in `out` is touched.
+    """
+    replaced = prepare_output(out, force)
+    staging: Path | None = None
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".import-", dir=out))  # hidden: a killed import leaves no "content"
+        files = {}
+        for filename, records in (("personas.jsonl", personas), ("sessions.jsonl", sessions), ("qa.jsonl", qa)):
+            digest, count, size = write_jsonl(staging / filename, records)
+            files[filename] = FileEntry(sha256=digest, records=count, bytes=size)
+        manifest = Manifest(name=name, source=name, files=files, stats=stats)
+        write_manifest(staging, manifest)
+        keep = {inside(out, f) for f in [*files, MANIFEST]}  # replaced atomically below, manifest last
+        for path in replaced:
+            if path not in keep:
+                path.unlink(missing_ok=True)
+        for filename in [*files, MANIFEST]:
+            os.replace(staging / filename, out / filename)
+        return manifest
+    except OSError as exc:
+        raise KemeError(f"{out}: cannot write the dataset ({exc.strerror or exc})") from exc
+    finally:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)

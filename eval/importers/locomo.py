@@ -8,23 +8,55 @@ temporal, 3 open-domain, 4 single-hop, 5 adversarial (no `answer`: the gold is
 to abstain; `adversarial_answer` is kept in the proof args). Evidence lists are
 normalised: split on ';', ',' and spaces, leading zeros dropped, 'D8:6' forms
 only; ids that still do not resolve are counted, never fatal.
+
+Every record is checked against the small models below (`Turn`, `QARecord`);
+one that does not fit is skipped and noted with its position. A sample id
+that is not a safe file name is renamed (slug + hash; the original is kept in
+`stats.renamed_ids` and each question's proof args); a repeated `dia_id` keeps
+the first turn for evidence and gives the later one a `#<n>` id; sessions are
+put in time order and moved apart when their dates would make them overlap.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from eval.importers.common import infer_spec, read_json_records, write_dataset
+from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt
+
+from eval.importers.common import Notes, Text, arrange, in_range, infer_spec, read_json_records, write_dataset
 from keme.errors import KemeError
 from keme.models import AnswerSpec, Message, Persona, Proof, QAItem, Quote, Session
 
 CATEGORIES = {1: "multi_hop", 2: "temporal_reasoning", 3: "open_domain", 4: "single_hop", 5: "adversarial"}
-_TURN = re.compile(r"D\s*0*(\d+)\s*:\s*0*(\d+)", re.I)
-_SESSION_KEY = re.compile(r"^session_(\d+)$")
+_TURN = re.compile(r"D\s*0*(\d{1,6})\s*:\s*0*(\d{1,6})(?!\d)", re.I)
+_SESSION_KEY = re.compile(r"^session_([0-9]+)$")
+STEP = timedelta(seconds=30)  # between the turns of a session (LoCoMo has one date per session)
+
+
+class Turn(BaseModel):
+    """One dialogue turn of a LoCoMo session."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    speaker: Text
+    text: Text = ""
+    dia_id: Text | None = None
+    blip_caption: Text | None = None
+
+
+class QARecord(BaseModel):
+    """One question of a LoCoMo sample."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    question: Text
+    answer: Text | StrictInt | StrictFloat | None = None
+    adversarial_answer: Text | StrictInt | StrictFloat | None = None
+    evidence: Any = None
+    category: StrictInt
 
 
 def parse_when(text: str) -> datetime:
@@ -32,7 +64,7 @@ def parse_when(text: str) -> datetime:
     cleaned = re.sub(r"\s+", " ", text.strip())
     for pattern in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%I:%M %p on %B %d, %Y"):
         try:
-            return datetime.strptime(cleaned.upper().replace(" ON ", " on "), pattern.replace("%p", "%p"))
+            return datetime.strptime(cleaned.upper().replace(" ON ", " on "), pattern)
         except ValueError:
             continue
     raise ValueError(f"unrecognised LoCoMo date {text!r}")
@@ -44,7 +76,7 @@ def normalize_evidence(raw: Any) -> tuple[list[str], int]:
     found, junk = [], 0
     for piece in pieces:
         if not isinstance(piece, str):
-            junk += 1
+            junk += 1 if piece is not None else 0
             continue
         matches = _TURN.findall(piece)
         if not matches:
@@ -53,98 +85,234 @@ def normalize_evidence(raw: Any) -> tuple[list[str], int]:
     return list(dict.fromkeys(found)), junk
 
 
-def import_locomo(path: Path, out: Path) -> dict[str, Any]:
-    samples = read_json_records(path)
-    personas, sessions, items = [], [], []
-    counts: Counter = Counter()
-    for index, sample in enumerate(samples):
-        sample_id = str(sample.get("sample_id") or f"sample-{index}")
-        conversation = sample.get("conversation")
-        if not isinstance(conversation, dict):
-            raise KemeError(f"{path}: sample {sample_id} has no conversation object")
-        speaker_a = conversation.get("speaker_a", "A")
-        numbers = sorted(int(m.group(1)) for key in conversation if (m := _SESSION_KEY.match(key)))
-        known: dict[str, tuple[str, datetime]] = {}
-        own_sessions = []
-        for number in numbers:
-            turns = conversation.get(f"session_{number}") or []
-            raw_when = conversation.get(f"session_{number}_date_time", "")
-            try:
-                start = parse_when(raw_when)
-            except ValueError:
-                counts["unparsed_dates"] += 1
-                start = (own_sessions[-1].end + timedelta(days=1)) if own_sessions else datetime(2023, 1, 1, 9)
-            messages = []
-            for position, turn in enumerate(turns):
-                dia = normalize_evidence(turn.get("dia_id", ""))[0]
-                turn_id = dia[0] if dia else f"D{number}:{position + 1}"
-                text = str(turn.get("text", ""))
-                if turn.get("blip_caption"):
-                    text = f"{text} [shares a photo: {turn['blip_caption']}]".strip()
-                speaker = turn.get("speaker", "")
-                message_id = f"{sample_id}:{turn_id}"
-                if message_id in known:
-                    counts["duplicate_turn_ids"] += 1
-                    message_id = f"{message_id}#{position + 1}"
-                when = start + timedelta(seconds=30 * position)
-                messages.append(Message(id=message_id, role="user" if speaker == speaker_a else "assistant",
-                                        speaker=speaker or None, content=text, timestamp=when))
-                known[turn_id] = (message_id, when)
-            if not messages:
-                continue
-            session_id = f"{sample_id}:S{number}"
-            own_sessions.append(Session(
-                id=session_id, persona_id=sample_id, event_id=session_id, language="en", pattern="locomo",
-                start=messages[0].timestamp, end=messages[-1].timestamp, messages=messages,
-            ))
-        if not own_sessions:
-            counts["samples_without_sessions"] += 1
+def _session_start(raw: Any, where: str, notes: Notes) -> datetime | None:
+    if not isinstance(raw, str):
+        notes.problem("unparsed_dates", where, "missing" if raw is None else f"not a string ({raw!r:.40})")
+        return None
+    try:
+        when = parse_when(raw)
+    except ValueError:
+        notes.problem("unparsed_dates", where, f"unrecognised date {raw[:60]!r}")
+        return None
+    if not in_range(when):
+        notes.problem("unparsed_dates", where, f"year {when.year} is out of range")
+        return None
+    return when
+
+
+def _sample_id(sample: dict[str, Any], index: int, used: set[str], notes: Notes) -> str:
+    raw = sample.get("sample_id")
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)) or raw == "":
+        why = "missing" if raw in (None, "") else f"not a string ({raw!r:.40})"
+        notes.problem("sample_ids_replaced", f"sample {index + 1}", f"sample_id {why}; named sample-{index}")
+        raw = f"sample-{index}"
+    return notes.unique_id(str(raw), used, "duplicate_sample_ids", f"sample {index + 1}")
+
+
+def _session_keys(conversation: dict[str, Any], where: str, notes: Notes) -> list[tuple[int, str]]:
+    """(number, key) of each `session_<N>` key, by number; an unusable or repeated number is noted."""
+    keys: dict[int, str] = {}
+    for key in conversation:
+        match = _SESSION_KEY.match(key)
+        if match is None:
             continue
-        session_of = {m.id: s.id for s in own_sessions for m in s.messages}
-        end = own_sessions[-1].end
-        personas.append(Persona(id=sample_id, name=speaker_a, language="en", country="US",
-                                start=own_sessions[0].start, end=end, dimensions={}))
-        sessions += own_sessions
-        for number, qa in enumerate(sample.get("qa") or [], start=1):
-            category = qa.get("category")
-            kind = CATEGORIES.get(category)
-            if kind is None:
-                counts["unknown_category"] += 1
-                continue
-            ids, junk = normalize_evidence(qa.get("evidence", []))
-            counts["evidence_pieces_not_ids"] += junk
-            resolved = [known[i][0] for i in ids if i in known]
-            counts["evidence_resolved"] += len(resolved)
-            counts["evidence_unresolved"] += len(ids) - len(resolved)
-            if category == 5:
-                answer = "Not mentioned in the conversation."
-                spec = AnswerSpec(kind="abstain", value="abstain")
-            else:
-                answer = str(qa.get("answer", ""))
-                spec = infer_spec(answer, end.year)
-            items.append(QAItem(
-                id=f"{sample_id}:q{number}", persona_id=sample_id, question=str(qa.get("question", "")), answer=answer,
-                spec=spec, type=kind, subtype=f"locomo.category{category}",  # type: ignore[arg-type]
-                evidence=resolved, evidence_sessions=list(dict.fromkeys(session_of[m] for m in resolved)),
-                asked_at=end + timedelta(days=1), hops=2 if category == 1 else 1, difficulty="medium", language="en",
-                node=sample_id, proof=Proof(op="imported", quotes=[Quote(message_id=m) for m in resolved],
-                                            args={"source": "locomo", "category": str(category),
-                                                  "adversarial_answer": str(qa.get("adversarial_answer", ""))}),
-            ))
+        if len(match.group(1)) > 6:
+            notes.problem("sessions_skipped", f"{where}, {key[:40]}", "session number too large")
+        elif (number := int(match.group(1))) in keys:
+            notes.problem("sessions_skipped", f"{where}, {key}", f"repeats session number {number} ({keys[number]})")
+        else:
+            keys[number] = key
+    return sorted(keys.items())
+
+
+def _turns(raw: Any, where: str, notes: Notes) -> list[tuple[int, Turn]]:
+    if not isinstance(raw, list):
+        notes.problem("sessions_skipped", where, f"expected a list of turns, found {type(raw).__name__}")
+        return []
+    turns = []
+    for position, record in enumerate(raw):
+        turn = notes.parse(Turn, record, "turns_skipped", f"{where}, turn {position + 1}")
+        if turn is not None:
+            turns.append((position, turn))
+    return turns
+
+
+def _import_sample(sample: Any, index: int, used: set[str], notes: Notes
+                   ) -> tuple[Persona, list[Session], list[QAItem]] | None:
+    where = f"sample {index + 1}"
+    if not isinstance(sample, dict):
+        notes.problem("samples_skipped", where, f"expected a JSON object, found {type(sample).__name__}")
+        return None
+    sample_id = _sample_id(sample, index, used, notes)
+    where = f"sample {index + 1} ({sample_id})"
+    conversation = sample.get("conversation")
+    if not isinstance(conversation, dict):
+        notes.problem("samples_skipped", where, "no conversation object")
+        return None
+    speaker_a = conversation.get("speaker_a")
+    if not isinstance(speaker_a, str) or not speaker_a:
+        notes.problem("samples_skipped", where, "conversation.speaker_a is not a name (needed to tell the user's turns)")
+        return None
+    speaker_a = notes.clean(speaker_a)
+    planned: list[tuple[int, list[tuple[int, Turn]]]] = []
+    starts: list[datetime] = []
+    for number, key in _session_keys(conversation, where, notes):
+        turns = _turns(conversation[key], f"{where}, {key}", notes)
+        if not turns:
+            continue
+        start = _session_start(conversation.get(f"{key}_date_time"), f"{where}, {key}_date_time", notes)
+        if start is None:  # a day after the previous session, or a fixed day for the first
+            start = starts[-1] + STEP * len(planned[-1][1]) + timedelta(days=1) if starts else datetime(2023, 1, 1, 9)
+        planned.append((number, turns))
+        starts.append(start)
+    if not planned:
+        notes.count("samples_without_sessions")
+        return None
+    known: dict[str, tuple[str, str]] = {}  # turn id -> (message id, session id), the first turn with that id
+    message_ids: set[str] = set()
+    sessions = []
+    for i, start in arrange(starts, [len(t) for _, t in planned], STEP, timedelta(minutes=1), notes):
+        number, turns = planned[i]
+        session_id = f"{sample_id}:S{number}"
+        messages = []
+        for offset, (position, turn) in enumerate(turns):
+            dia = normalize_evidence(turn.dia_id)[0] if turn.dia_id is not None else []
+            if not dia:
+                notes.count("turns_without_dia_id")
+            turn_id = dia[0] if dia else f"D{number}:{position + 1}"
+            message_id = f"{sample_id}:{turn_id}"
+            if turn_id in known:
+                notes.problem("duplicate_turn_ids", f"{where}, session_{number}, turn {position + 1}",
+                              f"dia_id {turn_id} already used; kept for evidence is the first")
+                message_id = f"{message_id}#{position + 1}"
+                if message_id in message_ids:
+                    message_id = f"{sample_id}:{turn_id}#S{number}.{position + 1}"
+            message_ids.add(message_id)
+            text = turn.text
+            if turn.blip_caption:
+                text = f"{text} [shares a photo: {turn.blip_caption}]".strip()
+            messages.append(Message(id=message_id, role="user" if turn.speaker == speaker_a else "assistant",
+                                    speaker=turn.speaker or None, content=text, timestamp=start + STEP * offset))
+            known.setdefault(turn_id, (message_id, session_id))
+        sessions.append(Session(id=session_id, persona_id=sample_id, event_id=session_id, language="en",
+                                pattern="locomo", start=messages[0].timestamp, end=messages[-1].timestamp,
+                                messages=messages))
+    end = sessions[-1].end
+    persona = Persona(id=sample_id, name=speaker_a, language="en", country="US", start=sessions[0].start, end=end,
+                      dimensions={})
+    qa = sample.get("qa")
+    if qa is not None and not isinstance(qa, list):
+        notes.problem("qa_skipped", f"{where}, qa", f"expected a list of questions, found {type(qa).__name__}")
+        qa = []
+    items = [item for number, record in enumerate(qa or [], start=1)
+             if (item := _question(record, number, sample_id, where, end, known, notes)) is not None]
+    return persona, sessions, items
+
+
+def _question(record: Any, number: int, sample_id: str, where: str, end: datetime,
+              known: dict[str, tuple[str, str]], notes: Notes) -> QAItem | None:
+    qa = notes.parse(QARecord, record, "qa_skipped", f"{where}, question {number}")
+    if qa is None:
+        return None
+    kind = CATEGORIES.get(qa.category)
+    if kind is None:
+        notes.problem("unknown_category", f"{where}, question {number}", f"category {qa.category} is not 1-5")
+        return None
+    if qa.category != 5 and (qa.answer is None or str(qa.answer).strip() == ""):
+        notes.problem("qa_skipped", f"{where}, question {number}", "no answer (only category 5 may go without one)")
+        return None
+    ids, junk = normalize_evidence(qa.evidence if qa.evidence is not None else [])
+    notes.count("evidence_pieces_not_ids", junk)
+    resolved = [known[i] for i in ids if i in known]
+    notes.count("evidence_resolved", len(resolved))
+    notes.count("evidence_unresolved", len(ids) - len(resolved))
+    if qa.category == 5:
+        answer = "Not mentioned in the conversation."
+        spec = AnswerSpec(kind="abstain", value="abstain")
+    else:
+        answer = str(qa.answer)
+        spec = infer_spec(answer, end.year)
+    args = {"source": "locomo", "category": str(qa.category),
+            "adversarial_answer": "" if qa.adversarial_answer is None else str(qa.adversarial_answer)}
+    if sample_id in notes.renamed:
+        args["source_sample_id"] = notes.renamed[sample_id]
+    messages = [m for m, _ in resolved]
+    return QAItem(
+        id=f"{sample_id}:q{number}", persona_id=sample_id, question=qa.question, answer=answer,
+        spec=spec, type=kind, subtype=f"locomo.category{qa.category}",  # type: ignore[arg-type]
+        evidence=messages, evidence_sessions=list(dict.fromkeys(s for _, s in resolved)),
+        asked_at=end + timedelta(days=1), hops=2 if qa.category == 1 else 1, difficulty="medium", language="en",
+        node=sample_id, proof=Proof(op="imported", quotes=[Quote(message_id=m) for m in messages], args=args),
+    )
+
+
+def import_locomo(path: Path, out: Path, force: bool = False) -> dict[str, Any]:
+    """Import a LoCoMo file into the dataset directory `out` (new or empty; an existing dataset only with `force`)."""
+    samples = read_json_records(path)
+    notes = Notes()
+    personas, sessions, items = [], [], []
+    used: set[str] = set()
+    for index, sample in enumerate(samples):
+        found = _import_sample(sample, index, used, notes)
+        if found is not None:
+            personas.append(found[0])
+            sessions += found[1]
+            items += found[2]
+    if not personas:
+        first = "; ".join(notes.problems[:3]) or "no sample has a session with turns"
+        raise KemeError(f"{path}: nothing usable in {len(samples)} record(s): {first}")
     stats = {"personas": len(personas), "sessions": len(sessions), "messages": sum(len(s.messages) for s in sessions),
-             "qa": len(items), "import": dict(sorted(counts.items()))}
-    write_dataset(out, "locomo", personas, sessions, items, stats)
+             "qa": len(items), **notes.stats()}
+    write_dataset(out, "locomo", personas, sessions, items, stats, force=force)
     return stats
 
 
+def _export_problems(data: Any) -> list[str]:
+    """What would make the export lose or misplace records: ids that do not resolve within their persona."""
+    problems = []
+    personas: set[str] = set()
+    for persona in data.personas:
+        if persona.id in personas:
+            problems.append(f"persona {persona.id} occurs twice in personas.jsonl")
+        personas.add(persona.id)
+    owner: dict[str, str] = {}
+    for session in data.sessions:
+        if session.persona_id not in personas:
+            problems.append(f"session {session.id} belongs to unknown persona {session.persona_id}")
+        for message in session.messages:
+            if message.id in owner:
+                problems.append(f"message id {message.id} occurs twice")
+            owner[message.id] = session.persona_id
+    for item in data.qa:
+        if item.persona_id not in personas:
+            problems.append(f"question {item.id} belongs to unknown persona {item.persona_id}")
+        missing = [m for m in item.evidence if owner.get(m) != item.persona_id]
+        if missing:
+            problems.append(f"question {item.id}: evidence {missing[:3]} is not a message of persona {item.persona_id}")
+    return problems
+
+
 def export_locomo(dataset: Path, out: Path) -> dict[str, Any]:
-    """A keme dataset in LoCoMo's format (category by type: see TYPE_CATEGORY)."""
+    """A keme dataset in LoCoMo's format (category by type: see TYPE_CATEGORY).
+
+    Refuses a dataset whose ids do not resolve (the export would drop records
+    without a word) and an `out` inside the dataset or that is a directory.
+    """
     import json
 
     from keme.dataset.io import atomic_write_text
     from keme.validate import load_dataset
 
+    if out.is_dir():
+        raise KemeError(f"--out {out} is a directory; give the JSON file to write, e.g. {out / 'locomo.json'}")
+    if dataset.resolve() in out.resolve().parents:
+        raise KemeError(f"--out {out} is inside the dataset {dataset}; write the export elsewhere")
     data = load_dataset(dataset)
+    problems = _export_problems(data)
+    if problems:
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        raise KemeError(f"{dataset}: cannot export: " + "; ".join(problems[:5]) + more
+                        + f"; run `keme validate {dataset}` and fix the dataset")
     samples = []
     for persona in data.personas:
         own = sorted((s for s in data.sessions if s.persona_id == persona.id), key=lambda s: s.start)
@@ -163,7 +331,7 @@ def export_locomo(dataset: Path, out: Path) -> dict[str, Any]:
             if item.persona_id != persona.id:
                 continue
             category = TYPE_CATEGORY.get(item.type, 3)
-            record: dict[str, Any] = {"question": item.question, "evidence": [dia[m] for m in item.evidence if m in dia],
+            record: dict[str, Any] = {"question": item.question, "evidence": [dia[m] for m in item.evidence],
                                       "category": category}
             if category == 5:
                 record["adversarial_answer"] = item.answer
@@ -172,7 +340,10 @@ def export_locomo(dataset: Path, out: Path) -> dict[str, Any]:
             qa.append(record)
         samples.append({"sample_id": persona.id, "conversation": conversation, "qa": qa,
                         "observation": {}, "session_summary": {}, "event_summary": {}})
-    atomic_write_text(out, json.dumps(samples, ensure_ascii=False, indent=1))
+    try:
+        atomic_write_text(out, json.dumps(samples, ensure_ascii=False, indent=1))
+    except OSError as exc:
+        raise KemeError(f"{out}: cannot write ({exc.strerror or exc})") from exc
     return {"samples": len(samples), "qa": sum(len(s["qa"]) for s in samples)}
 
 

@@ -7,16 +7,25 @@ honours), turn-level evidence is the turns marked `has_answer`, and an answer
 session whose user turns carry no `has_answer` is relabelled as not an
 evidence session ("noans"). Question ids ending in `_abs` are abstention items.
 Dates use `%Y/%m/%d (%a) %H:%M`.
+
+Every record is checked against the small models below (`Instance`,
+`Turn`); one that does not fit is skipped and noted with its position. A
+question or haystack session id that is not a safe file name is renamed (slug
++ hash; the original is kept in `stats.renamed_ids` and the proof args), a
+repeated one too; sessions are put in time order and moved apart when their
+dates would make them overlap.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from eval.importers.common import infer_spec, read_json_records, write_dataset
+from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt
+
+from eval.importers.common import Notes, Text, arrange, in_range, infer_spec, read_json_records, write_dataset
+from keme.errors import KemeError
 from keme.models import AnswerSpec, Message, Persona, Proof, QAItem, Quote, Session
 
 TYPES = {
@@ -25,6 +34,33 @@ TYPES = {
     "knowledge-update": "knowledge_update", "multi-session": "multi_hop",
 }
 DATE_FORMAT = "%Y/%m/%d (%a) %H:%M"
+STEP = timedelta(seconds=30)  # between the turns of a session (LongMemEval dates a session, not its turns)
+
+
+class Turn(BaseModel):
+    """One turn of a haystack session."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    role: Text
+    content: Text
+    has_answer: bool = False
+
+
+class Instance(BaseModel):
+    """One LongMemEval question with its haystack (sessions are checked turn by turn)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    question_id: Text | StrictInt
+    question_type: Text = ""
+    question: Text
+    answer: Text | StrictInt | StrictFloat
+    question_date: Any = None
+    haystack_session_ids: list[Any] = []
+    haystack_dates: list[Any] = []
+    haystack_sessions: list[Any]
+    answer_session_ids: list[Any] = []
 
 
 def parse_date(text: str) -> datetime:
@@ -34,75 +70,141 @@ def parse_date(text: str) -> datetime:
         return datetime.strptime(text.strip().split(" (")[0], "%Y/%m/%d")
 
 
-def import_longmemeval(path: Path, out: Path) -> dict[str, Any]:
-    instances = read_json_records(path)
-    personas, sessions, items = [], [], []
-    counts: Counter = Counter()
-    for instance in instances:
-        qid = str(instance["question_id"])
-        session_ids = instance.get("haystack_session_ids") or []
-        dates = instance.get("haystack_dates") or []
-        haystack = instance.get("haystack_sessions") or []
-        answer_sessions = set(map(str, instance.get("answer_session_ids") or []))
-        own: list[Session] = []
-        evidence_messages: list[str] = []
-        evidence_sessions: list[str] = []
-        for position, turns in enumerate(haystack):
-            raw_id = str(session_ids[position]) if position < len(session_ids) else f"session-{position}"
-            try:
-                start = parse_date(dates[position])
-            except (IndexError, ValueError):
-                counts["unparsed_dates"] += 1
-                start = (own[-1].end + timedelta(hours=1)) if own else datetime(2023, 1, 1, 9)
-            session_id = f"{qid}:{raw_id}"
-            messages = []
-            user_evidence = False
-            for turn_index, turn in enumerate(turns, start=1):
-                role = "user" if turn.get("role") == "user" else "assistant"
-                message_id = f"{session_id}_{turn_index}"
-                messages.append(Message(id=message_id, role=role, content=str(turn.get("content", "")),
-                                        timestamp=start + timedelta(seconds=30 * (turn_index - 1))))
-                if turn.get("has_answer"):
-                    evidence_messages.append(message_id)
-                    user_evidence = user_evidence or role == "user"
-            if raw_id in answer_sessions:
-                if user_evidence or not any(t.get("role") == "user" for t in turns):
-                    evidence_sessions.append(session_id)
-                else:
-                    counts["noans_relabelled_sessions"] += 1
-            if messages:
-                own.append(Session(id=session_id, persona_id=qid, event_id=session_id, language="en",
-                                   pattern="longmemeval", start=messages[0].timestamp, end=messages[-1].timestamp,
-                                   messages=messages))
-        counts["answer_session_ids_unresolved"] += len(answer_sessions - {s.id.split(":", 1)[1] for s in own})
-        own.sort(key=lambda s: s.start)
-        try:
-            asked = parse_date(instance.get("question_date", ""))
-        except ValueError:
-            counts["unparsed_dates"] += 1
-            asked = own[-1].end + timedelta(days=1) if own else datetime(2023, 6, 1)
-        if own and asked < own[-1].end:
-            counts["question_before_last_session"] += 1
-        abstain = qid.endswith("_abs")
-        answer = str(instance.get("answer", ""))
-        spec = AnswerSpec(kind="abstain", value="abstain") if abstain else infer_spec(answer, asked.year)
-        kind = "abstention" if abstain else TYPES.get(instance.get("question_type", ""), "single_hop")
-        if not own:
-            counts["instances_without_sessions"] += 1
+def _date(raw: Any, where: str, notes: Notes) -> datetime | None:
+    if not isinstance(raw, str):
+        notes.problem("unparsed_dates", where, "missing" if raw is None else f"not a string ({raw!r:.40})")
+        return None
+    try:
+        when = parse_date(raw)
+    except ValueError:
+        notes.problem("unparsed_dates", where, f"unrecognised date {raw[:60]!r} (expected {DATE_FORMAT})")
+        return None
+    if not in_range(when):
+        notes.problem("unparsed_dates", where, f"year {when.year} is out of range")
+        return None
+    return when
+
+
+def _source_id(raw: Any) -> str | None:
+    """A source id as text; None when it is missing or not a string or number."""
+    if isinstance(raw, bool) or not isinstance(raw, (str, int)) or raw == "":
+        return None
+    return str(raw)
+
+
+def _turns(raw: Any, where: str, notes: Notes) -> list[tuple[int, Turn]] | None:
+    if not isinstance(raw, list):
+        notes.problem("sessions_skipped", where, f"expected a list of turns, found {type(raw).__name__}")
+        return None
+    turns = []
+    for position, record in enumerate(raw):
+        turn = notes.parse(Turn, record, "turns_skipped", f"{where}, turn {position + 1}")
+        if turn is not None:
+            turns.append((position + 1, turn))
+    return turns
+
+
+def _import_instance(record: Any, index: int, used: set[str], notes: Notes
+                     ) -> tuple[Persona, list[Session], QAItem] | None:
+    instance = notes.parse(Instance, record, "instances_skipped", f"instance {index + 1}")
+    if instance is None:
+        return None
+    raw_qid = str(instance.question_id)
+    qid = notes.unique_id(raw_qid, used, "duplicate_question_ids", f"instance {index + 1}")
+    where = f"instance {index + 1} ({qid})"
+    planned: list[tuple[str, str, list[tuple[int, Turn]]]] = []  # (source id, session id, turns)
+    starts: list[datetime] = []
+    local: set[str] = set()
+    for position, raw_turns in enumerate(instance.haystack_sessions):
+        place = f"{where}, haystack session {position + 1}"
+        raw_id = _source_id(instance.haystack_session_ids[position]) if position < len(instance.haystack_session_ids) else None
+        if raw_id is None:
+            notes.problem("session_ids_missing", place, "no usable haystack_session_ids entry")
+            raw_id = f"session-{position}"
+        turns = _turns(raw_turns, place, notes)
+        if not turns:
+            if turns == []:
+                notes.count("empty_sessions")
             continue
-        personas.append(Persona(id=qid, name="user", language="en", country="US", start=own[0].start,
-                                end=max(own[-1].end, asked), dimensions={}))
-        sessions += own
-        items.append(QAItem(
-            id=qid, persona_id=qid, question=str(instance.get("question", "")), answer=answer, spec=spec,
-            type=kind, subtype=f"longmemeval.{instance.get('question_type', 'unknown')}",  # type: ignore[arg-type]
-            evidence=evidence_messages, evidence_sessions=evidence_sessions, asked_at=max(asked, own[-1].end),
-            hops=2 if kind == "multi_hop" else 1, difficulty="medium", language="en", node=qid,
-            proof=Proof(op="imported", quotes=[Quote(message_id=m) for m in evidence_messages],
-                        args={"source": "longmemeval", "question_type": str(instance.get("question_type", ""))}),
-        ))
+        session_id = f"{qid}:{notes.unique_id(raw_id, local, 'duplicate_session_ids', place, prefix=f'{qid}:')}"
+        raw_date = instance.haystack_dates[position] if position < len(instance.haystack_dates) else None
+        start = _date(raw_date, f"{place}, date", notes)
+        if start is None:  # an hour after the previous session, or a fixed day for the first
+            start = starts[-1] + STEP * len(planned[-1][2]) + timedelta(hours=1) if starts else datetime(2023, 1, 1, 9)
+        planned.append((raw_id, session_id, turns))
+        starts.append(start)
+    if not planned:
+        notes.count("instances_without_sessions")
+        return None
+    answer_sessions = {text for raw in instance.answer_session_ids if (text := _source_id(raw)) is not None}
+    sessions: list[Session] = []
+    evidence_messages: list[str] = []
+    evidence_sessions: list[str] = []
+    for i, start in arrange(starts, [len(t) for _, _, t in planned], STEP, timedelta(minutes=1), notes):
+        raw_id, session_id, turns = planned[i]
+        messages = []
+        user_evidence = False
+        for offset, (number, turn) in enumerate(turns):
+            if turn.role not in ("user", "assistant"):
+                notes.count("turns_unknown_role")
+            role = "user" if turn.role == "user" else "assistant"
+            message_id = f"{session_id}_{number}"
+            messages.append(Message(id=message_id, role=role, content=turn.content, timestamp=start + STEP * offset))
+            if turn.has_answer:
+                evidence_messages.append(message_id)
+                user_evidence = user_evidence or role == "user"
+        if raw_id in answer_sessions:
+            if user_evidence or not any(t.role == "user" for _, t in turns):
+                evidence_sessions.append(session_id)
+            else:
+                notes.count("noans_relabelled_sessions")
+        sessions.append(Session(id=session_id, persona_id=qid, event_id=session_id, language="en",
+                                pattern="longmemeval", start=messages[0].timestamp, end=messages[-1].timestamp,
+                                messages=messages))
+    notes.count("answer_session_ids_unresolved", len(answer_sessions - {raw for raw, _, _ in planned}))
+    last = sessions[-1].end
+    asked = _date(instance.question_date, f"{where}, question_date", notes) or last + timedelta(days=1)
+    if asked < last:
+        notes.count("question_before_last_session")
+    asked = max(asked, last)
+    abstain = raw_qid.endswith("_abs")
+    answer = str(instance.answer)
+    spec = AnswerSpec(kind="abstain", value="abstain") if abstain else infer_spec(answer, asked.year)
+    if not abstain and instance.question_type not in TYPES:
+        notes.problem("unknown_question_type", where, f"question_type {instance.question_type[:40]!r}; "
+                      f"imported as single_hop")
+    kind = "abstention" if abstain else TYPES.get(instance.question_type, "single_hop")
+    args = {"source": "longmemeval", "question_type": instance.question_type}
+    if qid in notes.renamed:
+        args["source_question_id"] = notes.renamed[qid]
+    persona = Persona(id=qid, name="user", language="en", country="US", start=sessions[0].start, end=asked,
+                      dimensions={})
+    item = QAItem(
+        id=qid, persona_id=qid, question=instance.question, answer=answer, spec=spec,
+        type=kind, subtype=f"longmemeval.{instance.question_type or 'unknown'}",  # type: ignore[arg-type]
+        evidence=evidence_messages, evidence_sessions=evidence_sessions, asked_at=asked,
+        hops=2 if kind == "multi_hop" else 1, difficulty="medium", language="en", node=qid,
+        proof=Proof(op="imported", quotes=[Quote(message_id=m) for m in evidence_messages], args=args),
+    )
+    return persona, sessions, item
+
+
+def import_longmemeval(path: Path, out: Path, force: bool = False) -> dict[str, Any]:
+    """Import a LongMemEval file into the dataset directory `out` (new or empty; an existing dataset only with `force`)."""
+    instances = read_json_records(path)
+    notes = Notes()
+    personas, sessions, items = [], [], []
+    used: set[str] = set()
+    for index, record in enumerate(instances):
+        found = _import_instance(record, index, used, notes)
+        if found is not None:
+            personas.append(found[0])
+            sessions += found[1]
+            items.append(found[2])
+    if not personas:
+        first = "; ".join(notes.problems[:3]) or "no instance has a haystack session with turns"
+        raise KemeError(f"{path}: nothing usable in {len(instances)} record(s): {first}")
     stats = {"personas": len(personas), "sessions": len(sessions), "messages": sum(len(s.messages) for s in sessions),
-             "qa": len(items), "import": dict(sorted(counts.items())),
-             "conventions": {"retrieval_roles": ["user"]}}
-    write_dataset(out, "longmemeval", personas, sessions, items, stats)
+             "qa": len(items), **notes.stats(), "conventions": {"retrieval_roles": ["user"]}}
+    write_dataset(out, "longmemeval", personas, sessions, items, stats, force=force)
     return stats

@@ -6,11 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from keme import SCHEMA_VERSION, __version__
 from keme.dataset.io import atomic_write_text, dump_json
 from keme.errors import KemeError
+from keme.models.ids import relative_file_problem
 
 MANIFEST = "manifest.json"
 
@@ -37,6 +38,16 @@ class Manifest(BaseModel):
     files: dict[str, FileEntry]
     stats: dict[str, Any] = Field(default_factory=dict)
     stages: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("files")
+    @classmethod
+    def _files_inside(cls, files: dict[str, FileEntry]) -> dict[str, FileEntry]:
+        """Every listed file is a relative path inside the dataset: a manifest never points elsewhere on disk."""
+        for name in files:
+            problem = relative_file_problem(name)
+            if problem is not None:
+                raise ValueError(f"file {name[:80]!r} {problem}; files are paths relative to the dataset")
+        return files
 
 
 def write_manifest(directory: Path, manifest: Manifest) -> None:

@@ -14,6 +14,7 @@ from keme.models.anchor import (
     VoiceMemoRecord,
 )
 from keme.models.graph import Edge, Event, EventGraph, EventState, Revision
+from keme.models.ids import Id, ImagePath, id_problem, image_path_problem, is_safe_id, safe_id
 from keme.models.image import ImageRecord
 from keme.models.persona import Attribute, AttributeVersion, Persona
 from keme.models.qa import QA_TYPES, AnswerSpec, Proof, QAItem, QAType, Quote
@@ -39,6 +40,8 @@ __all__ = [
     "Event",
     "EventGraph",
     "EventState",
+    "Id",
+    "ImagePath",
     "ImageRecord",
     "Message",
     "NoteRecord",
@@ -49,4 +52,8 @@ __all__ = [
     "Session",
     "TodoRecord",
     "VoiceMemoRecord",
+    "id_problem",
+    "image_path_problem",
+    "is_safe_id",
+    "safe_id",
 ]

@@ -10,6 +10,8 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from keme.models.ids import Id
+
 AppType = Literal["bill", "voice_memo", "calendar", "note", "todo", "screen", "document"]
 APP_TYPES: tuple[AppType, ...] = ("bill", "voice_memo", "calendar", "note", "todo", "screen", "document")
 
@@ -83,8 +85,8 @@ AnchorRecord = Annotated[
 class Anchor(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    id: str
-    persona_id: str
+    id: Id
+    persona_id: Id
     app: AppType
     app_name: str = Field(description="display name of the reporting app, in the persona's language")
     timestamp: datetime

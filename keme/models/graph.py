@@ -12,14 +12,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from keme.models.ids import Id
+
 EventState = Literal["planned", "expanded", "realized"]
 
 
 class Event(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    id: str
-    parent_id: str | None
+    id: Id
+    parent_id: Id | None
     depth: int
     kind: str = Field(description="chapter, an episode kind (trip, work_project, ...) or a leaf moment")
     title: str
@@ -30,19 +32,19 @@ class Event(BaseModel):
     params: dict[str, str] = Field(default_factory=dict)
     state: EventState = "planned"
     change: str | None = Field(default=None, description="id of the persona change this event realizes")
-    anchor_id: str | None = Field(default=None, description="grounded anchor (leaves only, at most one)")
-    pending_anchors: list[str] = Field(
+    anchor_id: Id | None = Field(default=None, description="grounded anchor (leaves only, at most one)")
+    pending_anchors: list[Id] = Field(
         default_factory=list, description="anchors inside this unexpanded event's window, grounded on expansion"
     )
-    session_id: str | None = None
+    session_id: Id | None = None
     anomaly: str | None = Field(default=None, description="why an LLM agent's output was not accepted; excluded from QA")
 
 
 class Edge(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    source: str
-    target: str
+    source: Id
+    target: Id
     relation: Literal["before", "causes"] = "before"
 
 
@@ -54,7 +56,7 @@ class Revision(BaseModel):
     at: datetime = Field(description="replay time when the change was made")
     agent: Literal["grounder", "reviser"]
     action: Literal["add", "delete", "modify", "stretch"]
-    event_id: str
+    event_id: Id
     reason: str
     detail: dict[str, str] = Field(default_factory=dict)
 
@@ -62,7 +64,7 @@ class Revision(BaseModel):
 class EventGraph(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    persona_id: str
+    persona_id: Id
     events: list[Event]
     edges: list[Edge]
     revisions: list[Revision] = Field(default_factory=list)

@@ -6,15 +6,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from keme.models.ids import Id, ImagePath
+
 
 class ImageRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    id: str
-    persona_id: str
-    session_id: str
-    message_id: str = Field(description="the user message that shares the image")
-    path: str = Field(description="relative to the dataset root, e.g. images/p01-img003.png")
+    id: Id
+    persona_id: Id
+    session_id: Id
+    message_id: Id = Field(description="the user message that shares the image")
+    path: ImagePath = Field(description="relative to the dataset root, e.g. images/p01-img003.png")
     sha256: str
     template: str
     language: Literal["en", "zh"]

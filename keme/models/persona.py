@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from keme.models.ids import Id
+
 Language = Literal["en", "zh"]
 
 
@@ -19,7 +21,7 @@ class AttributeVersion(BaseModel):
 
     value: str
     valid_from: datetime
-    evidence: list[str] = Field(default_factory=list, description="ids of messages that state this value")
+    evidence: list[Id] = Field(default_factory=list, description="ids of messages that state this value")
 
 
 class Attribute(BaseModel):
@@ -51,7 +53,7 @@ class Attribute(BaseModel):
 class Persona(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    id: str
+    id: Id
     name: str
     language: Language
     country: str

@@ -7,6 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from keme.models.ids import Id
+
 QAType = Literal[
     "single_hop", "multi_hop", "temporal_reasoning", "knowledge_update", "implicit_preference",
     "preference_generalization", "relationship", "summarization", "abstention", "adversarial", "visual_reasoning",
@@ -41,7 +43,7 @@ class Quote(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    message_id: str
+    message_id: Id
     text: str | None = None
     on: date | None = None
 
@@ -59,21 +61,21 @@ class Proof(BaseModel):
 class QAItem(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    id: str
-    persona_id: str
+    id: Id
+    persona_id: Id
     question: str
     answer: str
     spec: AnswerSpec
     type: QAType
     subtype: str = Field(description="the generator, e.g. knowledge_update.previous or temporal.days_between")
-    evidence: list[str] = Field(description="message ids that support the answer")
-    evidence_sessions: list[str]
+    evidence: list[Id] = Field(description="message ids that support the answer")
+    evidence_sessions: list[Id]
     asked_at: datetime
     hops: int = Field(ge=0, description="reasoning steps, not the number of evidence messages")
-    sub_questions: list[str] = Field(default_factory=list)
+    sub_questions: list[Id] = Field(default_factory=list)
     difficulty: Literal["easy", "medium", "hard"]
     language: Literal["en", "zh"]
     format: Literal["open", "single_choice", "multiple_choice"] = "open"
     options: list[str] = Field(default_factory=list, description="choices shown with the question, labelled A, B, ...")
-    node: str = Field(description="event graph node where the item was composed")
+    node: Id = Field(description="event graph node where the item was composed")
     proof: Proof

@@ -7,31 +7,33 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from keme.models.ids import Id, ImagePath
+
 Role = Literal["user", "assistant", "system"]
 
 
 class Message(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    id: str
+    id: Id
     role: Role
     app: str | None = Field(default=None, description="app name for system messages reported by an app")
     speaker: str | None = Field(default=None, description="speaker name in imported human-human dialogues (LoCoMo)")
     content: str
     timestamp: datetime
-    images: list[str] = Field(default_factory=list, description="paths under images/ shared with this message")
+    images: list[ImagePath] = Field(default_factory=list, description="paths under images/ shared with this message")
     captions: list[str] = Field(default_factory=list, description="one caption per image, for caption-based systems")
 
 
 class Session(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    id: str
-    persona_id: str
-    event_id: str
+    id: Id
+    persona_id: Id
+    event_id: Id
     language: Literal["en", "zh"]
     pattern: str = Field(description="dialogue pattern the realizer used")
-    anchor_id: str | None = None
+    anchor_id: Id | None = None
     author: Literal["procedural", "llm"] = Field(default="procedural", description="which brain wrote the dialogue")
     start: datetime
     end: datetime
