@@ -18,9 +18,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
-from baselines.registry import REGISTRY, SystemSpec, create
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from baselines.registry import REGISTRY, SystemSpec, check_params, create
 from eval.contract import MemorySystem, Persistent, Query, Retrieval, Sized, Usage
 from eval.judge import Judge, RuleJudge
 from eval.replay import Plan, Replay, load_replay
@@ -34,6 +36,42 @@ FAULT_ENV = "KEME_EVAL_FAULT_AFTER"  # test hook: SIGKILL the process after N re
 
 class RunError(KemeError):
     pass
+
+
+class Options(BaseModel):
+    """The run's option values, checked where they enter (CLI or API): a bad value is an error, never a score."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    k: int = Field(10, ge=1)
+    depth: int = Field(50, ge=1)
+    mode: Literal["offline", "online"] = "offline"
+    roles: tuple[Literal["user", "assistant", "system"], ...] | None = Field(None, min_length=1)
+    limit: int | None = Field(None, ge=1)
+    images: Literal["caption", "none"] = "caption"
+    judge_runs: int = Field(3, ge=1)
+    judge_prompts: str = "mobilemem"
+
+    @field_validator("judge_prompts")
+    @classmethod
+    def _known_prompts(cls, value: str) -> str:
+        from eval.llm_judge import PROMPT_SETS
+
+        if value not in PROMPT_SETS:
+            raise ValueError(f"one of {', '.join(PROMPT_SETS)}")
+        return value
+
+
+def check_options(**values: Any) -> Options:
+    """Options(**values), or a KemeError naming every bad option as its command-line flag."""
+    try:
+        return Options(**values)
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            flag = "--" + str(error["loc"][0]).replace("_", "-")
+            problems.append(f"{flag}: {error['msg'].removeprefix('Value error, ')} (got {error['input']!r})")
+        raise KemeError("; ".join(problems)) from exc
 
 
 class Reader(Protocol):
@@ -59,14 +97,20 @@ class Settings:
     judges: list[Judge] = field(default_factory=lambda: [RuleJudge()])
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
     force: bool = False
+    verify: bool = True  # False (--no-verify): score a dataset without checking it; every report says so
     on_progress: Callable[[str, int, int], None] = lambda system, done, total: None
 
+    def __post_init__(self) -> None:
+        check_options(k=self.k, depth=self.depth, mode=self.mode, roles=self.roles, limit=self.limit, images=self.images)
+
     def identity(self, replay: Replay) -> dict[str, Any]:
+        """What a run's results depend on; a run directory is resumed only when all of it is the same."""
         return {
-            "dataset": str(self.data), "manifest_sha256": replay.manifest_sha, "k": self.k, "depth": self.depth,
+            "dataset_sha256": replay.dataset_sha, "k": self.k, "depth": self.depth,
             "mode": self.mode, "roles": list(replay.roles) if replay.roles else None, "limit": self.limit,
             "images": self.images,
-            "reader": getattr(self.reader, "name", None), "params": self.params,
+            "reader": getattr(self.reader, "name", None),
+            "params": {name: self.params[name] for name in self.systems if self.params.get(name)},
             "judges": [getattr(j, "name", "?") + (f":{j.prompts}:{j.runs}" if hasattr(j, "runs") else "") for j in self.judges],
         }
 
@@ -309,23 +353,95 @@ def build_system(name: str, settings: Settings) -> tuple[SystemSpec, MemorySyste
         inner = name.split(":", 1)[1]
         command = params.pop("command", None)
         spec = REGISTRY.get(inner)
-        system = SubprocessSystem(inner, command=command, params=params)
+        try:
+            system = SubprocessSystem(inner, command=command, params=params)
+        except OSError as exc:
+            raise KemeError(f"{name}: cannot start {command or 'python -m eval.serve'}: {exc.strerror or exc}") from exc
         return SystemSpec(name, lambda: system, f"{inner} in a subprocess",
                           needs_gold=bool(spec and spec.needs_gold), publishable=bool(spec is None or spec.publishable)), system
     spec = REGISTRY.get(name)
     if spec is None:
         raise KemeError(f"unknown memory system {name!r}; known: {', '.join(REGISTRY)} (or subprocess:<name>)")
-    return spec, create(name, **params)
+    if not params:
+        return spec, create(name)
+    try:
+        return spec, create(name, **params)
+    except (TypeError, ValueError) as exc:  # a value of the right type that the system still refuses
+        raise KemeError(f"--params: {name}: {exc}") from exc
 
 
 def resolve_systems(arg: str) -> list[str]:
+    """The systems named by --systems, in order, each once; a name that is no system is refused."""
     if arg.strip() == "all":
         return list(REGISTRY)
-    names = [n.strip() for n in arg.split(",") if n.strip()]
+    names = list(dict.fromkeys(n.strip() for n in arg.split(",") if n.strip()))
+    if not names:
+        raise KemeError(f"--systems names no memory system; known: {', '.join(REGISTRY)}, or 'all'")
     unknown = [n for n in names if n not in REGISTRY and not n.startswith("subprocess:")]
     if unknown:
         raise KemeError(f"unknown memory systems {unknown}; known: {', '.join(REGISTRY)}, or 'all'")
+    bare = [n for n in names if n.startswith("subprocess:") and not n.split(":", 1)[1]]
+    if bare:
+        raise KemeError("--systems: subprocess: needs the name of the system to serve, e.g. subprocess:bm25")
     return names
+
+
+def load_params(path: Path | None) -> dict[str, dict[str, Any]]:
+    """--params: a YAML mapping of system name to parameters, each checked against what the system declares."""
+    import yaml
+
+    if path is None:
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise KemeError(f"--params {path}: cannot read ({exc.strerror or exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise KemeError(f"--params {path}: not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+        raise KemeError(f"--params {path}{where}: not valid YAML ({getattr(exc, 'problem', None) or exc})") from exc
+    except RecursionError as exc:
+        raise KemeError(f"--params {path}: nested too deeply to read") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise KemeError(f"--params {path}: expected a mapping of system name to its parameters, got {type(data).__name__}")
+    checked = {}
+    for name, values in data.items():
+        if not isinstance(name, str):
+            raise KemeError(f"--params {path}: system names are strings, not {name!r}")
+        values = {} if values is None else values
+        if not isinstance(values, dict):
+            raise KemeError(f"--params {path}: {name}: expected a mapping of parameter to value, got {type(values).__name__}")
+        if any(not isinstance(key, str) for key in values):
+            raise KemeError(f"--params {path}: {name}: parameter names are strings, not {list(values)!r}")
+        checked[name] = _check_system_params(name, values)
+    return checked
+
+
+def _check_system_params(name: str, values: dict[str, Any]) -> dict[str, Any]:
+    if not name.startswith("subprocess:"):
+        return check_params(name, values)
+    from pydantic import TypeAdapter
+
+    values = dict(values)
+    own = {}
+    if "command" in values:
+        command = values.pop("command")
+        try:
+            own["command"] = TypeAdapter(list[str]).validate_python(command, strict=True)
+        except ValidationError as exc:
+            raise KemeError(f"--params: {name}.command: a list of strings (the server's argv), not {command!r}") from exc
+    inner = name.split(":", 1)[1]
+    if inner in REGISTRY:
+        return own | check_params(inner, values)
+    try:  # a system served from another environment checks its own parameters; they travel as JSON
+        json.dumps(values)
+    except (TypeError, ValueError) as exc:
+        raise KemeError(f"--params: {name}: parameters must be plain JSON values ({exc})") from exc
+    return own | values
 
 
 def calibrate_judges(settings: Settings, replay: Replay) -> None:
@@ -339,29 +455,111 @@ def calibrate_judges(settings: Settings, replay: Replay) -> None:
     atomic_write_text(path, dump_json({j.name: calibrate(j, replay.questions) for j in judges}))
 
 
-def run(settings: Settings) -> dict[str, Any]:
-    """Run every stage for every system and write the reports; returns the summary."""
+MARKER = "run.json"
+REPORTS = ("summary.json", "results.jsonl", "leaderboard.csv", "leaderboard.md", "leaderboard.png", "judge_calibration.json")
+SYSTEM_LOGS = ("ingest.jsonl", "retrieve.jsonl", "answer.jsonl", "judge.jsonl", "system.json", "state")
+
+
+def _system_dirs(out: Path) -> list[Path]:
+    """Directories of `out` that hold a system's run (what a run owns besides its reports)."""
+    return [child for child in out.iterdir() if child.is_dir() and any((child / n).exists() for n in SYSTEM_LOGS)]
+
+
+def _clear(out: Path) -> None:
+    """--force: delete what a run wrote, and nothing else a user may keep there."""
+    import shutil
+
+    for child in _system_dirs(out):
+        shutil.rmtree(child)
+    for name in (MARKER, *REPORTS):
+        (out / name).unlink(missing_ok=True)
+
+
+def _short(value: Any) -> str:
+    """A value for a message: hashes cut to 12 hex digits, long values to 60 characters."""
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    if len(text) == 64 and all(c in "0123456789abcdef" for c in text):
+        return text[:12] + "…"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _check_places(settings: Settings) -> None:
+    """The run directory is a directory outside the dataset, and every system's directory stays inside it."""
+    out, data = settings.out, settings.data
+    if out.exists() and not out.is_dir():
+        raise KemeError(f"--out {out}: exists and is not a directory; choose a directory for the run")
+    resolved, dataset = out.resolve(), data.resolve()
+    if resolved == dataset or dataset in resolved.parents:
+        raise KemeError(f"--out {out} is inside the dataset {data}; a run writes (and with --force deletes) files "
+                        "there: choose a directory outside it")
+    if not settings.systems:
+        raise KemeError("no memory system to evaluate (--systems)")
+    for name in settings.systems:
+        if not name or name in (".", "..") or any(c in name for c in "/\\\0"):
+            raise KemeError(f"memory system name {name!r} cannot name a directory inside {out}")
+
+
+def _start(settings: Settings, identity: dict[str, Any]) -> dict[str, Any]:
+    """run.json for this run: a run directory is resumed only by the same run; --force starts it over."""
+    marker = settings.out / MARKER
+    previous: Any = None
+    if marker.exists():
+        try:
+            previous = json.loads(marker.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+            previous = "unreadable"
+    elif _system_dirs(settings.out) or (settings.out / "summary.json").exists():
+        previous = "missing"
+    if previous is not None:
+        if isinstance(previous, dict):
+            changed = [key for key in identity if previous.get(key) != identity[key]]
+            why = "; ".join(f"{key} was {_short(previous.get(key))}, now {_short(identity[key])}" for key in changed)
+        else:
+            changed, why = ["marker"], f"its {MARKER} is {previous}, so what it holds cannot be told"
+        if changed and not settings.force:
+            raise KemeError(f"{settings.out} holds a run with other settings ({why}); resuming would mix their results: "
+                            "choose another --out, or pass --force to start over")
+        if changed:
+            _clear(settings.out)
+            previous = None
+    fingerprints = previous.get("fingerprints", {}) if isinstance(previous, dict) else {}
+    state = identity | {"fingerprints": fingerprints if isinstance(fingerprints, dict) else {}}
+    atomic_write_text(marker, dump_json(state))
+    return state
+
+
+def _check_fingerprint(settings: Settings, state: dict[str, Any], name: str, system: MemorySystem) -> None:
+    """A system resumed from its logs must be configured as it was when they were written."""
+    now = system.config_fingerprint()
+    before = state["fingerprints"].get(name)
+    if before is not None and before != now:
+        if not settings.force:
+            raise KemeError(f"{settings.out / name} was started by {name} configured otherwise (fingerprint {_short(before)}, "
+                            f"now {_short(now)}); resuming would mix two systems: choose another --out, or pass "
+                            f"--force to redo {name}")
+        import shutil
+
+        shutil.rmtree(settings.out / name, ignore_errors=True)
+    state["fingerprints"][name] = now
+    atomic_write_text(settings.out / MARKER, dump_json(state))
+
+
+def run(settings: Settings, replay: Replay | None = None) -> dict[str, Any]:
+    """Run every stage for every system and write the reports; returns the summary.
+
+    `replay`: the loaded dataset when the caller has it already (the CLI, for its progress bar).
+    """
     from eval.report import write_reports
 
-    replay = load_replay(settings.data, settings.roles, settings.limit, settings.images)
+    _check_places(settings)
+    if replay is None:
+        replay = load_replay(settings.data, settings.roles, settings.limit, settings.images, verify=settings.verify)
     settings.out.mkdir(parents=True, exist_ok=True)
-    identity = settings.identity(replay)
-    marker = settings.out / "run.json"
-    if marker.exists():
-        previous = json.loads(marker.read_text())
-        if previous != json.loads(json.dumps(identity, default=str)):
-            if not settings.force:
-                raise KemeError(
-                    f"{settings.out} holds a run with other settings ({marker}); choose another --out or pass --force"
-                )
-            import shutil
-
-            for child in settings.out.iterdir():
-                shutil.rmtree(child) if child.is_dir() else child.unlink()
-    atomic_write_text(marker, dump_json(identity))
+    state = _start(settings, json.loads(json.dumps(settings.identity(replay), default=str)))
     for name in settings.systems:
         spec, system = build_system(name, settings)
         try:
+            _check_fingerprint(settings, state, name, system)
             SystemRun(spec, system, settings, settings.out / name).run(replay)
         finally:
             close = getattr(system, "close", None)
