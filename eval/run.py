@@ -67,11 +67,12 @@ def check_options(**values: Any) -> Options:
     try:
         return Options(**values)
     except ValidationError as exc:
-        problems = []
+        problems: dict[str, str] = {}
         for error in exc.errors():
             flag = "--" + str(error["loc"][0]).replace("_", "-")
-            problems.append(f"{flag}: {error['msg'].removeprefix('Value error, ')} (got {error['input']!r})")
-        raise KemeError("; ".join(problems)) from exc
+            message = "names none" if error["type"] == "too_short" else error["msg"].removeprefix("Value error, ")
+            problems.setdefault(flag, f"{flag}: {message} (got {error['input']!r})")  # the first problem of each
+        raise KemeError("; ".join(problems.values())) from exc
 
 
 class Reader(Protocol):

@@ -6,73 +6,28 @@ naming the problem), `keme validate` (exit 1, naming it among every violation), 
 damaged). Most content kinds are *resealed*: the manifest hashes are recomputed after the edit, as a
 careful forger would, so only the deeper checks (ids, references, time order, QA proofs) can catch them.
 
-The commands run in process through `keme.cli.main` (the same boundary as the console script, without
-paying the interpreter start and resource loading per probe); a few run as real subprocesses too.
+The commands run in process (tests/faults/inprocess.py: the same `keme.cli.main` boundary, without an
+interpreter start and resource loading per probe); a few run as real subprocesses too.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import shutil
-import sys
 from collections.abc import Callable
-from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-from probe import ROOT, Run, record, refuses, works
+from inprocess import refused, worked
+from probe import ROOT, refuses, works
 
 pytestmark = pytest.mark.fault
 
 SAMPLE = ROOT / "data/sample"
 WIDE = {"COLUMNS": "400"}  # one message, one line: rich wraps at the terminal width
-_CRASH = re.compile(r"Traceback \(most recent call last\)|internal error")
-
-
-# ---------------------------------------------------------------- running the CLI in process
-def cli(args: list[str], expect: str) -> Run:
-    """Run `keme ARGS` through keme.cli.main in this process and classify it like probe.run does."""
-    from keme.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    argv, sys.argv = sys.argv, ["keme", *args]
-    code: int | None = 0
-    try:
-        with redirect_stdout(out), redirect_stderr(err):
-            main()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    finally:
-        sys.argv = argv
-    text = out.getvalue() + err.getvalue()
-    if _CRASH.search(text):
-        outcome = "crash"
-    elif expect == "error":
-        outcome = "clear" if code != 0 else "silent"
-    else:
-        outcome = "ok" if code == 0 else "clear"
-    return Run(record(outcome), code, out.getvalue(), err.getvalue())
-
-
-def refused(args: list[str], match: str | None = None, code: int | None = None) -> Run:
-    result = cli(args, "error")
-    assert result.outcome == "clear", f"{result.outcome} (exit {result.returncode}):\n{result.output[-3000:]}"
-    if code is not None:
-        assert result.returncode == code, result.output[-3000:]
-    if match is not None:  # a line rich wrapped is matched as one
-        text = result.output.replace("\n", "")
-        assert re.search(match, text, re.I | re.S), f"message does not match {match!r}:\n{result.output[-3000:]}"
-    return result
-
-
-def worked(args: list[str]) -> Run:
-    result = cli(args, "ok")
-    assert result.outcome == "ok", f"{result.outcome} (exit {result.returncode}):\n{result.output[-3000:]}"
-    return result
 
 
 @pytest.fixture(autouse=True)
