@@ -18,14 +18,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from baselines.registry import REGISTRY, SystemSpec, check_params, create
+from baselines.registry import REGISTRY, SystemSpec, create
 from eval.contract import MemorySystem, Persistent, Query, Retrieval, Sized, Usage
 from eval.judge import Judge, RuleJudge
+from eval.options import check_options
 from eval.replay import Plan, Replay, load_replay
+from eval.rundir import check_fingerprint, check_places, open_run
 from eval.tokens import count_tokens
 from keme.dataset.io import atomic_write_text, dump_json
 from keme.errors import KemeError
@@ -36,43 +36,6 @@ FAULT_ENV = "KEME_EVAL_FAULT_AFTER"  # test hook: SIGKILL the process after N re
 
 class RunError(KemeError):
     pass
-
-
-class Options(BaseModel):
-    """The run's option values, checked where they enter (CLI or API): a bad value is an error, never a score."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    k: int = Field(10, ge=1)
-    depth: int = Field(50, ge=1)
-    mode: Literal["offline", "online"] = "offline"
-    roles: tuple[Literal["user", "assistant", "system"], ...] | None = Field(None, min_length=1)
-    limit: int | None = Field(None, ge=1)
-    images: Literal["caption", "none"] = "caption"
-    judge_runs: int = Field(3, ge=1)
-    judge_prompts: str = "mobilemem"
-
-    @field_validator("judge_prompts")
-    @classmethod
-    def _known_prompts(cls, value: str) -> str:
-        from eval.llm_judge import PROMPT_SETS
-
-        if value not in PROMPT_SETS:
-            raise ValueError(f"one of {', '.join(PROMPT_SETS)}")
-        return value
-
-
-def check_options(**values: Any) -> Options:
-    """Options(**values), or a KemeError naming every bad option as its command-line flag."""
-    try:
-        return Options(**values)
-    except ValidationError as exc:
-        problems: dict[str, str] = {}
-        for error in exc.errors():
-            flag = "--" + str(error["loc"][0]).replace("_", "-")
-            message = "names none" if error["type"] == "too_short" else error["msg"].removeprefix("Value error, ")
-            problems.setdefault(flag, f"{flag}: {message} (got {error['input']!r})")  # the first problem of each
-        raise KemeError("; ".join(problems.values())) from exc
 
 
 class Reader(Protocol):
@@ -387,64 +350,6 @@ def resolve_systems(arg: str) -> list[str]:
     return names
 
 
-def load_params(path: Path | None) -> dict[str, dict[str, Any]]:
-    """--params: a YAML mapping of system name to parameters, each checked against what the system declares."""
-    import yaml
-
-    if path is None:
-        return {}
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise KemeError(f"--params {path}: cannot read ({exc.strerror or exc})") from exc
-    except UnicodeDecodeError as exc:
-        raise KemeError(f"--params {path}: not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from exc
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
-        raise KemeError(f"--params {path}{where}: not valid YAML ({getattr(exc, 'problem', None) or exc})") from exc
-    except RecursionError as exc:
-        raise KemeError(f"--params {path}: nested too deeply to read") from exc
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise KemeError(f"--params {path}: expected a mapping of system name to its parameters, got {type(data).__name__}")
-    checked = {}
-    for name, values in data.items():
-        if not isinstance(name, str):
-            raise KemeError(f"--params {path}: system names are strings, not {name!r}")
-        values = {} if values is None else values
-        if not isinstance(values, dict):
-            raise KemeError(f"--params {path}: {name}: expected a mapping of parameter to value, got {type(values).__name__}")
-        if any(not isinstance(key, str) for key in values):
-            raise KemeError(f"--params {path}: {name}: parameter names are strings, not {list(values)!r}")
-        checked[name] = _check_system_params(name, values)
-    return checked
-
-
-def _check_system_params(name: str, values: dict[str, Any]) -> dict[str, Any]:
-    if not name.startswith("subprocess:"):
-        return check_params(name, values)
-    from pydantic import TypeAdapter
-
-    values = dict(values)
-    own = {}
-    if "command" in values:
-        command = values.pop("command")
-        try:
-            own["command"] = TypeAdapter(list[str]).validate_python(command, strict=True)
-        except ValidationError as exc:
-            raise KemeError(f"--params: {name}.command: a list of strings (the server's argv), not {command!r}") from exc
-    inner = name.split(":", 1)[1]
-    if inner in REGISTRY:
-        return own | check_params(inner, values)
-    try:  # a system served from another environment checks its own parameters; they travel as JSON
-        json.dumps(values)
-    except (TypeError, ValueError) as exc:
-        raise KemeError(f"--params: {name}: parameters must be plain JSON values ({exc})") from exc
-    return own | values
-
-
 def calibrate_judges(settings: Settings, replay: Replay) -> None:
     """Once per run: how each LLM judge treats known-right and known-wrong answers (judge_calibration.json)."""
     from eval.llm_judge import calibrate
@@ -456,95 +361,6 @@ def calibrate_judges(settings: Settings, replay: Replay) -> None:
     atomic_write_text(path, dump_json({j.name: calibrate(j, replay.questions) for j in judges}))
 
 
-MARKER = "run.json"
-REPORTS = ("summary.json", "results.jsonl", "leaderboard.csv", "leaderboard.md", "leaderboard.png", "judge_calibration.json")
-SYSTEM_LOGS = ("ingest.jsonl", "retrieve.jsonl", "answer.jsonl", "judge.jsonl", "system.json", "state")
-
-
-def _system_dirs(out: Path) -> list[Path]:
-    """Directories of `out` that hold a system's run (what a run owns besides its reports)."""
-    return [child for child in out.iterdir() if child.is_dir() and any((child / n).exists() for n in SYSTEM_LOGS)]
-
-
-def _clear(out: Path) -> None:
-    """--force: delete what a run wrote, and nothing else a user may keep there."""
-    import shutil
-
-    for child in _system_dirs(out):
-        shutil.rmtree(child)
-    for name in (MARKER, *REPORTS):
-        (out / name).unlink(missing_ok=True)
-
-
-def _short(value: Any) -> str:
-    """A value for a message: hashes cut to 12 hex digits, long values to 60 characters."""
-    text = value if isinstance(value, str) else json.dumps(value, default=str)
-    if len(text) == 64 and all(c in "0123456789abcdef" for c in text):
-        return text[:12] + "…"
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _check_places(settings: Settings) -> None:
-    """The run directory is a directory outside the dataset, and every system's directory stays inside it."""
-    out, data = settings.out, settings.data
-    if out.exists() and not out.is_dir():
-        raise KemeError(f"--out {out}: exists and is not a directory; choose a directory for the run")
-    resolved, dataset = out.resolve(), data.resolve()
-    if resolved == dataset or dataset in resolved.parents:
-        raise KemeError(f"--out {out} is inside the dataset {data}; a run writes (and with --force deletes) files "
-                        "there: choose a directory outside it")
-    if not settings.systems:
-        raise KemeError("no memory system to evaluate (--systems)")
-    for name in settings.systems:
-        if not name or name in (".", "..") or any(c in name for c in "/\\\0"):
-            raise KemeError(f"memory system name {name!r} cannot name a directory inside {out}")
-
-
-def _start(settings: Settings, identity: dict[str, Any]) -> dict[str, Any]:
-    """run.json for this run: a run directory is resumed only by the same run; --force starts it over."""
-    marker = settings.out / MARKER
-    previous: Any = None
-    if marker.exists():
-        try:
-            previous = json.loads(marker.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-            previous = "unreadable"
-    elif _system_dirs(settings.out) or (settings.out / "summary.json").exists():
-        previous = "missing"
-    if previous is not None:
-        if isinstance(previous, dict):
-            changed = [key for key in identity if previous.get(key) != identity[key]]
-            why = "; ".join(f"{key} was {_short(previous.get(key))}, now {_short(identity[key])}" for key in changed)
-        else:
-            changed, why = ["marker"], f"its {MARKER} is {previous}, so what it holds cannot be told"
-        if changed and not settings.force:
-            raise KemeError(f"{settings.out} holds a run with other settings ({why}); resuming would mix their results: "
-                            "choose another --out, or pass --force to start over")
-        if changed:
-            _clear(settings.out)
-            previous = None
-    fingerprints = previous.get("fingerprints", {}) if isinstance(previous, dict) else {}
-    state = identity | {"fingerprints": fingerprints if isinstance(fingerprints, dict) else {}}
-    atomic_write_text(marker, dump_json(state))
-    return state
-
-
-def _check_fingerprint(settings: Settings, state: dict[str, Any], name: str, system: MemorySystem) -> None:
-    """A system resumed from its logs must be configured as it was when they were written."""
-    now = system.config_fingerprint()
-    before = state["fingerprints"].get(name)
-    if before is not None and before != now:
-        if not settings.force:
-            raise KemeError(f"{settings.out / name} was started by {name} configured otherwise (fingerprint {_short(before)}, "
-                            f"now {_short(now)}); resuming would mix two systems: choose another --out, or pass "
-                            f"--force to redo {name}")
-        import shutil
-
-        shutil.rmtree(settings.out / name, ignore_errors=True)
-    state["fingerprints"][name] = now
-    atomic_write_text(settings.out / MARKER, dump_json(state))
-
-
 def run(settings: Settings, replay: Replay | None = None) -> dict[str, Any]:
     """Run every stage for every system and write the reports; returns the summary.
 
@@ -552,15 +368,15 @@ def run(settings: Settings, replay: Replay | None = None) -> dict[str, Any]:
     """
     from eval.report import write_reports
 
-    _check_places(settings)
+    check_places(settings.out, settings.data, settings.systems)
     if replay is None:
         replay = load_replay(settings.data, settings.roles, settings.limit, settings.images, verify=settings.verify)
     settings.out.mkdir(parents=True, exist_ok=True)
-    state = _start(settings, json.loads(json.dumps(settings.identity(replay), default=str)))
+    state = open_run(settings.out, json.loads(json.dumps(settings.identity(replay), default=str)), settings.force)
     for name in settings.systems:
         spec, system = build_system(name, settings)
         try:
-            _check_fingerprint(settings, state, name, system)
+            check_fingerprint(settings.out, state, name, system.config_fingerprint(), settings.force)
             SystemRun(spec, system, settings, settings.out / name).run(replay)
         finally:
             close = getattr(system, "close", None)

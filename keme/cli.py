@@ -299,7 +299,8 @@ def eval_cmd(
     is refused, naming each problem, unless --no-verify.
     """
     from eval.replay import load_replay
-    from eval.run import Settings, check_options, load_params, resolve_systems, run
+    from eval.options import check_options, load_params
+    from eval.run import Settings, resolve_systems, run
 
     try:
         kept = tuple(r.strip() for r in roles.split(",") if r.strip()) if roles is not None else None

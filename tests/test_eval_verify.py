@@ -6,10 +6,10 @@ import json
 import shutil
 
 import pytest
+from conftest import ROOT
 
 from baselines.bm25 import FlatBM25
 from baselines.registry import REGISTRY, SystemSpec, check_params, parameters
-from conftest import ROOT
 from eval.replay import dataset_sha256, load_replay
 from eval.run import Settings, run
 from keme.errors import KemeError

@@ -507,7 +507,7 @@ def test_a_dataset_edited_after_a_run_is_not_resumed_with_the_old_logs(tmp_path)
     args = ["eval", "--data", str(root), "--systems", "bm25", "--out", str(tmp_path / "run"), "--limit", "3"]
     worked(args)
     _edited_message_resealed(root)  # verification would catch it; with --no-verify the content hash must
-    refused([*args, "--no-verify"], match=r"dataset_sha256 was .*, now .*--force")
+    refused([*args, "--no-verify"], match=r"the dataset's content \(sha256\) was .*, now .*--force")
     worked([*args, "--no-verify", "--force"])
 
 
