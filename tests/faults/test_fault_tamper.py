@@ -327,7 +327,7 @@ def _lone_surrogate(root):
 
 
 TAMPERS = [
-    Tamper("manifest_hash_mismatch", _sha, r"sessions\.jsonl.*SHA-256 differs", stats_works=False),
+    Tamper("manifest_hash_mismatch", _sha, r"sessions\.jsonl.*SHA-256 differs"),
     Tamper("record_count_mismatch", _count, r"sessions\.jsonl.*records, manifest says"),
     Tamper("listed_file_missing", _listed_missing, r"graphs\.jsonl.*listed in the manifest but missing"),
     Tamper("sessions_file_missing", _sessions_missing, r"sessions\.jsonl.*(missing|no sessions)"),
@@ -359,8 +359,7 @@ TAMPERS = [
     Tamper("asked_at_before_persona_start", _asked_too_early, r"before its persona's trajectory starts", qa_rebuilds=True),
     Tamper("gold_answer_changed", _gold_changed, r"wrong_answer.*Atlantis", qa_rebuilds=True),
     Tamper("truncated_jsonl_line", _truncated, r"sessions\.jsonl:\d+: not valid JSON.*cut off"),
-    *[Tamper(f"invalid_utf8_in_{name.split('.')[0]}", _invalid_utf8(name), rf"{re.escape(name)}:1: not valid UTF-8",
-             qa_rebuilds=False)
+    *[Tamper(f"invalid_utf8_in_{name.split('.')[0]}", _invalid_utf8(name), rf"{re.escape(name)}:1: not valid UTF-8")
       for name in ("personas.jsonl", "anchors.jsonl", "graphs.jsonl", "sessions.jsonl", "qa.jsonl")],
     Tamper("empty_file", _empty_file, r"sessions\.jsonl.*(SHA-256 differs|no sessions)"),
     Tamper("json_value_of_wrong_type", _wrong_json_type, r"qa\.jsonl:3: expected a JSON object"),
@@ -370,13 +369,6 @@ TAMPERS = [
     Tamper("lone_surrogate_escape", _lone_surrogate, r"sessions\.jsonl:1: not valid JSON"),
 ]
 IDS = [t.name for t in TAMPERS]
-
-
-@pytest.fixture(scope="module")
-def pristine(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("pristine") / "d"
-    shutil.copytree(SAMPLE, root)
-    return root
 
 
 def tampered(tmp_path: Path, tamper: Tamper) -> Path:
@@ -426,13 +418,24 @@ def test_qa_rebuilds_damaged_questions_or_refuses_a_damaged_trajectory(tmp_path,
         refused(["qa", str(root)])
 
 
-def test_the_untouched_copy_passes_every_command(pristine, tmp_path):
+def test_the_untouched_copy_passes_every_command(tmp_path):
+    pristine = tmp_path / "d"
+    shutil.copytree(SAMPLE, pristine)
     worked(["validate", str(pristine)])
     worked(["stats", str(pristine)])
     worked(["export", "locomo", str(pristine), "--out", str(tmp_path / "locomo.json")])
     run = worked(["eval", "--data", str(pristine), "--systems", "bm25", "--out", str(tmp_path / "run"), "--limit", "3"])
     assert "NOT VERIFIED" not in run.output
     assert json.loads((tmp_path / "run/summary.json").read_text())["verified"] is True
+
+
+def test_an_altered_anchor_fails_validate_but_not_the_scoring_checks(tmp_path):
+    root = tmp_path / "d"
+    shutil.copytree(SAMPLE, root)
+    edit(root, "anchors.jsonl", lambda anchors: anchors[0]["record"].update(title="Forged"))
+    reseal(root)
+    refused(["validate", str(root)], match=r"\[anchor\] .*does not match its sealed hash", code=1)
+    worked(["eval", "--data", str(root), "--systems", "bm25", "--out", str(tmp_path / "run"), "--limit", "2"])
 
 
 def test_validate_names_every_bad_line_of_every_file(tmp_path):
