@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from pydantic import PydanticSchemaGenerationError, TypeAdapter, ValidationError
 
 from eval.contract import MemorySystem
 from keme.errors import KemeError
@@ -21,89 +26,45 @@ class SystemSpec:
     query_based: bool = True  # False: ignores the query (recency, full context)
 
 
-def _bm25(**params: Any):
-    from baselines.bm25 import FlatBM25
+@dataclass(frozen=True)
+class Lazy:
+    """A factory for `module:Class` that imports it only when a system is built (the dense ones pull in torch).
 
-    return FlatBM25(granularity="message", **params)
+    Its constructor's signature is what a params file may set (see `parameters`).
+    """
 
+    target: str
+    preset: tuple[tuple[str, Any], ...] = ()  # keyword arguments fixed by the registry entry
 
-def _bm25_session(**params: Any):
-    from baselines.bm25 import FlatBM25
+    def resolve(self) -> type:
+        module, _, attr = self.target.partition(":")
+        return getattr(importlib.import_module(module), attr)
 
-    return FlatBM25(granularity="session", **params)
-
-
-def _recency(**params: Any):
-    from baselines.recency import Recency
-
-    return Recency(**params)
-
-
-def _full_context(**params: Any):
-    from baselines.full_context import FullContext
-
-    return FullContext(**params)
-
-
-def _dense(**params: Any):
-    from baselines.dense import Dense
-
-    return Dense(**params)
-
-
-def _hybrid(**params: Any):
-    from baselines.hybrid import Hybrid
-
-    return Hybrid(**params)
-
-
-def _vibebrowser(**params: Any):
-    from baselines.vibebrowser import VibeBrowser
-
-    return VibeBrowser(**params)
-
-
-def _openclaw(**params: Any):
-    from baselines.openclaw import OpenClaw
-
-    return OpenClaw(**params)
-
-
-def _factmem(**params: Any):
-    from baselines.factmem.system import FactMem
-
-    return FactMem(**params)
-
-
-def _oracle(**params: Any):
-    from baselines.oracle import Oracle
-
-    return Oracle(**params)
-
-
-def _memory_bank(**params: Any):
-    from baselines.memory_bank.system import MemoryBankSystem
-
-    return MemoryBankSystem(**params)
+    def __call__(self, **params: Any) -> MemorySystem:
+        return self.resolve()(**dict(self.preset), **params)
 
 
 REGISTRY: dict[str, SystemSpec] = {
     spec.name: spec
     for spec in (
-        SystemSpec("full_context", _full_context, "every message, newest first, cut to a 16k-token budget",
-                   query_based=False),
-        SystemSpec("recency", _recency, "the last 10 sessions", query_based=False),
-        SystemSpec("bm25", _bm25, "flat BM25 over messages (bm25s, Lucene IDF)"),
-        SystemSpec("bm25_session", _bm25_session, "flat BM25 over whole sessions"),
-        SystemSpec("memory_bank", _memory_bank, "Memory Bank: three-layer BM25F memory (the reference seed system)"),
-        SystemSpec("vibebrowser", _vibebrowser,
+        SystemSpec("full_context", Lazy("baselines.full_context:FullContext"),
+                   "every message, newest first, cut to a 16k-token budget", query_based=False),
+        SystemSpec("recency", Lazy("baselines.recency:Recency"), "the last 10 sessions", query_based=False),
+        SystemSpec("bm25", Lazy("baselines.bm25:FlatBM25", (("granularity", "message"),)),
+                   "flat BM25 over messages (bm25s, Lucene IDF)"),
+        SystemSpec("bm25_session", Lazy("baselines.bm25:FlatBM25", (("granularity", "session"),)),
+                   "flat BM25 over whole sessions"),
+        SystemSpec("memory_bank", Lazy("baselines.memory_bank.system:MemoryBankSystem"),
+                   "Memory Bank: three-layer BM25F memory (the reference seed system)"),
+        SystemSpec("vibebrowser", Lazy("baselines.vibebrowser:VibeBrowser"),
                    "VibeBrowser memory: durable/daily entries, stemmed BM25, tag boost, 30-day decay"),
-        SystemSpec("factmem", _factmem,
+        SystemSpec("factmem", Lazy("baselines.factmem.system:FactMem"),
                    "fact/skill/write-chain memory: encrypted exact-key facts, on-demand skills, BM25 fallback"),
-        SystemSpec("oracle", _oracle, "gold evidence only (upper bound)", needs_gold=True, publishable=False),
-        SystemSpec("dense", _dense, "MiniLM embeddings over messages, exact cosine", dense=True),
-        SystemSpec("hybrid", _hybrid, "reciprocal rank fusion of bm25 and dense", dense=True),
-        SystemSpec("openclaw", _openclaw,
+        SystemSpec("oracle", Lazy("baselines.oracle:Oracle"), "gold evidence only (upper bound)",
+                   needs_gold=True, publishable=False),
+        SystemSpec("dense", Lazy("baselines.dense:Dense"), "MiniLM embeddings over messages, exact cosine", dense=True),
+        SystemSpec("hybrid", Lazy("baselines.hybrid:Hybrid"), "reciprocal rank fusion of bm25 and dense", dense=True),
+        SystemSpec("openclaw", Lazy("baselines.openclaw:OpenClaw"),
                    "OpenClaw memory: Markdown files, FTS5 + MiniLM hybrid (0.7/0.3), decay, MMR", dense=True),
     )
 }
@@ -125,3 +86,48 @@ def register(spec: SystemSpec) -> None:
     if spec.name in REGISTRY:
         raise KemeError(f"memory system {spec.name!r} is already registered")
     REGISTRY[spec.name] = spec
+
+
+def parameters(spec: SystemSpec) -> dict[str, TypeAdapter]:
+    """What a params file may set for `spec`: its constructor's keyword arguments that plain data can fill.
+
+    Declared by the constructor's signature, so there is no second list to keep in step; an argument
+    whose type is an object (an injected embedder) is not settable from a file.
+    """
+    factory = spec.factory
+    build, preset = (factory.resolve(), dict(factory.preset)) if isinstance(factory, Lazy) else (factory, {})
+    try:
+        signature = inspect.signature(build)
+    except (TypeError, ValueError):  # a builtin or C callable: nothing declared
+        return {}
+    try:
+        hints = typing.get_type_hints(build.__init__ if inspect.isclass(build) else build)
+    except Exception:  # noqa: BLE001 - an annotation that does not resolve: treat every parameter as untyped
+        hints = {}
+    declared = {}
+    for name, parameter in signature.parameters.items():
+        if name in preset or parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        try:
+            declared[name] = TypeAdapter(hints.get(name, Any))
+        except PydanticSchemaGenerationError:
+            continue
+    return declared
+
+
+def check_params(name: str, values: dict[str, Any]) -> dict[str, Any]:
+    """`values` checked (and converted) against `name`'s declared parameters; a KemeError names the first misfit."""
+    spec = REGISTRY.get(name)
+    if spec is None:
+        raise KemeError(f"--params: unknown memory system {name!r}; known: {', '.join(REGISTRY)} (or subprocess:<name>)")
+    declared = parameters(spec)
+    checked = {}
+    for key, value in values.items():
+        if key not in declared:
+            listing = ", ".join(declared) or "none"
+            raise KemeError(f"--params: {name} has no parameter {key!r} (parameters: {listing})")
+        try:
+            checked[key] = declared[key].validate_python(value, strict=True)
+        except ValidationError as exc:
+            raise KemeError(f"--params: {name}.{key}: {exc.errors()[0]['msg']} (got {value!r})") from exc
+    return checked

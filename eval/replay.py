@@ -7,14 +7,20 @@ sessions that ended before the question (it cannot see the future).
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from keme.dataset.io import sha256_file
+from keme.dataset.manifest import MANIFEST
 from keme.errors import KemeError
 from keme.models import QAItem, Session
-from keme.validate import load_dataset
+from keme.validate import DATA_FILES, load_dataset, verified_dataset
+
+ROLES = ("user", "assistant", "system")
+NO_VERIFY = "; or pass --no-verify to score it anyway (the report will say it was not verified)"
 
 
 @dataclass
@@ -48,9 +54,10 @@ class Plan:
 @dataclass
 class Replay:
     source: Path
-    manifest_sha: str
+    dataset_sha: str  # the content replayed (see dataset_sha256): a resumed run must see the same
     roles: tuple[str, ...] | None
     plans: list[Plan]
+    verified: bool = True  # False: loaded with --no-verify, and every report says so
 
     @property
     def questions(self) -> list[QAItem]:
@@ -75,24 +82,44 @@ def _prepare(session: Session, roles: tuple[str, ...] | None, images: str) -> Se
     return session.model_copy(update={"messages": messages})
 
 
+def dataset_sha256(root: Path) -> str:
+    """One hash over the manifest and every data file: the same path with edited content is another dataset."""
+    digest = hashlib.sha256()
+    for name in (MANIFEST, *DATA_FILES):
+        path = root / name
+        if path.is_file():
+            digest.update(f"{name}\0{sha256_file(path)}\n".encode())
+    return digest.hexdigest()
+
+
+def _default_roles(conventions: object, data: Path) -> tuple[str, ...] | None:
+    """The dataset's retrieval roles (LongMemEval: user turns only), checked: they come from a file."""
+    roles = conventions.get("retrieval_roles") if isinstance(conventions, dict) else None
+    if not roles:
+        return None
+    if not isinstance(roles, list) or not all(role in ROLES for role in roles):
+        raise KemeError(f"{data / MANIFEST}: stats.conventions.retrieval_roles must be a list of {', '.join(ROLES)}, "
+                        f"not {roles!r}; restore the manifest or pass --roles")
+    return tuple(roles)
+
+
 def load_replay(data: Path, roles: tuple[str, ...] | None = None, limit: int | None = None,
-                images: str = "caption") -> Replay:
+                images: str = "caption", verify: bool = True) -> Replay:
     """Load a dataset for evaluation; `roles` defaults to the dataset's convention (all roles if none).
 
+    With `verify` (the default) the dataset must pass `keme.validate.check_scoring` first:
+    a tampered or broken dataset is refused, naming each problem, instead of being scored.
     `images`: how shared screenshots reach a text memory system — "caption"
     appends each image's caption to its message, "none" leaves the bare message
     (the image paths stay on the message for systems that read images).
     """
     if images not in IMAGE_MODES:
         raise KemeError(f"images must be one of {IMAGE_MODES}, not {images!r}")
-    import hashlib
-
-    dataset = load_dataset(data)
+    dataset = verified_dataset(data, hint=NO_VERIFY) if verify else load_dataset(data)
     if not dataset.qa:
         raise KemeError(f"{data}: no qa.jsonl — there is nothing to evaluate (run `keme qa {data}` first)")
-    conventions = dataset.manifest.stats.get("conventions", {})
-    if roles is None and conventions.get("retrieval_roles"):
-        roles = tuple(conventions["retrieval_roles"])
+    if roles is None:
+        roles = _default_roles(dataset.manifest.stats.get("conventions"), data)
     sessions: dict[str, list[Session]] = defaultdict(list)
     for session in dataset.sessions:
         sessions[session.persona_id].append(session)
@@ -107,5 +134,9 @@ def load_replay(data: Path, roles: tuple[str, ...] | None = None, limit: int | N
         if limit is not None:
             items = items[:limit]
         plans.append(Plan(persona.id, [s for s in filtered if s.messages], items))
-    sha = hashlib.sha256((data / "manifest.json").read_bytes()).hexdigest()
-    return Replay(data, sha, roles, plans)
+    empty = [plan.persona_id for plan in plans if plan.questions and not plan.sessions]
+    if empty:
+        kept = f" with only {', '.join(roles)} messages kept" if roles else ""
+        raise KemeError(f"{data}: nothing to replay{kept} for personas {empty[:10]}, which have questions; "
+                        "their scores would be those of an empty memory (check --roles and the dataset)")
+    return Replay(data, dataset_sha256(data), roles, plans, verified=verify)

@@ -8,13 +8,14 @@ are at message granularity; `session_`-prefixed ones at session granularity.
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from pathlib import Path
 from statistics import mean, pstdev
 from typing import Any
 
-from eval.metrics import KS, bleu1, percentile, ranked_ids, retrieval_scores, token_f1
 from eval.contract import Hit
+from eval.metrics import KS, bleu1, percentile, ranked_ids, retrieval_scores, token_f1
 from eval.replay import Replay
 from keme.dataset.io import atomic_write_text, dump_json
 from keme.models import QAItem
@@ -27,6 +28,17 @@ LEADERBOARD = (
     ("accuracy", "acc"), ("llm_accuracy_mean", "LLM acc"), ("llm_accuracy_std", "±"), ("retrieve_p95_ms", "p95 ms"), ("ingest_messages_per_s", "ingest msg/s"),
     ("context_tokens_mean", "ctx tok"), ("peak_rss_mb", "peak MB"),
 )
+
+
+NOT_VERIFIED = ("NOT VERIFIED: run with --no-verify, so the dataset's hashes and invariants were not checked "
+                "and these scores may come from tampered or broken data")
+_MARKDOWN = str.maketrans({"\\": "\\\\", "|": "\\|", "`": "\\`", "*": "\\*", "[": "\\[", "]": "\\]",
+                           "<": "&lt;", ">": "&gt;", "&": "&amp;", "\n": " ", "\r": " "})
+
+
+def markdown_text(value: object) -> str:
+    """A value as inert Markdown table text: no cell breaks, no markup, no HTML (system names come from users)."""
+    return str(value).translate(_MARKDOWN)
 
 
 def _load(path: Path) -> list[dict[str, Any]]:
@@ -154,6 +166,11 @@ def leaderboard_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
+def _plain(text: str) -> str:
+    """Text matplotlib shows as written: `$` would start math mode (and a bad formula fails the plot)."""
+    return str(text).replace("$", r"\$")
+
+
 def write_plot(summary: dict[str, Any], path: Path) -> None:
     import matplotlib
 
@@ -165,7 +182,7 @@ def write_plot(summary: dict[str, Any], path: Path) -> None:
         ys = [metrics.get(f"recall_any@{k}") for k in KS]
         if all(y is not None for y in ys):
             style = "--" if not metrics.get("publishable", True) else "-"
-            left.plot(KS, ys, style, marker="o", label=name)
+            left.plot(KS, ys, style, marker="o", label=_plain(name))
     left.set_xscale("log")
     left.set_xticks(KS, [str(k) for k in KS])
     left.set_xlabel("k (messages)")
@@ -175,10 +192,10 @@ def write_plot(summary: dict[str, Any], path: Path) -> None:
     left.legend(fontsize=8)
     names = list(summary["systems"])
     latencies = [summary["systems"][n].get("retrieve_p95_ms") or 0 for n in names]
-    right.barh(names, latencies, color="#4c72b0")
+    right.barh([_plain(n) for n in names], latencies, color="#4c72b0")
     right.set_xlabel("retrieve p95 (ms)")
     right.set_title("Latency")
-    figure.suptitle(summary.get("title", "MobileMem leaderboard"))
+    figure.suptitle(_plain(summary.get("title", "MobileMem leaderboard")))
     figure.tight_layout()
     figure.savefig(path, dpi=110)
     plt.close(figure)
@@ -190,6 +207,7 @@ def write_reports(settings: Any, replay: Replay) -> dict[str, Any]:
     questions = {q.id: q for q in replay.questions}
     summary: dict[str, Any] = {
         "dataset": str(settings.data), "mode": settings.mode, "k": settings.k,
+        "verified": replay.verified,
         "retrieval_only": settings.reader is None,
         "note": "retrieval-only run: no reader configured, so no answers were generated or judged"
         if settings.reader is None else f"reader: {getattr(settings.reader, 'name', 'custom')}; judges: "
@@ -197,6 +215,8 @@ def write_reports(settings: Any, replay: Replay) -> dict[str, Any]:
                     for j in settings.judges),
         "systems": {},
     }
+    if not replay.verified:
+        summary["note"] = f"{NOT_VERIFIED}; {summary['note']}"
     clients = {id(c): c for c in (getattr(settings.reader, "client", None),
                                   *(getattr(j, "client", None) for j in settings.judges)) if c is not None}
     if clients:
@@ -224,8 +244,15 @@ def write_reports(settings: Any, replay: Replay) -> dict[str, Any]:
     return summary
 
 
+def _missing(value: object) -> bool:
+    return isinstance(value, float) and math.isnan(value)  # pandas fills a metric a system lacks with NaN
+
+
 def _markdown(table, summary: dict[str, Any]) -> str:
-    header = "| " + " | ".join(table.columns) + " |\n|" + "|".join("---" for _ in table.columns) + "|\n"
-    body = "".join("| " + " | ".join("" if v != v else str(v) for v in row) + " |\n" for row in table.itertuples(index=False))
-    note = f"\n{summary['note']}. Retrieval metrics at message granularity unless prefixed `sess`.\n"
-    return header + body + note
+    cells = [markdown_text(c) for c in table.columns]
+    header = "| " + " | ".join(cells) + " |\n|" + "|".join("---" for _ in cells) + "|\n"
+    body = "".join("| " + " | ".join("" if _missing(v) else markdown_text(v) for v in row) + " |\n"
+                   for row in table.itertuples(index=False))
+    warning = f"**{markdown_text(NOT_VERIFIED)}**\n\n" if not summary.get("verified", True) else ""
+    note = f"\n{markdown_text(summary['note'])}. Retrieval metrics at message granularity unless prefixed `sess`.\n"
+    return warning + header + body + note

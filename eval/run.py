@@ -23,7 +23,9 @@ from typing import Any, Protocol
 from baselines.registry import REGISTRY, SystemSpec, create
 from eval.contract import MemorySystem, Persistent, Query, Retrieval, Sized, Usage
 from eval.judge import Judge, RuleJudge
+from eval.options import check_options
 from eval.replay import Plan, Replay, load_replay
+from eval.rundir import check_fingerprint, check_places, open_run
 from eval.tokens import count_tokens
 from keme.dataset.io import atomic_write_text, dump_json
 from keme.dataset.paths import scope_path
@@ -60,14 +62,20 @@ class Settings:
     judges: list[Judge] = field(default_factory=lambda: [RuleJudge()])
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
     force: bool = False
+    verify: bool = True  # False (--no-verify): score a dataset without checking it; every report says so
     on_progress: Callable[[str, int, int], None] = lambda system, done, total: None
 
+    def __post_init__(self) -> None:
+        check_options(k=self.k, depth=self.depth, mode=self.mode, roles=self.roles, limit=self.limit, images=self.images)
+
     def identity(self, replay: Replay) -> dict[str, Any]:
+        """What a run's results depend on; a run directory is resumed only when all of it is the same."""
         return {
-            "dataset": str(self.data), "manifest_sha256": replay.manifest_sha, "k": self.k, "depth": self.depth,
+            "dataset_sha256": replay.dataset_sha, "k": self.k, "depth": self.depth,
             "mode": self.mode, "roles": list(replay.roles) if replay.roles else None, "limit": self.limit,
             "images": self.images,
-            "reader": getattr(self.reader, "name", None), "params": self.params,
+            "reader": getattr(self.reader, "name", None),
+            "params": {name: self.params[name] for name in self.systems if self.params.get(name)},
             "judges": [getattr(j, "name", "?") + (f":{j.prompts}:{j.runs}" if hasattr(j, "runs") else "") for j in self.judges],
         }
 
@@ -310,22 +318,36 @@ def build_system(name: str, settings: Settings) -> tuple[SystemSpec, MemorySyste
         inner = name.split(":", 1)[1]
         command = params.pop("command", None)
         spec = REGISTRY.get(inner)
-        system = SubprocessSystem(inner, command=command, params=params)
+        try:
+            system = SubprocessSystem(inner, command=command, params=params)
+        except OSError as exc:
+            raise KemeError(f"{name}: cannot start {command or 'python -m eval.serve'}: {exc.strerror or exc}") from exc
         return SystemSpec(name, lambda: system, f"{inner} in a subprocess",
                           needs_gold=bool(spec and spec.needs_gold), publishable=bool(spec is None or spec.publishable)), system
     spec = REGISTRY.get(name)
     if spec is None:
         raise KemeError(f"unknown memory system {name!r}; known: {', '.join(REGISTRY)} (or subprocess:<name>)")
-    return spec, create(name, **params)
+    if not params:
+        return spec, create(name)
+    try:
+        return spec, create(name, **params)
+    except (TypeError, ValueError) as exc:  # a value of the right type that the system still refuses
+        raise KemeError(f"--params: {name}: {exc}") from exc
 
 
 def resolve_systems(arg: str) -> list[str]:
+    """The systems named by --systems, in order, each once; a name that is no system is refused."""
     if arg.strip() == "all":
         return list(REGISTRY)
-    names = [n.strip() for n in arg.split(",") if n.strip()]
+    names = list(dict.fromkeys(n.strip() for n in arg.split(",") if n.strip()))
+    if not names:
+        raise KemeError(f"--systems names no memory system; known: {', '.join(REGISTRY)}, or 'all'")
     unknown = [n for n in names if n not in REGISTRY and not n.startswith("subprocess:")]
     if unknown:
         raise KemeError(f"unknown memory systems {unknown}; known: {', '.join(REGISTRY)}, or 'all'")
+    bare = [n for n in names if n.startswith("subprocess:") and not n.split(":", 1)[1]]
+    if bare:
+        raise KemeError("--systems: subprocess: needs the name of the system to serve, e.g. subprocess:bm25")
     return names
 
 
@@ -340,29 +362,22 @@ def calibrate_judges(settings: Settings, replay: Replay) -> None:
     atomic_write_text(path, dump_json({j.name: calibrate(j, replay.questions) for j in judges}))
 
 
-def run(settings: Settings) -> dict[str, Any]:
-    """Run every stage for every system and write the reports; returns the summary."""
+def run(settings: Settings, replay: Replay | None = None) -> dict[str, Any]:
+    """Run every stage for every system and write the reports; returns the summary.
+
+    `replay`: the loaded dataset when the caller has it already (the CLI, for its progress bar).
+    """
     from eval.report import write_reports
 
-    replay = load_replay(settings.data, settings.roles, settings.limit, settings.images)
+    check_places(settings.out, settings.data, settings.systems)
+    if replay is None:
+        replay = load_replay(settings.data, settings.roles, settings.limit, settings.images, verify=settings.verify)
     settings.out.mkdir(parents=True, exist_ok=True)
-    identity = settings.identity(replay)
-    marker = settings.out / "run.json"
-    if marker.exists():
-        previous = json.loads(marker.read_text())
-        if previous != json.loads(json.dumps(identity, default=str)):
-            if not settings.force:
-                raise KemeError(
-                    f"{settings.out} holds a run with other settings ({marker}); choose another --out or pass --force"
-                )
-            import shutil
-
-            for child in settings.out.iterdir():
-                shutil.rmtree(child) if child.is_dir() else child.unlink()
-    atomic_write_text(marker, dump_json(identity))
+    state = open_run(settings.out, json.loads(json.dumps(settings.identity(replay), default=str)), settings.force)
     for name in settings.systems:
         spec, system = build_system(name, settings)
         try:
+            check_fingerprint(settings.out, state, name, system.config_fingerprint(), settings.force)
             SystemRun(spec, system, settings, settings.out / name).run(replay)
         finally:
             close = getattr(system, "close", None)

@@ -25,7 +25,8 @@ err = Console(stderr=True)
 
 
 def _fail(exc: KemeError) -> None:
-    err.print("[bold red]error:[/]", escape(str(exc)), highlight=False)
+    # soft_wrap: a message is printed as written, so a path in it is never split across lines
+    err.print("[bold red]error:[/]", escape(str(exc)), highlight=False, soft_wrap=True)
     raise typer.Exit(2)
 
 
@@ -93,16 +94,19 @@ def validate_cmd(
     dataset: Path = typer.Argument(..., help="dataset directory"),
     rerender: bool = typer.Option(False, help="render every screenshot again and compare facts, text and PNG"),
 ) -> None:
-    """Check every invariant of DATASET; exit 1 naming each violation."""
+    """Check every invariant of DATASET; exit 1 naming each violation (every bad line of every file included)."""
     from keme.validate import validate
 
-    violations = validate(dataset, rerender=rerender)
+    try:
+        violations = validate(dataset, rerender=rerender)
+    except KemeError as exc:
+        _fail(exc)
     for violation in violations:
         typer.echo(f"✗ {violation}")
     if violations:
-        console.print(f"[bold red]{len(violations)} violation(s)[/] in {dataset}")
+        console.print(f"[bold red]{len(violations)} violation(s)[/] in {escape(str(dataset))}")
         raise typer.Exit(1)
-    console.print(f"[green]✓[/] {dataset}: all invariants hold")
+    console.print(f"[green]✓[/] {escape(str(dataset))}: all invariants hold")
 
 
 def _stats_table(stats: dict) -> Table:
@@ -119,27 +123,14 @@ def stats(
     dataset: Path = typer.Argument(..., help="dataset directory"),
     as_json: bool = typer.Option(False, "--json", help="print JSON"),
 ) -> None:
-    """Count what DATASET holds."""
-    from keme.stats import trajectory_stats
-    from keme.validate import load_dataset
+    """Count what DATASET holds (once the invariants the counts rest on hold: see `keme validate`)."""
+    from keme.stats import dataset_stats
+    from keme.validate import verified_dataset
 
     try:
-        data = load_dataset(dataset)
+        numbers = dataset_stats(verified_dataset(dataset, questions=None))
     except KemeError as exc:
         _fail(exc)
-    numbers = trajectory_stats(data.personas, data.anchors, data.graphs, data.sessions)
-    if data.qa:
-        from keme.qa.build import qa_stats
-        from keme.qa.facts import worlds_from
-
-        worlds = {w.persona.id: w for w in worlds_from(data.personas, data.sessions, data.graphs, data.anchors, data.images)}
-        numbers |= qa_stats(data.qa, worlds)
-    if data.images:
-        from collections import Counter
-
-        numbers["images"] = len(data.images)
-        numbers["images_by_template"] = dict(sorted(Counter(r.template for r in data.images).items()))
-        numbers["images_by_language"] = dict(sorted(Counter(r.language for r in data.images).items()))
     if as_json:
         typer.echo(json.dumps(numbers, ensure_ascii=False, indent=2))
     else:
@@ -185,8 +176,12 @@ def render(
 def qa(dataset: Path = typer.Argument(..., help="dataset directory made by `keme synth`")) -> None:
     """(Re)build DATASET's question–answer pairs (the QA stage of `keme synth`, run alone)."""
     from keme.qa.build import run_qa_stage
+    from keme.validate import DatasetError, validate
 
     try:
+        violations = validate(dataset, questions=False)  # questions are built from the trajectory: it must hold
+        if violations:
+            raise DatasetError(dataset, violations)
         report = run_qa_stage(dataset)
     except KemeError as exc:
         _fail(exc)
@@ -247,22 +242,25 @@ def print_leaderboard(summary: dict, title: str = "leaderboard") -> None:
     from eval.report import leaderboard_rows
 
     rows = leaderboard_rows(summary)
-    table = Table(title=title)
+    table = Table(title=escape(title))
     columns = [c for c in dict.fromkeys(c for row in rows for c in row) if c != "note"]
     for column in columns:
         table.add_column(column, justify="left" if column == "system" else "right")
     flagged = False
     for row in rows:
-        cells = [_cell(row.get(c)) for c in columns]
+        cells = [escape(_cell(row.get(c))) for c in columns]
         if row.get("note"):
             cells[0] += " †"
             flagged = True
         table.add_row(*cells)
     wide = Console(width=max(console.width, 150)) if not console.is_terminal else console
+    if not summary.get("verified", True):
+        wide.print("[bold yellow]NOT VERIFIED[/]: --no-verify was given, so the dataset was scored without checking "
+                   "its hashes and invariants")
     wide.print(table)
     if flagged:
         wide.print("[dim]† unpublishable: the oracle is given the gold evidence (an upper bound, not a memory system)[/]")
-    wide.print(f"[dim]{summary['note']}; retrieval metrics at message granularity unless marked sess[/]")
+    wide.print(f"[dim]{escape(summary['note'])}; retrieval metrics at message granularity unless marked sess[/]")
 
 
 def _cell(value) -> str:
@@ -292,41 +290,47 @@ def eval_cmd(
     judge_runs: int = typer.Option(3, help="LLM judge runs per answer (accuracy is reported as mean ± std)"),
     llm_config: Optional[Path] = typer.Option(None, "--llm", help="YAML of LLM settings (provider, model, base_url, ...)"),
     force: bool = typer.Option(False, help="replace a run directory that holds a run with other settings"),
+    no_verify: bool = typer.Option(False, "--no-verify", help="score DATA without checking its hashes and invariants "
+                                   "(for a dataset you edited on purpose; every report then says it was not verified)"),
 ) -> None:
-    """Replay DATA through memory systems, score retrieval (and answers, with a reader) and print the leaderboard."""
-    import yaml
+    """Replay DATA through memory systems, score retrieval (and answers, with a reader) and print the leaderboard.
 
+    DATA is checked first (manifest hashes, ids, references, time order, QA proofs); a dataset that fails
+    is refused, naming each problem, unless --no-verify.
+    """
+    from eval.replay import load_replay
+    from eval.options import check_options, load_params
     from eval.run import Settings, resolve_systems, run
 
-    if mode not in ("offline", "online"):
-        _fail(KemeError(f"--mode must be offline or online, not {mode!r}"))
     try:
-        answerer, judges = _reader_and_judges(reader, judge, judge_prompts, judge_runs, llm_config, data)
+        kept = tuple(r.strip() for r in roles.split(",") if r.strip()) if roles is not None else None
+        check_options(k=k, depth=depth, mode=mode, roles=kept, limit=limit, images=images, judge_runs=judge_runs,
+                      judge_prompts=judge_prompts)
         names = resolve_systems(systems)
-        system_params = yaml.safe_load(params.read_text()) if params else {}
-        total = None
+        system_params = load_params(params)
+        replay = load_replay(data, kept, limit, images, verify=not no_verify)
+        answerer, judges = _reader_and_judges(reader, judge, judge_prompts, judge_runs, llm_config, data)
+        total = len(replay.questions)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=err, transient=True) as bar:
             tasks: dict[str, int] = {}
 
             def on_progress(system: str, step: int, marker: int) -> None:
                 if system not in tasks:
-                    tasks[system] = bar.add_task(system, total=total)
+                    tasks[system] = bar.add_task(escape(system), total=total)
                 if marker == 0:
                     bar.advance(tasks[system], step)
 
-            from eval.replay import load_replay
-
-            total = len(load_replay(data, tuple(roles.split(",")) if roles else None, limit).questions)
             summary = run(Settings(
-                data=data, out=out, systems=names, k=k, depth=depth, mode=mode,
-                roles=tuple(roles.split(",")) if roles else None, limit=limit, images=images, params=system_params or {},
-                force=force, on_progress=on_progress, reader=answerer, judges=judges,
-            ))
+                data=data, out=out, systems=names, k=k, depth=depth, mode=mode, roles=kept, limit=limit,
+                images=images, params=system_params, force=force, verify=not no_verify, on_progress=on_progress,
+                reader=answerer, judges=judges,
+            ), replay)
     except KemeError as exc:
         _fail(exc)
     print_leaderboard(summary, f"{data} · {mode} · k={k}")
-    console.print(f"reports in {out}: summary.json, leaderboard.csv, leaderboard.md, leaderboard.png, results.jsonl")
+    console.print(f"reports in {escape(str(out))}: summary.json, leaderboard.csv, leaderboard.md, leaderboard.png, "
+                  "results.jsonl")
 
 
 import_app = typer.Typer(no_args_is_help=True, help="Import a public benchmark into a keme dataset directory.")
@@ -379,15 +383,23 @@ def import_longmemeval_cmd(file: Path = typer.Argument(..., help="longmemeval_s.
 
 @export_app.command("locomo")
 def export_locomo_cmd(dataset: Path = typer.Argument(..., help="keme dataset directory"),
-                      out: Path = typer.Option(..., "--out", "-o", help="JSON file to write")) -> None:
-    """Write DATASET in LoCoMo's JSON format."""
+                      out: Path = typer.Option(..., "--out", "-o", help="JSON file to write"),
+                      no_verify: bool = typer.Option(False, "--no-verify", help="export without checking the dataset")) -> None:
+    """Write DATASET in LoCoMo's JSON format (once it passes the checks `keme eval` makes)."""
     from eval.importers.locomo import export_locomo
+    from keme.validate import verified_dataset
 
     try:
+        if not no_verify:  # an exported file is scored elsewhere: it must not carry a broken dataset away
+            verified_dataset(dataset, hint="; or pass --no-verify to export it as it is")
+        if out.is_dir():
+            raise KemeError(f"--out {out}: is a directory; name the JSON file to write")
         stats = export_locomo(dataset, out)
+    except OSError as exc:
+        _fail(KemeError(f"--out {out}: cannot write ({exc.strerror or exc})"))
     except KemeError as exc:
         _fail(exc)
-    console.print(f"[green]wrote[/] {out}: {stats['samples']} samples, {stats['qa']} questions")
+    console.print(f"[green]wrote[/] {escape(str(out))}: {stats['samples']} samples, {stats['qa']} questions")
 
 
 @app.command()

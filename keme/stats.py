@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from collections import Counter
 from statistics import mean
+from typing import TYPE_CHECKING
 
 from keme.models import Anchor, EventGraph, Persona, Session
+
+if TYPE_CHECKING:
+    from keme.validate import Dataset
 
 
 def trajectory_stats(personas: list[Persona], anchors: list[Anchor], graphs: list[EventGraph],
@@ -36,3 +40,19 @@ def trajectory_stats(personas: list[Persona], anchors: list[Anchor], graphs: lis
             p.id: (p.end.date() - p.start.date()).days + 1 for p in personas
         },
     }
+
+
+def dataset_stats(data: Dataset) -> dict:
+    """Trajectory, QA and screenshot counts of a dataset whose ids resolve (see keme.validate.verified_dataset)."""
+    numbers = trajectory_stats(data.personas, data.anchors, data.graphs, data.sessions)
+    if data.qa:
+        from keme.qa.build import qa_stats
+        from keme.qa.facts import worlds_from
+
+        worlds = {w.persona.id: w for w in worlds_from(data.personas, data.sessions, data.graphs, data.anchors, data.images)}
+        numbers |= qa_stats(data.qa, worlds)
+    if data.images:
+        numbers["images"] = len(data.images)
+        numbers["images_by_template"] = dict(sorted(Counter(r.template for r in data.images).items()))
+        numbers["images_by_language"] = dict(sorted(Counter(r.language for r in data.images).items()))
+    return numbers

@@ -1,11 +1,16 @@
 """`keme validate`: prove a dataset's invariants, naming every violation.
 
-Checks: manifest hashes and counts; the event hierarchy and DAG (depth, child
-windows inside parents, 2-15 children per expanded event, edges between
-siblings from an earlier to a later event); one session per leaf inside its
-window with strictly increasing timestamps and no overlap between sessions;
-anchors unchanged (hash) and embedded verbatim exactly once; every evidence
-link resolving to a message that states the value while that version was valid.
+Two layers. `check_scoring` holds what a score depends on, for synthesized and
+imported datasets alike: manifest hashes and counts, every line loading, unique
+ids, references resolving within their persona, sessions and questions present,
+time order, every QA proof re-derived. `keme eval`, `keme stats` and
+`keme export` refuse a dataset that fails it. `validate` adds what synthesis
+promises on top: the event hierarchy and DAG (depth, child windows inside
+parents, 2-15 children per expanded event, edges between siblings from an
+earlier to a later event); one session per leaf inside its window with no
+overlap between sessions; anchors unchanged (hash) and embedded verbatim
+exactly once; every evidence link resolving to a message that states the value
+while that version was valid; screenshots.
 """
 
 from __future__ import annotations
@@ -13,17 +18,25 @@ from __future__ import annotations
 import hashlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 
 import networkx as nx
+from pydantic import BaseModel
 
-from keme.dataset.io import read_jsonl, sha256_file
-from keme.dataset.manifest import Manifest, read_manifest
+from keme.dataset.io import count_records, scan_jsonl, sha256_file
+from keme.dataset.manifest import MANIFEST, Manifest, read_manifest
 from keme.errors import KemeError
 from keme.models import Anchor, EventGraph, ImageRecord, Persona, QAItem, Session
 from keme.prior.anchors import anchor_message_text
 from keme.synth.state import dialogue_hash
 from keme.text import resources
+
+DATA_FILES: dict[str, type[BaseModel]] = {
+    "personas.jsonl": Persona, "anchors.jsonl": Anchor, "graphs.jsonl": EventGraph,
+    "sessions.jsonl": Session, "qa.jsonl": QAItem, "images.jsonl": ImageRecord,
+}
+SHOWN = 20  # problems listed in an error message; `keme validate` lists them all
 
 
 @dataclass(frozen=True)
@@ -48,33 +61,223 @@ class Dataset:
     images: list[ImageRecord]
 
 
-def load_dataset(root: Path) -> Dataset:
-    manifest = read_manifest(root)
+@dataclass
+class Scan:
+    """What a dataset directory holds: the records that loaded, and every file, line or manifest that did not."""
 
-    def part(name: str, model):
+    dataset: Dataset
+    problems: list[Violation]
+    unreadable: frozenset[str]  # manifest.json and data files with a problem; checks that need them are skipped
+
+
+class DatasetError(KemeError):
+    """A dataset that does not hold its invariants; the message names each problem and how to fix it."""
+
+    def __init__(self, root: Path, violations: list[Violation], hint: str = ""):
+        self.violations = violations
+        if len(violations) == 1:
+            head = f"{violations[0]}"
+        else:
+            shown = "".join(f"\n  {v}" for v in violations[:SHOWN])
+            more = f"\n  ... and {len(violations) - SHOWN} more" if len(violations) > SHOWN else ""
+            head = f"{root}: {len(violations)} problems:{shown}{more}"
+        fix = f"restore or re-create the dataset (`keme validate {root}` lists every problem)"
+        super().__init__(f"{head}\n{fix}{hint}")
+
+
+def _unprefixed(exc: Exception, path: Path) -> str:
+    return str(exc).removeprefix(f"{path}: ")
+
+
+def scan_dataset(root: Path, skip: frozenset[str] = frozenset()) -> Scan:
+    """Load every file of `root` (but `skip`), collecting every problem instead of stopping at the first."""
+    problems: list[Violation] = []
+    unreadable: set[str] = set()
+    try:
+        manifest = read_manifest(root)
+    except KemeError as exc:
+        problems.append(Violation("load", str(root / MANIFEST), _unprefixed(exc, root / MANIFEST)))
+        unreadable.add(MANIFEST)
+        manifest = Manifest(name=root.name, source="unknown", files={})  # a stand-in; manifest checks are skipped
+    records: dict[str, list] = {}
+    for name, model in DATA_FILES.items():
         path = root / name
-        return read_jsonl(path, model) if path.exists() else []
+        records[name] = []
+        if name in skip or not path.exists():
+            continue
+        if not path.is_file():
+            problems.append(Violation("load", str(path), "is not a file"))
+            unreadable.add(name)
+            continue
+        try:
+            records[name], faults = scan_jsonl(path, model)
+        except KemeError as exc:  # the file itself cannot be read
+            problems.append(Violation("load", str(path), _unprefixed(exc, path)))
+            unreadable.add(name)
+            continue
+        problems += [Violation("load", f"{fault.path}:{fault.line}", fault.message) for fault in faults]
+        if faults:
+            unreadable.add(name)
+    dataset = Dataset(root, manifest, *(records[name] for name in DATA_FILES))
+    return Scan(dataset, problems, frozenset(unreadable))
 
-    return Dataset(
-        root, manifest, part("personas.jsonl", Persona), part("anchors.jsonl", Anchor),
-        part("graphs.jsonl", EventGraph), part("sessions.jsonl", Session), part("qa.jsonl", QAItem),
-        part("images.jsonl", ImageRecord),
-    )
+
+def load_dataset(root: Path) -> Dataset:
+    """Every record of the dataset; a DatasetError names every line that does not load (not only the first)."""
+    if not root.is_dir():
+        read_manifest(root)  # says what `root` is instead
+    scan = scan_dataset(root)
+    if scan.problems:
+        raise DatasetError(root, scan.problems)
+    return scan.dataset
 
 
-def check_manifest(root: Path, manifest: Manifest) -> list[Violation]:
+def verified_dataset(root: Path, questions: bool | None = True, hint: str = "") -> Dataset:
+    """The dataset once `check_scoring` finds nothing; else a DatasetError naming each problem.
+
+    `questions`: True demands QA items (eval, export); None checks them when there are any (stats).
+    """
+    dataset = load_dataset(root)
+    violations = check_scoring(dataset, questions=bool(dataset.qa) if questions is None else questions)
+    if violations:
+        raise DatasetError(root, violations, hint)
+    return dataset
+
+
+def check_manifest(root: Path, manifest: Manifest, skip: frozenset[str] = frozenset()) -> list[Violation]:
     out = []
     for name, entry in manifest.files.items():
+        if name in skip:
+            continue
         path = root / name
         if not path.exists():
             out.append(Violation("manifest", name, "listed in the manifest but missing"))
             continue
+        if not path.is_file():
+            out.append(Violation("manifest", name, "listed in the manifest but not a file"))
+            continue
         if sha256_file(path) != entry.sha256:
-            out.append(Violation("manifest", name, "SHA-256 differs from the manifest (file changed after synthesis)"))
+            out.append(Violation("manifest", name, "SHA-256 differs from the manifest (the file changed after the dataset was written)"))
         if path.suffix == ".jsonl":
-            lines = sum(1 for line in path.open(encoding="utf-8") if line.strip())
+            lines = count_records(path)
             if lines != entry.records:
                 out.append(Violation("manifest", name, f"{lines} records, manifest says {entry.records}"))
+    for name in DATA_FILES:
+        if name not in skip and name not in manifest.files and (root / name).exists():
+            out.append(Violation("manifest", name, "present but not listed in the manifest (its content is unverified)"))
+    return out
+
+
+def check_scoring(data: Dataset, unreadable: frozenset[str] = frozenset(), questions: bool = True) -> list[Violation]:
+    """What a score depends on. Demands no event graphs or anchors: imported datasets have none.
+
+    Checks that need a file that did not load completely are skipped (its lines are reported already);
+    QA proofs are re-derived only once the ids and references they rest on hold.
+    `questions=False` leaves qa.jsonl out (`keme qa` is about to rebuild it).
+    """
+    skip = frozenset() if questions else frozenset({"qa.jsonl"})
+    out = check_manifest(data.root, data.manifest, skip) if MANIFEST not in unreadable else []
+    if {"personas.jsonl", "sessions.jsonl"} & unreadable or (questions and "qa.jsonl" in unreadable):
+        return out
+    qa = data.qa if questions else []
+    structure = check_ids(data.personas, data.sessions, qa) + check_references(data.personas, data.sessions, qa, questions)
+    out += structure + check_times(data.personas, data.sessions, qa)
+    if qa and not structure and not set(DATA_FILES) & unreadable:
+        out += check_proofs(data)
+    return out
+
+
+def _duplicates(kind: str, ids: list[str]) -> list[Violation]:
+    return [Violation(kind, item, f"duplicate {kind} id ({n} times)") for item, n in Counter(ids).items() if n > 1]
+
+
+def check_ids(personas: list[Persona], sessions: list[Session], qa: list[QAItem]) -> list[Violation]:
+    """Every persona, session, message and question id names one record (results are keyed by them)."""
+    return (_duplicates("persona", [p.id for p in personas]) + _duplicates("session", [s.id for s in sessions])
+            + _duplicates("message", [m.id for s in sessions for m in s.messages])
+            + _duplicates("qa", [q.id for q in qa]))
+
+
+def check_references(personas: list[Persona], sessions: list[Session], qa: list[QAItem],
+                     questions: bool = True) -> list[Violation]:
+    """Sessions and questions belong to known personas; evidence and sub-questions resolve within the persona."""
+    out = []
+    known = {p.id for p in personas}
+    if not personas:
+        out.append(Violation("dataset", "personas.jsonl", "no personas"))
+    if not sessions:
+        out.append(Violation("dataset", "sessions.jsonl", "no sessions at all: there is nothing to remember"))
+    if questions and not qa:
+        out.append(Violation("dataset", "qa.jsonl", "no questions: there is nothing to evaluate (`keme qa` builds them)"))
+    owner_of_session = {s.id: s.persona_id for s in sessions}
+    owner_of_message = {m.id: s.persona_id for s in sessions for m in s.messages}
+    owner_of_item = {q.id: q.persona_id for q in qa}
+    for session in sessions:
+        if session.persona_id not in known:
+            out.append(Violation("session", session.id, f"unknown persona {session.persona_id}"))
+    asked = Counter(q.persona_id for q in qa)
+    has_sessions = set(owner_of_session.values())
+    for persona in personas:
+        if asked[persona.id] and persona.id not in has_sessions:
+            out.append(Violation("persona", persona.id, f"has {asked[persona.id]} questions but no sessions"))
+    for item in qa:
+        if item.persona_id not in known:
+            out.append(Violation("qa", item.id, f"unknown persona {item.persona_id}"))
+            continue
+        if item.persona_id not in has_sessions:
+            continue  # reported once, for the persona
+        for kind, ids, owners in (("evidence message", item.evidence, owner_of_message),
+                                  ("evidence session", item.evidence_sessions, owner_of_session),
+                                  ("sub-question", item.sub_questions, owner_of_item)):
+            missing = [i for i in ids if i not in owners]
+            foreign = [i for i in ids if i in owners and owners[i] != item.persona_id]
+            if missing:
+                out.append(Violation("qa", item.id, f"{kind}s {missing} do not exist"))
+            if foreign:
+                out.append(Violation("qa", item.id, f"{kind}s {foreign} belong to another persona"))
+    return out
+
+
+def check_times(personas: list[Persona], sessions: list[Session], qa: list[QAItem]) -> list[Violation]:
+    """Time runs forward: inside a persona, a session and its messages; no question before its persona starts."""
+    out = []
+    start = {}
+    for persona in personas:
+        start.setdefault(persona.id, persona.start)
+        if persona.end < persona.start:
+            out.append(Violation("timestamps", persona.id, f"the trajectory ends ({persona.end}) before it starts ({persona.start})"))
+    for session in sessions:
+        previous = None
+        for message in session.messages:
+            if previous is not None and not message.timestamp > previous:
+                out.append(Violation("timestamps", message.id, "not strictly after the previous message"))
+            previous = message.timestamp
+        if session.messages and (session.messages[0].timestamp != session.start or session.messages[-1].timestamp != session.end):
+            out.append(Violation("timestamps", session.id, "start/end differ from the first/last message"))
+    for item in qa:
+        begins = start.get(item.persona_id)
+        if begins is not None and item.asked_at < begins:
+            out.append(Violation("qa", item.id, f"asked at {item.asked_at}, before its persona's trajectory starts ({begins})"))
+    return out
+
+
+def check_proofs(data: Dataset) -> list[Violation]:
+    """Every QA item's proof re-derives its answer from the current messages and persona."""
+    from keme.qa.facts import worlds_from
+    from keme.qa.verify import verify_items
+
+    try:
+        worlds = {w.persona.id: w for w in worlds_from(data.personas, data.sessions, data.graphs, data.anchors, data.images)}
+    except (ArithmeticError, LookupError, TypeError, ValueError) as exc:  # tampered data the fact extractor cannot read
+        return [Violation("qa", str(data.root), f"QA proofs cannot be re-derived: {type(exc).__name__}: {exc}")]
+    out = []
+    for item in data.qa:
+        try:
+            rejections = verify_items([item], worlds)
+        except (ArithmeticError, LookupError, TypeError, ValueError) as exc:  # a tampered proof or answer spec
+            out.append(Violation("qa", item.id, f"its proof cannot be checked ({type(exc).__name__}: {exc})"))
+            continue
+        out += [Violation("qa", r.item_id, f"{r.reason}: {r.detail}") for r in rejections]
     return out
 
 
@@ -140,36 +343,25 @@ def check_graph(graph: EventGraph, sessions_by_id: dict[str, Session], min_child
 
 
 def check_sessions(sessions: list[Session], personas: dict[str, Persona]) -> list[Violation]:
+    """What synthesis promises beyond scoring: languages, app names, distinct dialogues, no overlap."""
     out = []
-    seen_ids: set[str] = set()
     dialogues: dict[str, str] = {}
     by_persona: dict[str, list[Session]] = defaultdict(list)
     for session in sessions:
         by_persona[session.persona_id].append(session)
         persona = personas.get(session.persona_id)
-        if persona is None:
-            out.append(Violation("session", session.id, f"unknown persona {session.persona_id}"))
-        elif session.language != persona.language:
+        if persona is not None and session.language != persona.language:
             out.append(Violation("language", session.id, f"{session.language} session for a {persona.language} persona"))
-        previous = None
         for message in session.messages:
-            if message.id in seen_ids:
-                out.append(Violation("message", message.id, "duplicate message id"))
-            seen_ids.add(message.id)
-            if previous is not None and not message.timestamp > previous:
-                out.append(Violation("timestamps", message.id, "not strictly after the previous message"))
-            previous = message.timestamp
             if message.role == "system" and not message.app:
                 out.append(Violation("message", message.id, "system message without an app name"))
-        if session.messages and (session.messages[0].timestamp != session.start or session.messages[-1].timestamp != session.end):
-            out.append(Violation("timestamps", session.id, "start/end differ from the first/last message"))
         digest = dialogue_hash(session)
         if digest in dialogues:
             out.append(Violation("dialogue", session.id, f"same dialogue text as {dialogues[digest]}"))
         dialogues.setdefault(digest, session.id)
-    for pid, items in by_persona.items():
+    for items in by_persona.values():
         ordered = sorted(items, key=lambda s: s.start)
-        for a, b in zip(ordered, ordered[1:]):
+        for a, b in pairwise(ordered):
             if b.start <= a.end:
                 out.append(Violation("timestamps", b.id, f"overlaps session {a.id}"))
     return out
@@ -231,28 +423,41 @@ def check_evidence(personas: list[Persona], messages: dict[str, tuple[str, objec
     return out
 
 
+def _graph_limits(manifest: Manifest, lo: int | None, hi: int | None) -> tuple[int, int]:
+    graph = (manifest.config or {}).get("graph")
+    graph = graph if isinstance(graph, dict) else {}
+    low, high = graph.get("min_events", 2), graph.get("max_events", 15)
+    return lo or (low if isinstance(low, int) else 2), hi or (high if isinstance(high, int) else 15)
+
+
 def validate(root: Path, min_children: int | None = None, max_children: int | None = None,
-             rerender: bool = False) -> list[Violation]:
-    try:
-        data = load_dataset(root)
-    except KemeError as exc:
-        return [Violation("load", str(root), str(exc))]
-    graph_cfg = (data.manifest.config or {}).get("graph", {})
-    lo = min_children or graph_cfg.get("min_events", 2)
-    hi = max_children or graph_cfg.get("max_events", 15)
-    violations = check_manifest(root, data.manifest)
+             rerender: bool = False, questions: bool = True) -> list[Violation]:
+    """Every violation in `root`: every bad line of every file, then every check that still makes sense.
+
+    `questions=False` leaves qa.jsonl out (what `keme qa` checks before rebuilding it).
+    """
+    scan = scan_dataset(root, skip=frozenset() if questions else frozenset({"qa.jsonl"}))
+    if not root.is_dir():
+        return scan.problems
+    data, broken = scan.dataset, scan.unreadable
+    violations = scan.problems + check_scoring(data, broken, questions)
+    lo, hi = _graph_limits(data.manifest, min_children, max_children)
     personas = {p.id: p for p in data.personas}
-    sessions_by_id = {s.id: s for s in data.sessions}
-    for graph in data.graphs:
-        violations += check_graph(graph, sessions_by_id, lo, hi)
-    violations += check_sessions(data.sessions, personas)
-    violations += check_anchors(data.anchors, data.sessions, personas)
-    messages = {m.id: (m.content, m.timestamp) for s in data.sessions for m in s.messages}
-    violations += check_evidence(data.personas, messages)
-    if data.images:
-        violations += check_images(data, rerender)
-    if data.qa:
-        violations += check_qa(data)
+    if not broken & {"graphs.jsonl", "sessions.jsonl"}:
+        sessions_by_id = {s.id: s for s in data.sessions}
+        for graph in data.graphs:
+            violations += check_graph(graph, sessions_by_id, lo, hi)
+    if not broken & {"sessions.jsonl", "personas.jsonl"}:
+        violations += check_sessions(data.sessions, personas)
+        messages = {m.id: (m.content, m.timestamp) for s in data.sessions for m in s.messages}
+        violations += check_evidence(data.personas, messages)
+        if "anchors.jsonl" not in broken:
+            violations += check_anchors(data.anchors, data.sessions, personas)
+        if data.images and "images.jsonl" not in broken:
+            violations += check_images(data, rerender)
+    if broken:
+        violations.append(Violation("load", str(root), f"checks that need {', '.join(sorted(broken))} were skipped; "
+                                                        "they run once every line loads"))
     return violations
 
 
@@ -305,21 +510,4 @@ def _rerender(data: Dataset) -> list[Violation]:
                 out.append(Violation("image", record.id, "re-rendered page shows other facts or text than recorded"))
             elif hashlib.sha256(shot.png).hexdigest() != record.sha256:
                 out.append(Violation("image", record.id, "re-rendered PNG differs (same text: another chromium or font build?)"))
-    return out
-
-
-def check_qa(data: Dataset) -> list[Violation]:
-    """Every QA item's proof re-derives its answer from the current messages and persona."""
-    from keme.qa.facts import worlds_from
-    from keme.qa.verify import verify_items
-
-    out = []
-    ids = Counter(item.id for item in data.qa)
-    out += [Violation("qa", item_id, "duplicate item id") for item_id, n in ids.items() if n > 1]
-    for item in data.qa:
-        missing = [s for s in item.sub_questions if s not in ids]
-        if missing:
-            out.append(Violation("qa", item.id, f"sub-questions {missing} do not exist"))
-    worlds = {w.persona.id: w for w in worlds_from(data.personas, data.sessions, data.graphs, data.anchors, data.images)}
-    out += [Violation("qa", r.item_id, f"{r.reason}: {r.detail}") for r in verify_items(data.qa, worlds)]
     return out

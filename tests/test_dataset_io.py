@@ -35,3 +35,66 @@ def test_invalid_record_names_the_field(tmp_path):
     path.write_text('{"id": "m1", "role": "robot", "content": "x", "timestamp": "2026-01-01T10:00:00"}\n')
     with pytest.raises(KemeError, match=r"m\.jsonl:1: invalid Message: role"):
         read_jsonl(path, Message)
+
+
+MESSAGE = '{"id": "m%d", "role": "user", "content": "x", "timestamp": "2026-01-01T10:00:00"}\n'
+
+
+def test_invalid_utf8_names_file_line_and_byte(tmp_path):
+    path = tmp_path / "m.jsonl"
+    path.write_bytes((MESSAGE % 1).encode() + b'{"id": "m2", "content": "caf\xe9"}\n')
+    with pytest.raises(KemeError, match=r"m\.jsonl:2: not valid UTF-8 \(byte 0xe9 at column 29\).*re-encode"):
+        read_jsonl(path, Message)
+
+
+def test_scan_keeps_the_good_records_and_names_every_bad_line(tmp_path):
+    from keme.dataset.io import scan_jsonl
+
+    path = tmp_path / "m.jsonl"
+    path.write_bytes((MESSAGE % 1).encode() + b"\xff\n" + (MESSAGE % 3).encode() + b"[1, 2]\n" + b'{"id": "m5"')
+    records, faults = scan_jsonl(path, Message)
+    assert [r.id for r in records] == ["m1", "m3"]
+    assert [(f.line, f.message.split(" (")[0]) for f in faults] == [
+        (2, "not valid UTF-8"), (4, "expected a JSON object"), (5, "not valid JSON")]
+    assert "was the file truncated?" in faults[2].message
+
+
+def test_a_record_of_the_wrong_json_type_says_what_was_expected(tmp_path):
+    path = tmp_path / "m.jsonl"
+    path.write_text('"just a string"\n')
+    with pytest.raises(KemeError, match=r"m\.jsonl:1: expected a JSON object \(a Message record\), got str"):
+        read_jsonl(path, Message)
+
+
+def test_records_are_counted_whatever_the_bytes(tmp_path):
+    from keme.dataset.io import count_records
+
+    path = tmp_path / "m.jsonl"
+    path.write_bytes(b"\xff\xfe\n\n{}\n")
+    assert count_records(path) == 2
+
+
+@pytest.mark.parametrize(("content", "match"), [
+    (b'{"name": "x", "files": {', r"manifest\.json: not valid JSON"),
+    (b'{"name": "x\xff", "files": {}}', r"manifest\.json: not valid UTF-8"),
+    (b"[]", r"manifest\.json: expected a JSON object"),
+    (b'{"name": "x"}', r"manifest\.json: not a valid manifest: files: Field required"),
+    (b'{"name": "x", "files": {"../x.jsonl": {"sha256": "0", "records": 0, "bytes": 0}}}',
+     r"files are paths relative to the dataset"),
+    (b'{"name": "x", "files": {"/etc/passwd": {"sha256": "0", "records": 0, "bytes": 0}}}',
+     r"files are paths relative to the dataset"),
+])
+def test_a_bad_manifest_is_named_with_the_fix(tmp_path, content, match):
+    from keme.dataset.manifest import read_manifest
+
+    (tmp_path / "manifest.json").write_bytes(content)
+    with pytest.raises(KemeError, match=match):
+        read_manifest(tmp_path)
+
+
+def test_a_manifest_may_list_files_in_subdirectories(tmp_path):
+    from keme.dataset.manifest import read_manifest
+
+    (tmp_path / "manifest.json").write_text(
+        '{"name": "x", "files": {"images/p01-img001.png": {"sha256": "0", "records": 1, "bytes": 3}}}')
+    assert list(read_manifest(tmp_path).files) == ["images/p01-img001.png"]

@@ -7,6 +7,7 @@ import json
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
@@ -53,28 +54,93 @@ def write_jsonl(path: Path, records: Iterable[BaseModel]) -> tuple[str, int, int
     return hashlib.sha256(data).hexdigest(), count, len(data)
 
 
-def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
-    """Yield validated records; a bad line raises KemeError naming file and line."""
+@dataclass(frozen=True)
+class LineError:
+    """One line of a JSONL file that cannot be used: where it is and what is wrong with it."""
+
+    path: Path
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+class _LineFault(KemeError):
+    def __init__(self, path: Path, line: int, message: str):
+        self.fault = LineError(path, line, message)
+        super().__init__(str(self.fault))
+
+
+def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
+    """Numbered raw lines; bytes, so that a bad byte is reported at its own line, not as a decoder crash."""
     try:
-        handle = path.open(encoding="utf-8")
+        handle = path.open("rb")
     except OSError as exc:
-        raise KemeError(f"{path}: cannot read ({exc.strerror})") from exc
+        raise KemeError(f"{path}: cannot read ({exc.strerror or exc}); restore the file or re-create the dataset") from exc
     with handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield model.model_validate_json(line)
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                loc = ".".join(str(p) for p in first["loc"])
-                if first["type"] == "json_invalid":
-                    raise KemeError(f"{path}:{number}: not valid JSON ({first['msg']})") from exc
-                raise KemeError(f"{path}:{number}: invalid {model.__name__}: {loc}: {first['msg']}") from exc
+        try:
+            yield from enumerate(handle, start=1)
+        except OSError as exc:
+            raise KemeError(f"{path}: cannot read ({exc.strerror or exc}); restore the file or re-create the dataset") from exc
+
+
+def _describe(error: dict) -> str:
+    loc = ".".join(str(p) for p in error["loc"])
+    return f"{loc}: {error['msg']}" if loc else error["msg"]
+
+
+def _parse(path: Path, number: int, raw: bytes, model: type[M]) -> M:
+    """One record from one line, or a LineError (raised) saying what is wrong and how to fix it."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _LineFault(path, number, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
+                                       "the file was damaged or saved in another encoding: restore it, re-create "
+                                       "the dataset, or re-encode the file as UTF-8") from exc
+    try:
+        return model.model_validate_json(text)
+    except ValidationError as exc:
+        errors = exc.errors()
+        first = errors[0]
+        if first["type"] == "json_invalid":
+            hint = " (the line looks cut off: was the file truncated?)" if "EOF" in first["msg"] else ""
+            raise _LineFault(path, number, f"not valid JSON ({first['msg']}){hint}") from exc
+        if first["type"] == "model_type":
+            raise _LineFault(path, number, f"expected a JSON object (a {model.__name__} record), "
+                                           f"got {type(first['input']).__name__}") from exc
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise _LineFault(path, number, f"invalid {model.__name__}: {_describe(first)}{more}") from exc
+
+
+def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
+    """Yield validated records; the first bad line raises KemeError naming file and line."""
+    for number, raw in _lines(path):
+        if raw.strip():
+            yield _parse(path, number, raw, model)
 
 
 def read_jsonl(path: Path, model: type[M]) -> list[M]:
     return list(iter_jsonl(path, model))
+
+
+def scan_jsonl(path: Path, model: type[M]) -> tuple[list[M], list[LineError]]:
+    """Every record that loads and every line that does not: `keme validate` names them all at once."""
+    records: list[M] = []
+    faults: list[LineError] = []
+    for number, raw in _lines(path):
+        if not raw.strip():
+            continue
+        try:
+            records.append(_parse(path, number, raw, model))
+        except _LineFault as exc:
+            faults.append(exc.fault)
+    return records, faults
+
+
+def count_records(path: Path) -> int:
+    """Non-blank lines, read as bytes (what the manifest's `records` counts, whatever the encoding)."""
+    return sum(1 for _, raw in _lines(path) if raw.strip())
 
 
 def sha256_file(path: Path) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -54,11 +53,37 @@ def write_manifest(directory: Path, manifest: Manifest) -> None:
     atomic_write_text(directory / MANIFEST, dump_json(manifest.model_dump(mode="json")))
 
 
+def _problem(error: dict) -> str:
+    loc = ".".join(str(p) for p in error["loc"])
+    message = error["msg"].removeprefix("Value error, ")
+    return f"{loc}: {message}" if loc else message
+
+
 def read_manifest(directory: Path) -> Manifest:
+    """The manifest, or a KemeError that says what is wrong with it and how to get a good one."""
     path = directory / MANIFEST
+    fix = "restore it or re-create the dataset (`keme synth`, `keme import`)"
+    if not directory.exists():
+        raise KemeError(f"{directory}: no such directory; pass a keme dataset directory")
+    if not directory.is_dir():
+        raise KemeError(f"{directory}: not a directory; pass a keme dataset directory")
     if not path.exists():
-        raise KemeError(f"{path}: no manifest; is {directory} a keme dataset? (create one with `keme synth`)")
+        raise KemeError(f"{path}: no manifest; is {directory} a keme dataset? (create one with `keme synth` or `keme import`)")
     try:
-        return Manifest.model_validate(json.loads(path.read_text(encoding="utf-8")))
-    except (json.JSONDecodeError, ValidationError) as exc:
-        raise KemeError(f"{path}: unreadable manifest: {exc}") from exc
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise KemeError(f"{path}: cannot read the manifest ({exc.strerror or exc}); {fix}") from exc
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise KemeError(f"{path}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); {fix}") from exc
+    try:
+        return Manifest.model_validate_json(raw)
+    except ValidationError as exc:
+        errors = exc.errors()
+        if errors[0]["type"] == "json_invalid":
+            raise KemeError(f"{path}: not valid JSON ({errors[0]['msg']}); {fix}") from exc
+        if errors[0]["type"] == "model_type":
+            raise KemeError(f"{path}: expected a JSON object; {fix}") from exc
+        detail = "; ".join(_problem(e) for e in errors[:5]) + (f"; and {len(errors) - 5} more" if len(errors) > 5 else "")
+        raise KemeError(f"{path}: not a valid manifest: {detail}; {fix}") from exc

@@ -1,0 +1,105 @@
+"""`keme eval`'s option values and `--params`, checked where they enter: a bad value is an error, never a score."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+
+from baselines.registry import REGISTRY, check_params
+from keme.errors import KemeError
+
+
+class Options(BaseModel):
+    """The run's option values (the CLI's and eval.run.Settings'); strict: `"5"` is not a number."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    k: int = Field(10, ge=1)
+    depth: int = Field(50, ge=1)
+    mode: Literal["offline", "online"] = "offline"
+    roles: tuple[Literal["user", "assistant", "system"], ...] | None = Field(None, min_length=1)
+    limit: int | None = Field(None, ge=1)
+    images: Literal["caption", "none"] = "caption"
+    judge_runs: int = Field(3, ge=1)
+    judge_prompts: str = "mobilemem"
+
+    @field_validator("judge_prompts")
+    @classmethod
+    def _known_prompts(cls, value: str) -> str:
+        from eval.llm_judge import PROMPT_SETS
+
+        if value not in PROMPT_SETS:
+            raise ValueError(f"one of {', '.join(PROMPT_SETS)}")
+        return value
+
+
+def check_options(**values: Any) -> Options:
+    """Options(**values), or a KemeError naming every bad option as its command-line flag."""
+    try:
+        return Options(**values)
+    except ValidationError as exc:
+        problems: dict[str, str] = {}
+        for error in exc.errors():
+            flag = "--" + str(error["loc"][0]).replace("_", "-")
+            message = "names none" if error["type"] == "too_short" else error["msg"].removeprefix("Value error, ")
+            problems.setdefault(flag, f"{flag}: {message} (got {error['input']!r})")  # the first problem of each
+        raise KemeError("; ".join(problems.values())) from exc
+
+
+def load_params(path: Path | None) -> dict[str, dict[str, Any]]:
+    """--params: a YAML mapping of system name to parameters, each checked against what the system declares."""
+    import yaml
+
+    if path is None:
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise KemeError(f"--params {path}: cannot read ({exc.strerror or exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise KemeError(f"--params {path}: not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from exc
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
+        raise KemeError(f"--params {path}{where}: not valid YAML ({getattr(exc, 'problem', None) or exc})") from exc
+    except RecursionError as exc:
+        raise KemeError(f"--params {path}: nested too deeply to read") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise KemeError(f"--params {path}: expected a mapping of system name to its parameters, got {type(data).__name__}")
+    checked = {}
+    for name, values in data.items():
+        if not isinstance(name, str):
+            raise KemeError(f"--params {path}: system names are strings, not {name!r}")
+        values = {} if values is None else values
+        if not isinstance(values, dict):
+            raise KemeError(f"--params {path}: {name}: expected a mapping of parameter to value, got {type(values).__name__}")
+        if any(not isinstance(key, str) for key in values):
+            raise KemeError(f"--params {path}: {name}: parameter names are strings, not {list(values)!r}")
+        checked[name] = _check_system_params(name, values)
+    return checked
+
+
+def _check_system_params(name: str, values: dict[str, Any]) -> dict[str, Any]:
+    if not name.startswith("subprocess:"):
+        return check_params(name, values)
+    values = dict(values)
+    own = {}
+    if "command" in values:
+        command = values.pop("command")
+        try:
+            own["command"] = TypeAdapter(list[str]).validate_python(command, strict=True)
+        except ValidationError as exc:
+            raise KemeError(f"--params: {name}.command: a list of strings (the server's argv), not {command!r}") from exc
+    inner = name.split(":", 1)[1]
+    if inner in REGISTRY:
+        return own | check_params(inner, values)
+    try:  # a system served from another environment checks its own parameters; they travel as JSON
+        json.dumps(values)
+    except (TypeError, ValueError) as exc:
+        raise KemeError(f"--params: {name}: parameters must be plain JSON values ({exc})") from exc
+    return own | values
