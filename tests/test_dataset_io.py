@@ -80,9 +80,9 @@ def test_records_are_counted_whatever_the_bytes(tmp_path):
     (b"[]", r"manifest\.json: expected a JSON object"),
     (b'{"name": "x"}', r"manifest\.json: not a valid manifest: files: Field required"),
     (b'{"name": "x", "files": {"../x.jsonl": {"sha256": "0", "records": 0, "bytes": 0}}}',
-     r"files are paths relative to the dataset"),
+     r"relative path inside the dataset"),
     (b'{"name": "x", "files": {"/etc/passwd": {"sha256": "0", "records": 0, "bytes": 0}}}',
-     r"files are paths relative to the dataset"),
+     r"relative path inside the dataset"),
 ])
 def test_a_bad_manifest_is_named_with_the_fix(tmp_path, content, match):
     from keme.dataset.manifest import read_manifest

@@ -45,7 +45,7 @@ class Manifest(BaseModel):
         for name in files:
             problem = relative_file_problem(name)
             if problem is not None:
-                raise ValueError(f"file {name[:80]!r} {problem}; files are paths relative to the dataset")
+                raise ValueError(f"file {name[:80]!r} {problem}; every listed file must be a relative path inside the dataset")
         return files
 
 

@@ -345,7 +345,7 @@ def test_cli_export_of_a_dataset_with_an_unsafe_id_is_refused(tmp_path):
 
 
 def test_cli_export_of_a_missing_dataset_is_refused(tmp_path):
-    refuses(["keme", "export", "locomo", str(tmp_path / "nope"), "--out", str(tmp_path / "x.json")], match="no manifest")
+    refuses(["keme", "export", "locomo", str(tmp_path / "nope"), "--out", str(tmp_path / "x.json")], match="no manifest|no such directory")
 
 
 def test_cli_export_to_a_directory_is_refused(tmp_path):
