@@ -132,6 +132,31 @@ def test_the_child_does_not_outlive_a_killed_keme():
     assert not alive(child)
 
 
+INTERRUPTED = r"""
+import sys, time
+sys.path.insert(0, sys.argv[1])
+from llm_doubles import fake_llama_command
+from keme.llm.server import LocalServer
+server = LocalServer(fake_llama_command("ok"), startup_timeout_s=20)  # no parent watch: only the exit handler
+server.start()
+try:
+    print(server.process.pid, flush=True)
+    time.sleep(60)
+except KeyboardInterrupt:
+    sys.exit(130)
+"""
+
+
+def test_ctrl_c_in_keme_stops_the_server():
+    tests = os.path.dirname(os.path.abspath(__file__))
+    parent = subprocess.Popen([sys.executable, "-c", INTERRUPTED, tests], stdout=subprocess.PIPE, text=True,
+                              env=os.environ | {"PYTHONPATH": os.path.dirname(tests)})
+    child = int(parent.stdout.readline())
+    parent.send_signal(signal.SIGINT)
+    assert parent.wait(timeout=30) == 130
+    assert not alive(child)
+
+
 @pytest.mark.parametrize("code, words", [(-signal.SIGILL, "CPU features this machine lacks"),
                                          (-signal.SIGSEGV, "crashed with SIGSEGV"),
                                          (-signal.SIGKILL, "out of memory"), (1, "exited with code 1")])

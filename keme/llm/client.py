@@ -1,8 +1,9 @@
 """The LLM client every stage uses: cache first, then the provider with bounded retries.
 
-Retries (timeouts, 429, 5xx) are bounded by `max_retries` and by a total time budget: no retry starts
-after `retry_budget_s` and none runs past it, so one call takes at most max(timeout_s, retry_budget_s). Only replies are cached, never failures, so a rerun after
-fixing the endpoint asks again. The failure gate (keme.llm.health) turns a dead endpoint into an error
+Retries (timeouts, 429, 5xx) are bounded by `max_retries` and by a total time budget: no retry
+starts after `retry_budget_s` and none runs past it, so one call takes at most max(timeout_s,
+retry_budget_s). Only replies are cached, never failures, so a rerun after fixing the endpoint asks
+again. The failure gate (keme.llm.health) turns a dead endpoint into an error
 instead of a run of fallbacks.
 
 Structured output: a pydantic model becomes a JSON Schema, sent to the provider
