@@ -92,7 +92,7 @@ class ScriptedProvider:
 import threading  # noqa: E402
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # noqa: E402
 
-MODES = ("ok", "401", "403", "404", "500-echo", "429-once", "hang", "garbage", "fail-second")
+MODES = ("ok", "401", "403", "404", "500-echo", "429-once", "hang", "garbage", "fail-second", "too-long")
 
 
 def _content(body: dict) -> str:
@@ -110,7 +110,7 @@ class Endpoint:
     ok: answers; 401/403/404: that status; 500-echo: a 500 whose body echoes the request headers
     (Authorization included); 429-once: one 429, then answers; hang: accepts and never answers;
     garbage: a 200 whose body is not JSON; fail-second: 500-echo for the second distinct request body
-    (and its retries), answers otherwise.
+    (and its retries), answers otherwise; too-long: a 400 saying the prompt exceeds the context window.
     """
 
     def __init__(self, mode: str = "ok"):
@@ -165,6 +165,8 @@ class Endpoint:
             return None, None
         if mode == "garbage":
             return 200, b"{garbage, not json"
+        if mode == "too-long":
+            return 400, {"error": {"message": "Requested tokens (5000) exceed context window of 4096", "type": "probe"}}
         body = json.loads(raw)
         return 200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
                      "choices": [{"index": 0, "finish_reason": "stop",

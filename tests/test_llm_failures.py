@@ -165,6 +165,15 @@ def test_a_misconfigured_endpoint_stops_at_the_first_call(tmp_path, monkeypatch,
         assert endpoint.requests == 1
 
 
+def test_a_request_the_model_cannot_take_fails_alone_and_the_run_goes_on(tmp_path, monkeypatch):
+    with Endpoint("too-long") as endpoint:
+        client = openai_client(endpoint.url, tmp_path, monkeypatch, max_consecutive_failures=2)
+        for _ in range(3):  # neither "never answered" nor "down": the endpoint did answer
+            with pytest.raises(CallFailed, match=r"cannot take this request \(400\).*llm.n_ctx"):
+                ask(client)
+        assert endpoint.requests == 3
+
+
 def test_an_error_body_echoing_the_authorization_header_never_shows_the_key(tmp_path, monkeypatch):
     with Endpoint("500-echo") as endpoint:
         with pytest.raises(FatalError) as caught:

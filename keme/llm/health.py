@@ -74,10 +74,13 @@ class Gate:
     def failed(self, error: LLMError, transient: bool) -> LLMError:
         """The error to raise for a failed call: the call's own (CallFailed), or a FatalError that stops."""
         with self.lock:
-            self.consecutive += 1
             if isinstance(error, FatalError):
                 return error
-            if transient and not self.answered:
+            if not transient:  # the endpoint answered, it cannot take this request: not a sign that it is down
+                self.answered, self.consecutive = True, 0
+                return error if isinstance(error, CallFailed) else CallFailed(str(error))
+            self.consecutive += 1
+            if not self.answered:
                 return FatalError(f"{error}; the endpoint has not answered a single request: check that it is "
                                   "running and that llm.base_url points at it")
             if self.consecutive >= self.max_consecutive:
