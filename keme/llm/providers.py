@@ -119,10 +119,10 @@ class OpenAIProvider:
             raise kind(f"{self.where}: no {'connection' if connecting else 'reply'} within {seconds:.1f}s "
                        f"({'llm.connect_timeout_s' if connecting else 'llm.timeout_s'})") from exc
         except openai.APIConnectionError as exc:
-            cause = exc.__cause__
-            kind = Unreachable if _caused_by(exc, "ConnectError") else RetryableError
-            raise kind(f"{self.where}: cannot connect ({self._text(cause or exc, 200)})"
-                       if kind is Unreachable else f"{self.where}: the connection broke ({self._text(cause or exc, 200)})") from exc
+            reason = self._text(exc.__cause__ or exc, 200)
+            if _caused_by(exc, "ConnectError"):
+                raise Unreachable(f"{self.where}: cannot connect ({reason})") from exc
+            raise RetryableError(f"{self.where}: the connection broke ({reason})") from exc
         except openai.APIStatusError as exc:
             raise self._status_error(exc) from exc
         except (openai.APIError, ValueError) as exc:  # a 200 whose body is not JSON, or not the API's shape
@@ -134,7 +134,8 @@ class OpenAIProvider:
         status, where, body = exc.status_code, self.where, self._text(exc)
         hint = " — set llm.structured_output to one the server supports" if "response_format" in str(exc) else ""
         if status == 401:
-            return FatalError(f"{where} rejected the API key (401): check ${self.config.api_key_env}")
+            key = f"${self.config.api_key_env}" if self.config.api_key_env else "llm.api_key_env (no key was sent)"
+            return FatalError(f"{where} rejected the API key (401): check {key}")
         if status == 403:
             return FatalError(f"the API key may not use model {self.config.model!r} at {where} (403): check its permissions")
         if status == 404:
