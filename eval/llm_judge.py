@@ -10,6 +10,11 @@
 
 Runs differ by sampling seed (temperature 0.7): a judge that flips between runs
 shows up as a large standard deviation rather than a hidden coin toss.
+
+A run without a verdict — the call failed, or the reply is unreadable — is a
+failure, counted against `llm.max_failure_fraction`, never a silent WRONG: the
+verdict stands on the runs that gave one, and with none the judge raises
+CallFailed (the question stays unjudged, and a rerun judges it).
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from pydantic import BaseModel
 
 from eval.judge import Verdict
 from eval.prompts import render
-from keme.llm import LLMClient, LLMError, StructuredOutputError
+from keme.llm import CallFailed, LLMClient, StructuredOutputError
 from keme.llm.client import parse_structured
 from keme.models import QAItem
 
@@ -46,17 +51,26 @@ class LLMJudge:
     def judge(self, item: QAItem, prediction: str) -> Verdict:
         prompt = self._prompt(item, prediction)
         runs: list[bool] = []
+        problems: list[str] = []
         for run in range(self.runs):
             try:
                 raw = self.client.chat([{"role": "user", "content": prompt}], stage="eval.judge",
                                        schema=Label.model_json_schema(), max_tokens=16, temperature=self.temperature,
                                        seed=run).content
+            except CallFailed as exc:  # counted by the client
+                problems.append(str(exc))
+                continue
+            try:
                 runs.append(parse_structured(raw, Label).label in ("CORRECT", "yes"))
-            except (StructuredOutputError, LLMError):
-                runs.append(False)  # an unreadable verdict does not credit the answer
+            except StructuredOutputError as exc:
+                self.client.unusable("eval.judge")
+                problems.append(f"unreadable verdict: {exc}")
+        if not runs:
+            raise CallFailed(f"the LLM judge gave no verdict for {item.id} in {self.runs} runs: {problems[-1]}")
         correct = sum(runs) * 2 > len(runs)
+        missing = f"; {len(problems)} run(s) without a verdict" if problems else ""
         return Verdict(correct=correct, label="CORRECT" if correct else "WRONG", runs=runs,
-                       rationale=f"{self.prompts} prompts, {sum(runs)}/{len(runs)} runs CORRECT")
+                       rationale=f"{self.prompts} prompts, {sum(runs)}/{len(runs)} runs CORRECT{missing}")
 
 
 def calibrate(judge, items: list[QAItem], probes: int = 8) -> dict[str, float | int]:
@@ -68,12 +82,21 @@ def calibrate(judge, items: list[QAItem], probes: int = 8) -> dict[str, float | 
     answerable = sorted((i for i in items if i.spec.kind not in ("abstain",)), key=lambda i: i.id)
     step = max(1, len(answerable) // probes)
     chosen = answerable[::step][:probes]
-    true_accept = false_accept = 0
+    right: list[bool] = []
+    wrong_accepted: list[bool] = []
+    failed = 0
     for index, item in enumerate(chosen):
         wrong = next((o.answer for o in answerable[index + 1:] + answerable[:index]
                       if o.answer.strip().lower() != item.answer.strip().lower()), None)
-        true_accept += judge.judge(item, item.answer).correct
-        if wrong is not None:
-            false_accept += judge.judge(item, wrong).correct
-    n = len(chosen) or 1
-    return {"probes": len(chosen), "true_accept": round(true_accept / n, 3), "false_accept": round(false_accept / n, 3)}
+        for answer, into in ((item.answer, right), (wrong, wrong_accepted)):
+            if answer is None:
+                continue
+            try:
+                into.append(judge.judge(item, answer).correct)
+            except CallFailed:  # counted by the client; a probe without a verdict proves nothing either way
+                failed += 1
+    client = getattr(judge, "client", None)
+    if client is not None:
+        client.check_failures("the judge's calibration")
+    rate = lambda xs: round(sum(xs) / len(xs), 3) if xs else None  # noqa: E731
+    return {"probes": len(chosen), "true_accept": rate(right), "false_accept": rate(wrong_accepted), "failed": failed}

@@ -1,10 +1,14 @@
-"""The LLM reader: answers a question from the memories a system retrieved, as of the question's time."""
+"""The LLM reader: answers a question from the memories a system retrieved, as of the question's time.
+
+A call that fails raises (keme.llm.CallFailed, or FatalError to stop the run): an error text is never
+an answer, so it is never logged, judged or cached as one, and a rerun asks again.
+"""
 
 from __future__ import annotations
 
 from eval.contract import Usage
 from eval.prompts import render
-from keme.llm import LLMClient, LLMError
+from keme.llm import LLMClient
 from keme.models import QAItem
 from keme.text import lang as fmt
 
@@ -26,11 +30,8 @@ class LLMReader:
             today=fmt.format_date(question.asked_at.date(), lang) + f" {question.asked_at.year}",
             context=context or "(none)", question=question.question, options=question.options,
         )
-        try:
-            completion = self.client.chat([{"role": "user", "content": prompt}], stage="eval.reader",
-                                          max_tokens=self.max_tokens, temperature=0.0)
-        except LLMError as exc:
-            return f"[no answer: {exc}]", Usage()
+        completion = self.client.chat([{"role": "user", "content": prompt}], stage="eval.reader",
+                                      max_tokens=self.max_tokens, temperature=0.0)
         usage = Usage(llm_calls=0 if completion.cached else 1, prompt_tokens=completion.prompt_tokens,
                       completion_tokens=completion.completion_tokens)
         return completion.content.strip(), usage

@@ -18,6 +18,7 @@ from eval.contract import Hit
 from eval.metrics import KS, bleu1, percentile, ranked_ids, retrieval_scores, token_f1
 from eval.replay import Replay
 from keme.dataset.io import atomic_write_text, dump_json
+from keme.llm.health import summarize as summarize_failures
 from keme.models import QAItem
 
 BREAKDOWN_METRICS = ("recall_any@5", "recall_any@10", "recall_all@10", "ndcg_any@10", "locomo_recall@10", "mrr",
@@ -136,8 +137,8 @@ def llm_judge_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     judged = [r for r in rows if r.get("llm_runs")]
     if not judged:
         return {}
-    runs = min(len(r["llm_runs"]) for r in judged)
-    per_run = [mean(float(r["llm_runs"][i]) for r in judged) for i in range(runs)]
+    runs = max(len(r["llm_runs"]) for r in judged)  # a run without a verdict is missing, not WRONG
+    per_run = [mean(float(r["llm_runs"][i]) for r in judged if len(r["llm_runs"]) > i) for i in range(runs)]
     out: dict[str, Any] = {"llm_accuracy_mean": round(mean(per_run), 4),
                            "llm_accuracy_std": round(pstdev(per_run), 4) if runs > 1 else 0.0, "llm_judge_runs": runs}
     both = [r for r in judged if "accuracy" in r]
@@ -150,6 +151,12 @@ def llm_judge_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         out["judge_agreement"] = round(agree, 4)
         out["judge_kappa"] = round((agree - chance) / (1 - chance), 4) if chance < 1 else 1.0
     return out
+
+
+def missing_answers(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """Questions retrieved but not answered, and answered but not judged: what failed LLM calls left out."""
+    return {"answers_missing": sum(1 for r in rows if "answer" not in r),
+            "verdicts_missing": sum(1 for r in rows if "answer" in r and not r.get("verdicts"))}
 
 
 def leaderboard_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
@@ -221,19 +228,29 @@ def write_reports(settings: Any, replay: Replay) -> dict[str, Any]:
                                   *(getattr(j, "client", None) for j in settings.judges)) if c is not None}
     if clients:
         summary["llm"] = {stage: usage for c in clients.values() for stage, usage in c.ledger.as_dict().items()}
+        limit = min(c.config.max_failure_fraction for c in clients.values())
+        summary["llm_failures"] = summarize_failures(summary["llm"]).as_dict(limit)
     calibration = settings.out / "judge_calibration.json"
     if calibration.exists():
         summary["judge_calibration"] = json.loads(calibration.read_text())
         for name, probe in summary["judge_calibration"].items():
-            if probe["false_accept"] >= 0.5:
+            if (probe.get("false_accept") or 0) >= 0.5:
                 summary["note"] += (f"; WARNING: the {name} judge accepted {probe['false_accept']:.0%} of known-wrong "
                                     "answers in calibration, so its accuracy is not meaningful")
     results_lines = []
+    missing = 0
     for name in settings.systems:
         directory = settings.out / name
         rows = question_results(directory, questions)
         summary["systems"][name] = summarize(directory, rows)
+        if settings.reader is not None:
+            gaps = missing_answers(rows)
+            summary["systems"][name] |= gaps
+            missing += sum(gaps.values())
         results_lines += [json.dumps({"system": name} | row, ensure_ascii=False) for row in rows]
+    if missing:
+        summary["note"] += (f"; {missing} answers or verdicts are missing after failed LLM calls (not scored): "
+                            "run the same command again to ask for them")
     out = settings.out
     atomic_write_text(out / "results.jsonl", "".join(line + "\n" for line in results_lines))
     atomic_write_text(out / "summary.json", dump_json(summary))

@@ -261,7 +261,13 @@ class SystemRun:
 
     # -- answer and judge
     def answer_and_judge(self, questions: dict[str, QAItem]) -> None:
-        """Reader then judges, over what the logs do not have yet; up to `max_in_flight` requests at once."""
+        """Reader then judges, over what the logs do not have yet; up to `max_in_flight` requests at once.
+
+        A failed LLM call is never an answer or a verdict: the question is left out of the log (a rerun
+        asks again), counted, and the run stops when the client's failure fraction is over its limit.
+        """
+        from keme.llm import CallFailed
+
         reader = self.settings.reader
         if reader is None:
             return
@@ -271,27 +277,37 @@ class SystemRun:
         answered = {r["question_id"] for r in self.answer_log.records()}
         todo = [r for r in self.retrieve_log.records() if r["question_id"] not in answered]
 
-        def answer(record: dict[str, Any]) -> dict[str, Any]:
+        def answer(record: dict[str, Any]) -> dict[str, Any] | None:
             question = questions[record["question_id"]]
             started = time.perf_counter()
-            text, usage = reader.answer(question, record.get("context", ""))
+            try:
+                text, usage = reader.answer(question, record.get("context", ""))
+            except CallFailed:
+                return None
             return {"question_id": question.id, "answer": text, "seconds": time.perf_counter() - started,
                     "usage": usage.model_dump()}
 
         for result in _parallel(answer, todo, workers):
-            self.answer_log.append(result)
+            if result is not None:
+                self.answer_log.append(result)
             self.settings.on_progress(f"{self.spec.name} (answers)", 1, 0)
         judged = {r["question_id"] for r in self.judge_log.records()}
         pending = [r for r in self.answer_log.records() if r["question_id"] not in judged]
 
-        def judge(record: dict[str, Any]) -> dict[str, Any]:
+        def judge(record: dict[str, Any]) -> dict[str, Any] | None:
             question = questions[record["question_id"]]
-            verdicts = {j.name: j.judge(question, record["answer"]).model_dump() for j in self.settings.judges}
+            try:
+                verdicts = {j.name: j.judge(question, record["answer"]).model_dump() for j in self.settings.judges}
+            except CallFailed:
+                return None
             return {"question_id": question.id, "verdicts": verdicts}
 
         for result in _parallel(judge, pending, workers):
-            self.judge_log.append(result)
+            if result is not None:
+                self.judge_log.append(result)
             self.settings.on_progress(f"{self.spec.name} (judging)", 1, 0)
+        if client is not None:
+            client.check_failures(f"{self.spec.name}'s answers")
 
     def run(self, replay: Replay) -> None:
         reset_peak_rss()

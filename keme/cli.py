@@ -78,6 +78,13 @@ def synth(
     agents = manifest.stages.get("synth", {}).get("agents")
     if agents:
         console.print("brain: " + ", ".join(f"{k} {v}" for k, v in agents.items()))
+    llm = manifest.stages.get("synth", {}).get("llm")
+    if llm:
+        limit = (manifest.config or {}).get("llm", {}).get("max_failure_fraction", 0.2)
+        try:
+            _llm_failures(llm.get("stages", {}), limit, f"the dataset in {out}")
+        except KemeError as exc:
+            _fail(exc)
     console.print(
         f"[green]wrote[/] {out}: {stats['personas']} personas, {stats['sessions']} sessions, "
         f"{stats['messages']} messages, {stats['attribute_updates']} attribute updates, "
@@ -212,6 +219,14 @@ def _load_llm_config(path: Optional[Path], provider: str | None):
         raise KemeError(f"{path or 'LLM settings'}: {detail}") from exc
 
 
+def _llm_failures(stages: dict, limit: float, what: str) -> None:
+    """Print the share of LLM requests that failed; raise when it is over the limit (llm.max_failure_fraction)."""
+    from keme.llm.health import check, summarize
+
+    console.print(summarize(stages).describe(limit))
+    check(stages, limit, what)
+
+
 def _reader_and_judges(reader: str, judge: str, prompts: str, runs: int, llm_config: Optional[Path], data: Path):
     from eval.judge import RuleJudge
 
@@ -284,7 +299,7 @@ def eval_cmd(
     images: str = typer.Option("caption", help="shared screenshots reach text systems as: caption (appended to the "
                                "message) or none"),
     params: Optional[Path] = typer.Option(None, help="YAML: system name -> constructor parameters"),
-    reader: str = typer.Option("none", help="none (retrieval only), local (llama.cpp in process) or openai"),
+    reader: str = typer.Option("none", help="none (retrieval only), local (llama.cpp server in a child process) or openai"),
     judge: str = typer.Option("rule", help="rule, llm or both (llm needs a reader's answers to judge)"),
     judge_prompts: str = typer.Option("mobilemem", help="LLM judge prompt set: mobilemem (strict), longmemeval, locomo"),
     judge_runs: int = typer.Option(3, help="LLM judge runs per answer (accuracy is reported as mean ± std)"),
@@ -329,6 +344,8 @@ def eval_cmd(
     except KemeError as exc:
         _fail(exc)
     print_leaderboard(summary, f"{data} · {mode} · k={k}")
+    if summary.get("llm_failures"):
+        _llm_failures(summary.get("llm", {}), summary["llm_failures"]["max_failure_fraction"], "the run")
     console.print(f"reports in {escape(str(out))}: summary.json, leaderboard.csv, leaderboard.md, leaderboard.png, "
                   "results.jsonl")
 

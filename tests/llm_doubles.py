@@ -18,7 +18,7 @@ class ScriptedProvider:
         self.calls = 0
         self.realizer_ok, self.planner_ok = realizer_ok, planner_ok
 
-    def complete(self, messages, params, schema):
+    def complete(self, messages, params, schema, timeout=None):
         self.calls += 1
         prompt = messages[0]["content"]
         title = (schema or {}).get("title")
@@ -86,3 +86,139 @@ class ScriptedProvider:
 
     def ground(self, prompt: str) -> dict:
         return {"event_id": re.search(r"^- ([\w-]+)[:：]", prompt, re.M).group(1)}
+
+
+# ---------------------------------------------------------------- a misbehaving OpenAI-compatible endpoint
+import threading  # noqa: E402
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer  # noqa: E402
+
+MODES = ("ok", "401", "403", "404", "500-echo", "429-once", "hang", "garbage", "fail-second", "too-long")
+
+
+def _content(body: dict) -> str:
+    """What a capable model would say: the scripted provider's reply for the request's schema, else a short answer."""
+    fmt = body.get("response_format") or {}
+    schema = fmt.get("schema") or (fmt.get("json_schema") or {}).get("schema")
+    if not schema or not schema.get("title"):
+        return "I do not know."
+    return ScriptedProvider().complete(body["messages"], {}, schema)["content"]
+
+
+class Endpoint:
+    """The OpenAI chat API on 127.0.0.1, in a thread of this process, failing the way `mode` says.
+
+    ok: answers; 401/403/404: that status; 500-echo: a 500 whose body echoes the request headers
+    (Authorization included); 429-once: one 429, then answers; hang: accepts and never answers;
+    garbage: a 200 whose body is not JSON; fail-second: 500-echo for the second distinct request body
+    (and its retries), answers otherwise; too-long: a 400 saying the prompt exceeds the context window.
+    """
+
+    def __init__(self, mode: str = "ok"):
+        assert mode in MODES, mode
+        self.mode = mode
+        self.requests = 0
+        self.bodies: list[str] = []
+        self.release = threading.Event()
+        endpoint = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - http.server's naming
+                self._send(200, {"object": "list", "data": [{"id": "probe-model", "object": "model"}]})
+
+            def do_POST(self):  # noqa: N802
+                raw = self.rfile.read(int(self.headers.get("Content-Length", 0))).decode()
+                status, reply = endpoint.respond(raw, dict(self.headers))
+                if status is None:
+                    endpoint.release.wait(60)  # accept, then never answer
+                    return
+                self._send(status, reply)
+
+            def _send(self, status: int, reply):
+                data = reply if isinstance(reply, bytes) else json.dumps(reply).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def respond(self, raw: str, headers: dict) -> tuple[int | None, object]:
+        self.requests += 1
+        if raw not in self.bodies:
+            self.bodies.append(raw)
+        mode = self.mode
+        if mode == "fail-second":
+            mode = "500-echo" if self.bodies.index(raw) == 1 else "ok"
+        if mode in ("401", "403", "404"):
+            return int(mode), {"error": {"message": f"status {mode}", "type": "probe"}}
+        if mode == "500-echo":
+            return 500, {"error": {"message": f"upstream failed for request with headers {headers}", "type": "probe"}}
+        if mode == "429-once" and self.requests == 1:
+            return 429, {"error": {"message": "slow down", "type": "rate_limit"}}
+        if mode == "hang":
+            return None, None
+        if mode == "garbage":
+            return 200, b"{garbage, not json"
+        if mode == "too-long":
+            return 400, {"error": {"message": "Requested tokens (5000) exceed context window of 4096", "type": "probe"}}
+        body = json.loads(raw)
+        return 200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                     "choices": [{"index": 0, "finish_reason": "stop",
+                                  "message": {"role": "assistant", "content": _content(body)}}],
+                     "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}}
+
+    def __enter__(self) -> "Endpoint":
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+
+# ---------------------------------------------------------------- a stand-in for llama.cpp's server
+FAKE_LLAMA_SERVER = r'''
+import json, os, signal, sys, time
+from http.server import BaseHTTPRequestHandler, HTTPServer
+port, behaviour = int(sys.argv[1]), sys.argv[2]
+if behaviour == "exit-at-start":
+    print("error: cannot load the model file", flush=True)
+    sys.exit(3)
+if behaviour == "never-ready":
+    time.sleep(60)
+class H(BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.reply({"object": "list", "data": [{"id": "m"}]})
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if behaviour == "sigill-on-request":
+            print("about to decode a batch", flush=True)
+            os.kill(os.getpid(), signal.SIGILL)
+        content = json.dumps({"echo": body.get("repeat_penalty"), "seed": body.get("seed"),
+                              "format": body.get("response_format", {}).get("type")})
+        self.reply({"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
+                    "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+                    "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}})
+    def reply(self, data):
+        data = json.dumps(data).encode()
+        self.send_response(200); self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data))); self.end_headers(); self.wfile.write(data)
+    def log_message(self, *args):
+        print("request", args[1] if len(args) > 1 else "", flush=True)
+print("fake llama server ready", flush=True)
+HTTPServer(("127.0.0.1", port), H).serve_forever()
+'''
+
+
+def fake_llama_command(behaviour: str = "ok"):
+    """A LocalServer command for a stand-in server that answers, dies with SIGILL, or fails at start."""
+    import sys
+
+    return lambda port: [sys.executable, "-c", FAKE_LLAMA_SERVER, str(port), behaviour]

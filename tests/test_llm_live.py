@@ -1,4 +1,5 @@
-"""The LLM layer with a real model: SmolLM2-135M in process, and behind llama.cpp's OpenAI-compatible server.
+"""The LLM layer with a real model: SmolLM2-135M through the local provider (llama.cpp's server in a child
+process of keme), and behind a llama.cpp server that keme is pointed at as an OpenAI-compatible endpoint.
 
 These runs prove the paths work end to end; a model this small rarely writes
 output that passes the checks, so most nodes fall back — the counts in the
@@ -28,8 +29,25 @@ SECRET = "sk-live-test-NEVER-WRITTEN-42"
 
 
 def keme(*args: str, env: dict | None = None, timeout: int = 900) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "keme.cli", *args], capture_output=True, text=True,
-                          env=os.environ | (env or {}), timeout=timeout)
+    """Run keme; afterwards no model server it started may still be running."""
+    with subprocess.Popen([sys.executable, "-m", "keme.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, env=os.environ | (env or {})) as process:
+        stdout, stderr = process.communicate(timeout=timeout)
+    assert not servers_of(process.pid), "the local model server outlived keme"
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def servers_of(pid: int) -> list[int]:
+    """Processes running keme.llm.child for the keme process `pid`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            argv = open(f"/proc/{entry}/cmdline", "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if b"keme.llm.child" in argv and argv[argv.index(b"keme.llm.child") + 1:][:1] == [str(pid).encode()]:
+            found.append(int(entry))
+    return found
 
 
 def test_synth_with_the_llm_brain_on_the_local_model(tmp_path):
@@ -101,3 +119,50 @@ def test_eval_with_the_local_reader_and_llm_judge_reports_mean_and_std(tmp_path)
     assert 0 <= oracle["llm_accuracy_mean"] <= 1 and oracle["llm_accuracy_std"] >= 0
     assert oracle["llm_judge_runs"] == 3 and "judge_agreement" in oracle and "accuracy" in oracle
     assert "LLM acc" in result.stdout
+
+
+def local_client(tmp_path, **extra):
+    from keme.llm import LLMClient, LLMConfig
+
+    defaults = {"provider": "local", "cache_dir": str(tmp_path / "cache"), "max_tokens": 32}
+    return LLMClient(LLMConfig(**(defaults | extra)))
+
+
+def test_the_local_provider_in_process_is_schema_constrained_and_deterministic(tmp_path):
+    from pydantic import BaseModel
+
+    class Trip(BaseModel):
+        city: str
+        days: int
+
+    prompt = [{"role": "user", "content": "I spent 4 days in Lisbon last May. Reply in JSON: the city and the days."}]
+    replies = []
+    for run in ("first", "second"):  # separate caches: both ask the model
+        client = local_client(tmp_path / run, seed=3)
+        try:
+            replies.append(client.structured(prompt, Trip, stage="live"))
+            assert client.ledger.stages["live"].calls == 1 and servers_of(os.getpid())
+        finally:
+            client.close()
+    assert replies[0] == replies[1] and isinstance(replies[0].days, int)
+    assert not servers_of(os.getpid())
+
+
+def test_a_native_crash_of_the_local_model_is_an_error_naming_the_cause_and_the_fix(tmp_path):
+    import signal
+    import threading
+
+    from keme.llm.errors import LocalModelDied
+
+    client = local_client(tmp_path, max_tokens=300)
+    try:
+        client.chat([{"role": "user", "content": "Say hi."}], stage="live", max_tokens=4)
+        pid = client.provider.server.process.pid
+        threading.Timer(0.3, os.kill, (pid, signal.SIGILL)).start()  # what a CPU without the build's features does
+        with pytest.raises(LocalModelDied) as caught:
+            for n in range(3):  # the signal lands during the long generation, or before the next call
+                client.chat([{"role": "user", "content": f"Tell a long story about a cat, part {n}."}], stage="live")
+    finally:
+        client.close()
+    message = str(caught.value)
+    assert "SIGILL" in message and "CPU features this machine lacks" in message and "scripts/setup.sh" in message

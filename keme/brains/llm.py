@@ -29,7 +29,8 @@ from keme.brains.procedural import ProceduralBrain
 from keme.brains.prompts import render
 from keme.days import holidays_between
 from keme.errors import KemeError
-from keme.llm import LLMClient, LLMError, StructuredOutputError
+from keme.llm import CallFailed, LLMClient, StructuredOutputError
+from keme.llm.client import parse_structured
 from keme.models import Event, Revision
 from keme.prior.anchors import anchor_message_text
 from keme.synth import grounder, planner, realizer, reviser
@@ -160,13 +161,11 @@ class LLMBrain:
                 completion = self.client.chat(history, stage=f"synth.{role}", schema=shape.model_json_schema(),
                                               max_tokens=max_tokens, seed=self.cfg.llm.seed + attempt)
                 raw = completion.content
-                from keme.llm.client import parse_structured
-
                 output = parse_structured(raw, shape)
                 problems = check(output)
             except StructuredOutputError as exc:
                 problems, output = [str(exc)], None
-            except LLMError as exc:
+            except CallFailed as exc:  # counted by the client; a dead endpoint raises FatalError, which stops synthesis
                 self.stats.add(role, "call_errors")
                 return None, f"the LLM call failed: {exc}"
             if not problems:

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from keme.brains.base import BrainStats
 from keme.brains.prompts import render
-from keme.llm import LLMClient, LLMError, StructuredOutputError
+from keme.llm import CallFailed, LLMClient, StructuredOutputError
 from keme.llm.client import parse_structured
 from keme.models import QAItem
 from keme.qa.facts import World
@@ -60,7 +60,7 @@ def reword(item: QAItem, world: World, client: LLMClient, stats: BrainStats, ret
             text = parse_structured(raw, Reworded).question.strip()
         except StructuredOutputError as exc:
             raw, text, problems = exc.raw, "", [str(exc)]
-        except LLMError:
+        except CallFailed:  # counted by the client; FatalError stops the command
             stats.add("qa_composer", "call_errors")
             break
         else:
@@ -104,7 +104,7 @@ def second_opinion(item: QAItem, world: World, client: LLMClient, stats: BrainSt
         raw = client.chat([{"role": "user", "content": prompt}], stage="qa.verifier",
                           schema=Opinion.model_json_schema(), max_tokens=120).content
         opinion = parse_structured(raw, Opinion)
-    except (StructuredOutputError, LLMError):
+    except (StructuredOutputError, CallFailed):
         stats.add("qa_verifier", "unreadable")
         return None
     stats.add("qa_verifier", "supported" if opinion.supported else "unsupported")

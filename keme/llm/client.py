@@ -1,5 +1,11 @@
 """The LLM client every stage uses: cache first, then the provider with bounded retries.
 
+Retries (timeouts, 429, 5xx) are bounded by `max_retries` and by a total time budget: no retry
+starts after `retry_budget_s` and none runs past it, so one call takes at most max(timeout_s,
+retry_budget_s). Only replies are cached, never failures, so a rerun after fixing the endpoint asks
+again. The failure gate (keme.llm.health) turns a dead endpoint into an error
+instead of a run of fallbacks.
+
 Structured output: a pydantic model becomes a JSON Schema, sent to the provider
 (constrained decoding where supported), and the reply is parsed and validated;
 a reply that does not parse raises StructuredOutputError, whose message is
@@ -20,7 +26,8 @@ from pydantic import BaseModel, ValidationError
 
 from keme.llm.cache import DiskCache, request_key
 from keme.llm.config import LLMConfig
-from keme.llm.errors import FatalError, LLMError, RetryableError
+from keme.llm.errors import CallFailed, FatalError, LLMError, RetryableError, Unreachable
+from keme.llm.health import FailureSummary, Gate, check
 from keme.llm.ledger import Ledger
 from keme.llm.providers import Provider, make_provider, schema_instructions
 
@@ -44,13 +51,14 @@ class Completion:
 
 class LLMClient:
     def __init__(self, config: LLMConfig, provider: Provider | None = None, cache: DiskCache | None = None,
-                 ledger: Ledger | None = None, sleep=time.sleep):
+                 ledger: Ledger | None = None, sleep=time.sleep, clock=time.monotonic):
         self.config = config
         self._provider = provider
         self.cache = cache or DiskCache(config.cache_dir)
         self.ledger = ledger or Ledger()
-        self.sleep = sleep
+        self.sleep, self.clock = sleep, clock
         self.in_flight = threading.BoundedSemaphore(config.max_in_flight)
+        self.gate = Gate(config.max_consecutive_failures)
 
     @property
     def provider(self) -> Provider:
@@ -83,24 +91,65 @@ class LLMClient:
         return Completion(response["content"], response["prompt_tokens"], response["completion_tokens"], cached=False)
 
     def _call(self, messages, params, schema, stage: str) -> tuple[dict[str, Any], float]:
+        config = self.config
+        provider = self.provider  # made (imports, the local model's start-up) before the budget's clock starts
+        prepare = getattr(provider, "prepare", None)
+        if prepare is not None:
+            try:
+                prepare()
+            except LLMError as exc:
+                raise self._failed(stage, exc if isinstance(exc, FatalError) else FatalError(str(exc)), exc,
+                                   transient=False)
+        begun = self.clock()
+        deadline = begun + config.retry_budget_s  # no retry starts after it; a retry's timeout ends at it
         attempt = 0
         while True:
             started = time.perf_counter()
+            timeout = config.timeout_s if attempt == 0 else max(0.5, min(config.timeout_s, deadline - self.clock()))
             try:
                 with self.in_flight:
-                    response = self.provider.complete(messages, params, schema)
-                return response, time.perf_counter() - started
+                    response = provider.complete(messages, params, schema, timeout=timeout)
+            except Unreachable as exc:
+                if not self.gate.answered:  # a closed port or unknown host: known in seconds, not after retries
+                    raise self._failed(stage, FatalError(f"{exc}: is the server running? check llm.base_url"), exc)
+                error = exc
             except RetryableError as exc:
-                if attempt >= self.config.max_retries:
-                    self.ledger.count(stage, "failures")
-                    raise LLMError(f"{exc} (gave up after {attempt + 1} attempts)") from exc
-                delay = min(self.config.backoff_max_s, self.config.backoff_base_s * 2**attempt)
-                self.sleep(delay * random.uniform(0.5, 1.0))  # exponential backoff with jitter
-                attempt += 1
-                self.ledger.count(stage, "retries")
-            except FatalError:
-                self.ledger.count(stage, "failures")
-                raise
+                error = exc
+            except (CallFailed, FatalError) as exc:
+                raise self._failed(stage, exc, exc, transient=False)
+            else:
+                self.gate.succeeded()
+                return response, time.perf_counter() - started
+            delay = min(config.backoff_max_s, config.backoff_base_s * 2**attempt) * random.uniform(0.5, 1.0)
+            if attempt >= config.max_retries or self.clock() + delay >= deadline:
+                spent = self.clock() - begun
+                tries = f"{attempt + 1} attempt" + ("s" if attempt else "")
+                raise self._failed(stage, CallFailed(f"{error} (gave up after {tries} in {spent:.0f}s; "
+                                                     "llm.max_retries, llm.retry_budget_s)"), error)
+            self.sleep(delay)  # exponential backoff with jitter
+            attempt += 1
+            self.ledger.count(stage, "retries")
+
+    def _failed(self, stage: str, error: LLMError, cause: BaseException, transient: bool = True) -> LLMError:
+        self.ledger.count(stage, "failures")
+        raised = self.gate.failed(error, transient)
+        if raised is not cause:
+            raised.__cause__ = cause
+        return raised
+
+    def unusable(self, stage: str) -> None:
+        """A caller could not use a reply (e.g. an unreadable verdict): it counts against the failure fraction."""
+        self.ledger.count(stage, "unusable")
+
+    def check_failures(self, what: str = "the run") -> FailureSummary:
+        """Raise (FatalError) when more than `llm.max_failure_fraction` of the requests failed or were unusable."""
+        return check(self.ledger.as_dict(), self.config.max_failure_fraction, what)
+
+    def close(self) -> None:
+        """Stop what the provider runs (the local model's server); also done at exit."""
+        close = getattr(self._provider, "close", None)
+        if close is not None:
+            close()
 
     def structured(self, messages: list[dict[str, str]], model: type[T], *, stage: str, **params: Any) -> T:
         """Ask for JSON matching `model`; parse and validate it."""

@@ -14,7 +14,8 @@ class StageUsage:
     calls: int = 0
     cache_hits: int = 0
     retries: int = 0
-    failures: int = 0
+    failures: int = 0  # requests that got no reply
+    unusable: int = 0  # replies the caller could not use (an unreadable verdict)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
