@@ -319,7 +319,8 @@ def _read_yaml(text: str, source: str) -> tuple[Any, yaml.Node | None]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
-        raise KemeError(f"{where}: not valid YAML: {exc.problem or exc.context}") from exc
+        what = ", ".join(part for part in (exc.context, exc.problem) if part)
+        raise KemeError(f"{where}: not valid YAML: {what}") from exc
     except yaml.YAMLError as exc:
         raise KemeError(f"{source}: not valid YAML: {exc}") from exc
     except ValueError as exc:  # e.g. an integer of more than 4300 digits
@@ -335,8 +336,11 @@ def _where(source: str, root: yaml.Node | None, loc: tuple[Any, ...]) -> str:
     return f"{source}:{line}" if line else source
 
 
-def parse_config(text: str, source: str = "<config>") -> SynthConfig:
-    """Validate a config's text; every problem is named with file:line, key and what to do."""
+def parse_config(text: str, source: str = "<config>", seed: int | None = None) -> SynthConfig:
+    """Validate a config's text; every problem is named with file:line, key and what to do.
+
+    `seed` replaces the config's own (`keme synth --seed`) before the limits, which depend on it, are checked.
+    """
     data, root = _read_yaml(text, source)
     if data is None:
         raise KemeError(f"{source}: the config is empty; it needs at least `name` and `personas` (see configs/demo.yaml)")
@@ -352,6 +356,10 @@ def parse_config(text: str, source: str = "<config>") -> SynthConfig:
             key = ".".join(str(p) for p in loc) or "(top level)"
             lines.append(f"  {_where(source, root, loc)}: {key}: {_describe(err)}")
         raise KemeError("\n".join(lines)) from exc
+    if seed is not None:
+        if not 0 <= seed <= MAX_SEED:
+            raise KemeError(f"--seed must be between 0 and 2^63-1 ({MAX_SEED}), not {seed}")
+        cfg = cfg.model_copy(update={"seed": seed})
     problems = limit_problems(cfg)
     if problems:
         lines = [f"{source}: the configuration exceeds a limit of the planner"]
@@ -401,20 +409,6 @@ def _calendar_months(cfg: SynthConfig, index: int) -> int:
     return len(month_windows(*trajectory_window(cfg.personas[index])))
 
 
-def with_seed(cfg: SynthConfig, seed: int | None) -> SynthConfig:
-    """The config with another seed (`keme synth --seed`), checked like one from a file."""
-    if seed is None:
-        return cfg
-    if not 0 <= seed <= MAX_SEED:
-        raise KemeError(f"--seed must be between 0 and 2^63-1 ({MAX_SEED}), not {seed}")
-    cfg = cfg.model_copy(update={"seed": seed})
-    problems = limit_problems(cfg)
-    if problems:
-        raise KemeError("the configuration exceeds a limit of the planner\n" + "\n".join(
-            f"  {'.'.join(map(str, loc))}: {message}" for loc, message in problems))
-    return cfg
-
-
 def config_from_manifest(data: object, source: str) -> SynthConfig:
     """The synthesis config a dataset's manifest records, or a KemeError naming what is wrong with it."""
     if not isinstance(data, dict):
@@ -427,7 +421,8 @@ def config_from_manifest(data: object, source: str) -> SynthConfig:
                         "Synthesize the dataset again") from exc
 
 
-def load_config(path: Path | str) -> SynthConfig:
+def load_config(path: Path | str, seed: int | None = None) -> SynthConfig:
+    """Read and validate a config file (see `parse_config`); unreadable files and bad UTF-8 are named too."""
     path = Path(path)
     if path.is_dir():
         raise KemeError(f"{path}: is a directory; pass a YAML config file (see configs/)")
@@ -441,4 +436,4 @@ def load_config(path: Path | str) -> SynthConfig:
         line = raw[:exc.start].count(b"\n") + 1
         raise KemeError(f"{path}:{line}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
                         "save the config as UTF-8") from exc
-    return parse_config(text, str(path))
+    return parse_config(text, str(path), seed)
