@@ -91,12 +91,6 @@ class GraphSpec(_Strict):
                             "of more calendar months than this gets chapters of several months")
     episodes_per_month: float = Field(default=12.0, gt=0, le=14, description="planned episodes per chapter-month (0-14)")
 
-    @model_validator(mode="after")
-    def _range(self) -> GraphSpec:
-        if self.min_events > self.max_events:
-            raise ValueError(f"min_events ({self.min_events}) exceeds max_events ({self.max_events})")
-        return self
-
 
 def _default_anchor_rates() -> dict[str, float]:
     return {"bill": 4.0, "voice_memo": 1.2, "calendar": 1.8, "note": 1.2, "todo": 1.2, "screen": 1.2, "document": 0.6}
