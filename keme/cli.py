@@ -35,9 +35,9 @@ def _synthesize(config: Path, out: Path, seed: Optional[int], resume: bool, forc
     from keme.synth.pipeline import Progress as Hooks
     from keme.synth.pipeline import synthesize
 
-    cfg = load_config(config)
-    if seed is not None:
-        cfg = cfg.model_copy(update={"seed": seed})
+    if out.exists() and not out.is_dir():
+        raise KemeError(f"--out {out} is a file; a dataset is a directory: choose another --out")
+    cfg = load_config(config, seed)
     if brain is not None:
         if brain not in ("procedural", "llm", "hybrid"):
             raise KemeError(f"--brain must be procedural, llm or hybrid, not {brain!r}")
@@ -150,16 +150,16 @@ def render(
     per_month: Optional[float] = typer.Option(None, help="screenshots per persona-month (default: the config's)"),
 ) -> None:
     """Render DATASET's screenshots (the omni stage of `keme synth`), attach them to sessions, rebuild the QA."""
-    from keme.config import SynthConfig
+    from keme.config import config_from_manifest
     from keme.dataset.manifest import read_manifest
     from keme.omni.stage import render_dataset
     from keme.qa.build import run_qa_stage
 
     try:
         manifest = read_manifest(dataset)
-        if manifest.config is None:
-            raise KemeError(f"{dataset}: the manifest has no synthesis config; screenshots are rendered from a KEME trajectory")
-        cfg = SynthConfig.model_validate(manifest.config)
+        cfg = config_from_manifest(manifest.config, f"{dataset}/manifest.json")
+        if per_month is not None and not 0 <= per_month <= 30:
+            raise KemeError(f"--per-month must be between 0 and 30 screenshots per persona-month, not {per_month}")
         spec = cfg.omni if per_month is None else cfg.omni.model_copy(update={"per_month": per_month})
         with Progress(TextColumn("rendering"), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True) as bar:
             task = bar.add_task("render", total=None)

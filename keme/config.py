@@ -1,33 +1,81 @@
-"""Synthesis configuration: YAML validated by pydantic, with errors that name file, key and line."""
+"""Synthesis configuration: YAML validated by pydantic, with errors that name file, line, key and the fix.
+
+The stated limits (also in each field's description, `keme schema` and README.md):
+personas 1-99 per config; months 1-24 per persona, starting 2000-01-01..2097-12-31;
+anchors.per_month 0-10 per app type and at most 30 in all; graph.max_events 8-30,
+graph.min_events 2; and every chapter must be able to ground the anchors it may
+receive (`keme.synth.capacity`), which is checked when the config is loaded.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from datetime import date
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+import holidays
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from keme.errors import KemeError
-from keme.models.anchor import APP_TYPES
-from keme.omni.screens import TEMPLATES
 from keme.llm.config import LLMConfig
+from keme.models.anchor import APP_TYPES
 from keme.models.qa import QA_TYPES
+from keme.omni.screens import TEMPLATES
 from keme.synth.catalog import CHANGES, EPISODE_KINDS
+
+MAX_PERSONAS = 99  # persona ids are p01..p99
+MAX_MONTHS = 24
+FIRST_START, LAST_START = date(2000, 1, 1), date(2097, 12, 31)  # a trajectory ends by 2099 (holiday tables)
+MAX_ANCHORS_PER_APP = 10.0
+MAX_ANCHORS_PER_MONTH = 30.0
+MIN_MAX_EVENTS, MAX_MAX_EVENTS = 8, 30
+MAX_SEED = 2**63 - 1
+MAX_REVEALS = 4  # reveal_weights has one weight for 0, 1, ... MAX_REVEALS facts per session
+
+Share = Annotated[float, Field(ge=0, le=1)]
+Weight = Annotated[float, Field(ge=0, le=100)]
+AnchorRate = Annotated[float, Field(ge=0, le=MAX_ANCHORS_PER_APP)]
+COUNTRIES = frozenset(holidays.list_supported_countries())
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """No unknown keys, no silent coercion (`months: yes`, `seed: "7"`), no NaN or infinity."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
 class PersonaSpec(_Strict):
-    language: Literal["en", "zh"]
-    start: date
-    months: int = Field(ge=1, le=24)
-    country: str | None = Field(default=None, description="ISO country for holidays; default US (en) / CN (zh)")
+    language: Literal["en", "zh"] = Field(description="en or zh: the language of the dialogue and the records")
+    start: date = Field(description="first day of the trajectory, YYYY-MM-DD, 2000-01-01..2097-12-31")
+    months: int = Field(ge=1, le=MAX_MONTHS, description=f"length of the trajectory in months, 1-{MAX_MONTHS}")
+    country: str | None = Field(default=None, description="ISO 3166 code of the holiday calendar (any the `holidays` "
+                                "package supports, e.g. US, CN, GB, DE); default US (en) / CN (zh)")
+
+    @field_validator("start", mode="before")
+    @classmethod
+    def _iso_date(cls, value: object) -> date:
+        if isinstance(value, str) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+            try:
+                value = date.fromisoformat(value)
+            except ValueError as exc:
+                raise ValueError(f"{value!r} is not a calendar date ({exc}); write it as YYYY-MM-DD, e.g. 2026-03-01") from None
+        if type(value) is not date:
+            raise ValueError(f"expected a date written YYYY-MM-DD, e.g. 2026-03-01, not {value!r}")
+        if not FIRST_START <= value <= LAST_START:
+            raise ValueError(f"{value} is outside {FIRST_START}..{LAST_START}")
+        return value
+
+    @field_validator("country")
+    @classmethod
+    def _known_country(cls, value: str | None) -> str | None:
+        if value is None or value in COUNTRIES:
+            return value
+        hint = f"; did you mean {value.upper()!r}?" if value.upper() in COUNTRIES else ""
+        raise ValueError(f"unknown country {value!r}: use an ISO 3166 code the holidays package knows, e.g. US, CN, GB, DE{hint}")
 
     @property
     def holiday_country(self) -> str:
@@ -36,15 +84,12 @@ class PersonaSpec(_Strict):
 
 class GraphSpec(_Strict):
     max_depth: Literal[1, 2] = Field(default=2, description="1: episodes are leaves; 2: episodes expand into moments")
-    min_events: int = Field(default=2, ge=2)
-    max_events: int = Field(default=15, le=30)
-    episodes_per_month: float = Field(default=12.0, gt=0, le=14)
-
-    @model_validator(mode="after")
-    def _range(self) -> GraphSpec:
-        if self.min_events > self.max_events:
-            raise ValueError(f"min_events ({self.min_events}) exceeds max_events ({self.max_events})")
-        return self
+    min_events: int = Field(default=2, ge=2, le=2, description="children per expanded event, at least: 2 (an episode "
+                            "expands into 2-4 moments, so no larger minimum can be kept)")
+    max_events: int = Field(default=15, ge=MIN_MAX_EVENTS, le=MAX_MAX_EVENTS, description=f"children per event, at most "
+                            f"({MIN_MAX_EVENTS}-{MAX_MAX_EVENTS}); the root's children are the chapters, so a trajectory "
+                            "of more calendar months than this gets chapters of several months")
+    episodes_per_month: float = Field(default=12.0, gt=0, le=14, description="planned episodes per chapter-month (0-14)")
 
 
 def _default_anchor_rates() -> dict[str, float]:
@@ -52,7 +97,19 @@ def _default_anchor_rates() -> dict[str, float]:
 
 
 class AnchorSpec(_Strict):
-    per_month: dict[Literal[APP_TYPES], float] = Field(default_factory=_default_anchor_rates)  # type: ignore[valid-type]
+    per_month: dict[Literal[APP_TYPES], AnchorRate] = Field(  # type: ignore[valid-type]
+        default_factory=_default_anchor_rates,
+        description=f"expected app records per month by app type: each 0-{MAX_ANCHORS_PER_APP:g}, at most "
+                    f"{MAX_ANCHORS_PER_MONTH:g} in all; an app type left out gets none")
+
+    @field_validator("per_month")
+    @classmethod
+    def _total(cls, value: dict[str, float]) -> dict[str, float]:
+        total = sum(value.values())
+        if total > MAX_ANCHORS_PER_MONTH:
+            raise ValueError(f"the rates add up to {total:g} anchors per month; at most {MAX_ANCHORS_PER_MONTH:g} fit "
+                             "beside the conversations (each anchor needs a day block of its own)")
+        return value
 
 
 class ChangeSpec(_Strict):
@@ -64,23 +121,39 @@ class ChangeSpec(_Strict):
         unknown = sorted(set(self.allowed) - CHANGES.keys())
         if unknown:
             raise ValueError(f"unknown changes {unknown}; known: {sorted(CHANGES)}")
+        twice = sorted({c for c in self.allowed if self.allowed.count(c) > 1})
+        if twice:
+            raise ValueError(f"changes listed twice: {twice}")
         return self
 
 
 class DialogueSpec(_Strict):
-    reveal_weights: list[float] = Field(
-        default_factory=lambda: [0.2, 0.55, 0.25], description="probability of 0, 1, 2, ... reveals per session"
+    reveal_weights: list[Weight] = Field(
+        default_factory=lambda: [0.2, 0.55, 0.25], min_length=1, max_length=MAX_REVEALS + 1,
+        description="relative chance of 0, 1, 2, ... persona facts mentioned in passing per session "
+                    f"(1-{MAX_REVEALS + 1} weights, each 0-100, not all 0)",
     )
+
+    @field_validator("reveal_weights")
+    @classmethod
+    def _some_weight(cls, value: list[float]) -> list[float]:
+        if not any(value):
+            raise ValueError("all weights are 0; give at least one a positive weight")
+        return value
 
 
 class EpisodeMix(_Strict):
-    weights: dict[str, float] = Field(default_factory=dict, description="override episode kind weights")
+    weights: dict[str, Weight] = Field(default_factory=dict, description="override episode kind weights (each 0-100; "
+                                       "kinds left out keep theirs; at least one kind must keep a positive weight)")
 
     @model_validator(mode="after")
     def _known(self) -> EpisodeMix:
         unknown = sorted(set(self.weights) - EPISODE_KINDS.keys())
         if unknown:
             raise ValueError(f"unknown episode kinds {unknown}; known: {sorted(EPISODE_KINDS)}")
+        # a pet episode needs a pet, which a persona may not have
+        if not any(self.weights.get(k.name, k.weight) > 0 for k in EPISODE_KINDS.values() if not k.requires):
+            raise ValueError("every episode kind has weight 0; give at least one (not only pet) a positive weight")
         return self
 
 
@@ -93,12 +166,13 @@ def _default_mix() -> dict[str, float]:
 
 
 class QASpec(_Strict):
-    per_month: float = Field(default=32, gt=0, description="target QA items per persona-month")
-    mix: dict[Literal[QA_TYPES], float] = Field(default_factory=_default_mix)  # type: ignore[valid-type]
+    per_month: float = Field(default=32, gt=0, le=200, description="target QA items per persona-month (0-200)")
+    mix: dict[Literal[QA_TYPES], Share] = Field(default_factory=_default_mix,  # type: ignore[valid-type]
+                                                description="share of each question type, each 0-1, summing to 1")
     mid_trajectory_share: float = Field(default=0.3, ge=0, le=1, description="share asked during the trajectory")
     single_choice_share: float = Field(default=0.15, ge=0, le=1, description="open items turned into single choice")
     multiple_choice_share: float = Field(default=0.3, ge=0, le=1, description="set items turned into multiple choice")
-    sample_per_node: int = Field(default=10, ge=2, description="unused child questions sampled per node")
+    sample_per_node: int = Field(default=10, ge=2, le=100, description="unused child questions sampled per node (2-100)")
 
     @model_validator(mode="after")
     def _mix_sums(self) -> QASpec:
@@ -112,11 +186,11 @@ class BrainSpec(_Strict):
     mode: Literal["procedural", "llm", "hybrid"] = Field(
         default="procedural", description="procedural: no model; llm: every agent asks the LLM; "
                                           "hybrid: procedural plan, LLM-written dialogue")
-    retries: int = Field(default=2, ge=0, description="validation-feedback rounds per node before falling back")
+    retries: int = Field(default=2, ge=0, le=10, description="validation-feedback rounds per node before falling back (0-10)")
     fallback: Literal["procedural", "anomalous", "fail"] = Field(
         default="procedural", description="after the retries: use the procedural agent, use it but flag the node "
                                           "anomalous (excluded from QA), or stop")
-    context_tokens: int = Field(default=8000, gt=0, description="cap on the compatibility context of one call")
+    context_tokens: int = Field(default=8000, gt=0, le=1_000_000, description="cap on the compatibility context of one call")
     qa_composer: bool = Field(default=True, description="llm mode: let the LLM reword each question (checked)")
     qa_verifier: Literal["off", "advisory", "filter"] = Field(
         default="advisory", description="llm mode: the LLM second opinion on every item: count it, or drop what it rejects")
@@ -128,7 +202,7 @@ class OmniSpec(_Strict):
     enabled: bool = Field(default=False, description="render screenshots as a stage of `keme synth`")
     per_month: float = Field(default=6.0, ge=0, le=30, description="screenshots per persona-month (every template "
                              "appears at least once per persona when there are enough sessions)")
-    templates: list[str] = Field(default_factory=lambda: list(TEMPLATES), description="app screens to use")
+    templates: list[str] = Field(default_factory=lambda: list(TEMPLATES), min_length=1, description="app screens to use")
     visual_share: float = Field(default=0.12, ge=0, le=0.5, description="share of the QA items that are visual_reasoning")
     scale: float = Field(default=1.0, ge=1, le=3, description="device pixel ratio of the PNGs (390x844 CSS px)")
     face_check: bool = Field(default=False, description="run insightface on every image (optional extra 'faces')")
@@ -143,9 +217,14 @@ class OmniSpec(_Strict):
 
 
 class SynthConfig(_Strict):
-    name: str
-    seed: int = 0
-    personas: list[PersonaSpec] = Field(min_length=1)
+    """A synthesis run. Limits: personas 1-99, months 1-24 each, anchors.per_month 0-10 per app and 30 in all,
+    graph.max_events 8-30; each chapter must be able to ground the anchors it may receive (checked at load)."""
+
+    name: str = Field(min_length=1, max_length=100, pattern=r"^[^\x00-\x1f\x7f]+$",
+                      description="a label for the dataset (one line, 1-100 characters)")
+    seed: int = Field(default=0, ge=0, le=MAX_SEED, description="0 to 2^63-1; the same config and seed give the same bytes")
+    personas: list[PersonaSpec] = Field(min_length=1, max_length=MAX_PERSONAS,
+                                        description=f"one entry per persona, 1-{MAX_PERSONAS}")
     graph: GraphSpec = Field(default_factory=GraphSpec)
     episodes: EpisodeMix = Field(default_factory=EpisodeMix)
     anchors: AnchorSpec = Field(default_factory=AnchorSpec)
@@ -189,35 +268,166 @@ def _describe(err: dict[str, Any]) -> str:
         return "unknown key (check the spelling; see configs/demo.yaml for the accepted keys)"
     if kind == "missing":
         return "required key is missing"
+    message = err["msg"].removeprefix("Value error, ")
     got = err.get("input")
-    return f"{err['msg']} (got {got!r})" if not isinstance(got, (dict, list)) else err["msg"]
+    if kind in ("int_type", "float_type", "bool_type") and isinstance(got, str):
+        message += " (a quoted value is text: write numbers and true/false without quotes)"
+    return f"{message} (got {got!r})" if not isinstance(got, (dict, list)) and kind != "value_error" else message
 
 
-def parse_config(text: str, source: str = "<config>") -> SynthConfig:
+class _ConfigLoader(yaml.SafeLoader):
+    """Safe YAML that refuses duplicate keys and leaves dates as text, so that pydantic names a bad one
+
+    (PyYAML's own date parsing raises a bare ValueError on `2026-02-30`)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                first = seen.get(key)
+            except TypeError:  # an unhashable key: the base class says so
+                continue
+            if first is not None:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (first given on line {first}); keep one of them",
+                    key_node.start_mark)
+            seen[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
+
+_ConfigLoader.yaml_implicit_resolvers = {
+    first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def _read_yaml(text: str, source: str) -> tuple[Any, yaml.Node | None]:
+    """The document and its node tree (for line numbers), or a KemeError naming file, line and column."""
+    loader = _ConfigLoader(text)
     try:
-        data = yaml.safe_load(text)
-        root = yaml.compose(text)
+        root = loader.get_single_node()
+        return (loader.construct_document(root) if root is not None else None), root
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
+        what = ", ".join(part for part in (exc.context, exc.problem) if part)
+        raise KemeError(f"{where}: not valid YAML: {what}") from exc
     except yaml.YAMLError as exc:
         raise KemeError(f"{source}: not valid YAML: {exc}") from exc
+    except ValueError as exc:  # e.g. an integer of more than 4300 digits
+        raise KemeError(f"{source}: not a usable config: a value cannot be read ({str(exc).split(';')[0][:200]})") from exc
+    except RecursionError as exc:
+        raise KemeError(f"{source}: not a usable config: it is nested too deeply to read") from exc
+    finally:
+        loader.dispose()
+
+
+def _where(source: str, root: yaml.Node | None, loc: tuple[Any, ...]) -> str:
+    line = _line_of(root, loc)
+    return f"{source}:{line}" if line else source
+
+
+def parse_config(text: str, source: str = "<config>", seed: int | None = None) -> SynthConfig:
+    """Validate a config's text; every problem is named with file:line, key and what to do.
+
+    `seed` replaces the config's own (`keme synth --seed`) before the limits, which depend on it, are checked.
+    """
+    data, root = _read_yaml(text, source)
+    if data is None:
+        raise KemeError(f"{source}: the config is empty; it needs at least `name` and `personas` (see configs/demo.yaml)")
     if not isinstance(data, dict):
-        raise KemeError(f"{source}: expected a mapping at the top level, got {type(data).__name__}")
+        raise KemeError(f"{_where(source, root, ())}: expected a mapping of keys (name, personas, ...) at the top "
+                        f"level, got a {type(data).__name__} (see configs/demo.yaml)")
     try:
-        return SynthConfig.model_validate(data)
+        cfg = SynthConfig.model_validate(data)
     except ValidationError as exc:
         lines = [f"{source}: invalid configuration"]
         for err in exc.errors():
-            loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+            loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and (p.startswith("function-") or p == "[key]")))
             key = ".".join(str(p) for p in loc) or "(top level)"
-            line = _line_of(root, loc)
-            where = f"{source}:{line}" if line else source
-            lines.append(f"  {where}: {key}: {_describe(err)}")
+            lines.append(f"  {_where(source, root, loc)}: {key}: {_describe(err)}")
         raise KemeError("\n".join(lines)) from exc
+    if seed is not None:
+        if not 0 <= seed <= MAX_SEED:
+            raise KemeError(f"--seed must be between 0 and 2^63-1 ({MAX_SEED}), not {seed}")
+        cfg = cfg.model_copy(update={"seed": seed})
+    problems = limit_problems(cfg)
+    if problems:
+        lines = [f"{source}: the configuration exceeds a limit of the planner"]
+        lines += [f"  {_where(source, root, loc)}: {'.'.join(map(str, loc))}: {message}" for loc, message in problems]
+        raise KemeError("\n".join(lines))
+    return cfg
 
 
-def load_config(path: Path | str) -> SynthConfig:
-    path = Path(path)
+def limit_problems(cfg: SynthConfig) -> list[tuple[tuple[Any, ...], str]]:
+    """Chapters that receive more anchors than they can ground (see `keme.synth.capacity`), one per persona.
+
+    The worst case over all seeds is checked first; only when it does not fit are this seed's anchors
+    drawn and counted, so a config is refused exactly when its seed would fail.
+    """
+    from keme.synth.capacity import chapter_loads  # keme.synth imports this module
+
+    problems = []
+    for index in range(len(cfg.personas)):
+        bound = chapter_loads(cfg, index)
+        if all(load.most_anchors <= load.room for load in bound):
+            continue
+        loads = chapter_loads(cfg, index, exact=True)
+        worst = max(loads, key=lambda load: load.most_anchors - load.room)
+        if worst.most_anchors <= worst.room:
+            continue
+        graph = cfg.graph
+        if graph.max_depth == 1:
+            why = (f"at graph.max_depth 1 every anchor is a session of its own, and a chapter has at most "
+                   f"graph.max_events ({graph.max_events}) sessions")
+            fixes = "lower anchors.per_month, use graph.max_depth 2, or raise graph.max_events"
+        else:
+            why = (f"with graph.max_events {graph.max_events} and the episode kinds the weights allow, a chapter "
+                   f"grounds at most {worst.room}")
+            fixes = "lower anchors.per_month or raise graph.max_events"
+        if (worst.start.year, worst.start.month) != (worst.end.year, worst.end.month):
+            fixes += f" (one-month chapters need graph.max_events of at least {_calendar_months(cfg, index)})"
+        problems.append((("personas", index), (
+            f"with seed {cfg.seed} the chapter {worst.months} receives {worst.most_anchors} anchors, but {why}; "
+            f"{fixes}")))
+    return problems
+
+
+def _calendar_months(cfg: SynthConfig, index: int) -> int:
+    from keme.days import month_windows
+    from keme.prior.persona import trajectory_window
+
+    return len(month_windows(*trajectory_window(cfg.personas[index])))
+
+
+def config_from_manifest(data: object, source: str) -> SynthConfig:
+    """The synthesis config a dataset's manifest records, or a KemeError naming what is wrong with it."""
+    if not isinstance(data, dict):
+        raise KemeError(f"{source}: the manifest has no synthesis config; screenshots and QA are built from a KEME trajectory")
     try:
-        text = path.read_text(encoding="utf-8")
+        return SynthConfig.model_validate(data)
+    except ValidationError as exc:
+        detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {_describe(e)}" for e in exc.errors()[:5])
+        raise KemeError(f"{source}: the manifest's config is not valid ({detail}); was the manifest edited? "
+                        "Synthesize the dataset again") from exc
+
+
+def load_config(path: Path | str, seed: int | None = None) -> SynthConfig:
+    """Read and validate a config file (see `parse_config`); unreadable files and bad UTF-8 are named too."""
+    path = Path(path)
+    if path.is_dir():
+        raise KemeError(f"{path}: is a directory; pass a YAML config file (see configs/)")
+    try:
+        raw = path.read_bytes()
     except OSError as exc:
         raise KemeError(f"{path}: cannot read config ({exc.strerror})") from exc
-    return parse_config(text, str(path))
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise KemeError(f"{path}:{line}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
+                        "save the config as UTF-8") from exc
+    return parse_config(text, str(path), seed)

@@ -70,3 +70,14 @@ def add_months(day: date, months: int) -> date:
     year = day.year + month // 12
     month = month % 12 + 1
     return date(year, month, 1) if day.day == 1 else date(year, month, min(day.day, 28))
+
+
+def month_windows(start: datetime, end: datetime) -> list[tuple[datetime, datetime]]:
+    """The calendar months of [start, end], the first and last clipped to it (anchors and chapters follow them)."""
+    windows = []
+    cursor = start.date()
+    while datetime.combine(cursor, time()) <= end:
+        nxt = add_months(cursor.replace(day=1), 1)
+        windows.append((datetime.combine(cursor, time()), min(datetime.combine(nxt, time()) - timedelta(seconds=1), end)))
+        cursor = nxt
+    return windows

@@ -6,6 +6,7 @@ import struct
 
 import pytest
 
+from keme.errors import KemeError
 from keme.omni import images
 from keme.omni.render import Renderer, html_for
 from keme.omni.samples import sample
@@ -62,13 +63,24 @@ def test_chinese_text_draws_with_a_cjk_font(renderer):
     assert renderer.cjk_fonts_ok()
 
 
-def test_requests_other_than_data_uris_are_blocked(renderer):
-    html = ('<body><img id="remote" src="http://example.com/a.png" '
-            'onerror="document.getElementById(\'out\').textContent=\'blocked\'">'
-            '<img src="' + images.avatar("Ann") + '" onload="document.getElementById(\'ok\').textContent=\'loaded\'">'
-            '<span id="out" data-fact="remote">waiting</span><span id="ok" data-fact="local">waiting</span></body>')
-    shot = renderer.render_html(html)
-    assert shot.facts == {"remote": "blocked", "local": "loaded"}
+def test_data_uri_images_load_and_remote_ones_do_not(renderer):
+    html = ('<body><img id="remote" src="http://example.com/a.png">'
+            '<img id="local" src="' + images.avatar("Ann") + '"></body>')
+    renderer.render_html(html)
+    widths = renderer._page.evaluate("() => [...document.images].map(i => [i.id, i.complete, i.naturalWidth > 0])")
+    assert widths == [["remote", True, False], ["local", True, True]]
+
+
+def test_scripts_in_a_page_do_not_run(renderer):
+    """No template has a script, so the renderer turns them off: no fetch, WebSocket or WebRTC can start."""
+    assert renderer._page.evaluate("() => { const s = document.createElement('script');"
+                                   " s.textContent = 'window.ran = 1'; document.body.append(s); return window.ran; }") is None
+
+
+def test_a_page_that_navigates_is_an_error_and_the_next_one_renders(renderer):
+    with pytest.raises(KemeError, match="self-contained"):
+        renderer.render_html('<meta http-equiv="refresh" content="0;url=http://example.com/"><p>gone</p>')
+    assert renderer.render("note", sample("note", "en")).facts == sample("note", "en").expected_facts()
 
 
 def test_rendering_is_byte_identical_for_the_same_data(renderer):

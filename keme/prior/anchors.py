@@ -8,12 +8,13 @@ block free for the conversation about it.
 
 from __future__ import annotations
 
+import math
 import random
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 
 from keme.config import SynthConfig
-from keme.days import BLOCKS, Block, add_months, block_of, block_window
+from keme.days import BLOCKS, Block, block_of, block_window, month_windows
 from keme.models.anchor import (
     APP_TYPES,
     Anchor,
@@ -58,21 +59,24 @@ def _text(source: str, ctx: Context) -> str:
     return render(compile_template(source), ctx)
 
 
-def _month_windows(persona: Persona) -> list[tuple[datetime, datetime]]:
-    windows = []
-    cursor = persona.start.date()
-    while datetime.combine(cursor, time()) <= persona.end:
-        nxt = add_months(cursor.replace(day=1), 1)
-        end = min(datetime.combine(nxt, time()) - timedelta(seconds=1), persona.end)
-        windows.append((datetime.combine(cursor, time()), end))
-        cursor = nxt
-    return windows
-
-
 def _count(rng: random.Random, rate: float, fraction: float) -> int:
     expected = rate * fraction
     whole = int(expected)
     return whole + (1 if rng.random() < expected - whole else 0)
+
+
+def anchor_cap(days_in: int) -> int:
+    """At most half the day blocks of a month window hold anchors, so the sessions around them keep room.
+
+    Only a window of a few days (a trajectory starting on the 30th) ever reaches it within the config's bounds.
+    """
+    return len(BLOCKS) * days_in // 2
+
+
+def most_anchors(rates: dict[str, float], days_in: int) -> int:
+    """The most anchors a month window of `days_in` days can receive: each app's expected count rounded up, capped."""
+    fraction = days_in / 30.4
+    return min(anchor_cap(days_in), sum(math.ceil(rate * fraction) for rate in rates.values()))
 
 
 def _pick_time(rng: random.Random, app: str, start: datetime, end: datetime, taken: set[tuple[date, Block]]) -> datetime:
@@ -148,12 +152,16 @@ def build_anchors(persona: Persona, cfg: SynthConfig, res: Resources) -> list[An
     static = _static_values(persona)
     taken: set[tuple[date, Block]] = set()
     planned: list[tuple[datetime, str]] = []
-    for start, end in _month_windows(persona):
+    for start, end in month_windows(persona.start, persona.end):
         days_in = (end - start).days + 1
         fraction = days_in / 30.4
+        room = anchor_cap(days_in)
         for app in APP_TYPES:
             for _ in range(_count(rng, cfg.anchors.per_month.get(app, 0.0), fraction)):
+                if room == 0:
+                    break
                 planned.append((_pick_time(rng, app, start, end, taken), app))
+                room -= 1
     planned.sort()
     anchors = []
     for number, (moment, app) in enumerate(planned, start=1):

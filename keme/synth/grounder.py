@@ -124,7 +124,8 @@ def ground(parent: Event, traj: Trajectory, ctx: PlanContext, now: datetime) -> 
         elif len(children) < ctx.cfg.graph.max_events:
             _add_anchor_leaf(parent, anchor, traj, ctx, now)
         else:
-            episodes = [c for c in children if not is_leaf(c)]
+            # only an episode with room left can take another anchor down to its own expansion
+            episodes = [c for c in children if not is_leaf(c) and _capacity(c, ctx) > 0]
             free_leaves = [c for c in children if is_leaf(c) and c.anchor_id is None and c.state == "planned"]
             distance = lambda c: min(abs((c.start - moment).total_seconds()), abs((c.end - moment).total_seconds()))  # noqa: E731
             if episodes:

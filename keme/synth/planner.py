@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
 from keme.config import SynthConfig
-from keme.days import Slot, add_months, block_window, days, holidays_between, is_workday
+from keme.days import Slot, block_window, days, holidays_between, is_workday
 from keme.models import Event, Persona
 from keme.prior.people import distinct_names, person_name
+from keme.synth.capacity import ROOMY_PER_KIND, chapter_windows, roomy_kinds
 from keme.synth.catalog import CHANGES, EPISODE_KINDS, Change, EpisodeKind
 from keme.synth.state import Trajectory
 from keme.synth.timing import DEFAULT_TIMING, TIMING, block_order, candidate_days, day_ok, slot_key
@@ -29,6 +30,11 @@ BIG_CHANGES = frozenset({"job_change", "relocate"})
 PHONE_LABEL = {"en": "phone", "zh": "手机"}
 SHOW_GENRE = {"en": "series", "zh": "剧集"}
 SET = "set:"  # params prefix for the new value of a changed attribute
+MIN_CHANGE_DAYS = 7  # shorter chapters get no life change
+
+
+class NoRoom(RuntimeError):
+    """No free day block is left for a one-moment episode in its window."""
 
 
 @dataclass(frozen=True)
@@ -46,26 +52,9 @@ def _month_name(day: date, lang: str) -> str:
     return f"{day.year}年{day.month}月" if lang == "zh" else f"{fmt.MONTHS_EN[day.month - 1]} {day.year}"
 
 
-def chapter_windows(persona: Persona) -> list[tuple[datetime, datetime]]:
-    """Calendar months; a one-month trajectory is halved, a long one grouped, to keep 2-15 chapters."""
-    months = []
-    cursor = persona.start.date()
-    while datetime.combine(cursor, time()) <= persona.end:
-        nxt = add_months(cursor.replace(day=1), 1)
-        months.append((datetime.combine(cursor, time()), min(datetime.combine(nxt, time()) - timedelta(seconds=1), persona.end)))
-        cursor = nxt
-    if len(months) == 1:
-        start, end = months[0]
-        middle = start + (end - start) / 2
-        middle = datetime.combine(middle.date(), time())
-        return [(start, middle - timedelta(seconds=1)), (middle, end)]
-    group = -(-len(months) // 15)
-    return [(months[i][0], months[min(i + group, len(months)) - 1][1]) for i in range(0, len(months), group)]
-
-
 def plan_chapters(persona: Persona, ctx: PlanContext, rng: random.Random) -> list[Event]:
     chapters = []
-    for number, (start, end) in enumerate(chapter_windows(persona), start=1):
+    for number, (start, end) in enumerate(chapter_windows(persona.start, persona.end, ctx.cfg.graph.max_events), start=1):
         params = {"month_name": _month_name(start.date(), ctx.lang), "changes": ""}
         chapters.append(
             Event(
@@ -90,12 +79,26 @@ def schedule_changes(persona: Persona, chapters: list[Event], ctx: PlanContext, 
     slots: list[list[str]] = [[] for _ in chapters]
     for i, change in enumerate(chosen):
         position = (i + rng.uniform(0.15, 0.85)) * len(chapters) / max(1, len(chosen))
-        index = min(len(chapters) - 1, int(position))
+        index = _long_enough(chapters, min(len(chapters) - 1, int(position)))
         while change in BIG_CHANGES and any(c in BIG_CHANGES for c in slots[index]) and index + 1 < len(chapters):
             index += 1
         slots[index].append(change)
     for chapter, changes in zip(chapters, slots):
         chapter.params["changes"] = ",".join(changes)
+
+
+def holds_changes(chapter: Event) -> bool:
+    """A chapter of a few days (a trajectory starting on the 30th) has no room for a change's moments."""
+    return (chapter.end.date() - chapter.start.date()).days + 1 >= MIN_CHANGE_DAYS
+
+
+def _long_enough(chapters: list[Event], index: int) -> int:
+    """`index`, or the nearest chapter that holds changes (later ones first)."""
+    for step in range(len(chapters)):
+        for candidate in (index + step, index - step):
+            if 0 <= candidate < len(chapters) and holds_changes(chapters[candidate]):
+                return candidate
+    return index
 
 
 def _describe_chapter(chapter: Event, persona: Persona, ctx: PlanContext) -> None:
@@ -276,8 +279,37 @@ def _weights(traj: Trajectory, ctx: PlanContext, when: datetime) -> dict[str, fl
 
 
 def expand_chapter(chapter: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random) -> list[Event]:
-    """Plan a chapter's episodes: its scheduled changes, holiday plans, then everyday life."""
+    """Plan a chapter's episodes: its scheduled changes, holiday plans, then everyday life.
+
+    At depth 2, when that plan leaves no place for some of the chapter's anchors, the chapter is
+    planned again with episodes that take anchors down to their moments (`keme.synth.capacity`).
+    """
+    planned = _plan_chapter(chapter, traj, ctx, rng)
+    need = len(chapter.pending_anchors)
+    if ctx.cfg.graph.max_depth == 2 and anchor_room(planned, ctx.cfg.graph.max_events) < need:
+        from keme.seeding import rng_for
+
+        for event in planned:
+            traj.remove_event(event.id)
+        planned = _plan_chapter(chapter, traj, ctx, rng_for(ctx.cfg.seed, traj.persona.id, "plan-room", chapter.id),
+                                room_for=need)
+    return planned
+
+
+def anchor_room(children: list[Event], max_events: int) -> int:
+    """How many anchors a just-planned chapter can ground: one per free child place and per leaf, and per
+    place an episode has left for leaves (see `keme.synth.grounder.ground`)."""
+    free = max_events - len(children)
+    leaves = sum(1 for e in children if "_moments" not in e.params)
+    inner = sum(max(0, max_events - len(e.params["_moments"].split(","))) for e in children if "_moments" in e.params)
+    return free + leaves + inner
+
+
+def _plan_chapter(chapter: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random,
+                  room_for: int | None = None) -> list[Event]:
+    """One plan of a chapter; with `room_for`, only changes and episodes that make room for that many anchors."""
     persona, lang = traj.persona, ctx.lang
+    graph = ctx.cfg.graph
     now = chapter.start
     lo, hi = chapter.start.date(), chapter.end.date()
     span = (hi - lo).days + 1
@@ -291,6 +323,25 @@ def expand_chapter(chapter: Event, traj: Trajectory, ctx: PlanContext, rng: rand
 
     for name in chapter_changes(chapter):
         commit(plan_change_episode(name, chapter, traj, ctx, rng, earliest=lo))
+
+    weights = _weights(traj, ctx, now)
+    if room_for is not None:
+        roomy = [k for k in roomy_kinds(ctx.cfg.episodes.weights) if k in weights and EPISODE_KINDS[k].days[0] <= span]
+        per_kind = dict.fromkeys(roomy, 0)
+        added = 0
+        while roomy and added < graph.max_events // 2 and len(planned) < graph.max_events and (
+                anchor_room(planned, graph.max_events) < room_for or len(planned) < graph.min_events):
+            kind = EPISODE_KINDS[rng.choices(roomy, [weights[k] for k in roomy])[0]]
+            length = rng.randint(kind.days[0], min(kind.days[1], span))
+            first = lo + timedelta(days=rng.randint(0, span - length))
+            event = regular_episode(kind.name, *_clip_window(chapter, first, length), chapter, traj, ctx, rng)
+            assert event is not None  # only a trip can fail to fit, and trips are not roomy
+            commit(event)
+            added += 1
+            per_kind[kind.name] += 1
+            if per_kind[kind.name] == ROOMY_PER_KIND:
+                roomy.remove(kind.name)
+        return planned
 
     trips = 0
     for first, last, holiday in _holiday_clusters(chapter, persona.country, lang):
@@ -307,14 +358,13 @@ def expand_chapter(chapter: Event, traj: Trajectory, ctx: PlanContext, rng: rand
             params = episode_params("family", rng, traj, ctx, now)
             commit(_episode_event(traj, chapter, "family", first, last, params, ctx, requirements=[f"holiday: {holiday}"]))
 
-    target = round(span / 30.4 * ctx.cfg.graph.episodes_per_month)
+    target = round(span / 30.4 * graph.episodes_per_month)
     # leave room for the leaves the grounder may add for anchors (every anchor needs its own leaf at depth 1)
-    reserve = len(chapter.pending_anchors) if ctx.cfg.graph.max_depth == 1 else 3
-    budget = max(ctx.cfg.graph.min_events, min(target, ctx.cfg.graph.max_events - reserve))
-    weights = _weights(traj, ctx, now)
+    reserve = len(chapter.pending_anchors) if graph.max_depth == 1 else 3
+    budget = max(graph.min_events, min(target, graph.max_events - reserve))
     counts: dict[str, int] = {}
     attempts = 0
-    while len(planned) < budget and attempts < 100:
+    while weights and len(planned) < budget and attempts < 100:
         attempts += 1
         kind = EPISODE_KINDS[rng.choices(list(weights), list(weights.values()))[0]]
         if counts.get(kind.name, 0) >= (1 if kind.name == "trip" else 2) or (kind.name == "trip" and trips):
@@ -327,8 +377,11 @@ def expand_chapter(chapter: Event, traj: Trajectory, ctx: PlanContext, rng: rand
         event = regular_episode(kind.name, first, last, chapter, traj, ctx, rng)
         if event is None:
             continue
+        try:
+            commit(event)
+        except NoRoom:  # every block of its days is taken already: plan something else
+            continue
         trips += kind.name == "trip"
-        commit(event)
         counts[kind.name] = counts.get(kind.name, 0) + 1
     return planned
 
@@ -399,7 +452,7 @@ def shrink_to_leaf_if_single(event: Event, traj: Trajectory, ctx: PlanContext, r
     if not slots:
         slots = place_moments(traj, [moment], event.start.date(), event.end.date(), event, ctx, rng, own, {}, strict=False)
     if not slots:
-        raise RuntimeError(f"no free day block for {event.id} ({moment}) in {event.start.date()}..{event.end.date()}")
+        raise NoRoom(f"no free day block for {event.id} ({moment}) in {event.start.date()}..{event.end.date()}")
     day, block = slots[0]
     event.params["_episode"] = event.kind
     event.kind = moment
@@ -431,7 +484,7 @@ def _ranges(moments: list[str], event: Event) -> list[tuple[date, date]]:
 
 def place_moments(traj: Trajectory, moments: list[str], lo: date, hi: date, event: Event, ctx: PlanContext,
                   rng: random.Random, own: frozenset[str], fixed: dict[int, tuple[date, date]],
-                  strict: bool = True) -> list[Slot]:
+                  strict: bool = True, day_rules: bool = True) -> list[Slot]:
     """One free day block per moment, in increasing order; own pending anchors' blocks are welcome."""
     country = traj.persona.country
     ranges = [fixed.get(i, (lo, hi)) for i in range(len(moments))]
@@ -455,7 +508,8 @@ def place_moments(traj: Trajectory, moments: list[str], lo: date, hi: date, even
         # strict: anywhere in the moment's range; relaxed: as early as possible, leaving room for the rest
         spread = (last - first).days if strict else min(1, (last - first).days)
         target = first + timedelta(days=rng.randint(0, max(0, spread)))
-        for relax in ((False, True) if not strict else (False,)):
+        passes = (False,) if strict else (False, True)  # relax the day rule only after trying to keep it
+        for relax in passes if day_rules else (True,):
             if found:
                 break
             for day in candidate_days(first, last, target):
@@ -490,6 +544,12 @@ def expand_episode(episode: Event, traj: Trajectory, ctx: PlanContext, rng: rand
         chapter_end = traj.events[episode.parent_id].end.date() if episode.parent_id else hi
         relaxed = {i: (first, chapter_end) for i, (first, _) in enumerate(ranges)}
         slots = place_moments(traj, moments, lo, chapter_end, episode, ctx, rng, own, relaxed, strict=False)
+        needed = 2 if update_index is None else max(2, update_index + 1)
+        if len(slots) < needed:
+            # honouring a day rule can put the first moment on the window's last workday (a week of
+            # holidays): place them in order, as early as they fit, on any day
+            slots = place_moments(traj, moments, lo, chapter_end, episode, ctx, rng, own, relaxed, strict=False,
+                                  day_rules=False)
         if slots and block_window(*slots[-1])[1] > episode.end:
             traj.move_event(episode, episode.start, datetime.combine(slots[-1][0], time(23, 59, 59)))
     kept = moments[: len(slots)]

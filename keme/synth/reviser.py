@@ -20,6 +20,7 @@ from keme.synth.planner import (
     _episode_event,
     colleagues,
     episode_params,
+    holds_changes,
     plan_change_episode,
     shrink_to_leaf_if_single,
 )
@@ -102,7 +103,7 @@ def add_follow_up(name: str, cause: Event, traj: Trajectory, ctx: PlanContext, r
         if not traj.add_edge(cause.id, episode.id, "causes"):
             traj.chain_edges(traj.children(chapter.id))
         return
-    later = [c for c in traj.children(None) if c.start > chapter.end and c.state == "planned"]
+    later = [c for c in traj.children(None) if c.start > chapter.end and c.state == "planned" and holds_changes(c)]
     if later:
         target = later[0]
         changes = [c for c in target.params.get("changes", "").split(",") if c]

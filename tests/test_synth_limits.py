@@ -1,0 +1,136 @@
+"""Every config within the stated limits synthesizes and validates; what a chapter can hold is known up front."""
+
+from __future__ import annotations
+
+import random
+import tempfile
+from datetime import date, datetime, timedelta
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from keme.config import FIRST_START, LAST_START, parse_config
+from keme.errors import KemeError
+from keme.models.anchor import APP_TYPES
+from keme.prior.anchors import anchor_cap, build_anchors, most_anchors
+from keme.prior.persona import build_persona, trajectory_window
+from keme.synth.capacity import chapter_loads, chapter_room, chapter_windows, roomy_kinds
+from keme.synth.pipeline import synthesize, synthesize_persona
+from keme.text import resources
+from keme.validate import validate
+
+
+def _big(seed: int) -> str:
+    lines = ["name: big", f"seed: {seed}", "personas:"]
+    lines += [f"  - {{language: {'en' if i % 2 == 0 else 'zh'}, start: 2026-01-01, months: 24}}" for i in range(25)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize(("seed", "index"), [(3, 14), (7, 8)])
+def test_the_personas_that_crashed_the_grounder_synthesize(seed, index):
+    """25 x 24 months, default rates: these stretched one episode past its room ('15 children, all anchored')."""
+    traj = synthesize_persona(index, parse_config(_big(seed)))
+    anchored = {e.anchor_id for e in traj.graph.events if e.anchor_id}
+    assert anchored == {a.id for a in traj.anchors}
+
+
+def test_the_root_never_has_more_chapters_than_max_events():
+    start, end = datetime(2026, 1, 15), datetime(2028, 1, 14, 23, 59, 59)  # 25 calendar months
+    assert len(chapter_windows(start, end, 15)) == 13
+    assert len(chapter_windows(start, end, 8)) == 7
+    assert len(chapter_windows(start, end, 30)) == 25
+
+
+def test_a_one_month_trajectory_is_halved():
+    halves = chapter_windows(datetime(2026, 4, 1), datetime(2026, 4, 30, 23, 59, 59), 15)
+    assert [(a.date(), b.date()) for a, b in halves] == [(date(2026, 4, 1), date(2026, 4, 14)),
+                                                         (date(2026, 4, 15), date(2026, 4, 30))]
+
+
+def test_a_depth_one_chapter_holds_one_anchor_per_child():
+    graph = parse_config("name: t\npersonas:\n  - {language: en, start: 2026-01-01, months: 2}\n"
+                         "graph:\n  max_depth: 1\n  max_events: 20\n").graph
+    assert chapter_room(graph, 31, roomy_kinds({})) == 20
+
+
+def test_a_depth_two_chapter_holds_what_its_two_moment_episodes_can_take():
+    graph = parse_config("name: t\npersonas:\n  - {language: en, start: 2026-01-01, months: 2}\n").graph
+    kinds = roomy_kinds({})
+    assert sorted(kinds) == ["fitness", "health", "shopping", "social", "work_project"]
+    assert chapter_room(graph, 31, kinds) == 15 + 7 * 11
+    assert chapter_room(graph, 2, kinds) == 15 + 2 * 11  # only shopping fits in two days
+    assert chapter_room(graph, 31, roomy_kinds({k: 0 for k in kinds})) == 15
+
+
+def test_a_window_of_a_few_days_holds_at_most_half_its_blocks_of_anchors():
+    rates = {app: 10.0 for app in APP_TYPES[:3]}
+    assert anchor_cap(1) == 1 and anchor_cap(30) == 45
+    assert most_anchors(rates, 1) == 1
+    assert most_anchors(rates, 30) == 30
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_worst_case_bounds_the_anchors_every_seed_draws(seed):
+    cfg = parse_config(f"name: t\nseed: {seed}\npersonas:\n  - {{language: en, start: 2026-01-30, months: 3}}\n"
+                       "anchors:\n  per_month: {bill: 9.5, note: 6.2, todo: 4.1, calendar: 3}\n")
+    res = resources.get("en")
+    anchors = build_anchors(build_persona(cfg.personas[0], 0, seed, res), cfg, res)
+    for bound, exact in zip(chapter_loads(cfg, 0), chapter_loads(cfg, 0, exact=True)):
+        assert exact.most_anchors <= bound.most_anchors
+    assert sum(load.most_anchors for load in chapter_loads(cfg, 0, exact=True)) == len(anchors)
+    start, end = trajectory_window(cfg.personas[0])
+    assert all(start <= a.timestamp <= end for a in anchors)
+
+
+@st.composite
+def valid_configs(draw) -> str:
+    """Small random configs within the stated limits, as YAML text."""
+    personas = []
+    for _ in range(draw(st.integers(1, 2))):
+        start = FIRST_START + timedelta(days=draw(st.integers(0, (LAST_START - FIRST_START).days)))
+        persona = {"language": draw(st.sampled_from(["en", "zh"])), "start": start.isoformat(),
+                   "months": draw(st.integers(1, 2))}
+        if draw(st.booleans()):
+            persona["country"] = draw(st.sampled_from(["US", "CN", "GB", "DE", "JP", "FR", "BR", "IN"]))
+        personas.append(persona)
+    rates = {app: draw(st.floats(0, 4, allow_nan=False).map(lambda x: round(x, 1)))
+             for app in draw(st.sets(st.sampled_from(APP_TYPES), min_size=1))}
+    return yaml.safe_dump({
+        "name": "random", "seed": draw(st.integers(0, 2**63 - 1)), "personas": personas,
+        "graph": {"max_depth": draw(st.sampled_from([1, 2])), "max_events": draw(st.integers(8, 30)),
+                  "episodes_per_month": draw(st.floats(0.5, 14).map(lambda x: round(x, 2)))},
+        "anchors": {"per_month": rates},
+        "changes": {"per_month": draw(st.floats(0, 4).map(lambda x: round(x, 2)))},
+        "dialogue": {"reveal_weights": draw(st.lists(st.integers(0, 5), min_size=1, max_size=5).filter(any))},
+        "qa": {"per_month": draw(st.integers(4, 40))},
+    }, sort_keys=False)
+
+
+@pytest.mark.slow
+@settings(max_examples=5, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(valid_configs())
+def test_a_random_config_within_the_limits_synthesizes_and_validates(text):
+    try:
+        cfg = parse_config(text)
+    except KemeError as exc:  # only the up-front anchor limit may refuse a config drawn within the bounds
+        assert "exceeds a limit of the planner" in str(exc), str(exc)
+        assume(False)
+    with tempfile.TemporaryDirectory(prefix="keme-prop-") as tmp:
+        synthesize(cfg, Path(tmp) / "d")
+        assert validate(Path(tmp) / "d") == []
+
+
+def test_random_calendar_edges_synthesize():
+    """Starts on the last days of months (chapters of a day), leap days, long and short trajectories."""
+    rng = random.Random(10)
+    starts = [date(2026, 1, 31), date(2027, 4, 30), date(2028, 2, 29), date(2026, 12, 31), date(2025, 6, 2)]
+    for start in starts:
+        months = rng.choice([1, 2, 13])
+        cfg = parse_config(f"name: edge\nseed: {rng.randrange(1000)}\npersonas:\n"
+                           f"  - {{language: {rng.choice(['en', 'zh'])}, start: {start}, months: {months}}}\n")
+        traj = synthesize_persona(0, cfg)
+        assert {e.anchor_id for e in traj.graph.events if e.anchor_id} == {a.id for a in traj.anchors}
