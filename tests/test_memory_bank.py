@@ -116,11 +116,84 @@ def test_search_multiplies_bm25_by_the_boosts():
 def test_lru_evicts_the_lowest_last_used_plus_hits_times_a_day():
     bank = MemoryBank(semantic_limit=2)
     base = NOW - timedelta(days=10)
-    bank.add_semantic(entry("used-recently", "a", created=base, used=NOW - timedelta(days=1)))  # ~9 days after base
+    bank.add_semantic(entry("used-recently", "a", created=base, used=NOW - timedelta(days=1)))  # base + 9 days
     bank.add_semantic(entry("many-hits", "b", created=base, hits=10))  # base + 10 days
-    evicted = bank.add_semantic(entry("new", "c", created=NOW - timedelta(days=2)))  # base + 8 days: lowest
-    assert evicted == ["new"]
+    evicted = bank.add_semantic(entry("third", "c", created=NOW - timedelta(days=20)))  # base - 10 days, but new
+    assert evicted == ["used-recently"]
+    assert sorted(bank.semantic) == ["many-hits", "third"]
     assert entry("x", "x", created=base, hits=3).lru_score() == ms(base) + 3 * DAY
+
+
+def test_a_brand_new_entry_is_never_its_own_victim():
+    """Scored with the others it would lose (no hits, created now): the add keeps it and evicts the lowest other."""
+    bank = MemoryBank(semantic_limit=2)
+    bank.add_semantic(entry("a", "a", hits=1, used=NOW))  # NOW + 1 day
+    bank.add_semantic(entry("b", "b", hits=2, used=NOW))  # NOW + 2 days
+    brand_new = entry("new", "c", created=NOW)  # NOW: the lowest score of the three
+    assert brand_new.lru_score() < bank.semantic["a"].lru_score()
+    assert bank.add_semantic(brand_new) == ["a"]
+    assert sorted(bank.semantic) == ["b", "new"]
+
+
+def test_eviction_ties_go_to_the_older_entry_then_the_smaller_id():
+    bank = MemoryBank(semantic_limit=2)
+    bank.add_semantic(entry("y", "y", created=NOW - timedelta(days=2), used=NOW))
+    bank.add_semantic(entry("x", "x", created=NOW - timedelta(days=1), used=NOW))
+    assert bank.add_semantic(entry("z", "z", created=NOW)) == ["y"]
+
+
+def test_three_thousand_adds_leave_the_same_five_hundred_on_disk_as_in_memory(tmp_path):
+    path = tmp_path / "bank.sqlite"
+    bank = open_bank(path)
+    for i in range(3000):
+        bank.add_semantic(entry(f"sem-{i}", f"tip {i}", created=NOW + timedelta(minutes=i)))
+        if i % 7 == 0:  # some entries get used, so LRU order is not insertion order
+            bank.inject(f"tip {i}", NOW + timedelta(minutes=i))
+    bank.commit()
+    import sqlite3
+
+    rows = {r[0] for r in sqlite3.connect(path).execute("SELECT id FROM semantic")}
+    assert len(bank.semantic) == 500 and rows == set(bank.semantic)
+    again = open_bank(path)
+    assert set(again.semantic) == set(bank.semantic)
+    assert {e.id: e.hits for e in again.semantic.values()} == {e.id: e.hits for e in bank.semantic.values()}
+
+
+def test_every_mcp_style_save_into_a_full_bank_of_used_entries_is_kept(tmp_path):
+    bank = open_bank(tmp_path / "bank.sqlite", semantic_limit=3)
+    for i in range(3):
+        bank.add_semantic(entry(f"old-{i}", "old", hits=5, used=NOW))
+    for i in range(4):
+        bank.add_semantic(entry(f"saved-{i}", "fresh", created=NOW + timedelta(minutes=i)))
+        assert f"saved-{i}" in bank.semantic
+    assert set(open_bank(tmp_path / "bank.sqlite", semantic_limit=3).semantic) == set(bank.semantic)
+
+
+def test_a_database_over_the_limit_is_evicted_down_to_it_on_opening(tmp_path):
+    path = tmp_path / "bank.sqlite"
+    big = open_bank(path, semantic_limit=10, episodic_limit=10)
+    for i in range(10):
+        big.add_semantic(entry(f"s{i}", "t", created=NOW + timedelta(minutes=i)))
+        big.add_episode(Episode(id=f"e{i}", goal="g", created_at=ms(NOW + timedelta(minutes=i))))
+    big.store.close()
+    small = open_bank(path, semantic_limit=4, episodic_limit=3)
+    assert sorted(small.semantic) == ["s6", "s7", "s8", "s9"] and sorted(small.episodes) == ["e7", "e8", "e9"]
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    assert {r[0] for r in db.execute("SELECT id FROM semantic")} == set(small.semantic)
+    assert {r[0] for r in db.execute("SELECT id FROM episodic")} == set(small.episodes)
+
+
+def test_a_failed_write_raises_and_leaves_memory_as_it_was(tmp_path):
+    from baselines.memory_bank.storage import StorageError
+
+    bank = open_bank(tmp_path / "bank.sqlite", semantic_limit=1)
+    bank.add_semantic(entry("kept", "latte"))
+    bank.store.db.execute("DROP TABLE semantic")  # any write to it now fails
+    with pytest.raises(StorageError, match="bank.sqlite"):
+        bank.add_semantic(entry("lost", "mocha"))
+    assert list(bank.semantic) == ["kept"]
 
 
 def test_episodes_are_evicted_first_in_first_out():
@@ -174,6 +247,7 @@ def test_unavailable_storage_degrades_to_a_no_op_memory_with_one_warning(tmp_pat
         bank.add_episode(Episode(id="e", goal="g", created_at=0))
     assert isinstance(bank, NoOpMemoryBank) and results == []
     assert len([r for r in caplog.records if r.name == "memory_bank"]) == 1
+    assert bank.available is False and "taken" in bank.reason
 
 
 # ---------------------------------------------------------------- working memory and distillation
