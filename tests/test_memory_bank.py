@@ -315,3 +315,81 @@ def test_mcp_server_serves_search_save_and_delete_to_a_real_client(tmp_path):
     assert found.structured_content["result"][0]["title"] == "Douyin search entry"
     assert deleted.structured_content["deleted"] is True
     assert after.structured_content["result"] == []
+
+
+# ---------------------------------------------------------------- the harness system
+def test_the_system_removes_its_temporary_root_when_closed():
+    from baselines.memory_bank.system import MemoryBankSystem
+
+    system = MemoryBankSystem()
+    system.reset("p1")
+    system.ingest("p1", _session())
+    root = system.root
+    assert root.name.startswith("memory-bank-") and any(root.iterdir())
+    system.close()
+    assert not root.exists()
+
+
+def test_the_system_keeps_a_root_it_was_given(tmp_path):
+    from baselines.memory_bank.system import MemoryBankSystem
+
+    system = MemoryBankSystem(root=tmp_path)
+    system.reset("p1")
+    system.close()
+    assert tmp_path.exists()
+
+
+def test_a_bank_that_cannot_be_opened_is_an_error_in_the_harness(tmp_path):
+    from baselines.memory_bank.system import MemoryBankSystem
+    from keme.errors import KemeError
+
+    (tmp_path / "p1.sqlite").mkdir()  # where the bank's file would go
+    system = MemoryBankSystem(root=tmp_path)
+    with pytest.raises(KemeError, match="cannot open the bank for p1"):
+        system.reset("p1")
+
+
+def test_a_saved_bank_loads_with_its_hits(tmp_path):
+    from baselines.memory_bank.system import MemoryBankSystem
+    from eval.contract import Query
+
+    system = MemoryBankSystem(root=tmp_path / "a")
+    system.reset("p1")
+    system.ingest("p1", _session())
+    system.flush("p1")
+    system.retrieve("p1", Query(text="oat milk", now=NOW + timedelta(days=1)), 5)
+    system.save("p1", tmp_path / "snapshot")
+    other = MemoryBankSystem(root=tmp_path / "b")
+    other.load("p1", tmp_path / "snapshot")
+    assert {e.id: e.hits for e in other.bank("p1").semantic.values()} == {
+        e.id: e.hits for e in system.bank("p1").semantic.values()}
+    assert any(e.hits for e in other.bank("p1").semantic.values())
+
+
+def test_limits_below_one_are_refused():
+    from baselines.memory_bank.system import MemoryBankSystem
+    from keme.errors import KemeError
+
+    with pytest.raises(KemeError, match="semantic_limit"):
+        MemoryBankSystem(semantic_limit=0)
+
+
+# ---------------------------------------------------------------- MCP frames
+def test_a_frame_check_names_where_a_lone_surrogate_is():
+    from baselines.memory_bank.stdio import check_frame
+
+    reply = check_frame(b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":{"tags":["ok","\\udfff"]}}}')
+    assert reply.id == 9 and reply.error.code == -32602 and "params.arguments.tags[1]" in reply.error.message
+
+
+def test_a_frame_check_passes_a_valid_request_through():
+    from baselines.memory_bank.stdio import check_frame
+
+    message = check_frame(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}')
+    assert type(message).__name__ == "JSONRPCRequest" and message.method == "tools/list"
+
+
+def test_a_surrogate_pair_is_not_a_lone_surrogate():
+    from baselines.memory_bank.stdio import lone_surrogate
+
+    assert lone_surrogate({"q": "\U0001F600 latte"}) is None

@@ -112,9 +112,11 @@ class MemoryBankSystem:
         if not snapshot.is_file():
             raise KemeError(f"memory_bank: no saved bank at {snapshot}")
         self._close(scope)
-        for stale in self.root.glob(f"{self._path(scope).name}*"):
+        target = self._path(scope)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        for stale in target.parent.glob(f"{target.name}*"):
             stale.unlink()
-        shutil.copyfile(snapshot, self._path(scope))
+        shutil.copyfile(snapshot, target)
         self.bank(scope)
 
     def _close(self, scope: str) -> None:
