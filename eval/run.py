@@ -50,6 +50,7 @@ from eval.judge import Judge, RuleJudge
 from eval.replay import Plan, Replay, load_replay
 from eval.tokens import count_tokens
 from keme.dataset.io import atomic_write_text, dump_json
+from keme.dataset.lock import LOCK_FILE, directory_lock
 from keme.errors import KemeError
 from keme.models import QAItem
 
@@ -442,7 +443,14 @@ def calibrate_judges(settings: Settings, replay: Replay) -> None:
 
 
 def run(settings: Settings) -> dict[str, Any]:
-    """Run every stage for every system and write the reports; returns the summary."""
+    """Run every stage for every system and write the reports; returns the summary.
+
+    The run directory is locked for the duration: a second run into it refuses at once."""
+    with directory_lock(settings.out, "keme eval"):
+        return _run_locked(settings)
+
+
+def _run_locked(settings: Settings) -> dict[str, Any]:
     from eval.report import write_reports
 
     replay = load_replay(settings.data, settings.roles, settings.limit, settings.images)
@@ -459,7 +467,8 @@ def run(settings: Settings) -> dict[str, Any]:
             import shutil
 
             for child in settings.out.iterdir():
-                shutil.rmtree(child) if child.is_dir() else child.unlink()
+                if child.name != LOCK_FILE:  # ours, held for this run
+                    shutil.rmtree(child) if child.is_dir() else child.unlink()
     atomic_write_text(marker, dump_json(identity))
     for name in settings.systems:
         spec, system = build_system(name, settings)
