@@ -21,15 +21,18 @@ uninterrupted run's:
   was not restored, and the resumed metrics would not be the uninterrupted
   ones. Replay is general (no system needs to know about resuming, a
   subprocess system included) and costs one retrieval per question already
-  done, once per resume — on the sample, about 2 ms a question for the BM25
-  systems. The alternative, a state snapshot with every logged record,
-  would cost a copy of the whole store per question on every run.
+  done, once per resume: on the sample's first persona 0.5–2 ms a question
+  (vibebrowser, memory_bank, factmem). The alternative, a state snapshot with
+  every logged record, measured about 19 ms a question for each of them, paid
+  on every run, not only on a resume, and growing with the store.
 - A persona whose questions are all logged is skipped: nothing it does
   later depends on its store. A store that is empty although sessions were
   ingested stops the run instead of scoring zeros.
 - The state snapshot is written to a temporary directory and renamed into
   place, and logged as saved only afterwards, so a kill during a save leaves
   either the old snapshot or none, never half of one.
+- The run directory is locked for the whole run (`keme.dataset.lock`): a
+  second run into it refuses at once instead of interleaving its logs.
 """
 
 from __future__ import annotations

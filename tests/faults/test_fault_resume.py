@@ -32,7 +32,7 @@ TIMING = {"retrieve_p50_ms", "retrieve_p95_ms", "ingest_seconds", "ingest_messag
 # grows by a page more or less with those random bytes: its storage_bytes differs between two
 # uninterrupted runs as well, so it is not a figure a resume can reproduce.
 UNREPRODUCIBLE = {"factmem": {"storage_bytes"}}
-CHEAP = ["memory_bank", "factmem", "vibebrowser", "bm25"]
+CHEAP = ["memory_bank", "factmem", "vibebrowser"]  # the stateful systems without a model to load
 TINY_CONFIG = "name: tiny\nseed: 5\npersonas:\n  - {language: en, start: 2026-05-01, months: 1}\n"
 
 
@@ -209,14 +209,14 @@ def test_a_torn_ingest_record_is_redone(whole, tmp_path):
 
 
 def _damaged_run(tmp_path: Path, damage: bytes) -> Path:
-    killed(tmp_path, "bm25", "offline", "KEME_EVAL_FAULT_AFTER", 4)
-    log = tmp_path / "bm25" / "retrieve.jsonl"
+    killed(tmp_path, "recency", "offline", "KEME_EVAL_FAULT_AFTER", 4)
+    log = tmp_path / "recency" / "retrieve.jsonl"
     lines = log.read_bytes().splitlines(keepends=True)
     log.write_bytes(lines[0] + damage + b"".join(lines[1:]))
     return log
 
 
-def _eval_args(out: Path, system: str = "bm25") -> list[str]:
+def _eval_args(out: Path, system: str = "recency") -> list[str]:
     return ["keme", "eval", "--data", str(SAMPLE), "--systems", system, "--out", str(out), "--limit", LIMIT]
 
 
