@@ -28,7 +28,6 @@ from eval.contract import Hit, Query, Retrieval, Usage
 from keme.errors import KemeError
 from keme.models import Session
 
-
 SNAPSHOT = "bank.sqlite"
 
 

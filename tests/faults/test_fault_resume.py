@@ -45,7 +45,7 @@ def keme(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
          launcher: tuple[str, ...] = ("-m", "keme.cli")) -> subprocess.CompletedProcess:
     """A keme command that is a step of a probe, not a probe itself."""
     environment = os.environ | {"PYTHONPATH": str(ROOT)} | (env or {})
-    return subprocess.run([sys.executable, *launcher, *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, *launcher, *args], capture_output=True, text=True, check=False,
                           env=environment, cwd=cwd, timeout=900)
 
 
