@@ -88,9 +88,7 @@ def main() -> None:
     built = time.perf_counter() - started
     with tempfile.TemporaryDirectory() as tmp:
         stored = open_bank(Path(tmp) / "bank.sqlite", semantic_limit=len(entries))
-        for entry in entries:
-            stored.store.put_semantic(entry)
-        stored.store.commit()
+        stored.store.write(semantic=entries)
         started = time.perf_counter()
         reopened = open_bank(Path(tmp) / "bank.sqlite", semantic_limit=len(entries))
         rebuilt = time.perf_counter() - started

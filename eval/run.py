@@ -3,9 +3,36 @@
 Each system gets a directory under the run directory with append-only JSONL
 logs, one line per finished unit of work (a persona ingested, a question
 retrieved, answered, judged). A killed run started again with the same
-settings skips what its logs say is done. A resumed store is checked: if a
-persona's sessions were ingested but the system reports an empty store, the
-run stops with an error instead of scoring zeros.
+settings skips what its logs say is done, and its result equals an
+uninterrupted run's:
+
+- A record counts only once its newline is on disk: a torn last line (a kill
+  mid-append) is ignored and cut off before the next append, so its work is
+  redone. A corrupt line before the last is an error naming file and line.
+- Retrieval may change a system's state (Memory Bank counts hits and
+  last-used times, factmem marks skills used and archives stale ones), and
+  later retrievals depend on that state. So a resumed persona is rebuilt the
+  way the uninterrupted run built it: its ingested store (loaded from the
+  snapshot a `Persistent` system saved after ingest, else ingested again),
+  then every retrieval the logs already hold is *replayed* in the original
+  order (online mode: interleaved with ingest, as before), its result
+  compared with the logged hits and not logged again. A replay that differs
+  from its log stops the run: the system is not deterministic or its state
+  was not restored, and the resumed metrics would not be the uninterrupted
+  ones. Replay is general (no system needs to know about resuming, a
+  subprocess system included) and costs one retrieval per question already
+  done, once per resume: on the sample's first persona 0.5–2 ms a question
+  (vibebrowser, memory_bank, factmem). The alternative, a state snapshot with
+  every logged record, measured about 19 ms a question for each of them, paid
+  on every run, not only on a resume, and growing with the store.
+- A persona whose questions are all logged is skipped: nothing it does
+  later depends on its store. A store that is empty although sessions were
+  ingested stops the run instead of scoring zeros.
+- The state snapshot is written to a temporary directory and renamed into
+  place, and logged as saved only afterwards, so a kill during a save leaves
+  either the old snapshot or none, never half of one.
+- The run directory is locked for the whole run (`keme.dataset.lock`): a
+  second run into it refuses at once instead of interleaving its logs.
 """
 
 from __future__ import annotations
@@ -28,11 +55,13 @@ from eval.replay import Plan, Replay, load_replay
 from eval.rundir import check_fingerprint, check_places, open_run
 from eval.tokens import count_tokens
 from keme.dataset.io import atomic_write_text, dump_json
+from keme.dataset.lock import directory_lock
 from keme.dataset.paths import scope_path
 from keme.errors import KemeError
 from keme.models import QAItem
 
 FAULT_ENV = "KEME_EVAL_FAULT_AFTER"  # test hook: SIGKILL the process after N retrieval records
+INGEST_FAULT_ENV = "KEME_EVAL_FAULT_AFTER_INGEST"  # test hook: SIGKILL the process after N ingested sessions
 
 
 class RunError(KemeError):
@@ -82,44 +111,88 @@ class Settings:
 
 # ---------------------------------------------------------------- logs
 class Log:
-    """An append-only JSONL file read back as records."""
+    """An append-only JSONL file read back as records.
 
-    def __init__(self, path: Path):
+    A record is complete once its newline is written: a last line without one
+    is what a kill mid-append leaves, so it is ignored by `records` and cut off
+    by the next `append` (which would otherwise continue the torn line).
+    `required` names the keys every record must have.
+    """
+
+    def __init__(self, path: Path, required: tuple[str, ...] = ()):
         self.path = path
+        self.required = required
+
+    def _corrupt(self, number: int, why: str) -> RunError:
+        return RunError(f"{self.path}:{number}: {why}; the run's logs are damaged: "
+                        f"delete {self.path.parent} to run this system again from the start")
 
     def records(self) -> list[dict[str, Any]]:
-        if not self.path.exists():
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
             return []
+        except OSError as exc:
+            raise RunError(f"{self.path}: cannot read the log ({exc.strerror})") from exc
+        lines = data.split(b"\n")[:-1]  # what follows the last newline is torn (or nothing)
         records = []
-        with self.path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    records.append(json.loads(line))
-                except json.JSONDecodeError:
-                    # a torn last line from a killed process: everything before it stands
-                    if handle.read().strip():
-                        raise RunError(f"{self.path}:{number}: corrupt log line; delete {self.path.parent} to redo it")
+        for number, raw in enumerate(lines, start=1):
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                raise self._corrupt(number, "not UTF-8") from None
+            except json.JSONDecodeError as exc:
+                raise self._corrupt(number, f"not a JSON record ({exc.msg} at column {exc.colno})") from None
+            if not isinstance(record, dict):
+                raise self._corrupt(number, f"a record must be a JSON object, not {type(record).__name__}")
+            missing = [key for key in self.required if key not in record]
+            if missing:
+                raise self._corrupt(number, f"record lacks {', '.join(missing)}")
+            records.append(record)
         return records
+
+    def _cut_torn_tail(self) -> None:
+        """Truncate an unterminated last line, so the next record starts on a line of its own."""
+        try:
+            handle = self.path.open("rb+")
+        except FileNotFoundError:
+            return
+        with handle:
+            size = handle.seek(0, os.SEEK_END)
+            if size == 0:
+                return
+            handle.seek(size - 1)
+            if handle.read(1) == b"\n":
+                return
+            handle.seek(0)
+            handle.truncate(handle.read().rfind(b"\n") + 1)
+            handle.flush()
+            os.fsync(handle.fileno())
 
     def append(self, record: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._cut_torn_tail()
         with self.path.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
             handle.flush()
             os.fsync(handle.fileno())
 
 
-_written = 0
+_faults: dict[str, int] = {}
+
+
+def _fault_point(env: str) -> None:
+    """Test hook: SIGKILL this process when `env` is set and this point has been passed that many times."""
+    _faults[env] = _faults.get(env, 0) + 1
+    limit = os.environ.get(env)
+    if limit and _faults[env] >= int(limit):
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _count_record() -> None:
-    global _written
-    _written += 1
-    fault = os.environ.get(FAULT_ENV)
-    if fault and _written >= int(fault):
-        os.kill(os.getpid(), signal.SIGKILL)
+    _fault_point(FAULT_ENV)
 
 
 def _parallel(fn: Callable[[Any], Any], items: list[Any], workers: int):
@@ -165,10 +238,10 @@ def render_context(result: Retrieval, k: int) -> str:
 class SystemRun:
     def __init__(self, spec: SystemSpec, system: MemorySystem, settings: Settings, directory: Path):
         self.spec, self.system, self.settings, self.dir = spec, system, settings, directory
-        self.ingest_log = Log(directory / "ingest.jsonl")
-        self.retrieve_log = Log(directory / "retrieve.jsonl")
-        self.answer_log = Log(directory / "answer.jsonl")
-        self.judge_log = Log(directory / "judge.jsonl")
+        self.ingest_log = Log(directory / "ingest.jsonl", ("persona_id", "messages"))
+        self.retrieve_log = Log(directory / "retrieve.jsonl", ("question_id", "hits", "seconds", "context_tokens"))
+        self.answer_log = Log(directory / "answer.jsonl", ("question_id", "answer"))
+        self.judge_log = Log(directory / "judge.jsonl", ("question_id", "verdicts"))
 
     # -- ingest
     def _ingest(self, scope: str, sessions: list, usage: Usage) -> tuple[float, Usage, int]:
@@ -177,6 +250,7 @@ class SystemRun:
         for session in sessions:
             usage = usage + self.system.ingest(scope, session)
             messages += len(session.messages)
+            _fault_point(INGEST_FAULT_ENV)
         self.system.flush(scope)
         return time.perf_counter() - started, usage, messages
 
@@ -190,12 +264,24 @@ class SystemRun:
     def _storage(self, scope: str) -> int | None:
         return self.system.storage_bytes(scope) if isinstance(self.system, Sized) else None
 
+    def _save_state(self, scope: str, state: Path) -> None:
+        """The system's snapshot of `scope`, put in place whole (a kill leaves the old one or none)."""
+        import shutil
+
+        partial = state.with_name(f".{state.name}.partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        self.system.save(scope, partial)
+        shutil.rmtree(state, ignore_errors=True)
+        partial.rename(state)
+
     # -- retrieve
+    def _query(self, question: QAItem) -> Query:
+        return Query(text=question.question, now=question.asked_at, question_id=question.id,
+                     gold=list(question.evidence) if self.spec.needs_gold else None)
+
     def _retrieve(self, scope: str, question: QAItem) -> None:
-        query = Query(text=question.question, now=question.asked_at, question_id=question.id,
-                      gold=list(question.evidence) if self.spec.needs_gold else None)
         started = time.perf_counter()
-        result = self.system.retrieve(scope, query, max(self.settings.k, self.settings.depth))
+        result = self.system.retrieve(scope, self._query(question), max(self.settings.k, self.settings.depth))
         seconds = time.perf_counter() - started
         context = render_context(result, self.settings.k)
         record = {
@@ -208,17 +294,39 @@ class SystemRun:
         self.retrieve_log.append(record)
         _count_record()
 
-    def run_plan(self, plan: Plan, done: set[str]) -> None:
-        todo = [q for q in plan.questions if q.id not in done]
-        if not todo:
-            return
-        if self.settings.mode == "offline":
-            self._offline(plan, todo)
-        else:
-            self._online(plan, done)
-        self.settings.on_progress(self.spec.name, len(done) + len(todo), -1)
+    def _replay(self, scope: str, question: QAItem, logged: dict[str, Any]) -> None:
+        """Redo a logged retrieval for its side effects on the system's state; its result must match the log."""
+        result = self.system.retrieve(scope, self._query(question), max(self.settings.k, self.settings.depth))
+        now = [(h.message_ids, h.session_ids) for h in result.hits]
+        then = [(h.get("m"), h.get("s")) for h in logged["hits"]]
+        if now != then:
+            rank = next((i for i, (a, b) in enumerate(zip(now, then)) if a != b), min(len(now), len(then))) + 1
+            raise RunError(
+                f"{self.spec.name}: resuming {scope}, question {question.id} retrieved other hits than the logged run "
+                f"(they differ from rank {rank}); the system is not deterministic or its restored state is not the "
+                f"one the run had, so the resumed metrics would not be an uninterrupted run's; "
+                f"delete {self.dir} to run this system again from the start"
+            )
 
-    def _offline(self, plan: Plan, todo: list[QAItem]) -> None:
+    def _ask(self, scope: str, question: QAItem, logged: dict[str, dict[str, Any]]) -> None:
+        if question.id in logged:
+            self._replay(scope, question, logged[question.id])
+        else:
+            self._retrieve(scope, question)
+            self.settings.on_progress(self.spec.name, 1, 0)
+
+    def run_plan(self, plan: Plan, logged: dict[str, dict[str, Any]]) -> None:
+        """One persona: ingest and ask, replaying what `logged` (question id → retrieve record) already holds."""
+        ingested = any(r["persona_id"] == plan.persona_id for r in self.ingest_log.records())
+        if ingested and all(q.id in logged for q in plan.questions):
+            return  # (online mode logs the ingest last: a kill just before it redoes the persona)
+        if self.settings.mode == "offline":
+            self._offline(plan, logged)
+        else:
+            self._online(plan, logged)
+        self.settings.on_progress(self.spec.name, len(plan.questions), -1)
+
+    def _offline(self, plan: Plan, logged: dict[str, dict[str, Any]]) -> None:
         scope = plan.persona_id
         state = scope_path(self.dir / "state", scope)
         previous = [r for r in self.ingest_log.records() if r["persona_id"] == scope]
@@ -231,17 +339,16 @@ class SystemRun:
             self._check_store(scope, messages)
             saved = False
             if isinstance(self.system, Persistent):
-                self.system.save(scope, state)
+                self._save_state(scope, state)
                 saved = True
             self.ingest_log.append({
                 "persona_id": scope, "sessions": len(plan.sessions), "messages": messages, "seconds": seconds,
                 "usage": usage.model_dump(), "storage_bytes": self._storage(scope), "saved": saved,
             })
-        for question in todo:
-            self._retrieve(scope, question)
-            self.settings.on_progress(self.spec.name, 1, 0)
+        for question in plan.questions:
+            self._ask(scope, question, logged)
 
-    def _online(self, plan: Plan, done: set[str]) -> None:
+    def _online(self, plan: Plan, logged: dict[str, dict[str, Any]]) -> None:
         scope = plan.persona_id
         self.system.reset(scope)
         total_seconds, usage, messages = 0.0, Usage(), 0
@@ -250,10 +357,9 @@ class SystemRun:
                 seconds, usage, count = self._ingest(scope, sessions, usage)
                 total_seconds += seconds
                 messages += count
-            if question is not None and question.id not in done:
+            if question is not None:
                 self._check_store(scope, messages)
-                self._retrieve(scope, question)
-                self.settings.on_progress(self.spec.name, 1, 0)
+                self._ask(scope, question, logged)
         self.ingest_log.append({
             "persona_id": scope, "sessions": len(plan.sessions), "messages": messages, "seconds": total_seconds,
             "usage": usage.model_dump(), "storage_bytes": self._storage(scope), "saved": False,
@@ -311,9 +417,9 @@ class SystemRun:
 
     def run(self, replay: Replay) -> None:
         reset_peak_rss()
-        done = {r["question_id"] for r in self.retrieve_log.records()}
+        logged = {r["question_id"]: r for r in self.retrieve_log.records()}
         for plan in replay.plans:
-            self.run_plan(plan, done)
+            self.run_plan(plan, logged)
         self.answer_and_judge({q.id: q for q in replay.questions})
         info_path = self.dir / "system.json"
         own = getattr(self.system, "peak_rss_bytes", None)  # systems in a subprocess measure themselves
@@ -382,7 +488,13 @@ def run(settings: Settings, replay: Replay | None = None) -> dict[str, Any]:
     """Run every stage for every system and write the reports; returns the summary.
 
     `replay`: the loaded dataset when the caller has it already (the CLI, for its progress bar).
+    The run directory is locked for the duration: a second run into it refuses at once.
     """
+    with directory_lock(settings.out, "keme eval"):
+        return _run_locked(settings, replay)
+
+
+def _run_locked(settings: Settings, replay: Replay | None) -> dict[str, Any]:
     from eval.report import write_reports
 
     check_places(settings.out, settings.data, settings.systems)

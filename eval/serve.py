@@ -54,20 +54,25 @@ def main(argv: list[str] | None = None) -> int:
     out = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1, encoding="utf-8")
     sys.stdout = sys.stderr  # anything the system prints must not corrupt the protocol stream
     system = create(args.system, **params)
-    for line in sys.stdin:
-        if not line.strip():
-            continue
-        request = json.loads(line)
-        response: dict[str, Any] = {"id": request.get("id")}
-        if request.get("method") == "close":
-            out.write(json.dumps(response | {"result": None}) + "\n")
-            break
-        try:
-            response["result"] = handle(system, request["method"], request.get("params", {}))
-        except Exception as exc:  # reported to the client, which raises with this message
-            traceback.print_exc(file=sys.stderr)
-            response["error"] = {"type": type(exc).__name__, "message": str(exc)}
-        out.write(json.dumps(response, ensure_ascii=False, default=str) + "\n")
+    try:
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            request = json.loads(line)
+            response: dict[str, Any] = {"id": request.get("id")}
+            if request.get("method") == "close":
+                out.write(json.dumps(response | {"result": None}) + "\n")
+                break
+            try:
+                response["result"] = handle(system, request["method"], request.get("params", {}))
+            except Exception as exc:  # reported to the client, which raises with this message
+                traceback.print_exc(file=sys.stderr)
+                response["error"] = {"type": type(exc).__name__, "message": str(exc)}
+            out.write(json.dumps(response, ensure_ascii=False, default=str) + "\n")
+    finally:
+        close = getattr(system, "close", None)  # a system's temporary files go when it does
+        if close is not None:
+            close()
     return 0
 
 

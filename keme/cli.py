@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from keme.dataset.lock import directory_lock
 from keme.errors import KemeError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
@@ -156,15 +157,16 @@ def render(
     from keme.qa.build import run_qa_stage
 
     try:
-        manifest = read_manifest(dataset)
-        cfg = config_from_manifest(manifest.config, f"{dataset}/manifest.json")
-        if per_month is not None and not 0 <= per_month <= 30:
-            raise KemeError(f"--per-month must be between 0 and 30 screenshots per persona-month, not {per_month}")
-        spec = cfg.omni if per_month is None else cfg.omni.model_copy(update={"per_month": per_month})
-        with Progress(TextColumn("rendering"), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True) as bar:
-            task = bar.add_task("render", total=None)
-            report = render_dataset(dataset, spec, cfg.seed, progress=lambda n: bar.update(task, completed=n))
-        qa_report = run_qa_stage(dataset)
+        with directory_lock(dataset, "keme render", create=False):
+            manifest = read_manifest(dataset)
+            cfg = config_from_manifest(manifest.config, f"{dataset}/manifest.json")
+            if per_month is not None and not 0 <= per_month <= 30:
+                raise KemeError(f"--per-month must be between 0 and 30 screenshots per persona-month, not {per_month}")
+            spec = cfg.omni if per_month is None else cfg.omni.model_copy(update={"per_month": per_month})
+            with Progress(TextColumn("rendering"), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True) as bar:
+                task = bar.add_task("render", total=None)
+                report = render_dataset(dataset, spec, cfg.seed, progress=lambda n: bar.update(task, completed=n))
+            qa_report = run_qa_stage(dataset)
     except KemeError as exc:
         _fail(exc)
     figures = report.as_dict()
@@ -186,10 +188,11 @@ def qa(dataset: Path = typer.Argument(..., help="dataset directory made by `keme
     from keme.validate import DatasetError, validate
 
     try:
-        violations = validate(dataset, questions=False)  # questions are built from the trajectory: it must hold
-        if violations:
-            raise DatasetError(dataset, violations)
-        report = run_qa_stage(dataset)
+        with directory_lock(dataset, "keme qa", create=False):
+            violations = validate(dataset, questions=False)  # questions are built from the trajectory: it must hold
+            if violations:
+                raise DatasetError(dataset, violations)
+            report = run_qa_stage(dataset)
     except KemeError as exc:
         _fail(exc)
     selected = sum(report["selected_by_type"].values())
@@ -380,7 +383,9 @@ def import_locomo_cmd(file: Path = typer.Argument(..., help="locomo10.json"),
     from eval.importers.locomo import import_locomo
 
     try:
-        _report_import(import_locomo(file, out, force=force), out)
+        with directory_lock(out, "keme import locomo"):
+            stats = import_locomo(file, out, force=force)
+        _report_import(stats, out)
     except KemeError as exc:
         _fail(exc)
 
@@ -393,7 +398,9 @@ def import_longmemeval_cmd(file: Path = typer.Argument(..., help="longmemeval_s.
     from eval.importers.longmemeval import import_longmemeval
 
     try:
-        _report_import(import_longmemeval(file, out, force=force), out)
+        with directory_lock(out, "keme import longmemeval"):
+            stats = import_longmemeval(file, out, force=force)
+        _report_import(stats, out)
     except KemeError as exc:
         _fail(exc)
 

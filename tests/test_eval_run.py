@@ -156,3 +156,102 @@ def test_cli_evaluates_all_systems_in_one_command(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "oracle †" in result.stdout and "retrieval-only" in result.stdout
     assert (tmp_path / "leaderboard.png").exists()
+
+
+# ---------------------------------------------------------------- logs and resume
+def test_a_log_ignores_an_unterminated_last_line(tmp_path):
+    from eval.run import Log
+
+    path = tmp_path / "retrieve.jsonl"
+    path.write_text('{"question_id": "q1"}\n{"question_id": "q2"}')  # complete JSON, but its newline never came
+    assert Log(path).records() == [{"question_id": "q1"}]
+
+
+def test_an_append_after_a_torn_line_starts_on_a_line_of_its_own(tmp_path):
+    from eval.run import Log
+
+    path = tmp_path / "retrieve.jsonl"
+    path.write_text('{"question_id": "q1"}\n{"question_id": "q2", "hi')
+    log = Log(path)
+    log.append({"question_id": "q2"})
+    assert path.read_text() == '{"question_id": "q1"}\n{"question_id": "q2"}\n'
+    assert [r["question_id"] for r in log.records()] == ["q1", "q2"]
+
+
+def test_a_corrupt_line_before_the_last_names_file_and_line(tmp_path):
+    from eval.run import Log
+
+    path = tmp_path / "judge.jsonl"
+    path.write_text('{"question_id": "q1"}\n{oops\n{"question_id": "q3"}\n')
+    with pytest.raises(RunError, match=r"judge\.jsonl:2: not a JSON record"):
+        Log(path).records()
+
+
+def test_a_record_without_a_required_key_is_an_error(tmp_path):
+    from eval.run import Log
+
+    path = tmp_path / "ingest.jsonl"
+    path.write_text('{"persona_id": "p01"}\n')
+    with pytest.raises(RunError, match=r"ingest\.jsonl:1: record lacks messages"):
+        Log(path, ("persona_id", "messages")).records()
+
+
+def _cut(log: Path, keep: int) -> None:
+    """Leave the first `keep` records, as a kill after them would (plus a torn line)."""
+    lines = log.read_text().splitlines(keepends=True)
+    log.write_text("".join(lines[:keep]) + lines[keep][:20])
+
+
+@pytest.mark.parametrize("mode", ["offline", "online"])
+def test_memory_bank_resumed_mid_retrieval_retrieves_what_an_uninterrupted_run_did(tmp_path, mode):
+    """Injection changes hits and lastUsedAt; the resume replays the logged retrievals to rebuild them."""
+    whole = run(Settings(data=SAMPLE, out=tmp_path / "whole", systems=["memory_bank"], mode=mode, limit=8))
+    settings = Settings(data=SAMPLE, out=tmp_path / "cut", systems=["memory_bank"], mode=mode, limit=8)
+    run(settings)
+    _cut(tmp_path / "cut/memory_bank/retrieve.jsonl", 5)
+    resumed = run(settings)
+    hits = [json.loads(line)["hits"] for line in (tmp_path / "whole/memory_bank/retrieve.jsonl").read_text().splitlines()]
+    again = [json.loads(line)["hits"] for line in (tmp_path / "cut/memory_bank/retrieve.jsonl").read_text().splitlines()]
+    assert again == hits
+    assert _without_timing(resumed) | {"dataset": ""} == _without_timing(whole) | {"dataset": ""}
+
+
+class Counting(FlatBM25):
+    """Counts its retrievals, replays included."""
+
+    calls = 0
+
+    def retrieve(self, scope, query, k):
+        Counting.calls += 1
+        return super().retrieve(scope, query, k)
+
+
+def test_a_persona_whose_questions_are_all_logged_is_not_replayed(tmp_path, temporary_system):
+    name = temporary_system("counting", lambda: Counting())
+    settings = Settings(data=SAMPLE, out=tmp_path, systems=[name], limit=3)
+    run(settings)
+    log = tmp_path / name / "retrieve.jsonl"
+    log.write_text("".join(log.read_text().splitlines(keepends=True)[:4]))  # p01 done, p02 one of three
+    Counting.calls = 0
+    run(settings)
+    assert Counting.calls == 3  # p02: one replayed, two new; p01 untouched
+
+
+def test_a_saved_state_is_put_in_place_whole(tmp_path):
+    from baselines.registry import REGISTRY
+    from eval.run import SystemRun
+
+    class Half(FlatBM25):
+        def save(self, scope, path: Path):
+            path.mkdir(parents=True, exist_ok=True)
+            (path / "part").write_text("1")
+            raise RuntimeError("killed while saving")
+
+        def load(self, scope, path: Path):
+            raise AssertionError("a half-written state must never be loaded")
+
+    state = tmp_path / "state" / "p01"
+    system_run = SystemRun(REGISTRY["bm25"], Half(), Settings(data=SAMPLE, out=tmp_path, systems=["bm25"]), tmp_path)
+    with pytest.raises(RuntimeError):
+        system_run._save_state("p01", state)
+    assert not state.exists()

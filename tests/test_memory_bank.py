@@ -116,11 +116,84 @@ def test_search_multiplies_bm25_by_the_boosts():
 def test_lru_evicts_the_lowest_last_used_plus_hits_times_a_day():
     bank = MemoryBank(semantic_limit=2)
     base = NOW - timedelta(days=10)
-    bank.add_semantic(entry("used-recently", "a", created=base, used=NOW - timedelta(days=1)))  # ~9 days after base
+    bank.add_semantic(entry("used-recently", "a", created=base, used=NOW - timedelta(days=1)))  # base + 9 days
     bank.add_semantic(entry("many-hits", "b", created=base, hits=10))  # base + 10 days
-    evicted = bank.add_semantic(entry("new", "c", created=NOW - timedelta(days=2)))  # base + 8 days: lowest
-    assert evicted == ["new"]
+    evicted = bank.add_semantic(entry("third", "c", created=NOW - timedelta(days=20)))  # base - 10 days, but new
+    assert evicted == ["used-recently"]
+    assert sorted(bank.semantic) == ["many-hits", "third"]
     assert entry("x", "x", created=base, hits=3).lru_score() == ms(base) + 3 * DAY
+
+
+def test_a_brand_new_entry_is_never_its_own_victim():
+    """Scored with the others it would lose (no hits, created now): the add keeps it and evicts the lowest other."""
+    bank = MemoryBank(semantic_limit=2)
+    bank.add_semantic(entry("a", "a", hits=1, used=NOW))  # NOW + 1 day
+    bank.add_semantic(entry("b", "b", hits=2, used=NOW))  # NOW + 2 days
+    brand_new = entry("new", "c", created=NOW)  # NOW: the lowest score of the three
+    assert brand_new.lru_score() < bank.semantic["a"].lru_score()
+    assert bank.add_semantic(brand_new) == ["a"]
+    assert sorted(bank.semantic) == ["b", "new"]
+
+
+def test_eviction_ties_go_to_the_older_entry_then_the_smaller_id():
+    bank = MemoryBank(semantic_limit=2)
+    bank.add_semantic(entry("y", "y", created=NOW - timedelta(days=2), used=NOW))
+    bank.add_semantic(entry("x", "x", created=NOW - timedelta(days=1), used=NOW))
+    assert bank.add_semantic(entry("z", "z", created=NOW)) == ["y"]
+
+
+def test_three_thousand_adds_leave_the_same_five_hundred_on_disk_as_in_memory(tmp_path):
+    path = tmp_path / "bank.sqlite"
+    bank = open_bank(path)
+    for i in range(3000):
+        bank.add_semantic(entry(f"sem-{i}", f"tip {i}", created=NOW + timedelta(minutes=i)))
+        if i % 7 == 0:  # some entries get used, so LRU order is not insertion order
+            bank.inject(f"tip {i}", NOW + timedelta(minutes=i))
+    bank.commit()
+    import sqlite3
+
+    rows = {r[0] for r in sqlite3.connect(path).execute("SELECT id FROM semantic")}
+    assert len(bank.semantic) == 500 and rows == set(bank.semantic)
+    again = open_bank(path)
+    assert set(again.semantic) == set(bank.semantic)
+    assert {e.id: e.hits for e in again.semantic.values()} == {e.id: e.hits for e in bank.semantic.values()}
+
+
+def test_every_mcp_style_save_into_a_full_bank_of_used_entries_is_kept(tmp_path):
+    bank = open_bank(tmp_path / "bank.sqlite", semantic_limit=3)
+    for i in range(3):
+        bank.add_semantic(entry(f"old-{i}", "old", hits=5, used=NOW))
+    for i in range(4):
+        bank.add_semantic(entry(f"saved-{i}", "fresh", created=NOW + timedelta(minutes=i)))
+        assert f"saved-{i}" in bank.semantic
+    assert set(open_bank(tmp_path / "bank.sqlite", semantic_limit=3).semantic) == set(bank.semantic)
+
+
+def test_a_database_over_the_limit_is_evicted_down_to_it_on_opening(tmp_path):
+    path = tmp_path / "bank.sqlite"
+    big = open_bank(path, semantic_limit=10, episodic_limit=10)
+    for i in range(10):
+        big.add_semantic(entry(f"s{i}", "t", created=NOW + timedelta(minutes=i)))
+        big.add_episode(Episode(id=f"e{i}", goal="g", created_at=ms(NOW + timedelta(minutes=i))))
+    big.store.close()
+    small = open_bank(path, semantic_limit=4, episodic_limit=3)
+    assert sorted(small.semantic) == ["s6", "s7", "s8", "s9"] and sorted(small.episodes) == ["e7", "e8", "e9"]
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    assert {r[0] for r in db.execute("SELECT id FROM semantic")} == set(small.semantic)
+    assert {r[0] for r in db.execute("SELECT id FROM episodic")} == set(small.episodes)
+
+
+def test_a_failed_write_raises_and_leaves_memory_as_it_was(tmp_path):
+    from baselines.memory_bank.storage import StorageError
+
+    bank = open_bank(tmp_path / "bank.sqlite", semantic_limit=1)
+    bank.add_semantic(entry("kept", "latte"))
+    bank.store.db.execute("DROP TABLE semantic")  # any write to it now fails
+    with pytest.raises(StorageError, match="bank.sqlite"):
+        bank.add_semantic(entry("lost", "mocha"))
+    assert list(bank.semantic) == ["kept"]
 
 
 def test_episodes_are_evicted_first_in_first_out():
@@ -174,6 +247,7 @@ def test_unavailable_storage_degrades_to_a_no_op_memory_with_one_warning(tmp_pat
         bank.add_episode(Episode(id="e", goal="g", created_at=0))
     assert isinstance(bank, NoOpMemoryBank) and results == []
     assert len([r for r in caplog.records if r.name == "memory_bank"]) == 1
+    assert bank.available is False and "taken" in bank.reason
 
 
 # ---------------------------------------------------------------- working memory and distillation
@@ -241,3 +315,81 @@ def test_mcp_server_serves_search_save_and_delete_to_a_real_client(tmp_path):
     assert found.structured_content["result"][0]["title"] == "Douyin search entry"
     assert deleted.structured_content["deleted"] is True
     assert after.structured_content["result"] == []
+
+
+# ---------------------------------------------------------------- the harness system
+def test_the_system_removes_its_temporary_root_when_closed():
+    from baselines.memory_bank.system import MemoryBankSystem
+
+    system = MemoryBankSystem()
+    system.reset("p1")
+    system.ingest("p1", _session())
+    root = system.root
+    assert root.name.startswith("memory-bank-") and any(root.iterdir())
+    system.close()
+    assert not root.exists()
+
+
+def test_the_system_keeps_a_root_it_was_given(tmp_path):
+    from baselines.memory_bank.system import MemoryBankSystem
+
+    system = MemoryBankSystem(root=tmp_path)
+    system.reset("p1")
+    system.close()
+    assert tmp_path.exists()
+
+
+def test_a_bank_that_cannot_be_opened_is_an_error_in_the_harness(tmp_path):
+    from baselines.memory_bank.system import MemoryBankSystem
+    from keme.errors import KemeError
+
+    (tmp_path / "p1.sqlite").mkdir()  # where the bank's file would go
+    system = MemoryBankSystem(root=tmp_path)
+    with pytest.raises(KemeError, match="cannot open the bank for p1"):
+        system.reset("p1")
+
+
+def test_a_saved_bank_loads_with_its_hits(tmp_path):
+    from baselines.memory_bank.system import MemoryBankSystem
+    from eval.contract import Query
+
+    system = MemoryBankSystem(root=tmp_path / "a")
+    system.reset("p1")
+    system.ingest("p1", _session())
+    system.flush("p1")
+    system.retrieve("p1", Query(text="oat milk", now=NOW + timedelta(days=1)), 5)
+    system.save("p1", tmp_path / "snapshot")
+    other = MemoryBankSystem(root=tmp_path / "b")
+    other.load("p1", tmp_path / "snapshot")
+    assert {e.id: e.hits for e in other.bank("p1").semantic.values()} == {
+        e.id: e.hits for e in system.bank("p1").semantic.values()}
+    assert any(e.hits for e in other.bank("p1").semantic.values())
+
+
+def test_limits_below_one_are_refused():
+    from baselines.memory_bank.system import MemoryBankSystem
+    from keme.errors import KemeError
+
+    with pytest.raises(KemeError, match="semantic_limit"):
+        MemoryBankSystem(semantic_limit=0)
+
+
+# ---------------------------------------------------------------- MCP frames
+def test_a_frame_check_names_where_a_lone_surrogate_is():
+    from baselines.memory_bank.stdio import check_frame
+
+    reply = check_frame(b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":{"tags":["ok","\\udfff"]}}}')
+    assert reply.id == 9 and reply.error.code == -32602 and "params.arguments.tags[1]" in reply.error.message
+
+
+def test_a_frame_check_passes_a_valid_request_through():
+    from baselines.memory_bank.stdio import check_frame
+
+    message = check_frame(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}')
+    assert type(message).__name__ == "JSONRPCRequest" and message.method == "tools/list"
+
+
+def test_a_surrogate_pair_is_not_a_lone_surrogate():
+    from baselines.memory_bank.stdio import lone_surrogate
+
+    assert lone_surrogate({"q": "\U0001F600 latte"}) is None

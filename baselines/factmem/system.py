@@ -19,6 +19,7 @@ import json
 import re
 import shutil
 import tempfile
+import weakref
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -64,6 +65,8 @@ class FactMem:
         self.name = "factmem"
         self._owns_root = root is None  # a root we made is ours to delete on close
         self.root = Path(root) if root is not None else Path(tempfile.mkdtemp(prefix="factmem-"))
+        # and if the system is dropped without close(), it goes with the object (or at exit)
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self.root, True) if self._owns_root else None
         self.k1, self.b = k1, b
         self.idle_after = timedelta(minutes=skill_idle_minutes)
         self.archive_after = timedelta(days=skill_archive_days)
@@ -92,8 +95,8 @@ class FactMem:
         """Close every scope; a temporary root this object created is deleted with its contents."""
         for scope in list(self._open):
             self._close(scope)
-        if self._owns_root:
-            shutil.rmtree(self.root, ignore_errors=True)
+        if self._cleanup is not None:
+            self._cleanup()
 
     def reset(self, scope: str) -> None:
         self._close(scope)

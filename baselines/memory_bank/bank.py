@@ -9,10 +9,28 @@ other quotas; they may not, so the quotas are exact); each
 injected entry's hits grow by one and its lastUsedAt becomes `now`. Those
 updates are written back in batches (at `commit()`), keeping a search under the
 seed's millisecond budget; adds and deletes are written at once.
+
+Capacity, and the choice the seed leaves open: when an add takes semantic
+memory past its limit, the entry with the lowest LRU score
+`(lastUsedAt ?? createdAt) + hits × 86_400_000` is evicted (ties: older
+createdAt, then id) — but never the entry being added. Scored with the
+others, a brand-new entry (no hits, createdAt = now) loses to any entry with a
+hit used within the last day, so once the bank is full of used entries every
+save would evict itself: the save would return an id for a memory that no
+longer exists. An add therefore always keeps what it adds. Episodes are
+evicted first in, first out (oldest createdAt), the new one included only if
+it is the oldest — FIFO is about age, and an old episode is old however late
+it arrives.
+
+Disk and memory hold the same entries: an add writes the new entry and deletes
+its victims in one transaction before memory changes, so a failed write
+(storage.StorageError) leaves both as they were; opening a database that holds more
+than the limits (written by an older version) evicts down to them, on disk too.
 """
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from dataclasses import dataclass
 from datetime import datetime
@@ -65,6 +83,22 @@ class MemoryBank:
                 self.episode_index.add(episode.id, episode.goal, [], episode.text())
             numbers = [int(i.split("-")[-1]) for i in list(self.semantic) + list(self.episodes) if i.split("-")[-1].isdigit()]
             self.counter = itertools.count(max(numbers, default=0) + 1)
+            self._enforce_limits()
+
+    available = True  # False for the no-op bank that stands in for unusable storage
+
+    def _enforce_limits(self) -> None:
+        """Evict down to the limits (a database from before they were kept on disk may hold more)."""
+        semantic = self._semantic_victims(len(self.semantic) - self.semantic_limit)
+        episodic = self._episode_victims(len(self.episodes) - self.episodic_limit)
+        if not semantic and not episodic:
+            return
+        if self.store is not None:
+            self.store.write(delete={"semantic": semantic, "episodic": episodic})
+        for entry_id in semantic:
+            self._forget(entry_id)
+        for entry_id in episodic:
+            self._forget(entry_id)
 
     # ---------------------------------------------------------------- writing
     def _index(self, entry: SemanticEntry) -> None:
@@ -85,60 +119,78 @@ class MemoryBank:
     def new_id(self, kind: str) -> str:
         return f"{kind}-{next(self.counter)}"
 
+    def _semantic_victims(self, count: int, keep: str | None = None) -> list[str]:
+        """The `count` lowest LRU scores (ties: older createdAt, then id), never `keep`."""
+        if count <= 0:
+            return []
+        candidates = (e for e in self.semantic.values() if e.id != keep)
+        return [e.id for e in heapq.nsmallest(count, candidates, key=lambda e: (e.lru_score(), e.created_at, e.id))]
+
+    def _episode_victims(self, count: int) -> list[str]:
+        if count <= 0:
+            return []
+        return [e.id for e in heapq.nsmallest(count, self.episodes.values(), key=lambda e: (e.created_at, e.id))]
+
+    def _forget(self, entry_id: str) -> None:
+        """Drop an entry from memory and its index (the caller has dealt with storage)."""
+        if self.semantic.pop(entry_id, None) is not None:
+            self.index.delete(entry_id)
+        elif self.episodes.pop(entry_id, None) is not None:
+            self.episode_index.delete(entry_id)
+
     def add_semantic(self, entry: SemanticEntry) -> list[str]:
-        """Store an entry; returns the ids evicted by LRU to stay within the limit."""
-        self._index(entry)
-        evicted = []
-        while len(self.semantic) > self.semantic_limit:
-            victim = min(self.semantic.values(), key=lambda e: (e.lru_score(), e.created_at, e.id))
-            self.delete(victim.id)
-            evicted.append(victim.id)
+        """Store an entry; returns the ids evicted by LRU to stay within the limit (never the new entry's)."""
+        replacing = entry.id in self.semantic
+        victims = self._semantic_victims(len(self.semantic) + (not replacing) - self.semantic_limit, keep=entry.id)
         if self.store is not None:
-            self.store.put_semantic(entry)
-            self.store.commit()
-        return evicted
+            self.store.write(semantic=[entry], delete={"semantic": victims})
+        for victim in victims:
+            self._forget(victim)
+        if replacing:
+            self._forget(entry.id)
+        self._index(entry)
+        return victims
 
     def add_episode(self, episode: Episode) -> list[str]:
-        """Store an episode; returns the ids evicted first-in-first-out (oldest createdAt)."""
-        self.episodes[episode.id] = episode
-        self.episode_index.add(episode.id, episode.goal, [], episode.text())
-        evicted = []
-        while len(self.episodes) > self.episodic_limit:
-            oldest = min(self.episodes.values(), key=lambda e: (e.created_at, e.id))
-            del self.episodes[oldest.id]
-            self.episode_index.delete(oldest.id)
-            evicted.append(oldest.id)
+        """Store an episode; returns the ids evicted first-in-first-out (oldest createdAt, the new one included)."""
+        if episode.id in self.episodes:
+            self._forget(episode.id)
+        incoming = {**self.episodes, episode.id: episode}
+        over = len(incoming) - self.episodic_limit
+        victims = [e.id for e in heapq.nsmallest(max(over, 0), incoming.values(), key=lambda e: (e.created_at, e.id))]
+        stored = episode.id not in victims
         if self.store is not None:
-            self.store.put_episode(episode)
-            self.store.delete("episodic", evicted)
-            self.store.commit()
-        return evicted
+            self.store.write(episodes=[episode] if stored else [],
+                             delete={"episodic": [v for v in victims if v != episode.id]})
+        for victim in victims:
+            self._forget(victim)
+        if stored:
+            self.episodes[episode.id] = episode
+            self.episode_index.add(episode.id, episode.goal, [], episode.text())
+        return victims
 
     def delete(self, entry_id: str) -> bool:
         if entry_id in self.semantic:
-            del self.semantic[entry_id]
-            self.index.delete(entry_id)
             table = "semantic"
         elif entry_id in self.episodes:
-            del self.episodes[entry_id]
-            self.episode_index.delete(entry_id)
             table = "episodic"
         else:
             return False
         if self.store is not None:
-            self.store.delete(table, [entry_id])
-            self.store.commit()
+            self.store.write(delete={table: [entry_id]})
+        self._forget(entry_id)
         return True
 
     def clear(self) -> None:
+        if self.store is not None:
+            self.store.write(delete={"semantic": list(self.semantic), "episodic": list(self.episodes)})
         for entry_id in list(self.semantic) + list(self.episodes):
-            self.delete(entry_id)
+            self._forget(entry_id)
 
     def commit(self) -> None:
         """Write back pending hit counts and lastUsedAt values."""
         if self.store is not None:
             self.store.touch(list(self.semantic.values()))
-            self.store.commit()
 
     # ---------------------------------------------------------------- reading
     def boost(self, entry: SemanticEntry, now_ms: int) -> float:
@@ -200,10 +252,17 @@ class MemoryBank:
 
 
 class NoOpMemoryBank(MemoryBank):
-    """What a bank becomes when its storage cannot be opened: reads are empty, writes vanish."""
+    """What a bank becomes when its storage cannot be opened: reads are empty, writes vanish.
 
-    def __init__(self) -> None:
+    That is the seed's degradation for an agent's main flow; `reason` says why, so a caller
+    that must not lose writes silently (the MCP server, the harness) can report it instead.
+    """
+
+    available = False
+
+    def __init__(self, reason: str = "storage unavailable") -> None:
         super().__init__(store=None)
+        self.reason = reason
 
     def add_semantic(self, entry: SemanticEntry) -> list[str]:
         return []
@@ -217,5 +276,6 @@ def open_bank(path: Path, **options) -> MemoryBank:
     try:
         return MemoryBank(SqliteStore(path), **options)
     except Exception as exc:  # any storage failure degrades; the caller must never break
-        warn_unavailable(f"{path}: {exc}")
-        return NoOpMemoryBank()
+        reason = f"{path}: {exc}"
+        warn_unavailable(reason)
+        return NoOpMemoryBank(reason)

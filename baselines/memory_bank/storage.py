@@ -2,7 +2,11 @@
 
 The seed's iron rules: read failures return empty, write failures are dropped,
 and nothing may break the caller; when the store cannot be opened the bank
-degrades to a no-op memory with a single warning.
+degrades to a no-op memory with a single warning. Once a store is open, a
+failing write raises `StorageError` instead of vanishing: this bank's callers
+are a benchmark harness (a dropped write there is a wrong score) and an MCP
+server (whose client was told "saved"), and both must be able to say so.
+Each write is one transaction, rolled back whole when any part fails.
 """
 
 from __future__ import annotations
@@ -10,9 +14,12 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from baselines.memory_bank.records import Episode, SemanticEntry
+from keme.errors import KemeError
 
 log = logging.getLogger("memory_bank")
 
@@ -27,6 +34,11 @@ CREATE TABLE IF NOT EXISTS episodic (
     created_at INTEGER NOT NULL, message_ids TEXT NOT NULL, session_ids TEXT NOT NULL
 );
 """
+TABLES = ("semantic", "episodic")
+
+
+class StorageError(KemeError):
+    """A write (or a read after opening) failed; the message names the database and the cause."""
 
 
 class SqliteStore:
@@ -38,6 +50,17 @@ class SqliteStore:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(SCHEMA)
         self.db.commit()
+
+    @contextmanager
+    def _guard(self, action: str) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.Error as exc:
+            try:
+                self.db.rollback()
+            except sqlite3.Error:
+                pass
+            raise StorageError(f"Memory Bank database {self.path}: cannot {action} ({exc}); nothing was changed") from exc
 
     def load(self) -> tuple[list[SemanticEntry], list[Episode]]:
         semantic = [
@@ -53,40 +76,63 @@ class SqliteStore:
         ]
         return semantic, episodes
 
-    def put_semantic(self, e: SemanticEntry) -> None:
+    def _put_semantic(self, e: SemanticEntry) -> None:
         self.db.execute(
             "INSERT OR REPLACE INTO semantic VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (e.id, e.title, e.content, json.dumps(e.keywords, ensure_ascii=False), e.polarity, e.app, e.hits,
              e.last_used_at, e.created_at, json.dumps(e.message_ids), json.dumps(e.session_ids)),
         )
 
-    def put_episode(self, e: Episode) -> None:
+    def _put_episode(self, e: Episode) -> None:
         self.db.execute(
             "INSERT OR REPLACE INTO episodic VALUES (?,?,?,?,?,?,?,?)",
             (e.id, e.goal, e.status, json.dumps(e.events, ensure_ascii=False, default=str), e.summary, e.created_at,
              json.dumps(e.message_ids), json.dumps(e.session_ids)),
         )
 
+    def write(self, semantic: list[SemanticEntry] = (), episodes: list[Episode] = (),
+              delete: dict[str, list[str]] | None = None) -> None:
+        """Put entries and delete ids (table -> ids) in one committed transaction."""
+        with self._guard("write"):
+            for table, ids in (delete or {}).items():
+                if table not in TABLES:
+                    raise ValueError(f"unknown table {table!r}")
+                self.db.executemany(f"DELETE FROM {table} WHERE id = ?", [(i,) for i in ids])
+            for entry in semantic:
+                self._put_semantic(entry)
+            for episode in episodes:
+                self._put_episode(episode)
+            self.db.commit()
+
     def touch(self, entries: list[SemanticEntry]) -> None:
-        self.db.executemany("UPDATE semantic SET hits = ?, last_used_at = ? WHERE id = ?",
-                            [(e.hits, e.last_used_at, e.id) for e in entries])
-
-    def delete(self, table: str, ids: list[str]) -> None:
-        self.db.executemany(f"DELETE FROM {table} WHERE id = ?", [(i,) for i in ids])
-
-    def clear(self) -> None:
-        self.db.execute("DELETE FROM semantic")
-        self.db.execute("DELETE FROM episodic")
+        """Write back hit counts and lastUsedAt values (batched by the bank)."""
+        with self._guard("record hits"):
+            self.db.executemany("UPDATE semantic SET hits = ?, last_used_at = ? WHERE id = ?",
+                                [(e.hits, e.last_used_at, e.id) for e in entries])
+            self.db.commit()
 
     def commit(self) -> None:
-        self.db.commit()
+        with self._guard("commit"):
+            self.db.commit()
+
+    def backup(self, target: Path) -> None:
+        """A consistent copy of the whole database in one file (SQLite's online backup)."""
+        with self._guard(f"copy to {target}"):
+            self.db.commit()
+            copy = sqlite3.connect(str(target))
+            try:
+                self.db.backup(copy)
+            finally:
+                copy.close()
 
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.exists())
 
     def close(self) -> None:
-        self.db.commit()
-        self.db.close()
+        try:
+            self.db.commit()
+        finally:
+            self.db.close()
 
 
 def warn_unavailable(reason: str) -> None:

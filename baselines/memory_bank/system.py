@@ -5,6 +5,12 @@ retrieve(k) returns, in order: the injected entries (app knowledge 5, positive
 then the other semantic entries by score, then matching episodes (whole
 sessions), until k hits. Only the injected entries count as used: the extra
 ones exist so retrieval can be measured deeper than an agent's context.
+
+Without a `root`, the banks live in a temporary directory that this object
+created and `close()` removes (the harness always closes; a finalizer covers
+an object dropped without it). A bank whose storage cannot be opened is an
+error here, not the seed's silent no-op memory: a benchmark must not score a
+memory that drops every write.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import glob
 import shutil
 import tempfile
+import weakref
 from pathlib import Path
 
 from baselines.memory_bank.bank import MemoryBank, open_bank
@@ -20,13 +27,21 @@ from baselines.memory_bank.records import from_ms, ms
 from baselines.store import fingerprint
 from eval.contract import Hit, Query, Retrieval, Usage
 from keme.dataset.paths import scope_path
+from keme.errors import KemeError
 from keme.models import Session
+
+SNAPSHOT = "bank.sqlite"
 
 
 class MemoryBankSystem:
     def __init__(self, root: str | Path | None = None, semantic_limit: int = 500, episodic_limit: int = 200):
         self.name = "memory_bank"
+        for label, value in (("semantic_limit", semantic_limit), ("episodic_limit", episodic_limit)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise KemeError(f"memory_bank: {label} must be a whole number of at least 1, not {value!r}")
         self.root = Path(root) if root else Path(tempfile.mkdtemp(prefix="memory-bank-"))
+        # a temporary root of our own goes with the system
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self.root, True) if not root else None
         self.limits = {"semantic_limit": semantic_limit, "episodic_limit": episodic_limit}
         self.banks: dict[str, MemoryBank] = {}
 
@@ -38,7 +53,11 @@ class MemoryBankSystem:
 
     def bank(self, scope: str) -> MemoryBank:
         if scope not in self.banks:
-            self.banks[scope] = open_bank(self._path(scope), **self.limits)
+            bank = open_bank(self._path(scope), **self.limits)
+            if not bank.available:
+                raise KemeError(f"memory_bank: cannot open the bank for {scope}: {getattr(bank, 'reason', '')}; "
+                                "give it a writable `root` directory")
+            self.banks[scope] = bank
         return self.banks[scope]
 
     def reset(self, scope: str) -> None:
@@ -81,20 +100,34 @@ class MemoryBankSystem:
         return bank.store.size_bytes() if bank.store is not None else 0
 
     def save(self, scope: str, path: Path) -> None:
-        self.bank(scope).commit()
+        """One consistent SQLite file (the online backup API; copying a live WAL database is not)."""
+        bank = self.bank(scope)
+        bank.commit()
         path.mkdir(parents=True, exist_ok=True)
-        for file in self.root.glob(glob.escape(self._path(scope).name) + "*"):
-            shutil.copy2(file, path / file.name)
+        target = path / SNAPSHOT
+        target.unlink(missing_ok=True)
+        bank.store.backup(target)
 
     def load(self, scope: str, path: Path) -> None:
+        snapshot = path / SNAPSHOT
+        if not snapshot.is_file():
+            raise KemeError(f"memory_bank: no saved bank at {snapshot}")
+        self._close(scope)
+        target = self._path(scope)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        for stale in target.parent.glob(glob.escape(target.name) + "*"):
+            stale.unlink()
+        shutil.copyfile(snapshot, target)
+        self.bank(scope)
+
+    def _close(self, scope: str) -> None:
         bank = self.banks.pop(scope, None)
         if bank is not None and bank.store is not None:
             bank.store.close()
-        for file in path.glob(glob.escape(self._path(scope).name) + "*"):
-            shutil.copy2(file, self.root / file.name)
-        self.bank(scope)
 
     def close(self) -> None:
-        for bank in self.banks.values():
-            if bank.store is not None:
-                bank.store.close()
+        """Close every bank; a temporary root this object created is removed with its contents."""
+        for scope in list(self.banks):
+            self._close(scope)
+        if self._cleanup is not None:
+            self._cleanup()

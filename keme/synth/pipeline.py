@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 
 from keme.config import SynthConfig
+from keme.dataset.lock import LOCK_FILE, directory_lock
 from keme.dataset.io import atomic_write_bytes, atomic_write_text, dump_json, iter_jsonl, jsonl_bytes, write_jsonl
 from keme.dataset.manifest import MANIFEST, FileEntry, Manifest, read_manifest, write_manifest
 from keme.errors import KemeError
@@ -34,8 +35,10 @@ from keme.synth.state import Checkpoint, Trajectory, is_leaf
 from keme.text import resources
 
 WORK = ".work"
+IMAGES = "images"
 DATA_FILES = ("personas.jsonl", "anchors.jsonl", "graphs.jsonl", "sessions.jsonl")
 FAULT_ENV = "KEME_FAULT_AFTER_CHECKPOINTS"  # test hook: SIGKILL the process after N checkpoints
+MANIFEST_FAULT_ENV = "KEME_FAULT_BEFORE_MANIFEST"  # test hook: SIGKILL after the data files, before the manifest
 
 
 @dataclass
@@ -168,31 +171,94 @@ def _identity(cfg: SynthConfig) -> dict[str, object]:
     return {"config_fingerprint": cfg.fingerprint(), "seed": cfg.seed}
 
 
+def _read_identity(marker: Path) -> dict | None:
+    try:
+        return json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _inside(out: Path, name: str) -> Path:
+    """A path the manifest lists, which must stay inside the dataset (data never becomes a path elsewhere)."""
+    path = (out / name).resolve()
+    if not name or Path(name).is_absolute() or not path.is_relative_to(out.resolve()):
+        raise KemeError(f"{out / MANIFEST}: lists {name!r}, a path outside the dataset; refusing to touch it "
+                        "(the manifest is damaged or not keme's)")
+    return out / name
+
+
+def _present(out: Path) -> list[str]:
+    """Top-level entries and the files under images/, as paths relative to `out` (the lock and work area aside)."""
+    if not out.is_dir():
+        return []
+    found = []
+    for entry in sorted(out.iterdir()):
+        if entry.name in (WORK, LOCK_FILE):
+            continue
+        if entry.name == IMAGES and entry.is_dir():
+            found += [f"{IMAGES}/{p.relative_to(entry)}" for p in sorted(entry.rglob("*")) if not p.is_dir()]
+        else:
+            found.append(entry.name)
+    return found
+
+
+def _remove(out: Path, names: list[str]) -> None:
+    for name in names:
+        _inside(out, name).unlink(missing_ok=True)
+    images = out / IMAGES
+    if images.is_dir() and not any(images.iterdir()):
+        images.rmdir()
+
+
 def prepare_output(out: Path, cfg: SynthConfig, *, resume: bool, force: bool) -> None:
-    """Refuse to mix datasets: an existing dataset or work area from another config needs --force."""
+    """Decide whether `out` may receive this dataset, and clear what must go — only files keme owns.
+
+    What a directory's dataset owns is what its manifest lists (plus the manifest); an unfinished
+    synth (a work area, no manifest yet: killed before the manifest was written) owns the data
+    files it writes first. A dataset from another config or seed is replaced only with --force,
+    and --force deletes only those owned files: a directory holding anything else that is not a
+    keme dataset's is refused even with --force, and a file a user added to a dataset (a photo in
+    images/) stays where it is.
+    """
     identity = _identity(cfg)
     work = out / WORK
+    marker = work / "identity.json"
+    current = _read_identity(marker) if work.exists() else None
+    present = _present(out)
     if (out / MANIFEST).exists():
-        manifest = read_manifest(out)
+        try:
+            manifest = read_manifest(out)
+        except KemeError as exc:
+            raise KemeError(f"{exc}; keme cannot tell which files in {out} are the dataset's, so it will not write "
+                            f"there: remove the directory yourself or choose another --out") from exc
+        owned = [MANIFEST, *manifest.files]
+        for name in owned:
+            _inside(out, name)
         same = manifest.config_fingerprint == identity["config_fingerprint"] and manifest.seed == identity["seed"]
         if not same and not force:
             raise KemeError(
                 f"{out} holds a dataset from another config or seed ({manifest.name}, seed {manifest.seed}); "
                 "choose another --out or pass --force to replace it"
             )
-    elif out.exists() and any(p.name != WORK for p in out.iterdir()) and not force:
-        raise KemeError(f"{out} is not empty and holds no keme dataset; choose another --out or pass --force")
-    marker = work / "identity.json"
+        if not same:
+            _remove(out, owned)
+    elif present:
+        partial = [name for name in present if name in (*DATA_FILES, "qa.jsonl", "images.jsonl")]
+        foreign = [name for name in present if name not in partial]
+        if foreign or current is None:
+            shown = ", ".join(foreign[:5] or present[:5]) + (" …" if len(foreign or present) > 5 else "")
+            raise KemeError(f"{out} is not empty and holds no keme dataset ({shown}); keme deletes only files a "
+                            "dataset of its own lists, even with --force: choose another --out or empty it yourself")
+        if current != identity and not force:
+            raise KemeError(f"{out} holds an unfinished synth from another config or seed; "
+                            "pass --force to replace it, or choose another --out")
+        if current != identity or not resume:  # starting over (the same config gives the same files)
+            _remove(out, partial)
     if work.exists():
-        current = json.loads(marker.read_text()) if marker.exists() else None
         if resume and current != identity and not force:
             raise KemeError(f"{work} belongs to another config or seed; rerun without --resume, or pass --force")
         if not resume or current != identity:
             shutil.rmtree(work)
-    if force:
-        for name in (*DATA_FILES, "qa.jsonl", "images.jsonl", MANIFEST):
-            (out / name).unlink(missing_ok=True)
-        shutil.rmtree(out / "images", ignore_errors=True)
     work.mkdir(parents=True, exist_ok=True)
     atomic_write_text(marker, dump_json(identity))
 
@@ -218,6 +284,8 @@ def write_dataset(out: Path, cfg: SynthConfig, trajectories: list[Trajectory]) -
                           ("sessions.jsonl", sessions)):
         digest, count, size = write_jsonl(out / name, records)
         files[name] = FileEntry(sha256=digest, records=count, bytes=size)
+    if os.environ.get(MANIFEST_FAULT_ENV):
+        os.kill(os.getpid(), signal.SIGKILL)
     manifest = Manifest(
         name=cfg.name, seed=cfg.seed, config=cfg.model_dump(mode="json"), config_fingerprint=cfg.fingerprint(),
         files=files, stats=dataset_stats(personas, anchors, graphs, sessions),
@@ -229,8 +297,12 @@ def write_dataset(out: Path, cfg: SynthConfig, trajectories: list[Trajectory]) -
 
 def synthesize(cfg: SynthConfig, out: Path, *, resume: bool = False, force: bool = False,
                progress: Progress | None = None) -> Manifest:
-    """Run the whole pipeline into `out`; resumable from the per-chapter checkpoints."""
-    progress = progress or Progress()
+    """Run the whole pipeline into `out`, holding its lock; resumable from the per-chapter checkpoints."""
+    with directory_lock(out, "keme synth"):
+        return _synthesize_locked(cfg, out, resume=resume, force=force, progress=progress or Progress())
+
+
+def _synthesize_locked(cfg: SynthConfig, out: Path, *, resume: bool, force: bool, progress: Progress) -> Manifest:
     prepare_output(out, cfg, resume=resume, force=force)
     fault = os.environ.get(FAULT_ENV)
     work = _Work(out / WORK, fault_after=int(fault) if fault else None)
