@@ -490,6 +490,7 @@ def run(settings: Settings, replay: Replay | None = None) -> dict[str, Any]:
     `replay`: the loaded dataset when the caller has it already (the CLI, for its progress bar).
     The run directory is locked for the duration: a second run into it refuses at once.
     """
+    check_places(settings.out, settings.data, settings.systems)
     with directory_lock(settings.out, "keme eval"):
         return _run_locked(settings, replay)
 
@@ -497,7 +498,6 @@ def run(settings: Settings, replay: Replay | None = None) -> dict[str, Any]:
 def _run_locked(settings: Settings, replay: Replay | None) -> dict[str, Any]:
     from eval.report import write_reports
 
-    check_places(settings.out, settings.data, settings.systems)
     if replay is None:
         replay = load_replay(settings.data, settings.roles, settings.limit, settings.images, verify=settings.verify)
     settings.out.mkdir(parents=True, exist_ok=True)
