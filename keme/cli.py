@@ -500,8 +500,10 @@ def main() -> None:
     try:
         app()
     except KemeError as exc:
-        err.print("[bold red]error:[/]", escape(str(exc)), highlight=False)
-        sys.exit(2)
+        try:
+            _fail(exc)
+        except typer.Exit as done:
+            sys.exit(done.exit_code)
     except KeyboardInterrupt:
         err.print("interrupted")
         sys.exit(130)
@@ -510,7 +512,7 @@ def main() -> None:
             raise
         err.print(f"[bold red]internal error[/] (a bug in keme, please report it with the command you ran): "
                   f"{escape(type(exc).__name__)}: {escape(str(exc)[:500])}; rerun with {DEBUG_ENV}=1 for the traceback",
-                  highlight=False)
+                  highlight=False, soft_wrap=True)
         sys.exit(INTERNAL_ERROR)
 
 

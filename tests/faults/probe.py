@@ -14,11 +14,13 @@ counts (tried / clear / ok / crash / silent / hang) and writes them to `$KEME_FA
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import subprocess
 import sys
 from collections.abc import Callable
+from contextlib import redirect_stderr, redirect_stdout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,12 +52,51 @@ def record(outcome: str, name: str | None = None) -> str:
     return outcome
 
 
-def run(args: list[str], *, expect: str, timeout: float = 120, cwd: Path | None = None,
+def classify(returncode: int | None, text: str, expect: str) -> str:
+    """The outcome of a finished command: its exit code and everything it printed, against `expect` (error|ok)."""
+    if expect not in ("error", "ok"):
+        raise ValueError(f"expect must be 'error' or 'ok', not {expect!r}")
+    if returncode is None:
+        return "hang"
+    if returncode < 0 or _CRASH.search(text):
+        return "crash"
+    if expect == "error":
+        return "clear" if returncode != 0 else "silent"
+    return "ok" if returncode == 0 else "clear"
+
+
+def _in_process(args: list[str]) -> tuple[int, str, str]:
+    """`keme ARGS` through keme.cli.main in this process: the console script's boundary without an
+    interpreter start per probe (a hang or a signal cannot be seen this way)."""
+    from keme.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    argv, sys.argv = sys.argv, ["keme", *args]
+    code = 0
+    try:
+        with redirect_stdout(out), redirect_stderr(err):
+            main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    finally:
+        sys.argv = argv
+    return code, out.getvalue(), err.getvalue()
+
+
+def run(args: list[str], *, expect: str, in_process: bool = False, timeout: float = 120, cwd: Path | None = None,
         env: dict[str, str] | None = None, input: str | bytes | None = None) -> Run:
-    """Run a command (`keme ...` becomes `python -m keme.cli ...`) and classify it against `expect` (error|ok)."""
+    """Run a command and classify it against `expect` (error|ok).
+
+    `keme ...` becomes `python -m keme.cli ...`, or with `in_process` a call of keme.cli.main.
+    """
+    if in_process:
+        if args[:1] != ["keme"]:
+            raise ValueError("in_process runs keme commands only")
+        code, stdout, stderr = _in_process(args[1:])
+        return Run(record(classify(code, stdout + stderr, expect)), code, stdout, stderr)
     if args and args[0] == "keme":
         args = [sys.executable, "-m", "keme.cli", *args[1:]]
-    environment = os.environ | {"PYTHONPATH": str(ROOT)} | (env or {})
+    environment = os.environ | {"PYTHONPATH": str(ROOT), "COLUMNS": "500"} | (env or {})  # no wrapped messages
     environment.pop("KEME_DEBUG", None)
     try:
         done = subprocess.run(args, capture_output=True, timeout=timeout, cwd=cwd, env=environment, input=input,
@@ -66,23 +107,21 @@ def run(args: list[str], *, expect: str, timeout: float = 120, cwd: Path | None 
         return Run(record("hang"), None, out, err)
     stdout = done.stdout if isinstance(done.stdout, str) else done.stdout.decode(errors="replace")
     stderr = done.stderr if isinstance(done.stderr, str) else done.stderr.decode(errors="replace")
-    if done.returncode < 0 or _CRASH.search(stdout + stderr):
-        outcome = "crash"
-    elif expect == "error":
-        outcome = "clear" if done.returncode != 0 else "silent"
-    elif expect == "ok":
-        outcome = "ok" if done.returncode == 0 else "clear"
-    else:
-        raise ValueError(f"expect must be 'error' or 'ok', not {expect!r}")
-    return Run(record(outcome), done.returncode, stdout, stderr)
+    return Run(record(classify(done.returncode, stdout + stderr, expect)), done.returncode, stdout, stderr)
 
 
-def refuses(args: list[str], match: str | None = None, **options: Any) -> Run:
-    """Assert that the command stops with a clear error (and, with `match`, that the message says so)."""
+def refuses(args: list[str], match: str | None = None, *, code: int | None = None, **options: Any) -> Run:
+    """Assert that the command stops with a clear error (exit `code`, if given) whose message matches `match`.
+
+    The message is matched with line breaks removed: rich wraps long lines.
+    """
     result = run(args, expect="error", **options)
     assert result.outcome == "clear", f"{result.outcome} (exit {result.returncode}):\n{result.output[-3000:]}"
+    if code is not None:
+        assert result.returncode == code, result.output[-3000:]
     if match is not None:
-        assert re.search(match, result.output, re.I | re.S), f"message does not match {match!r}:\n{result.output[-3000:]}"
+        text = result.output.replace("\n", "")
+        assert re.search(match, text, re.I | re.S), f"message does not match {match!r}:\n{result.output[-3000:]}"
     return result
 
 
@@ -91,6 +130,16 @@ def works(args: list[str], **options: Any) -> Run:
     result = run(args, expect="ok", **options)
     assert result.outcome == "ok", f"{result.outcome} (exit {result.returncode}):\n{result.output[-3000:]}"
     return result
+
+
+def refused(args: list[str], match: str | None = None, code: int | None = None) -> Run:
+    """`refuses` for `keme ARGS`, in process."""
+    return refuses(["keme", *args], match, code=code, in_process=True)
+
+
+def worked(args: list[str]) -> Run:
+    """`works` for `keme ARGS`, in process."""
+    return works(["keme", *args], in_process=True)
 
 
 def raises_clearly(call: Callable[[], Any], errors: type[BaseException] | tuple[type[BaseException], ...],

@@ -7,8 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from inprocess import refused, worked
-from probe import ROOT, refuses
+from probe import ROOT, refused, refuses, worked
 
 pytestmark = pytest.mark.fault
 

@@ -15,9 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from probe import ROOT, raises_clearly, record
-from probe import refuses as _refuses
-from probe import works as _works
+from probe import ROOT, raises_clearly, record, refuses, works
 
 from eval.importers.locomo import export_locomo, import_locomo
 from eval.importers.longmemeval import import_longmemeval
@@ -78,15 +76,6 @@ def notes_it(importer: Callable[[Path, Path], dict], path: Path, out: Path, kind
     return stats
 
 
-WIDE = {"COLUMNS": "400"}  # one message per line, so a match does not depend on where rich wraps
-
-
-def refuses(args: list[str], match: str):
-    return _refuses(args, match=match, env=WIDE)
-
-
-def works(args: list[str]):
-    return _works(args, env=WIDE)
 
 
 # -- LoCoMo: one bad thing each, skipped and counted

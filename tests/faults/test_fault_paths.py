@@ -19,9 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from probe import ROOT, raises_clearly, record
-from probe import refuses as _refuses
-from probe import works as _works
+from probe import ROOT, raises_clearly, record, refuses, works
 
 from eval.contract import Query
 from keme.dataset.paths import scope_path
@@ -37,15 +35,6 @@ HOSTILE = {
     "long": "x" * 5000, "windows": "..\\..\\victim", "lookalike": "vісtim", "hidden": ".victim", "glob": "v*[ab]?",
     "newline": "a\nb", "surrogate": "\udc00victim",
 }
-WIDE = {"COLUMNS": "400"}
-
-
-def refuses(args, match):
-    return _refuses(args, match=match, env=WIDE)
-
-
-def works(args, **options):
-    return _works(args, env=WIDE | options.pop("env", {}), **options)
 
 
 # -- sentinels: what must not change

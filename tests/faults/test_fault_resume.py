@@ -17,8 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from probe import ROOT, raises_clearly, record, works
-from probe import refuses as _refuses
+from probe import ROOT, raises_clearly, record, refuses, works
 
 from keme.dataset.lock import directory_lock
 
@@ -36,9 +35,6 @@ CHEAP = ["memory_bank", "factmem", "vibebrowser"]  # the stateful systems withou
 TINY_CONFIG = "name: tiny\nseed: 5\npersonas:\n  - {language: en, start: 2026-05-01, months: 1}\n"
 
 
-def refuses(args: list[str], match: str | None = None, **options):
-    """probe.refuses with a console wide enough that rich does not wrap paths inside the message."""
-    return _refuses(args, match=match, env={"COLUMNS": "500"} | options.pop("env", {}), **options)
 
 
 def keme(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,

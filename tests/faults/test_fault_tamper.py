@@ -21,8 +21,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-from inprocess import refused, worked
-from probe import ROOT, refuses, works
+from probe import ROOT, refused, refuses, worked, works
 
 pytestmark = pytest.mark.fault
 
