@@ -19,6 +19,23 @@ def sample_config() -> SynthConfig:
     return load_config(ROOT / "configs/sample.yaml")
 
 
+@pytest.fixture
+def temporary_system():
+    """Register test systems by name for one test: `temporary_system(name, factory)` returns the name."""
+    from baselines.registry import REGISTRY, SystemSpec
+
+    added: list[str] = []
+
+    def register(name: str, factory) -> str:
+        REGISTRY[name] = SystemSpec(name, factory, "test system")
+        added.append(name)
+        return name
+
+    yield register
+    for name in added:
+        REGISTRY.pop(name, None)
+
+
 def small_config(text: str = "") -> SynthConfig:
     """One English persona over two months unless `text` adds or overrides keys."""
     base = "name: small\nseed: 5\npersonas:\n  - {language: en, start: 2026-05-01, months: 2}\n"

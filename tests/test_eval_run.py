@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from baselines.bm25 import FlatBM25
-from baselines.registry import REGISTRY, SystemSpec
+from baselines.registry import REGISTRY
 from conftest import ROOT
 from eval.metrics import KS
 from eval.run import RunError, Settings, run
@@ -24,20 +24,6 @@ TIMING = ("retrieve_p50_ms", "retrieve_p95_ms", "ingest_seconds", "ingest_messag
 def everything(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
     return out, run(Settings(data=SAMPLE, out=out, systems=list(REGISTRY)))
-
-
-@pytest.fixture
-def temporary_system():
-    added: list[str] = []
-
-    def register(name: str, factory) -> str:
-        REGISTRY[name] = SystemSpec(name, factory, "test system")
-        added.append(name)
-        return name
-
-    yield register
-    for name in added:
-        REGISTRY.pop(name, None)
 
 
 def test_every_registered_baseline_runs_on_the_sample(everything):

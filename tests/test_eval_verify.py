@@ -9,7 +9,7 @@ import pytest
 from conftest import ROOT
 
 from baselines.bm25 import FlatBM25
-from baselines.registry import REGISTRY, SystemSpec, check_params, parameters
+from baselines.registry import REGISTRY, check_params, parameters
 from eval.replay import dataset_sha256, load_replay
 from eval.run import Settings, run
 from keme.errors import KemeError
@@ -23,20 +23,6 @@ def sample(tmp_path):
     root = tmp_path / "d"
     shutil.copytree(SAMPLE, root)
     return root
-
-
-@pytest.fixture
-def temporary_system():
-    added: list[str] = []
-
-    def register(name: str, factory) -> str:
-        REGISTRY[name] = SystemSpec(name, factory, "test system")
-        added.append(name)
-        return name
-
-    yield register
-    for name in added:
-        REGISTRY.pop(name, None)
 
 
 def _rewrite(root, name, change):

@@ -16,6 +16,7 @@ import re
 import shutil
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from itertools import pairwise
@@ -182,6 +183,24 @@ def read_json_records(path: Path) -> list[Any]:
 
 def in_range(when: datetime) -> bool:
     return EARLIEST <= when.year <= LATEST
+
+
+def source_date(raw: Any, where: str, notes: Notes, parse: Callable[[str], datetime],
+                expected: str | None = None) -> datetime | None:
+    """A date of a source record, or None with the reason noted (missing, not text, unrecognised, out of range)."""
+    if not isinstance(raw, str):
+        notes.problem("unparsed_dates", where, "missing" if raw is None else f"not a string ({raw!r:.40})")
+        return None
+    try:
+        when = parse(raw)
+    except ValueError:
+        notes.problem("unparsed_dates", where, f"unrecognised date {raw[:60]!r}"
+                      + (f" (expected {expected})" if expected else ""))
+        return None
+    if not in_range(when):
+        notes.problem("unparsed_dates", where, f"year {when.year} is out of range")
+        return None
+    return when
 
 
 def arrange(starts: list[datetime], lengths: list[int], step: timedelta, gap: timedelta,

@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt
 
-from eval.importers.common import Notes, Text, arrange, in_range, infer_spec, read_json_records, write_dataset
+from eval.importers.common import Notes, Text, arrange, infer_spec, read_json_records, source_date, write_dataset
 from keme.errors import KemeError
 from keme.models import AnswerSpec, Message, Persona, Proof, QAItem, Quote, Session
 
@@ -83,21 +83,6 @@ def normalize_evidence(raw: Any) -> tuple[list[str], int]:
             junk += 1 if piece.strip() else 0
         found += [f"D{int(s)}:{int(t)}" for s, t in matches]
     return list(dict.fromkeys(found)), junk
-
-
-def _session_start(raw: Any, where: str, notes: Notes) -> datetime | None:
-    if not isinstance(raw, str):
-        notes.problem("unparsed_dates", where, "missing" if raw is None else f"not a string ({raw!r:.40})")
-        return None
-    try:
-        when = parse_when(raw)
-    except ValueError:
-        notes.problem("unparsed_dates", where, f"unrecognised date {raw[:60]!r}")
-        return None
-    if not in_range(when):
-        notes.problem("unparsed_dates", where, f"year {when.year} is out of range")
-        return None
-    return when
 
 
 def _sample_id(sample: dict[str, Any], index: int, used: set[str], notes: Notes) -> str:
@@ -160,7 +145,7 @@ def _import_sample(sample: Any, index: int, used: set[str], notes: Notes
         turns = _turns(conversation[key], f"{where}, {key}", notes)
         if not turns:
             continue
-        start = _session_start(conversation.get(f"{key}_date_time"), f"{where}, {key}_date_time", notes)
+        start = source_date(conversation.get(f"{key}_date_time"), f"{where}, {key}_date_time", notes, parse_when)
         if start is None:  # a day after the previous session, or a fixed day for the first
             start = starts[-1] + STEP * len(planned[-1][1]) + timedelta(days=1) if starts else datetime(2023, 1, 1, 9)
         planned.append((number, turns))

@@ -24,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt
 
-from eval.importers.common import Notes, Text, arrange, in_range, infer_spec, read_json_records, write_dataset
+from eval.importers.common import Notes, Text, arrange, infer_spec, read_json_records, source_date, write_dataset
 from keme.errors import KemeError
 from keme.models import AnswerSpec, Message, Persona, Proof, QAItem, Quote, Session
 
@@ -70,21 +70,6 @@ def parse_date(text: str) -> datetime:
         return datetime.strptime(text.strip().split(" (")[0], "%Y/%m/%d")
 
 
-def _date(raw: Any, where: str, notes: Notes) -> datetime | None:
-    if not isinstance(raw, str):
-        notes.problem("unparsed_dates", where, "missing" if raw is None else f"not a string ({raw!r:.40})")
-        return None
-    try:
-        when = parse_date(raw)
-    except ValueError:
-        notes.problem("unparsed_dates", where, f"unrecognised date {raw[:60]!r} (expected {DATE_FORMAT})")
-        return None
-    if not in_range(when):
-        notes.problem("unparsed_dates", where, f"year {when.year} is out of range")
-        return None
-    return when
-
-
 def _source_id(raw: Any) -> str | None:
     """A source id as text; None when it is missing or not a string or number."""
     if isinstance(raw, bool) or not isinstance(raw, (str, int)) or raw == "":
@@ -128,7 +113,7 @@ def _import_instance(record: Any, index: int, used: set[str], notes: Notes
             continue
         session_id = f"{qid}:{notes.unique_id(raw_id, local, 'duplicate_session_ids', place, prefix=f'{qid}:')}"
         raw_date = instance.haystack_dates[position] if position < len(instance.haystack_dates) else None
-        start = _date(raw_date, f"{place}, date", notes)
+        start = source_date(raw_date, f"{place}, date", notes, parse_date, DATE_FORMAT)
         if start is None:  # an hour after the previous session, or a fixed day for the first
             start = starts[-1] + STEP * len(planned[-1][2]) + timedelta(hours=1) if starts else datetime(2023, 1, 1, 9)
         planned.append((raw_id, session_id, turns))
@@ -163,7 +148,7 @@ def _import_instance(record: Any, index: int, used: set[str], notes: Notes
                                 messages=messages))
     notes.count("answer_session_ids_unresolved", len(answer_sessions - {raw for raw, _, _ in planned}))
     last = sessions[-1].end
-    asked = _date(instance.question_date, f"{where}, question_date", notes) or last + timedelta(days=1)
+    asked = source_date(instance.question_date, f"{where}, question_date", notes, parse_date, DATE_FORMAT) or last + timedelta(days=1)
     if asked < last:
         notes.count("question_before_last_session")
     asked = max(asked, last)

@@ -78,30 +78,6 @@ def check_id(value: str) -> str:
     return value
 
 
-def image_path_problem(value: object) -> str | None:
-    """Why `value` is not a relative path under images/, or None when it is."""
-    if not isinstance(value, str):
-        return f"is a {type(value).__name__}, not a string"
-    if "\\" in value:
-        return "contains a backslash (use '/')"
-    head, _, rest = value.partition("/")
-    if head != IMAGE_DIR or not rest:
-        return f"is not under {IMAGE_DIR}/"
-    for segment in rest.split("/"):
-        problem = id_problem(segment)
-        if problem is not None:
-            return f"has a segment {_show(segment)} that {problem}"
-    return None
-
-
-def check_image_path(value: str) -> str:
-    problem = image_path_problem(value)
-    if problem is not None:
-        raise ValueError(f"image path {_show(value)} {problem}; image paths are relative to the dataset, under "
-                         f"{IMAGE_DIR}/, each segment {ID_CHARS}, not starting with '.'")
-    return value
-
-
 def relative_file_problem(value: object) -> str | None:
     """Why `value` is not a plain relative file path inside a dataset ('qa.jsonl', 'images/p01-img001.png')."""
     if not isinstance(value, str):
@@ -113,6 +89,21 @@ def relative_file_problem(value: object) -> str | None:
         if problem is not None:
             return f"has a segment {_show(segment)} that {problem}"
     return None
+
+
+def image_path_problem(value: object) -> str | None:
+    """Why `value` is not a relative path under images/, or None when it is."""
+    if isinstance(value, str) and "\\" not in value and not value.startswith(IMAGE_DIR + "/"):
+        return f"is not under {IMAGE_DIR}/"
+    return relative_file_problem(value)
+
+
+def check_image_path(value: str) -> str:
+    problem = image_path_problem(value)
+    if problem is not None:
+        raise ValueError(f"image path {_show(value)} {problem}; image paths are relative to the dataset, under "
+                         f"{IMAGE_DIR}/, each segment {ID_CHARS}, not starting with '.'")
+    return value
 
 
 Id = Annotated[str, AfterValidator(check_id),
