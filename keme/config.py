@@ -23,9 +23,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from keme.errors import KemeError
 from keme.llm.config import LLMConfig
 from keme.models.anchor import APP_TYPES
+from keme.models.catalog import CHANGES, EPISODE_KINDS
+from keme.models.image import SCREEN_TEMPLATES
 from keme.models.qa import QA_TYPES
-from keme.omni.screens import TEMPLATES
-from keme.synth.catalog import CHANGES, EPISODE_KINDS
 
 MAX_PERSONAS = 99  # persona ids are p01..p99
 MAX_MONTHS = 24
@@ -202,7 +202,7 @@ class OmniSpec(_Strict):
     enabled: bool = Field(default=False, description="render screenshots as a stage of `keme synth`")
     per_month: float = Field(default=6.0, ge=0, le=30, description="screenshots per persona-month (every template "
                              "appears at least once per persona when there are enough sessions)")
-    templates: list[str] = Field(default_factory=lambda: list(TEMPLATES), min_length=1, description="app screens to use")
+    templates: list[str] = Field(default_factory=lambda: list(SCREEN_TEMPLATES), min_length=1, description="app screens to use")
     visual_share: float = Field(default=0.12, ge=0, le=0.5, description="share of the QA items that are visual_reasoning")
     scale: float = Field(default=1.0, ge=1, le=3, description="device pixel ratio of the PNGs (390x844 CSS px)")
     face_check: bool = Field(default=False, description="run insightface on every image (optional extra 'faces')")
@@ -210,9 +210,9 @@ class OmniSpec(_Strict):
     @field_validator("templates")
     @classmethod
     def _known_templates(cls, value: list[str]) -> list[str]:
-        unknown = sorted(set(value) - set(TEMPLATES))
+        unknown = sorted(set(value) - set(SCREEN_TEMPLATES))
         if unknown:
-            raise ValueError(f"unknown templates {unknown}; known: {list(TEMPLATES)}")
+            raise ValueError(f"unknown templates {unknown}; known: {list(SCREEN_TEMPLATES)}")
         return value
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from keme.config import load_config
 from keme.dataset.manifest import read_manifest
-from keme.omni.screens import TEMPLATES
+from keme.models.image import SCREEN_TEMPLATES
 from keme.synth.pipeline import synthesize
 from keme.validate import load_dataset, validate
 
@@ -36,7 +36,7 @@ def copy(omni, tmp_path) -> Path:
 
 def test_every_template_is_rendered_in_both_languages(omni):
     shown = {(r.template, r.language) for r in load_dataset(omni).images}
-    assert shown == {(t, lang) for t in TEMPLATES for lang in ("en", "zh")}
+    assert shown == {(t, lang) for t in SCREEN_TEMPLATES for lang in ("en", "zh")}
 
 
 def test_each_screenshot_is_a_user_message_between_its_neighbours(omni):
@@ -157,7 +157,7 @@ def test_the_demo_dataset_shows_every_template_in_both_languages(tmp_path):
     out = tmp_path / "demo"
     synthesize(load_config(Path(__file__).parents[1] / "configs" / "demo.yaml"), out)
     shown = {(r.template, r.language) for r in load_dataset(out).images}
-    assert shown == {(t, lang) for t in TEMPLATES for lang in ("en", "zh")}
+    assert shown == {(t, lang) for t in SCREEN_TEMPLATES for lang in ("en", "zh")}
 
 
 def test_face_checks_without_insightface_say_why_they_were_skipped(monkeypatch, tmp_path):

@@ -24,6 +24,7 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
+from eval.tokens import count_tokens
 from keme.brains.base import BrainStats
 from keme.brains.procedural import ProceduralBrain
 from keme.brains.prompts import render
@@ -32,15 +33,14 @@ from keme.errors import KemeError
 from keme.llm import CallFailed, LLMClient, StructuredOutputError
 from keme.llm.client import parse_structured
 from keme.models import Event, Revision
+from keme.models.catalog import CHANGES, EPISODE_KINDS
 from keme.prior.anchors import anchor_message_text
 from keme.synth import grounder, planner, realizer, reviser
-from keme.synth.catalog import CHANGES, EPISODE_KINDS
 from keme.synth.planner import SET, chapter_changes
 from keme.synth.state import Trajectory, is_leaf
 from keme.text import lang as fmt
 from keme.text import resources
 from keme.text.template import Context
-from eval.tokens import count_tokens
 
 T = TypeVar("T", bound=BaseModel)
 _CJK = re.compile(r"[\u4e00-\u9fff]")

@@ -26,8 +26,8 @@ from keme.models.anchor import (
     TodoRecord,
     VoiceMemoRecord,
 )
+from keme.models.attributes import IMMUTABLE_KEYS
 from keme.models.persona import Persona
-from keme.prior.attributes import IMMUTABLE_KEYS
 from keme.seeding import rng_for
 from keme.text import lang as fmt
 from keme.text.resources import Resources

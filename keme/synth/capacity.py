@@ -16,7 +16,7 @@ from datetime import date, datetime, time, timedelta
 from typing import TYPE_CHECKING
 
 from keme.days import month_windows
-from keme.synth.catalog import EPISODE_KINDS
+from keme.models.catalog import EPISODE_KINDS
 
 if TYPE_CHECKING:  # keme.config imports this module when it checks a config's limits
     from keme.config import GraphSpec, SynthConfig

@@ -13,7 +13,7 @@ from datetime import datetime, time, timedelta
 
 from keme.days import BLOCKS, block_window
 from keme.models import Anchor, Event, Revision
-from keme.synth.catalog import ANCHOR_MOMENTS
+from keme.models.catalog import ANCHOR_MOMENTS
 from keme.synth.planner import PlanContext, next_child_id
 from keme.synth.state import Trajectory, is_leaf, slots_of
 from keme.text.titles import title_and_summary

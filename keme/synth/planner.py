@@ -16,9 +16,9 @@ from datetime import date, datetime, time, timedelta
 from keme.config import SynthConfig
 from keme.days import Slot, block_window, days, holidays_between, is_workday
 from keme.models import Event, Persona
+from keme.models.catalog import CHANGES, EPISODE_KINDS, Change, EpisodeKind
 from keme.prior.people import distinct_names, person_name
 from keme.synth.capacity import ROOMY_PER_KIND, chapter_windows, roomy_kinds
-from keme.synth.catalog import CHANGES, EPISODE_KINDS, Change, EpisodeKind
 from keme.synth.state import Trajectory
 from keme.synth.timing import DEFAULT_TIMING, TIMING, block_order, candidate_days, day_ok, slot_key
 from keme.text import lang as fmt

@@ -15,8 +15,8 @@ from datetime import datetime, timedelta
 
 from keme.config import SynthConfig
 from keme.models import Anchor, AttributeVersion, Event, Message, Persona, Session
+from keme.models.catalog import ANCHOR_MOMENTS, CHANGES
 from keme.prior.anchors import anchor_message_text, anchor_slots
-from keme.synth.catalog import ANCHOR_MOMENTS, CHANGES
 from keme.synth.planner import SET
 from keme.synth.state import Trajectory, dialogue_hash
 from keme.text import lang as fmt
