@@ -29,7 +29,7 @@ def main() -> None:
 
     from baselines.registry import REGISTRY
     from eval.run import Settings, run
-    from keme.config import load_config
+    from keme.synth.limits import load_config
     from keme.synth.pipeline import synthesize
 
     work = Path(tempfile.mkdtemp(prefix="keme-bench-eval-"))

@@ -41,7 +41,7 @@ from baselines.memory_bank.index import FLAT
 from baselines.memory_bank.records import SemanticEntry, ms
 from baselines.memory_bank.terms import keyword_term, tokenize
 from eval.metrics import percentile
-from keme.config import parse_config
+from keme.synth.limits import parse_config
 from keme.synth.pipeline import synthesize_persona
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -32,7 +32,7 @@ def _fail(exc: KemeError) -> None:
 
 
 def _synthesize(config: Path, out: Path, seed: Optional[int], resume: bool, force: bool, brain: Optional[str] = None):
-    from keme.config import load_config
+    from keme.synth.limits import load_config
     from keme.synth.pipeline import Progress as Hooks
     from keme.synth.pipeline import synthesize
 

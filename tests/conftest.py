@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from keme.config import SynthConfig, load_config, parse_config
+from keme.config import SynthConfig
+from keme.synth.limits import load_config, parse_config
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from keme.config import load_config
 from keme.dataset.manifest import read_manifest
 from keme.models.image import SCREEN_TEMPLATES
+from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize
 from keme.validate import load_dataset, validate
 
@@ -171,8 +171,8 @@ def test_face_checks_without_insightface_say_why_they_were_skipped(monkeypatch, 
 
 
 def test_an_unknown_template_in_the_config_is_an_error_naming_it():
-    from keme.config import parse_config
     from keme.errors import KemeError
+    from keme.synth.limits import parse_config
 
     with pytest.raises(KemeError, match="unknown templates \\['fax_machine'\\]"):
         parse_config("name: x\npersonas:\n  - {language: en, start: 2026-01-01, months: 1}\n"
@@ -180,7 +180,7 @@ def test_an_unknown_template_in_the_config_is_an_error_naming_it():
 
 
 def test_rerendering_checks_pngs_made_at_a_higher_pixel_ratio(tmp_path):
-    from keme.config import parse_config
+    from keme.synth.limits import parse_config
 
     cfg = parse_config("name: hi-dpi\nseed: 1\npersonas:\n  - {language: zh, start: 2026-01-01, months: 1}\n"
                        "omni: {enabled: true, per_month: 2, scale: 2, templates: [bill, note]}\n")
