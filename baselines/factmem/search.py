@@ -1,7 +1,7 @@
 """From a question to facts: exact keys derived from its words and dates, and a BM25 fallback.
 
 Exact keys, in this order:
-1. dated record keys: every date written in the question (keme.qa.normalize.dates_in: "March 4",
+1. dated record keys: every date written in the question (keme.text.dates.dates_in: "March 4",
    "3月4日", "2026-03-04", "3/4"; the year defaults to the question's year) × every record kind its
    words ask about (lexicon.APP_WORDS: pay/付/花 -> bill …). A date with no kind word asks about that
    day in general: every known kind and the day's "said" notes. The caller probes each base key and
@@ -24,7 +24,7 @@ import numpy as np
 
 from baselines.factmem import lexicon
 from baselines.text import tokenize
-from keme.qa.normalize import dates_in
+from keme.text.dates import dates_in
 
 
 @dataclass(frozen=True)

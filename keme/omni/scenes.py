@@ -26,6 +26,7 @@ from keme.omni.screens import (BillScreen, CalendarEvent, CalendarScreen, ChatLi
                                TrainTicket, VideoPage, _Screen)
 from keme.qa.phrasing import fill
 from keme.text import lang as fmt
+from keme.text.normalize import parse_money
 
 RESOURCES = Path(__file__).resolve().parent / "resources"
 
@@ -151,8 +152,6 @@ def _me(lang: str) -> str:
 
 
 def _price_of(text: str | None) -> Decimal | None:
-    from keme.qa.normalize import parse_money
-
     return parse_money(text or "")
 
 

@@ -28,7 +28,7 @@ from keme.qa import generate as gen
 from keme.qa import phrasing
 from keme.qa.draft import Draft
 from keme.qa.facts import World, worlds_from
-from keme.qa.normalize import norm_text
+from keme.text.normalize import norm_text
 from keme.qa.verify import Verifier
 from keme.seeding import rng_for
 from keme.text import lang as fmt
