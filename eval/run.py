@@ -53,12 +53,12 @@ from eval.judge import Judge, RuleJudge
 from eval.options import check_options
 from eval.replay import Plan, Replay, load_replay
 from eval.rundir import check_fingerprint, check_places, open_run
-from eval.tokens import count_tokens
 from keme.dataset.io import atomic_write_text, dump_json
 from keme.dataset.lock import directory_lock
 from keme.dataset.paths import scope_path
 from keme.errors import KemeError
 from keme.models import QAItem
+from keme.text.tokens import count_tokens
 
 FAULT_ENV = "KEME_EVAL_FAULT_AFTER"  # test hook: SIGKILL the process after N retrieval records
 INGEST_FAULT_ENV = "KEME_EVAL_FAULT_AFTER_INGEST"  # test hook: SIGKILL the process after N ingested sessions

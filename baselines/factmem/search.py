@@ -23,8 +23,8 @@ import bm25s
 import numpy as np
 
 from baselines.factmem import lexicon
-from baselines.text import tokenize
 from keme.text.dates import dates_in
+from keme.text.tokens import search_terms
 
 
 @dataclass(frozen=True)
@@ -59,12 +59,12 @@ class FactIndex:
         self.model: bm25s.BM25 | None = None
         if docs:
             self.model = bm25s.BM25(k1=k1, b=b, method="lucene")
-            self.model.index([tokenize(d.text) or ["\u0000"] for d in docs], show_progress=False)
+            self.model.index([search_terms(d.text) or ["\u0000"] for d in docs], show_progress=False)
 
     def scores(self, text: str) -> np.ndarray:
         if self.model is None:
             return np.zeros(0)
-        tokens = [t for t in tokenize(text) if t in self.model.vocab_dict]
+        tokens = [t for t in search_terms(text) if t in self.model.vocab_dict]
         if not tokens:
             return np.zeros(len(self.docs))
         return np.asarray(self.model.get_scores(tokens), dtype=float)
