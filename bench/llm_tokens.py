@@ -47,7 +47,7 @@ class Counting:
 
 def main() -> None:
     from keme.brains import make_brain
-    from keme.brains.qa import apply_llm_roles
+    from keme.qa.llm_roles import apply_llm_roles
     from keme.llm import LLMClient
     from keme.qa.build import QAReport, build_items
     from keme.qa.facts import worlds_from

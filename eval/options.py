@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
-from baselines.registry import REGISTRY, check_params
+from eval.registry import REGISTRY, check_params
 from keme.errors import KemeError
 
 

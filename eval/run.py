@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from baselines.registry import REGISTRY, SystemSpec, create
+from eval.registry import REGISTRY, SystemSpec, create
 from eval.contract import MemorySystem, Persistent, Query, Retrieval, Sized, Usage
 from eval.judge import Judge, RuleJudge
 from eval.options import check_options

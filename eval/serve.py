@@ -12,7 +12,7 @@ import sys
 import traceback
 from typing import Any
 
-from baselines.registry import create
+from eval.registry import create
 from eval.contract import Query, Sized
 from keme.models import Session
 

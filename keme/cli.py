@@ -442,7 +442,7 @@ def demo(
     run_dir: Path = typer.Option(Path("out/demo-run"), help="where the evaluation run goes"),
 ) -> None:
     """The main job: synthesize the demo dataset, validate it, evaluate every offline baseline, print the leaderboard."""
-    from baselines.registry import REGISTRY
+    from eval.registry import REGISTRY
     from eval.run import Settings, run
     from keme.stats import trajectory_stats
     from keme.validate import load_dataset, validate

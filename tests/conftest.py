@@ -23,7 +23,7 @@ def sample_config() -> SynthConfig:
 @pytest.fixture
 def temporary_system():
     """Register test systems by name for one test: `temporary_system(name, factory)` returns the name."""
-    from baselines.registry import REGISTRY, SystemSpec
+    from eval.registry import REGISTRY, SystemSpec
 
     added: list[str] = []
 

@@ -24,7 +24,7 @@ from keme.omni import images
 from keme.omni.screens import (BillScreen, CalendarEvent, CalendarScreen, ChatLine, ChatScreen, Comment, EbookPage,
                                MusicPlayer, NoteScreen, OrderItem, PaymentTransfer, ShoppingOrder, SocialPost,
                                TrainTicket, VideoPage, _Screen)
-from keme.qa.phrasing import fill
+from keme.text.fill import fill
 from keme.text import lang as fmt
 from keme.text.normalize import parse_money
 

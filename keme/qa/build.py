@@ -320,7 +320,7 @@ def synthesize_qa(worlds: list[World], cfg: SynthConfig, brain=None) -> tuple[li
             spec = spec.model_copy(update={"mix": spec.mix | {"visual_reasoning": cfg.omni.visual_share}})
         own = build_items(world, spec, cfg.seed, report)
         if brain is not None and getattr(brain, "client", None) is not None and cfg.brain.mode == "llm":
-            from keme.brains.qa import apply_llm_roles
+            from keme.qa.llm_roles import apply_llm_roles
 
             own, dropped = apply_llm_roles(own, world, brain, cfg)
             if dropped:

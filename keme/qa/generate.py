@@ -24,6 +24,7 @@ from keme.qa.phrasing import Phrasing
 from keme.text import lang as fmt
 from keme.text import resources
 from keme.text.dates import parse_display_date
+from keme.text.fill import fill
 from keme.text.normalize import parse_money
 
 MONEY_ATTRS = frozenset({"finance.monthly_budget", "finance.savings_goal"})
@@ -674,8 +675,6 @@ def generalizations(g: Gen, node: str) -> list[Draft]:
                               if v != version.value and version.value not in v and v not in version.value]
                     if not others:
                         break
-                    from keme.qa.phrasing import fill
-
                     options = [fill(text.option, {"value": version.value}), fill(text.option, {"value": g.rng.choice(others)})]
                     mode = "match"
                 g.rng.shuffle(options)
