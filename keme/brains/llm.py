@@ -28,7 +28,7 @@ from keme.brains.base import BrainStats
 from keme.brains.procedural import ProceduralBrain
 from keme.brains.prompts import render
 from keme.days import holidays_between
-from keme.errors import KemeError
+from keme.errors import SynthesisError
 from keme.llm import CallFailed, LLMClient, StructuredOutputError
 from keme.llm.client import parse_structured
 from keme.models import Event, Revision
@@ -109,10 +109,6 @@ class Action(BaseModel):
 
 class Revisions(BaseModel):
     actions: list[Action] = Field(max_length=10)
-
-
-class SynthesisError(KemeError):
-    pass
 
 
 def _repeats(text: str) -> bool:

@@ -16,13 +16,14 @@ from decimal import Decimal
 
 from keme.days import block_of
 from keme.models import QAItem, Quote
+from keme.errors import KemeError
 from keme.qa.facts import World
 from keme.text.dates import dates_in, parse_display_date, parse_duration, strip_dates
 from keme.text.normalize import contains, norm_text, numbers_in, parse_money
 
 
-class ProofError(ValueError):
-    pass
+class ProofError(KemeError, ValueError):
+    """A QA item's proof does not hold against the trajectory (a quote, a date, a value it names)."""
 
 
 @dataclass(frozen=True)
