@@ -1,5 +1,4 @@
-"""Memory systems: generic baselines and the seed systems, all behind eval.contract.MemorySystem."""
+"""Memory systems: generic baselines and the seed systems, all behind eval.contract.MemorySystem.
 
-from baselines.registry import REGISTRY, SystemSpec, create, names
-
-__all__ = ["REGISTRY", "SystemSpec", "create", "names"]
+The harness finds them by name in eval.registry, which names each by its "module:Class" string.
+"""

@@ -10,9 +10,9 @@ import bm25s
 import numpy as np
 
 from baselines.store import Scopes, docs_of, fingerprint
-from baselines.text import tokenize
 from eval.contract import Query, Retrieval, Usage
 from keme.models import Session
+from keme.text.tokens import search_terms
 
 
 class FlatBM25:
@@ -36,7 +36,7 @@ class FlatBM25:
     def ingest(self, scope: str, session: Session) -> Usage:
         docs = docs_of(session, self.granularity)
         self.scopes.get(scope).extend(docs)
-        self.tokens.setdefault(scope, []).extend(tokenize(d.text) for d in docs)
+        self.tokens.setdefault(scope, []).extend(search_terms(d.text) for d in docs)
         return Usage()
 
     def flush(self, scope: str) -> None:
@@ -59,10 +59,10 @@ class FlatBM25:
         if model is None:
             return np.zeros(0)
         vocab = model.vocab_dict
-        ids = [vocab[t] for t in tokenize(text) if t in vocab]
+        ids = [vocab[t] for t in search_terms(text) if t in vocab]
         if not ids:
             return np.zeros(len(self.tokens[scope]))
-        return model.get_scores([t for t in tokenize(text) if t in vocab])
+        return model.get_scores([t for t in search_terms(text) if t in vocab])
 
     def retrieve(self, scope: str, query: Query, k: int) -> Retrieval:
         docs = self.scopes.get(scope)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from baselines.store import Scopes, docs_of, fingerprint
 from eval.contract import Query, Retrieval, Usage
-from eval.tokens import count_tokens
 from keme.models import Session
+from keme.text.tokens import count_tokens
 
 
 class FullContext:

@@ -4,7 +4,7 @@ VibeBrowser's memory search (seed: vibebrowser-openclaw-memory.txt) matches on s
 "running" finds "run" and "preferences" finds "prefer", and ignores common English words.
 Stemming uses the `snowballstemmer` package's 'porter' algorithm (the original Porter stemmer,
 which gives the seed's own example "configured" -> "configur"). Only ASCII words are stemmed and
-stop-filtered; CJK runs become character bigrams as in `baselines.text.tokenize`, and words of
+stop-filtered; CJK runs become character bigrams as in `keme.text.tokens.search_terms`, and words of
 other scripts pass through unchanged.
 """
 
@@ -14,9 +14,9 @@ import functools
 
 import snowballstemmer
 
-from baselines.text import tokenize
+from keme.text.tokens import search_terms
 
-# A compact English list (the usual function words), plus the fragments that `tokenize` leaves
+# A compact English list (the usual function words), plus the fragments that `search_terms` leaves
 # when it splits contractions at the apostrophe ("don't" -> "don", "t").
 STOP_WORDS: frozenset[str] = frozenset((
     "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are", "as", "at",
@@ -48,7 +48,7 @@ def stem(word: str) -> str:
 def analyze(text: str) -> list[str]:
     """The terms a text is indexed and searched by, in order, repeats kept (BM25 counts them)."""
     terms: list[str] = []
-    for token in tokenize(text):
+    for token in search_terms(text):
         if token.isascii():
             if token in STOP_WORDS:
                 continue

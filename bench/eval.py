@@ -27,9 +27,9 @@ def main() -> None:
     parser.add_argument("--dense-sample", type=int, default=1500, help="messages embedded for the dense figure")
     args = parser.parse_args()
 
-    from baselines.registry import REGISTRY
+    from eval.registry import REGISTRY
     from eval.run import Settings, run
-    from keme.config import load_config
+    from keme.synth.limits import load_config
     from keme.synth.pipeline import synthesize
 
     work = Path(tempfile.mkdtemp(prefix="keme-bench-eval-"))

@@ -47,11 +47,11 @@ class Counting:
 
 def main() -> None:
     from keme.brains import make_brain
-    from keme.config import load_config
+    from keme.qa.llm_roles import apply_llm_roles
     from keme.llm import LLMClient
     from keme.qa.build import QAReport, build_items
     from keme.qa.facts import worlds_from
-    from keme.brains.qa import apply_llm_roles
+    from keme.synth.limits import load_config
     from keme.synth.pipeline import synthesize_persona
 
     cfg = load_config(ROOT / "configs/year.yaml")

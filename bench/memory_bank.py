@@ -37,12 +37,12 @@ import bm25s
 
 from baselines.memory_bank.bank import MemoryBank, open_bank
 from baselines.memory_bank.distill import keywords
-from baselines.memory_bank.index import FLAT
+from baselines.memory_bank.index import FLAT, keyword_term
 from baselines.memory_bank.records import SemanticEntry, ms
-from baselines.memory_bank.terms import keyword_term, tokenize
 from eval.metrics import percentile
-from keme.config import parse_config
+from keme.synth.limits import parse_config
 from keme.synth.pipeline import synthesize_persona
+from keme.text.tokens import memory_bank_terms
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -108,7 +108,7 @@ def main() -> None:
     flat = MemoryBank(weights=FLAT, boosts=False, semantic_limit=len(entries))
     for entry in entries:
         flat._index(entry.model_copy())
-    docs = [tokenize(e.title) + [keyword_term(k) for k in e.keywords if keyword_term(k)] + tokenize(e.content)
+    docs = [memory_bank_terms(e.title) + [keyword_term(k) for k in e.keywords if keyword_term(k)] + memory_bank_terms(e.content)
             for e in entries]
     reference = bm25s.BM25(k1=1.2, b=0.75, method="lucene")
     reference.index(docs, show_progress=False)

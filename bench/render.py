@@ -27,13 +27,13 @@ import argparse
 import tempfile
 import time
 
+from keme.models.image import SCREEN_TEMPLATES
 from keme.omni.render import CHROMIUM_ARGS, Renderer, find_chromium, html_for
 from keme.omni.samples import sample
-from keme.omni.screens import TEMPLATES
 
 
 def screens() -> list[tuple[str, object]]:
-    return [(t, sample(t, lang)) for t in TEMPLATES for lang in ("en", "zh")]
+    return [(t, sample(t, lang)) for t in SCREEN_TEMPLATES for lang in ("en", "zh")]
 
 
 def ours(jobs: list[tuple[str, object]], shots: int) -> tuple[float, list[bytes]]:
@@ -80,7 +80,7 @@ def main() -> None:
     ours_rate, naive_rate = args.shots / ours_s, args.naive_shots / naive_s
     same = sum(a == b for a, b in zip(ours_png, naive_png)) / min(len(ours_png), len(naive_png))
     ratio = ours_rate / naive_rate
-    print(f"screens: {len(TEMPLATES)} templates x 2 languages, 390x844 CSS px, chromium {find_chromium()}")
+    print(f"screens: {len(SCREEN_TEMPLATES)} templates x 2 languages, 390x844 CSS px, chromium {find_chromium()}")
     print(f"{'renderer':<8} {'shots':>6} {'seconds':>8} {'shots/s':>8} {'ms/shot':>8}")
     print(f"{'ours':<8} {args.shots:>6} {ours_s:>8.2f} {ours_rate:>8.1f} {1000 / ours_rate:>8.1f}")
     print(f"{'naive':<8} {args.naive_shots:>6} {naive_s:>8.2f} {naive_rate:>8.1f} {1000 / naive_rate:>8.1f}")

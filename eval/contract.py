@@ -87,6 +87,16 @@ class Persistent(Protocol):
 
 
 @runtime_checkable
+class Closeable(Protocol):
+    """Optional: systems that hold more than their scopes (a child process, temporary files, open databases).
+
+    The harness calls `close()` once, when it is done with the system, even after a failure.
+    """
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
 class Sized(Protocol):
     """Optional: how much a scope holds (items, bytes); a resumed run uses it to refuse an empty store."""
 

@@ -16,8 +16,8 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from keme.models import QAItem
-from keme.qa.normalize import contains, dates_in, numbers_in, parse_money
-from keme.qa.verify import _strip_dates, parse_duration
+from keme.text.dates import dates_in, parse_duration, strip_dates
+from keme.text.normalize import contains, numbers_in, parse_money
 
 ABSTAIN_PHRASES = (
     "not available", "not mentioned", "never mentioned", "no record", "no information", "don't know", "do not know",
@@ -87,7 +87,7 @@ class RuleJudge:
             return _verdict(not missing, f"missing {missing}" if missing else "all items present")
         if spec.kind == "number":
             target = Decimal(spec.value or "0")
-            candidates = numbers_in(_strip_dates(text, item.asked_at.year))
+            candidates = numbers_in(strip_dates(text))
             money = parse_money(text)
             if money is not None:
                 candidates.append(money)

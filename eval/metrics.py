@@ -21,7 +21,7 @@ import math
 from collections import Counter
 
 from eval.contract import Hit
-from eval.tokens import tokens
+from keme.text.tokens import approx_tokens
 
 KS = (1, 3, 5, 10, 30, 50)
 
@@ -60,7 +60,7 @@ def retrieval_scores(ranking: list[str], gold: set[str], ks: tuple[int, ...] = K
 # ---------------------------------------------------------------- answers
 def token_f1(prediction: str, gold: str) -> float:
     """SQuAD-style F1 over normalised tokens (CJK characters count as tokens)."""
-    pred, ref = tokens(prediction), tokens(gold)
+    pred, ref = approx_tokens(prediction), approx_tokens(gold)
     if not pred or not ref:
         return float(pred == ref)
     common = Counter(pred) & Counter(ref)
@@ -73,7 +73,7 @@ def token_f1(prediction: str, gold: str) -> float:
 
 def bleu1(prediction: str, gold: str) -> float:
     """Unigram BLEU: clipped unigram precision times the brevity penalty."""
-    pred, ref = tokens(prediction), tokens(gold)
+    pred, ref = approx_tokens(prediction), approx_tokens(gold)
     if not pred or not ref:
         return 0.0
     clipped = sum((Counter(pred) & Counter(ref)).values())

@@ -8,8 +8,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
-from baselines.registry import REGISTRY, check_params
+from eval.registry import REGISTRY, check_params
 from keme.errors import KemeError
+from keme.models import Role
+
+
+Mode = Literal["offline", "online"]  # offline: ask after the whole trajectory; online: ask each at its asked_at
+Images = Literal["caption", "none"]  # shared screenshots reach text systems as their caption, or not at all
+ReaderKind = Literal["none", "local", "openai"]  # the CLI's --reader
+JudgeKind = Literal["rule", "llm", "both"]  # the CLI's --judge
 
 
 class Options(BaseModel):
@@ -19,10 +26,10 @@ class Options(BaseModel):
 
     k: int = Field(10, ge=1)
     depth: int = Field(50, ge=1)
-    mode: Literal["offline", "online"] = "offline"
-    roles: tuple[Literal["user", "assistant", "system"], ...] | None = Field(None, min_length=1)
+    mode: Mode = "offline"
+    roles: tuple[Role, ...] | None = Field(None, min_length=1)
     limit: int | None = Field(None, ge=1)
-    images: Literal["caption", "none"] = "caption"
+    images: Images = "caption"
     judge_runs: int = Field(3, ge=1)
     judge_prompts: str = "mobilemem"
 

@@ -6,6 +6,8 @@ an answer, so it is never logged, judged or cached as one, and a rerun asks agai
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from eval.contract import Usage
 from eval.prompts import render
 from keme.llm import LLMClient
@@ -13,7 +15,17 @@ from keme.models import QAItem
 from keme.text import lang as fmt
 
 
+class Reader(Protocol):
+    """Answers a question from a rendered context; `name` goes into the run's identity and reports."""
+
+    name: str
+
+    def answer(self, question: QAItem, context: str) -> tuple[str, Usage]: ...
+
+
 class LLMReader:
+    """A `Reader` that asks an LLM; the harness sizes its parallelism and reports its usage by `client`."""
+
     def __init__(self, client: LLMClient, max_context_chars: int = 6000, max_tokens: int = 96, persona_names=None):
         self.client = client
         self.name = f"llm:{client.config.provider}:{client.config.model}"

@@ -12,14 +12,19 @@ import math
 from collections import defaultdict
 from pathlib import Path
 from statistics import mean, pstdev
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from eval.contract import Hit
+from eval.llm_judge import LLMJudge
 from eval.metrics import KS, bleu1, percentile, ranked_ids, retrieval_scores, token_f1
+from eval.reader import LLMReader
 from eval.replay import Replay
 from keme.dataset.io import atomic_write_text, dump_json
 from keme.llm.health import summarize as summarize_failures
 from keme.models import QAItem
+
+if TYPE_CHECKING:  # eval.run imports this module when it writes the reports
+    from eval.run import Settings
 
 BREAKDOWN_METRICS = ("recall_any@5", "recall_any@10", "recall_all@10", "ndcg_any@10", "locomo_recall@10", "mrr",
                      "session_recall_any@5", "accuracy", "llm_accuracy", "token_f1")
@@ -208,7 +213,7 @@ def write_plot(summary: dict[str, Any], path: Path) -> None:
     plt.close(figure)
 
 
-def write_reports(settings: Any, replay: Replay) -> dict[str, Any]:
+def write_reports(settings: Settings, replay: Replay) -> dict[str, Any]:
     import pandas as pd
 
     questions = {q.id: q for q in replay.questions}
@@ -217,15 +222,16 @@ def write_reports(settings: Any, replay: Replay) -> dict[str, Any]:
         "verified": replay.verified,
         "retrieval_only": settings.reader is None,
         "note": "retrieval-only run: no reader configured, so no answers were generated or judged"
-        if settings.reader is None else f"reader: {getattr(settings.reader, 'name', 'custom')}; judges: "
-        + ", ".join(getattr(j, "name", "?") + (f" ({j.prompts} prompts, {j.runs} runs)" if hasattr(j, "runs") else "")
+        if settings.reader is None else f"reader: {settings.reader.name}; judges: "
+        + ", ".join(j.name + (f" ({j.prompts} prompts, {j.runs} runs)" if isinstance(j, LLMJudge) else "")
                     for j in settings.judges),
         "systems": {},
     }
     if not replay.verified:
         summary["note"] = f"{NOT_VERIFIED}; {summary['note']}"
-    clients = {id(c): c for c in (getattr(settings.reader, "client", None),
-                                  *(getattr(j, "client", None) for j in settings.judges)) if c is not None}
+    readers = [settings.reader] if isinstance(settings.reader, LLMReader) else []
+    clients = {id(c): c for c in (*(r.client for r in readers),
+                                  *(j.client for j in settings.judges if isinstance(j, LLMJudge)))}
     if clients:
         summary["llm"] = {stage: usage for c in clients.values() for stage, usage in c.ledger.as_dict().items()}
         limit = min(c.config.max_failure_fraction for c in clients.values())

@@ -45,20 +45,22 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from baselines.registry import REGISTRY, SystemSpec, create
-from eval.contract import MemorySystem, Persistent, Query, Retrieval, Sized, Usage
+from eval.registry import REGISTRY, SystemSpec, create
+from eval.contract import Closeable, MemorySystem, Persistent, Query, Retrieval, Sized, Usage
 from eval.judge import Judge, RuleJudge
-from eval.options import check_options
+from eval.llm_judge import LLMJudge
+from eval.options import Images, Mode, check_options
+from eval.reader import LLMReader, Reader
 from eval.replay import Plan, Replay, load_replay
 from eval.rundir import check_fingerprint, check_places, open_run
-from eval.tokens import count_tokens
 from keme.dataset.io import atomic_write_text, dump_json
 from keme.dataset.lock import directory_lock
 from keme.dataset.paths import scope_path
 from keme.errors import KemeError
-from keme.models import QAItem
+from keme.models import QAItem, Role
+from keme.text.tokens import count_tokens
 
 FAULT_ENV = "KEME_EVAL_FAULT_AFTER"  # test hook: SIGKILL the process after N retrieval records
 INGEST_FAULT_ENV = "KEME_EVAL_FAULT_AFTER_INGEST"  # test hook: SIGKILL the process after N ingested sessions
@@ -68,26 +70,20 @@ class RunError(KemeError):
     pass
 
 
-class Reader(Protocol):
-    """Answers a question from a rendered context (see eval.reader.LLMReader)."""
-
-    name: str
-
-    def answer(self, question: QAItem, context: str) -> tuple[str, Usage]: ...
-
-
-@dataclass
+@dataclass(frozen=True)
 class Settings:
+    """One `keme eval` run; the option values are checked by eval.options.Options (the CLI's check too)."""
+
     data: Path
     out: Path
     systems: list[str]
     k: int = 10
     depth: int = 50
-    mode: str = "offline"
-    roles: tuple[str, ...] | None = None
+    mode: Mode = "offline"
+    roles: tuple[Role, ...] | None = None
     limit: int | None = None
-    images: str = "caption"
-    reader: Any = None
+    images: Images = "caption"
+    reader: Reader | None = None
     judges: list[Judge] = field(default_factory=lambda: [RuleJudge()])
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
     force: bool = False
@@ -103,9 +99,9 @@ class Settings:
             "dataset_sha256": replay.dataset_sha, "k": self.k, "depth": self.depth,
             "mode": self.mode, "roles": list(replay.roles) if replay.roles else None, "limit": self.limit,
             "images": self.images,
-            "reader": getattr(self.reader, "name", None),
+            "reader": self.reader.name if self.reader is not None else None,
             "params": {name: self.params[name] for name in self.systems if self.params.get(name)},
-            "judges": [getattr(j, "name", "?") + (f":{j.prompts}:{j.runs}" if hasattr(j, "runs") else "") for j in self.judges],
+            "judges": [j.name + (f":{j.prompts}:{j.runs}" if isinstance(j, LLMJudge) else "") for j in self.judges],
         }
 
 
@@ -377,7 +373,7 @@ class SystemRun:
         reader = self.settings.reader
         if reader is None:
             return
-        client = getattr(reader, "client", None)
+        client = reader.client if isinstance(reader, LLMReader) else None
         # an in-process model answers one request at a time: threads would only queue
         workers = client.config.max_in_flight if client is not None and client.config.provider != "local" else 1
         answered = {r["question_id"] for r in self.answer_log.records()}
@@ -478,7 +474,7 @@ def calibrate_judges(settings: Settings, replay: Replay) -> None:
     from eval.llm_judge import calibrate
 
     path = settings.out / "judge_calibration.json"
-    judges = [j for j in settings.judges if hasattr(j, "client")]
+    judges = [j for j in settings.judges if isinstance(j, LLMJudge)]
     if not judges or settings.reader is None or path.exists():
         return
     atomic_write_text(path, dump_json({j.name: calibrate(j, replay.questions) for j in judges}))
@@ -508,8 +504,7 @@ def _run_locked(settings: Settings, replay: Replay | None) -> dict[str, Any]:
             check_fingerprint(settings.out, state, name, system.config_fingerprint(), settings.force)
             SystemRun(spec, system, settings, settings.out / name).run(replay)
         finally:
-            close = getattr(system, "close", None)
-            if close is not None:
-                close()
+            if isinstance(system, Closeable):
+                system.close()
     calibrate_judges(settings, replay)
     return write_reports(settings, replay)

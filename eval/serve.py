@@ -12,8 +12,8 @@ import sys
 import traceback
 from typing import Any
 
-from baselines.registry import create
-from eval.contract import Query, Sized
+from eval.registry import create
+from eval.contract import Closeable, Query, Sized
 from keme.models import Session
 
 
@@ -70,9 +70,8 @@ def main(argv: list[str] | None = None) -> int:
                 response["error"] = {"type": type(exc).__name__, "message": str(exc)}
             out.write(json.dumps(response, ensure_ascii=False, default=str) + "\n")
     finally:
-        close = getattr(system, "close", None)  # a system's temporary files go when it does
-        if close is not None:
-            close()
+        if isinstance(system, Closeable):  # a system's temporary files go when it does
+            system.close()
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import os
 import sys
@@ -16,8 +16,13 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from eval.options import Images, JudgeKind, Mode, ReaderKind
 from keme.dataset.lock import directory_lock
 from keme.errors import KemeError
+
+if TYPE_CHECKING:
+    from eval.judge import Judge
+    from eval.reader import Reader
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="MobileMem / KEME: synthesize, check and describe memory benchmarks.")
@@ -32,7 +37,7 @@ def _fail(exc: KemeError) -> None:
 
 
 def _synthesize(config: Path, out: Path, seed: Optional[int], resume: bool, force: bool, brain: Optional[str] = None):
-    from keme.config import load_config
+    from keme.synth.limits import load_config
     from keme.synth.pipeline import Progress as Hooks
     from keme.synth.pipeline import synthesize
 
@@ -230,13 +235,10 @@ def _llm_failures(stages: dict, limit: float, what: str) -> None:
     check(stages, limit, what)
 
 
-def _reader_and_judges(reader: str, judge: str, prompts: str, runs: int, llm_config: Optional[Path], data: Path):
+def _reader_and_judges(reader: ReaderKind, judge: JudgeKind, prompts: str, runs: int, llm_config: Optional[Path],
+                       data: Path) -> tuple[Reader | None, list[Judge]]:
     from eval.judge import RuleJudge
 
-    if reader not in ("none", "local", "openai"):
-        raise KemeError(f"--reader must be none, local or openai, not {reader!r}")
-    if judge not in ("rule", "llm", "both"):
-        raise KemeError(f"--judge must be rule, llm or both, not {judge!r}")
     if reader == "none":
         if judge != "rule":
             raise KemeError("--judge llm needs answers to judge: pass --reader local or --reader openai")
@@ -296,14 +298,14 @@ def eval_cmd(
     out: Path = typer.Option(..., "--out", "-o", help="run directory (resumed if it holds the same run)"),
     k: int = typer.Option(10, help="hits given to the reader (context size)"),
     depth: int = typer.Option(50, help="hits retrieved for the retrieval metrics (k up to 50)"),
-    mode: str = typer.Option("offline", help="offline: ask after the whole trajectory; online: ask at asked_at"),
+    mode: Mode = typer.Option("offline", help="offline: ask after the whole trajectory; online: ask at asked_at"),
     roles: Optional[str] = typer.Option(None, help="replay only these message roles, e.g. 'user' (default: dataset convention)"),
     limit: Optional[int] = typer.Option(None, help="at most this many questions per persona"),
-    images: str = typer.Option("caption", help="shared screenshots reach text systems as: caption (appended to the "
+    images: Images = typer.Option("caption", help="shared screenshots reach text systems as: caption (appended to the "
                                "message) or none"),
     params: Optional[Path] = typer.Option(None, help="YAML: system name -> constructor parameters"),
-    reader: str = typer.Option("none", help="none (retrieval only), local (llama.cpp server in a child process) or openai"),
-    judge: str = typer.Option("rule", help="rule, llm or both (llm needs a reader's answers to judge)"),
+    reader: ReaderKind = typer.Option("none", help="none (retrieval only), local (llama.cpp server in a child process) or openai"),
+    judge: JudgeKind = typer.Option("rule", help="rule, llm or both (llm needs a reader's answers to judge)"),
     judge_prompts: str = typer.Option("mobilemem", help="LLM judge prompt set: mobilemem (strict), longmemeval, locomo"),
     judge_runs: int = typer.Option(3, help="LLM judge runs per answer (accuracy is reported as mean ± std)"),
     llm_config: Optional[Path] = typer.Option(None, "--llm", help="YAML of LLM settings (provider, model, base_url, ...)"),
@@ -442,7 +444,7 @@ def demo(
     run_dir: Path = typer.Option(Path("out/demo-run"), help="where the evaluation run goes"),
 ) -> None:
     """The main job: synthesize the demo dataset, validate it, evaluate every offline baseline, print the leaderboard."""
-    from baselines.registry import REGISTRY
+    from eval.registry import REGISTRY
     from eval.run import Settings, run
     from keme.stats import trajectory_stats
     from keme.validate import load_dataset, validate

@@ -3,8 +3,9 @@
 The stated limits (also in each field's description, `keme schema` and README.md):
 personas 1-99 per config; months 1-24 per persona, starting 2000-01-01..2097-12-31;
 anchors.per_month 0-10 per app type and at most 30 in all; graph.max_events 8-30,
-graph.min_events 2; and every chapter must be able to ground the anchors it may
-receive (`keme.synth.capacity`), which is checked when the config is loaded.
+graph.min_events 2. This module checks the schema (`read_config`); whether every chapter
+can ground the anchors it may receive depends on the planner, so `keme.synth.limits`
+(`load_config`, `parse_config`) adds that check when a config is loaded for synthesis.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -23,9 +25,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from keme.errors import KemeError
 from keme.llm.config import LLMConfig
 from keme.models.anchor import APP_TYPES
+from keme.models.catalog import CHANGES, EPISODE_KINDS
+from keme.models.image import SCREEN_TEMPLATES
 from keme.models.qa import QA_TYPES
-from keme.omni.screens import TEMPLATES
-from keme.synth.catalog import CHANGES, EPISODE_KINDS
 
 MAX_PERSONAS = 99  # persona ids are p01..p99
 MAX_MONTHS = 24
@@ -202,7 +204,7 @@ class OmniSpec(_Strict):
     enabled: bool = Field(default=False, description="render screenshots as a stage of `keme synth`")
     per_month: float = Field(default=6.0, ge=0, le=30, description="screenshots per persona-month (every template "
                              "appears at least once per persona when there are enough sessions)")
-    templates: list[str] = Field(default_factory=lambda: list(TEMPLATES), min_length=1, description="app screens to use")
+    templates: list[str] = Field(default_factory=lambda: list(SCREEN_TEMPLATES), min_length=1, description="app screens to use")
     visual_share: float = Field(default=0.12, ge=0, le=0.5, description="share of the QA items that are visual_reasoning")
     scale: float = Field(default=1.0, ge=1, le=3, description="device pixel ratio of the PNGs (390x844 CSS px)")
     face_check: bool = Field(default=False, description="run insightface on every image (optional extra 'faces')")
@@ -210,9 +212,9 @@ class OmniSpec(_Strict):
     @field_validator("templates")
     @classmethod
     def _known_templates(cls, value: list[str]) -> list[str]:
-        unknown = sorted(set(value) - set(TEMPLATES))
+        unknown = sorted(set(value) - set(SCREEN_TEMPLATES))
         if unknown:
-            raise ValueError(f"unknown templates {unknown}; known: {list(TEMPLATES)}")
+            raise ValueError(f"unknown templates {unknown}; known: {list(SCREEN_TEMPLATES)}")
         return value
 
 
@@ -330,10 +332,24 @@ def _where(source: str, root: yaml.Node | None, loc: tuple[Any, ...]) -> str:
     return f"{source}:{line}" if line else source
 
 
-def parse_config(text: str, source: str = "<config>", seed: int | None = None) -> SynthConfig:
-    """Validate a config's text; every problem is named with file:line, key and what to do.
+@dataclass(frozen=True)
+class ConfigRead:
+    """A config that passed the schema, and the way back to its lines for problems found later (the limits)."""
 
-    `seed` replaces the config's own (`keme synth --seed`) before the limits, which depend on it, are checked.
+    config: SynthConfig
+    source: str
+    root: yaml.Node | None = field(default=None, repr=False)
+
+    def where(self, loc: tuple[Any, ...]) -> str:
+        """`file:line` of the YAML node at `loc` (or of its deepest existing parent)."""
+        return _where(self.source, self.root, loc)
+
+
+def read_config(text: str, source: str = "<config>", seed: int | None = None) -> ConfigRead:
+    """Validate a config's text against the schema; every problem is named with file:line, key and what to do.
+
+    `seed` replaces the config's own (`keme synth --seed`). The planner's limits are not checked here
+    (see `keme.synth.limits.parse_config`).
     """
     data, root = _read_yaml(text, source)
     if data is None:
@@ -354,53 +370,7 @@ def parse_config(text: str, source: str = "<config>", seed: int | None = None) -
         if not 0 <= seed <= MAX_SEED:
             raise KemeError(f"--seed must be between 0 and 2^63-1 ({MAX_SEED}), not {seed}")
         cfg = cfg.model_copy(update={"seed": seed})
-    problems = limit_problems(cfg)
-    if problems:
-        lines = [f"{source}: the configuration exceeds a limit of the planner"]
-        lines += [f"  {_where(source, root, loc)}: {'.'.join(map(str, loc))}: {message}" for loc, message in problems]
-        raise KemeError("\n".join(lines))
-    return cfg
-
-
-def limit_problems(cfg: SynthConfig) -> list[tuple[tuple[Any, ...], str]]:
-    """Chapters that receive more anchors than they can ground (see `keme.synth.capacity`), one per persona.
-
-    The worst case over all seeds is checked first; only when it does not fit are this seed's anchors
-    drawn and counted, so a config is refused exactly when its seed would fail.
-    """
-    from keme.synth.capacity import chapter_loads  # keme.synth imports this module
-
-    problems = []
-    for index in range(len(cfg.personas)):
-        bound = chapter_loads(cfg, index)
-        if all(load.most_anchors <= load.room for load in bound):
-            continue
-        loads = chapter_loads(cfg, index, exact=True)
-        worst = max(loads, key=lambda load: load.most_anchors - load.room)
-        if worst.most_anchors <= worst.room:
-            continue
-        graph = cfg.graph
-        if graph.max_depth == 1:
-            why = (f"at graph.max_depth 1 every anchor is a session of its own, and a chapter has at most "
-                   f"graph.max_events ({graph.max_events}) sessions")
-            fixes = "lower anchors.per_month, use graph.max_depth 2, or raise graph.max_events"
-        else:
-            why = (f"with graph.max_events {graph.max_events} and the episode kinds the weights allow, a chapter "
-                   f"grounds at most {worst.room}")
-            fixes = "lower anchors.per_month or raise graph.max_events"
-        if (worst.start.year, worst.start.month) != (worst.end.year, worst.end.month):
-            fixes += f" (one-month chapters need graph.max_events of at least {_calendar_months(cfg, index)})"
-        problems.append((("personas", index), (
-            f"with seed {cfg.seed} the chapter {worst.months} receives {worst.most_anchors} anchors, but {why}; "
-            f"{fixes}")))
-    return problems
-
-
-def _calendar_months(cfg: SynthConfig, index: int) -> int:
-    from keme.days import month_windows
-    from keme.prior.persona import trajectory_window
-
-    return len(month_windows(*trajectory_window(cfg.personas[index])))
+    return ConfigRead(cfg, source, root)
 
 
 def config_from_manifest(data: object, source: str) -> SynthConfig:
@@ -415,8 +385,8 @@ def config_from_manifest(data: object, source: str) -> SynthConfig:
                         "Synthesize the dataset again") from exc
 
 
-def load_config(path: Path | str, seed: int | None = None) -> SynthConfig:
-    """Read and validate a config file (see `parse_config`); unreadable files and bad UTF-8 are named too."""
+def read_config_file(path: Path | str) -> str:
+    """A config file's text; a directory, an unreadable file and bad UTF-8 are named (with the line)."""
     path = Path(path)
     if path.is_dir():
         raise KemeError(f"{path}: is a directory; pass a YAML config file (see configs/)")
@@ -425,9 +395,8 @@ def load_config(path: Path | str, seed: int | None = None) -> SynthConfig:
     except OSError as exc:
         raise KemeError(f"{path}: cannot read config ({exc.strerror})") from exc
     try:
-        text = raw.decode("utf-8-sig")
+        return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[:exc.start].count(b"\n") + 1
         raise KemeError(f"{path}:{line}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
                         "save the config as UTF-8") from exc
-    return parse_config(text, str(path), seed)

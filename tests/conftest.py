@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from keme.config import SynthConfig, load_config, parse_config
+from keme.config import SynthConfig
+from keme.synth.limits import load_config, parse_config
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,7 +23,7 @@ def sample_config() -> SynthConfig:
 @pytest.fixture
 def temporary_system():
     """Register test systems by name for one test: `temporary_system(name, factory)` returns the name."""
-    from baselines.registry import REGISTRY, SystemSpec
+    from eval.registry import REGISTRY, SystemSpec
 
     added: list[str] = []
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from keme.config import load_config, parse_config
 from keme.errors import KemeError
+from keme.synth.limits import load_config, parse_config
 
 ROOT = Path(__file__).resolve().parents[1]
 VALID = """\

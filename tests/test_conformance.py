@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from baselines.registry import REGISTRY, create
+from eval.registry import REGISTRY, create
 from eval.contract import MemorySystem, Query, Retrieval, Sized, Usage
 from eval.subprocess_adapter import SubprocessSystem
 from keme.models import Message, Session

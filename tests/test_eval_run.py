@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from baselines.bm25 import FlatBM25
-from baselines.registry import REGISTRY
+from eval.registry import REGISTRY
 from conftest import ROOT
 from eval.metrics import KS
 from eval.run import RunError, Settings, run
@@ -224,7 +224,7 @@ def test_a_persona_whose_questions_are_all_logged_is_not_replayed(tmp_path, temp
 
 
 def test_a_saved_state_is_put_in_place_whole(tmp_path):
-    from baselines.registry import REGISTRY
+    from eval.registry import REGISTRY
     from eval.run import SystemRun
 
     class Half(FlatBM25):

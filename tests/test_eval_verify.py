@@ -9,7 +9,7 @@ import pytest
 from conftest import ROOT
 
 from baselines.bm25 import FlatBM25
-from baselines.registry import REGISTRY, check_params, parameters
+from eval.registry import REGISTRY, check_params, parameters
 from eval.replay import dataset_sha256, load_replay
 from eval.run import Settings, run
 from keme.errors import KemeError

@@ -130,7 +130,7 @@ def test_the_compatibility_context_stays_within_its_token_cap(tmp_path):
     original = brain._context
     brain._context = lambda leaf, traj: contexts.append(original(leaf, traj)) or contexts[-1]
     synthesize_persona(0, cfg, brain)
-    from eval.tokens import count_tokens
+    from keme.text.tokens import count_tokens
 
     assert len(contexts) > 10 and max(count_tokens(c) for c in contexts) <= 60
     assert sum(1 for c in contexts if c) > 5

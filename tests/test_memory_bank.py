@@ -14,9 +14,9 @@ from baselines.memory_bank.bank import MemoryBank, NoOpMemoryBank, open_bank
 from baselines.memory_bank.distill import distill
 from baselines.memory_bank.index import FLAT, FieldIndex
 from baselines.memory_bank.records import Episode, SemanticEntry, ms
-from baselines.memory_bank.terms import tokenize
 from baselines.memory_bank.working import WorkingMemory
 from keme.models import Message, Session
+from keme.text.tokens import memory_bank_terms
 
 NOW = datetime(2026, 3, 20, 12, 0)
 DAY = 86_400_000
@@ -30,9 +30,9 @@ def entry(i: str, title: str, content: str = "", keywords=(), polarity="positive
 
 # ---------------------------------------------------------------- tokenization
 def test_english_and_numbers_are_lowercase_words_and_chinese_is_bigrams():
-    assert tokenize("Paid $12.50 at Blue_Bottle") == ["paid", "12", "50", "at", "blue_bottle"]
-    assert tokenize("打开抖音搜索") == ["打开", "开抖", "抖音", "音搜", "搜索"]
-    assert tokenize("买") == ["买"]
+    assert memory_bank_terms("Paid $12.50 at Blue_Bottle") == ["paid", "12", "50", "at", "blue_bottle"]
+    assert memory_bank_terms("打开抖音搜索") == ["打开", "开抖", "抖音", "音搜", "搜索"]
+    assert memory_bank_terms("买") == ["买"]
 
 
 # ---------------------------------------------------------------- BM25F

@@ -7,10 +7,11 @@ import struct
 import pytest
 
 from keme.errors import KemeError
+from keme.models.image import SCREEN_TEMPLATES
 from keme.omni import images
 from keme.omni.render import Renderer, html_for
 from keme.omni.samples import sample
-from keme.omni.screens import TEMPLATES, ChatLine, ChatScreen
+from keme.omni.screens import ChatLine, ChatScreen
 
 pytestmark = pytest.mark.chromium
 
@@ -27,7 +28,7 @@ def _png_size(png: bytes) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("template", TEMPLATES)
+@pytest.mark.parametrize("template", SCREEN_TEMPLATES)
 def test_template_shows_every_fact_of_its_data(renderer, template, lang):
     screen = sample(template, lang)
     shot = renderer.render(template, screen)
@@ -36,7 +37,7 @@ def test_template_shows_every_fact_of_its_data(renderer, template, lang):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-@pytest.mark.parametrize("template", TEMPLATES)
+@pytest.mark.parametrize("template", SCREEN_TEMPLATES)
 def test_every_fact_is_visible_text_of_the_page(renderer, template, lang):
     shot = renderer.render(template, sample(template, lang))
     missing = {k: v for k, v in shot.facts.items() if v not in shot.text}

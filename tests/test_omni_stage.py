@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from keme.config import load_config
 from keme.dataset.manifest import read_manifest
-from keme.omni.screens import TEMPLATES
+from keme.models.image import SCREEN_TEMPLATES
+from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize
 from keme.validate import load_dataset, validate
 
@@ -36,7 +36,7 @@ def copy(omni, tmp_path) -> Path:
 
 def test_every_template_is_rendered_in_both_languages(omni):
     shown = {(r.template, r.language) for r in load_dataset(omni).images}
-    assert shown == {(t, lang) for t in TEMPLATES for lang in ("en", "zh")}
+    assert shown == {(t, lang) for t in SCREEN_TEMPLATES for lang in ("en", "zh")}
 
 
 def test_each_screenshot_is_a_user_message_between_its_neighbours(omni):
@@ -157,7 +157,7 @@ def test_the_demo_dataset_shows_every_template_in_both_languages(tmp_path):
     out = tmp_path / "demo"
     synthesize(load_config(Path(__file__).parents[1] / "configs" / "demo.yaml"), out)
     shown = {(r.template, r.language) for r in load_dataset(out).images}
-    assert shown == {(t, lang) for t in TEMPLATES for lang in ("en", "zh")}
+    assert shown == {(t, lang) for t in SCREEN_TEMPLATES for lang in ("en", "zh")}
 
 
 def test_face_checks_without_insightface_say_why_they_were_skipped(monkeypatch, tmp_path):
@@ -171,8 +171,8 @@ def test_face_checks_without_insightface_say_why_they_were_skipped(monkeypatch, 
 
 
 def test_an_unknown_template_in_the_config_is_an_error_naming_it():
-    from keme.config import parse_config
     from keme.errors import KemeError
+    from keme.synth.limits import parse_config
 
     with pytest.raises(KemeError, match="unknown templates \\['fax_machine'\\]"):
         parse_config("name: x\npersonas:\n  - {language: en, start: 2026-01-01, months: 1}\n"
@@ -180,7 +180,7 @@ def test_an_unknown_template_in_the_config_is_an_error_naming_it():
 
 
 def test_rerendering_checks_pngs_made_at_a_higher_pixel_ratio(tmp_path):
-    from keme.config import parse_config
+    from keme.synth.limits import parse_config
 
     cfg = parse_config("name: hi-dpi\nseed: 1\npersonas:\n  - {language: zh, start: 2026-01-01, months: 1}\n"
                        "omni: {enabled: true, per_month: 2, scale: 2, templates: [bill, note]}\n")

@@ -8,11 +8,11 @@ from datetime import datetime
 import pytest
 
 from conftest import ROOT
-from keme.config import load_config
 from keme.models import Quote
 from keme.qa import build
 from keme.qa.facts import World, worlds_from
 from keme.qa.verify import Verifier, verify_items
+from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize_persona
 
 
@@ -140,7 +140,7 @@ def test_duplicates_are_rejected_and_counted(year):
 
 
 def test_both_languages_get_questions(tmp_path):
-    from keme.config import parse_config
+    from keme.synth.limits import parse_config
     from keme.synth.pipeline import synthesize
 
     cfg = parse_config("name: l\nseed: 2\npersonas:\n  - {language: zh, start: 2026-01-01, months: 2}\n"

@@ -6,7 +6,8 @@ import string
 
 import pytest
 
-from keme.qa.phrasing import PhrasingError, fill, get
+from keme.qa.phrasing import get
+from keme.text.fill import PhrasingError, fill
 
 
 def _slots(template: str) -> set[str]:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, small_config
-from keme.config import load_config
 from keme.errors import KemeError
+from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize, synthesize_persona
 from keme.validate import validate
 

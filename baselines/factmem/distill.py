@@ -31,8 +31,9 @@ from datetime import datetime
 
 from baselines.factmem import lexicon
 from baselines.factmem.skills import Skill
-from baselines.text import message_text, tokenize
+from baselines.text import message_text
 from keme.models import Message, Session
+from keme.text.tokens import search_terms
 
 MIN_STEPS = 3
 TRIGGER_WORDS = 2
@@ -99,7 +100,7 @@ def procedure_steps(text: str) -> list[str] | None:
 
 def _content_words(text: str) -> list[str]:
     words: list[str] = []
-    for token in tokenize(text):
+    for token in search_terms(text):
         if token.isascii():
             keep = len(token) >= 3 and not token.isdigit() and token not in _EN_STOP
         else:

@@ -1,7 +1,7 @@
 """From a question to facts: exact keys derived from its words and dates, and a BM25 fallback.
 
 Exact keys, in this order:
-1. dated record keys: every date written in the question (keme.qa.normalize.dates_in: "March 4",
+1. dated record keys: every date written in the question (keme.text.dates.dates_in: "March 4",
    "3月4日", "2026-03-04", "3/4"; the year defaults to the question's year) × every record kind its
    words ask about (lexicon.APP_WORDS: pay/付/花 -> bill …). A date with no kind word asks about that
    day in general: every known kind and the day's "said" notes. The caller probes each base key and
@@ -23,8 +23,8 @@ import bm25s
 import numpy as np
 
 from baselines.factmem import lexicon
-from baselines.text import tokenize
-from keme.qa.normalize import dates_in
+from keme.text.dates import dates_in
+from keme.text.tokens import search_terms
 
 
 @dataclass(frozen=True)
@@ -59,12 +59,12 @@ class FactIndex:
         self.model: bm25s.BM25 | None = None
         if docs:
             self.model = bm25s.BM25(k1=k1, b=b, method="lucene")
-            self.model.index([tokenize(d.text) or ["\u0000"] for d in docs], show_progress=False)
+            self.model.index([search_terms(d.text) or ["\u0000"] for d in docs], show_progress=False)
 
     def scores(self, text: str) -> np.ndarray:
         if self.model is None:
             return np.zeros(0)
-        tokens = [t for t in tokenize(text) if t in self.model.vocab_dict]
+        tokens = [t for t in search_terms(text) if t in self.model.vocab_dict]
         if not tokens:
             return np.zeros(len(self.docs))
         return np.asarray(self.model.get_scores(tokens), dtype=float)

@@ -16,7 +16,6 @@ returned. One scope = one directory under `root` (see scope.py).
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import tempfile
 import weakref
@@ -33,8 +32,7 @@ from baselines.store import fingerprint
 from eval.contract import Hit, Query, Retrieval, Usage
 from keme.dataset.paths import scope_path
 from keme.models import Session
-
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+from keme.text.tokens import has_han
 
 
 @dataclass(frozen=True)
@@ -151,7 +149,7 @@ class FactMem:
         return found
 
     def _skills(self, memory: ScopeMemory, query: Query) -> list[_Candidate]:
-        features = {f"lang:{'zh' if _CJK.search(query.text) else 'en'}"}
+        features = {f"lang:{'zh' if has_han(query.text) else 'en'}"}
         found = []
         for skill in memory.skills.match(query.text, features, query.now):
             meta = memory.skills.meta(skill.name, skill.version)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from baselines.memory_bank.terms import keyword_term, tokenize
+from keme.text.tokens import memory_bank_terms
 
 K1 = 1.2
 B = 0.75
@@ -36,6 +36,14 @@ class Weights:
 
 
 FLAT = Weights(1.0, 1.0, 1.0)
+
+
+def keyword_term(keyword: str) -> str:
+    """Keywords are indexed whole (not split): one term per keyword, lowercased and space-normalised.
+
+    Titles and bodies are split by the seed's tokenization (`keme.text.tokens.memory_bank_terms`).
+    """
+    return " ".join(keyword.lower().split())
 
 
 class FieldIndex:
@@ -55,13 +63,13 @@ class FieldIndex:
 
     def terms(self, title: str, keywords: list[str], body: str) -> dict[str, float]:
         weighted: dict[str, float] = defaultdict(float)
-        for token in tokenize(title):
+        for token in memory_bank_terms(title):
             weighted[token] += self.weights.title
         for keyword in keywords:
             term = keyword_term(keyword)
             if term:
                 weighted[term] += self.weights.keywords
-        for token in tokenize(body):
+        for token in memory_bank_terms(body):
             weighted[token] += self.weights.body
         return dict(weighted)
 
@@ -74,8 +82,8 @@ class FieldIndex:
         if slot >= len(self.length):
             self.length = np.concatenate([self.length, np.zeros(len(self.length))])
         weighted = self.terms(title, keywords, body)
-        dl = (self.weights.title * len(tokenize(title)) + self.weights.keywords * sum(1 for k in keywords if keyword_term(k))
-              + self.weights.body * len(tokenize(body)))
+        dl = (self.weights.title * len(memory_bank_terms(title)) + self.weights.keywords * sum(1 for k in keywords if keyword_term(k))
+              + self.weights.body * len(memory_bank_terms(body)))
         self.length[slot] = dl
         self.total_length += dl
         self.terms_of[slot] = weighted
@@ -102,7 +110,7 @@ class FieldIndex:
 
     def query_terms(self, query: str) -> list[str]:
         """Unique query tokens, plus any multi-word keyword that appears in the query as a phrase."""
-        tokens = tokenize(query)
+        tokens = memory_bank_terms(query)
         found = list(dict.fromkeys(tokens))
         lowered = " " + " ".join(tokens) + " "
         for token in dict.fromkeys(tokens):

@@ -30,7 +30,7 @@ from keme.dataset.manifest import MANIFEST, FileEntry, Manifest, write_manifest
 from keme.dataset.paths import PathEscape, inside
 from keme.errors import KemeError
 from keme.models import AnswerSpec, Persona, QAItem, Session, safe_id
-from keme.qa.normalize import dates_in
+from keme.text.dates import dates_in
 
 _NUMBER = re.compile(r"^\s*-?\d+(?:\.\d+)?\s*$")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")

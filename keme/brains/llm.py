@@ -28,22 +28,21 @@ from keme.brains.base import BrainStats
 from keme.brains.procedural import ProceduralBrain
 from keme.brains.prompts import render
 from keme.days import holidays_between
-from keme.errors import KemeError
+from keme.errors import SynthesisError
 from keme.llm import CallFailed, LLMClient, StructuredOutputError
 from keme.llm.client import parse_structured
 from keme.models import Event, Revision
+from keme.models.catalog import CHANGES, EPISODE_KINDS
 from keme.prior.anchors import anchor_message_text
 from keme.synth import grounder, planner, realizer, reviser
-from keme.synth.catalog import CHANGES, EPISODE_KINDS
 from keme.synth.planner import SET, chapter_changes
 from keme.synth.state import Trajectory, is_leaf
 from keme.text import lang as fmt
 from keme.text import resources
 from keme.text.template import Context
-from eval.tokens import count_tokens
+from keme.text.tokens import count_tokens, han_count, has_han
 
 T = TypeVar("T", bound=BaseModel)
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 ATTRIBUTE_LABELS = {
     "en": {"home.city": "city", "home.neighborhood": "neighborhood", "career.company": "employer",
@@ -112,10 +111,6 @@ class Revisions(BaseModel):
     actions: list[Action] = Field(max_length=10)
 
 
-class SynthesisError(KemeError):
-    pass
-
-
 def _repeats(text: str) -> bool:
     """A degenerate loop: the same sentence three times or more."""
     sentences = [s.strip() for s in re.split(r"[.!?。！？\n]", text) if len(s.strip()) > 8]
@@ -129,14 +124,14 @@ DETAIL_KEYS = frozenset({"destination", "attraction", "project", "colleague", "s
 
 def _size(text: str, lang: str) -> int:
     """Words in English, characters in Chinese."""
-    return len(_CJK.findall(text)) // 2 if lang == "zh" else len(text.split())
+    return han_count(text) // 2 if lang == "zh" else len(text.split())
 
 
 def _language_problems(texts: list[str], lang: str, what: str) -> list[str]:
     if lang == "zh":
-        bad = [i for i, t in enumerate(texts) if not _CJK.search(t)]
+        bad = [i for i, t in enumerate(texts) if not has_han(t)]
         return [f"{what} {i + 1} is not written in Chinese" for i in bad[:3]]
-    bad = [i for i, t in enumerate(texts) if len(_CJK.findall(t)) > 0.1 * max(1, len(t))]
+    bad = [i for i, t in enumerate(texts) if han_count(t) > 0.1 * max(1, len(t))]
     return [f"{what} {i + 1} is not written in English" for i in bad[:3]]
 
 

@@ -1,4 +1,6 @@
-"""Pydantic records that cross the dataset boundary (what lands in the JSONL files)."""
+"""Pydantic records that cross the dataset boundary (what lands in the JSONL files), and the vocabularies they
+use: persona attribute keys (`attributes`), episode kinds, moments and life changes (`catalog`), app types and
+screen templates. The bottom layer: every package may import it, it imports no other keme package."""
 
 from keme.models.anchor import (
     APP_TYPES,

@@ -8,6 +8,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from keme.models.ids import Id, ImagePath
 
+SCREEN_TEMPLATES: tuple[str, ...] = (  # the app screens keme.omni renders (one jinja2 template per language each)
+    "chat_wechat", "chat_telegram", "chat_x", "shopping_order", "payment_transfer", "train_ticket",
+    "music_player", "video_page", "ebook_page", "social_post", "calendar", "bill", "note",
+)
+
 
 class ImageRecord(BaseModel):
     model_config = ConfigDict(extra="forbid")

@@ -24,8 +24,9 @@ from keme.omni import images
 from keme.omni.screens import (BillScreen, CalendarEvent, CalendarScreen, ChatLine, ChatScreen, Comment, EbookPage,
                                MusicPlayer, NoteScreen, OrderItem, PaymentTransfer, ShoppingOrder, SocialPost,
                                TrainTicket, VideoPage, _Screen)
-from keme.qa.phrasing import fill
+from keme.text.fill import fill
 from keme.text import lang as fmt
+from keme.text.normalize import parse_money
 
 RESOURCES = Path(__file__).resolve().parent / "resources"
 
@@ -151,8 +152,6 @@ def _me(lang: str) -> str:
 
 
 def _price_of(text: str | None) -> Decimal | None:
-    from keme.qa.normalize import parse_money
-
     return parse_money(text or "")
 
 

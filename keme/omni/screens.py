@@ -11,11 +11,6 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-TEMPLATES = (
-    "chat_wechat", "chat_telegram", "chat_x", "shopping_order", "payment_transfer", "train_ticket",
-    "music_player", "video_page", "ebook_page", "social_post", "calendar", "bill", "note",
-)
-
 
 class _Screen(BaseModel):
     model_config = ConfigDict(extra="forbid")

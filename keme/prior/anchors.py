@@ -15,6 +15,7 @@ from decimal import Decimal
 
 from keme.config import SynthConfig
 from keme.days import BLOCKS, Block, block_of, block_window, month_windows
+from keme.errors import NoFit
 from keme.models.anchor import (
     APP_TYPES,
     Anchor,
@@ -26,8 +27,8 @@ from keme.models.anchor import (
     TodoRecord,
     VoiceMemoRecord,
 )
+from keme.models.attributes import IMMUTABLE_KEYS
 from keme.models.persona import Persona
-from keme.prior.attributes import IMMUTABLE_KEYS
 from keme.seeding import rng_for
 from keme.text import lang as fmt
 from keme.text.resources import Resources
@@ -92,7 +93,7 @@ def _pick_time(rng: random.Random, app: str, start: datetime, end: datetime, tak
         if start <= moment <= end:
             taken.add((day, block))
             return moment
-    raise RuntimeError(f"no free block for a {app} anchor between {start} and {end}")
+    raise NoFit(f"no free block for a {app} anchor between {start} and {end}; lower anchors.per_month.{app} in the config")
 
 
 def _record(app: str, moment: datetime, rng: random.Random, ctx: Context, res: Resources):

@@ -6,8 +6,8 @@ from datetime import datetime, time, timedelta
 
 from keme.config import PersonaSpec
 from keme.days import add_months
+from keme.models.attributes import ATTRIBUTES
 from keme.models.persona import Attribute, AttributeVersion, Persona
-from keme.prior.attributes import ATTRIBUTES
 from keme.prior.people import distinct_names, gender_of_relation, person_name
 from keme.seeding import rng_for
 from keme.text.resources import Resources

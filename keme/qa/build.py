@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import random
-import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -28,7 +27,8 @@ from keme.qa import generate as gen
 from keme.qa import phrasing
 from keme.qa.draft import Draft
 from keme.qa.facts import World, worlds_from
-from keme.qa.normalize import norm_text
+from keme.text.normalize import norm_text
+from keme.text.tokens import shingles
 from keme.qa.verify import Verifier
 from keme.seeding import rng_for
 from keme.text import lang as fmt
@@ -104,14 +104,6 @@ def candidates(world: World, spec: QASpec, seed: int) -> list[Draft]:
 
 
 # ---------------------------------------------------------------- filters
-def _tokens(text: str) -> set[str]:
-    normal = norm_text(text)
-    if re.search(r"[\u4e00-\u9fff]", normal):
-        compact = normal.replace(" ", "")
-        return {compact[i:i + 2] for i in range(len(compact) - 1)}
-    return set(normal.split())
-
-
 def _jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / max(1, len(a | b))
 
@@ -137,7 +129,7 @@ def filter_drafts(drafts: list[Draft], world: World, report: QAReport) -> list[D
         if exact in seen_exact:
             report.rejected["duplicate"] += 1
             continue
-        tokens, evidence = _tokens(draft.question), set(draft.evidence)
+        tokens, evidence = shingles(draft.question), set(draft.evidence)
         bucket = buckets[(draft.type, _answer_key(draft))]
         if any(_jaccard(tokens, t) >= 0.8 and (_jaccard(evidence, e) >= 0.5 or not (evidence or e)) for t, e in bucket):
             report.rejected["near_duplicate"] += 1
@@ -328,7 +320,7 @@ def synthesize_qa(worlds: list[World], cfg: SynthConfig, brain=None) -> tuple[li
             spec = spec.model_copy(update={"mix": spec.mix | {"visual_reasoning": cfg.omni.visual_share}})
         own = build_items(world, spec, cfg.seed, report)
         if brain is not None and getattr(brain, "client", None) is not None and cfg.brain.mode == "llm":
-            from keme.brains.qa import apply_llm_roles
+            from keme.qa.llm_roles import apply_llm_roles
 
             own, dropped = apply_llm_roles(own, world, brain, cfg)
             if dropped:

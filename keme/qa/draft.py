@@ -9,6 +9,7 @@ from decimal import Decimal
 
 from keme.models import AnswerSpec, Proof, QAItem, Quote
 from keme.qa.facts import Fact, World
+from keme.text.fill import fill
 
 
 @dataclass
@@ -102,8 +103,6 @@ def abstain() -> AnswerSpec:
 
 
 def fill_question(rng: random.Random, forms: list[str], **slots: object) -> str:
-    from keme.qa.phrasing import fill
-
     return fill(rng.choice(forms), slots)
 
 

@@ -13,7 +13,7 @@ from datetime import datetime
 
 from keme.models import Anchor, Event, EventGraph, ImageRecord, Message, Persona, Session
 from keme.prior.anchors import anchor_slots
-from keme.qa.normalize import norm_text
+from keme.text.normalize import norm_text
 from keme.synth.planner import SET
 from keme.text import resources
 

@@ -23,6 +23,9 @@ from keme.qa.facts import Fact, World
 from keme.qa.phrasing import Phrasing
 from keme.text import lang as fmt
 from keme.text import resources
+from keme.text.dates import parse_display_date
+from keme.text.fill import fill
+from keme.text.normalize import parse_money
 
 MONEY_ATTRS = frozenset({"finance.monthly_budget", "finance.savings_goal"})
 NUMBER_ATTRS = frozenset({"basic_info.age"}) | MONEY_ATTRS
@@ -253,7 +256,7 @@ def param_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
         if parse == "money":
             spec = d.number(_money_value(fact.value), unit=fmt.CURRENCY[g.lang], aliases=[fact.value])
         elif parse == "date":
-            day = _display_date(fact.value, fact.when)
+            day = parse_display_date(fact.value, fact.when)
             if day is None:
                 continue
             spec = d.day_spec(day, aliases=[fact.value])
@@ -271,18 +274,10 @@ def param_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
 
 
 def _money_value(text: str) -> Decimal:
-    from keme.qa.normalize import parse_money
-
     value = parse_money(text)
     if value is None:
         raise ValueError(f"no amount in {text!r}")
     return value
-
-
-def _display_date(text: str, sent: datetime) -> date | None:
-    from keme.qa.verify import parse_display_date
-
-    return parse_display_date(text, sent)
 
 
 def leaf_drafts(g: Gen, leaf: Event) -> list[Draft]:
@@ -680,8 +675,6 @@ def generalizations(g: Gen, node: str) -> list[Draft]:
                               if v != version.value and version.value not in v and v not in version.value]
                     if not others:
                         break
-                    from keme.qa.phrasing import fill
-
                     options = [fill(text.option, {"value": version.value}), fill(text.option, {"value": g.rng.choice(others)})]
                     mode = "match"
                 g.rng.shuffle(options)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from keme.text.fill import fill
 from keme.text.resources import ROOT, parse_file
 
 
@@ -44,24 +45,6 @@ class QuestionText(_Strict):
     answers: dict[str, str]
     food_allergens: list[str]
     generalize: dict[str, Generalization]
-
-
-class PhrasingError(KeyError):
-    pass
-
-
-class _Slots(dict):
-    def __init__(self, template: str, values: dict[str, object]):
-        super().__init__({k: str(v) for k, v in values.items()})
-        self.template = template
-
-    def __missing__(self, key: str) -> str:
-        raise PhrasingError(f"template {self.template!r} uses slot {{{key}}}, which this question does not provide")
-
-
-def fill(template: str, slots: dict[str, object]) -> str:
-    """Fill `{slot}`s; a slot the caller does not provide is an error, never a silent blank."""
-    return template.format_map(_Slots(template, slots))
 
 
 @dataclass(frozen=True)

@@ -9,23 +9,21 @@ targets appear nowhere, and that the question does not give its answer away.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from decimal import Decimal
 
 from keme.days import block_of
 from keme.models import QAItem, Quote
+from keme.errors import KemeError
 from keme.qa.facts import World
-from keme.qa.normalize import contains, dates_in, norm_text, numbers_in, parse_money
-
-_DURATION_EN = re.compile(r"(?:(\d+)\s*min)?\s*(?:(\d+)\s*s)?")
-_DURATION_ZH = re.compile(r"(?:(\d+)分)?(?:(\d+)秒)?")
+from keme.text.dates import dates_in, parse_display_date, parse_duration, strip_dates
+from keme.text.normalize import contains, norm_text, numbers_in, parse_money
 
 
-class ProofError(ValueError):
-    pass
+class ProofError(KemeError, ValueError):
+    """A QA item's proof does not hold against the trajectory (a quote, a date, a value it names)."""
 
 
 @dataclass(frozen=True)
@@ -36,32 +34,6 @@ class Rejection:
 
     def __str__(self) -> str:
         return f"{self.item_id}: {self.reason}: {self.detail}"
-
-
-def parse_duration(text: str) -> int | None:
-    for pattern in (_DURATION_ZH, _DURATION_EN):
-        for match in pattern.finditer(text):
-            if match.group(1) or match.group(2):
-                return int(match.group(1) or 0) * 60 + int(match.group(2) or 0)
-    return None
-
-
-def parse_display_date(text: str, sent: datetime) -> date | None:
-    found = dates_in(text, sent.year)
-    if not found:
-        return None
-    day = found[0]
-    if day < sent.date() - timedelta(days=180):  # "January 3" written in December means next year
-        day = day.replace(year=day.year + 1)
-    return day
-
-
-def _strip_dates(text: str, year: int) -> str:
-    text = re.sub(r"\d{4}-\d{2}-\d{2}", " ", text)
-    text = re.sub(r"(?:\d{4}年)?\d{1,2}月\d{1,2}[日号]?|\d{4}年\d{1,2}月", " ", text)
-    text = re.sub(r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+\d{1,2}(?:,\s*\d{4})?", " ", text)
-    text = re.sub(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December)\s+\d{4}", " ", text)
-    return text
 
 
 class Verifier:
@@ -330,8 +302,7 @@ class Verifier:
             shown = [i for i in spec.items if contains(question, i)]
             return f"question lists {shown}" if shown and len(shown) == len(spec.items) else None
         if spec.kind in ("number", "duration"):
-            year = item.asked_at.year
-            if spec.value is not None and Decimal(spec.value) in numbers_in(_strip_dates(question, year)):
+            if spec.value is not None and Decimal(spec.value) in numbers_in(strip_dates(question)):
                 return f"question contains {spec.value}"
             return None
         if spec.kind == "date":

@@ -17,9 +17,9 @@ from keme.models import ImageRecord, Quote
 from keme.omni import scenes
 from keme.qa import draft as d
 from keme.qa.draft import Draft
-from keme.qa.normalize import numbers_in, parse_money
-from keme.qa.verify import parse_display_date
 from keme.text import lang as fmt
+from keme.text.dates import parse_display_date
+from keme.text.normalize import numbers_in, parse_money
 
 VISUAL = "visual_reasoning"
 

@@ -1,4 +1,5 @@
-"""How much a planned graph can hold, so that a config which cannot synthesize is refused when it is loaded.
+"""How much a planned graph can hold, so that a config which cannot synthesize is refused when it is loaded
+(`keme.synth.limits`).
 
 The root's children are chapters (calendar months; grouped when there are more
 months than `graph.max_events`, halved for a one-month trajectory). Every anchor
@@ -13,13 +14,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
-from typing import TYPE_CHECKING
 
+from keme.config import GraphSpec, SynthConfig
 from keme.days import month_windows
-from keme.synth.catalog import EPISODE_KINDS
-
-if TYPE_CHECKING:  # keme.config imports this module when it checks a config's limits
-    from keme.config import GraphSpec, SynthConfig
+from keme.models.catalog import EPISODE_KINDS
+from keme.prior.anchors import build_anchors, most_anchors
+from keme.prior.persona import build_persona, trajectory_window
+from keme.text import resources
 
 ROOMY_MOMENTS = 2  # an episode with this many moments that are never dropped can take anchors down to its leaves
 ROOMY_PER_KIND = 2  # the planner plans at most two episodes of one kind per chapter
@@ -82,16 +83,11 @@ def chapter_loads(cfg: SynthConfig, index: int, exact: bool = False) -> list[Cha
     `exact` draws the persona's anchors for `cfg.seed` (the prior is cheap and deterministic) and counts
     them; otherwise the count is the worst case over all seeds.
     """
-    from keme.prior.anchors import build_anchors, most_anchors
-    from keme.prior.persona import build_persona, trajectory_window
-
     spec = cfg.personas[index]
     start, end = trajectory_window(spec)
     months = [(a.date(), b.date()) for a, b in month_windows(start, end)]
     stamps = []
     if exact:
-        from keme.text import resources
-
         res = resources.get(spec.language)
         stamps = [a.timestamp for a in build_anchors(build_persona(spec, index, cfg.seed, res), cfg, res)]
     rates = cfg.anchors.per_month

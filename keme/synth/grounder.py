@@ -13,7 +13,8 @@ from datetime import datetime, time, timedelta
 
 from keme.days import BLOCKS, block_window
 from keme.models import Anchor, Event, Revision
-from keme.synth.catalog import ANCHOR_MOMENTS
+from keme.models.catalog import ANCHOR_MOMENTS
+from keme.errors import NoFit
 from keme.synth.planner import PlanContext, next_child_id
 from keme.synth.state import Trajectory, is_leaf, slots_of
 from keme.text.titles import title_and_summary
@@ -133,7 +134,7 @@ def ground(parent: Event, traj: Trajectory, ctx: PlanContext, now: datetime) -> 
             elif free_leaves:
                 _move_leaf(min(free_leaves, key=distance), anchor, traj, now)
             else:
-                raise RuntimeError(
+                raise NoFit(
                     f"{parent.id} already has {len(children)} children, all anchored; anchor {anchor_id} does not fit. "
                     "Raise graph.max_events or lower anchors.per_month in the config."
                 )

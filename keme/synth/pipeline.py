@@ -23,7 +23,7 @@ from keme.config import SynthConfig
 from keme.dataset.lock import LOCK_FILE, directory_lock
 from keme.dataset.io import atomic_write_bytes, atomic_write_text, dump_json, iter_jsonl, jsonl_bytes, write_jsonl
 from keme.dataset.manifest import MANIFEST, FileEntry, Manifest, read_manifest, write_manifest
-from keme.errors import KemeError
+from keme.errors import KemeError, SynthesisError
 from keme.models import Anchor, EventGraph, Persona, Session
 from keme.prior.anchors import build_anchors
 from keme.prior.persona import build_persona, persona_id
@@ -157,7 +157,7 @@ def run_trajectory(traj: Trajectory, cfg: SynthConfig, res: resources.Resources,
 def check_anchors_untouched(traj: Trajectory) -> None:
     for anchor in traj.anchors:
         if anchor.content_hash() != traj.anchor_hashes[anchor.id] or anchor.sha256 != traj.anchor_hashes[anchor.id]:
-            raise RuntimeError(f"anchor {anchor.id} changed during synthesis")
+            raise SynthesisError(f"anchor {anchor.id} changed during synthesis; anchors are fixed inputs the QA is proved against, so a brain must not edit them")
 
 
 def synthesize_persona(index: int, cfg: SynthConfig, brain: Brain | None = None) -> Trajectory:

@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
 from keme.config import SynthConfig
+from keme.errors import NoFit
 from keme.days import Slot, block_window, days, holidays_between, is_workday
 from keme.models import Event, Persona
+from keme.models.catalog import CHANGES, EPISODE_KINDS, Change, EpisodeKind
 from keme.prior.people import distinct_names, person_name
 from keme.synth.capacity import ROOMY_PER_KIND, chapter_windows, roomy_kinds
-from keme.synth.catalog import CHANGES, EPISODE_KINDS, Change, EpisodeKind
 from keme.synth.state import Trajectory
 from keme.synth.timing import DEFAULT_TIMING, TIMING, block_order, candidate_days, day_ok, slot_key
 from keme.text import lang as fmt
@@ -33,7 +34,7 @@ SET = "set:"  # params prefix for the new value of a changed attribute
 MIN_CHANGE_DAYS = 7  # shorter chapters get no life change
 
 
-class NoRoom(RuntimeError):
+class NoRoom(NoFit):
     """No free day block is left for a one-moment episode in its window."""
 
 
@@ -554,9 +555,9 @@ def expand_episode(episode: Event, traj: Trajectory, ctx: PlanContext, rng: rand
             traj.move_event(episode, episode.start, datetime.combine(slots[-1][0], time(23, 59, 59)))
     kept = moments[: len(slots)]
     if len(kept) < 2:
-        raise RuntimeError(f"{episode.id}: only {len(kept)} of {len(moments)} moments fit in {lo}..{hi}")
+        raise NoFit(f"{episode.id}: only {len(kept)} of {len(moments)} moments fit in {lo}..{hi}")
     if update_index is not None and update_index >= len(kept):
-        raise RuntimeError(f"cannot place the update moment of {episode.id} in {lo}..{hi}")
+        raise NoFit(f"cannot place the update moment of {episode.id} in {lo}..{hi}")
     leaves = []
     for i, (moment, (day, block)) in enumerate(zip(kept, slots)):
         start, end = block_window(day, block)

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from keme.config import SynthConfig
+from keme.errors import SynthesisError
 from keme.models import Anchor, AttributeVersion, Event, Message, Persona, Session
+from keme.models.catalog import ANCHOR_MOMENTS, CHANGES
 from keme.prior.anchors import anchor_message_text, anchor_slots
-from keme.synth.catalog import ANCHOR_MOMENTS, CHANGES
 from keme.synth.planner import SET
 from keme.synth.state import Trajectory, dialogue_hash
 from keme.text import lang as fmt
@@ -27,8 +28,8 @@ MAX_ATTEMPTS = 12
 TOPICAL_EXTRA = 0.3  # chance that a reveal is about an attribute outside the pattern's topics
 
 
-class RealizationError(RuntimeError):
-    pass
+class RealizationError(SynthesisError, RuntimeError):
+    """A leaf event cannot be turned into a dialogue (its phrasing, its time window, its update message)."""
 
 
 @dataclass

@@ -14,7 +14,7 @@ import random
 from datetime import datetime, time, timedelta
 
 from keme.models import Event, Revision
-from keme.synth.catalog import CHANGES
+from keme.models.catalog import CHANGES
 from keme.synth.planner import (
     PlanContext,
     _episode_event,

@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict
 
 from keme.days import BLOCKS, Block, Slot, block_of, block_window
 from keme.models import Anchor, Edge, Event, EventGraph, Persona, Revision, Session
+from keme.models.catalog import all_moments
 from keme.prior.anchors import anchor_block
-from keme.synth.catalog import all_moments
 
 MOMENTS = frozenset(all_moments())
 

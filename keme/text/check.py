@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from keme.prior.attributes import ATTRIBUTES, BY_KEY, IMMUTABLE_KEYS
-from keme.synth.catalog import ANCHOR_SLOTS, CHANGES, all_moments
+from keme.models.attributes import ATTRIBUTES, BY_KEY, IMMUTABLE_KEYS
+from keme.models.catalog import ANCHOR_SLOTS, CHANGES, all_moments
 from keme.text import resources as r
 from keme.text.slots import SESSION_SLOTS
 from keme.text.template import Template, compile_template

@@ -14,6 +14,7 @@ from typing import Literal, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from keme.errors import KemeError
 from keme.text.template import Template, TemplateError, compile_template
 
 ROOT = Path(__file__).parent
@@ -192,8 +193,8 @@ class AnchorText(_Strict):
     document: DocumentText
 
 
-class ResourceError(ValueError):
-    pass
+class ResourceError(KemeError, ValueError):
+    """A text resource under keme/text/<lang>/ does not parse or breaks its schema: fix the named file."""
 
 
 @dataclass(frozen=True)

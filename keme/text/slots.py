@@ -1,7 +1,7 @@
 """Print the slot contract (moment -> slots) for the resource writers."""
 
-from keme.prior.attributes import ATTRIBUTES
-from keme.synth.catalog import CHANGES, all_moments
+from keme.models.attributes import ATTRIBUTES
+from keme.models.catalog import CHANGES, all_moments
 
 SESSION_SLOTS = ("user_name", "date", "weekday", "part_of_day")
 

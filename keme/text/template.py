@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+from keme.errors import KemeError
 from keme.text import lang as fmt
 
 _BRACE = re.compile(r"\{([^{}]*)\}")
@@ -28,8 +29,8 @@ _RANGE = re.compile(r"^(num|money):(\d+)-(\d+)$")
 _NAME = re.compile(r"^[a-z_]+$")
 
 
-class TemplateError(ValueError):
-    pass
+class TemplateError(KemeError, ValueError):
+    """A dialogue template line does not compile: fix the line in keme/text/<lang>/ (syntax: this module's docstring)."""
 
 
 @dataclass(frozen=True)

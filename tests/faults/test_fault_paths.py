@@ -199,7 +199,7 @@ def _system(name: str, root: Path):
     if name == "openclaw":
         from baselines.openclaw import OpenClaw
         return OpenClaw(root=root, embedder=Bag())
-    from baselines.registry import create
+    from eval.registry import create
     return create(name)
 
 

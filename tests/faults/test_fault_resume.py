@@ -152,7 +152,7 @@ def test_openclaw_killed_during_retrieval_resumes_to_the_same_result(tiny_datase
 STUB_OPENCLAW = """
 import hashlib, sys
 import numpy as np
-from baselines import registry
+from eval import registry
 from baselines.openclaw import OpenClaw
 
 class Hashed:
@@ -239,7 +239,7 @@ def test_a_log_record_without_its_fields_is_refused(tmp_path):
 def test_a_resume_whose_replay_differs_from_the_log_is_refused(tmp_path):
     """A system that does not retrieve what it retrieved before cannot be resumed to the same result."""
     from baselines.bm25 import FlatBM25
-    from baselines.registry import REGISTRY, SystemSpec
+    from eval.registry import REGISTRY, SystemSpec
     from eval.run import RunError, Settings, run
 
     class Drifting(FlatBM25):

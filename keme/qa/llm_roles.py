@@ -10,8 +10,6 @@ items it calls unsupported (never an item another one builds on).
 
 from __future__ import annotations
 
-import re
-
 from pydantic import BaseModel, Field
 
 from keme.brains.base import BrainStats
@@ -22,8 +20,7 @@ from keme.models import QAItem
 from keme.qa.facts import World
 from keme.qa.verify import Verifier
 from keme.text import lang as fmt
-
-_CJK = re.compile(r"[\u4e00-\u9fff]")
+from keme.text.tokens import has_han
 
 
 class Reworded(BaseModel):
@@ -72,7 +69,7 @@ def reword(item: QAItem, world: World, client: LLMClient, stats: BrainStats, ret
             missing = [k for k in keep if k not in text]
             if missing:
                 problems.append("keep these exactly: " + ", ".join(f'"{k}"' for k in missing))
-            if lang == "zh" and not _CJK.search(text):
+            if lang == "zh" and not has_han(text):
                 problems.append("write it in Chinese")
             if not problems:
                 candidate = item.model_copy(update={"question": text})

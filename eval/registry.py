@@ -1,4 +1,4 @@
-"""Every memory system by name, with what the harness must know about it."""
+"""Every memory system by name ("module:Class", imported when built), with what the harness must know about it."""
 
 from __future__ import annotations
 

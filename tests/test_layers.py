@@ -1,0 +1,154 @@
+"""Packages depend downward only (README "Architecture", DESIGN.md "Layers").
+
+Every import of every module under keme/, eval/ and baselines/ is read with `ast`, the ones inside
+functions included (an import that only dodges a cycle is still a dependency), and each edge between
+two packages must point down the layers below. The edges that remain until the Dataset object lands
+are listed, with why, in `UNTIL_DATASET_MERGE`; that list may only shrink.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TREES = ("keme", "eval", "baselines")
+
+# Bottom up; a unit may import the units of lower layers, never those of its own layer or above
+# (except PEERS, which form one unit of work: the planner and the brains that drive it).
+KEME_LAYERS: list[set[str]] = [
+    {"keme", "keme.errors"},  # the package (its version) and the exception root
+    {"keme.days", "keme.seeding"},  # calendars and holidays; seeded random streams
+    {"keme.models"},  # the records on disk and the vocabularies (attribute keys, the life catalog)
+    {"keme.text"},  # languages: tokens, dates, normalisation, templates and their resources
+    {"keme.dataset"},  # paths, atomic writes, the manifest, locks (the Dataset object after the merge)
+    {"keme.llm"},  # the LLM client, its cache and local server
+    {"keme.config"},  # the synthesis config schema and its YAML reader
+    {"keme.schema"},  # JSON Schema export of the records and the config
+    {"keme.prior"},  # personas, anchors, people
+    {"keme.synth", "keme.brains"},  # the planner and the brains that drive it
+    {"keme.omni"},  # screenshots
+    {"keme.qa"},  # facts, questions, proofs
+    {"keme.validate", "keme.stats"},  # whole-dataset checks and statistics
+    {"keme.cli"},  # the commands: may import anything, eval included
+]
+PEERS = {"keme.synth", "keme.brains"}
+RANK = {unit: i for i, layer in enumerate(KEME_LAYERS) for unit in layer}
+
+# eval and baselines sit beside keme's upper layers and reach only its bottom.
+EVAL_MAY_IMPORT = {"keme", "keme.errors", "keme.models", "keme.text", "keme.dataset", "keme.llm"}
+BASELINES_MAY_IMPORT = {"keme", "keme.errors", "keme.models", "keme.text", "keme.dataset"}
+
+# Edges still to remove once the one Dataset object (keme/dataset) holds the loader and the stages are
+# functions the CLI composes (issue 11, branch i11-dataset). Key: (importing module, imported unit).
+UNTIL_DATASET_MERGE: dict[tuple[str, str], str] = {
+    # the dataset loader still lives in keme.validate
+    ("eval.replay", "keme.validate"): "load_dataset, verified_dataset, DATA_FILES",
+    ("eval.importers.locomo", "keme.validate"): "load_dataset for the export",
+    ("keme.omni.stage", "keme.validate"): "load_dataset for `keme render`",
+    ("keme.omni.preview", "keme.validate"): "load_dataset for the preview",
+    ("keme.qa.build", "keme.validate"): "load_dataset for `keme qa`",
+    ("keme.stats", "keme.validate"): "load_dataset for `keme stats`",
+    # synthesize_persona runs every stage itself instead of the CLI passing the dataset down them
+    ("keme.synth.pipeline", "keme.omni"): "render stage",
+    ("keme.synth.pipeline", "keme.qa"): "qa stage",
+    ("keme.synth.pipeline", "keme.stats"): "dataset statistics for the manifest",
+}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def unit(module: str) -> str:
+    """The package an edge is judged by: keme.<subpackage or module>, or the top package."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "keme" else parts[0]
+
+
+def imports(path: Path, text: str | None = None) -> list[tuple[str, int]]:
+    """Every module `path` imports (absolute, or relative resolved), with its line, at any depth."""
+    module = module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found = []
+    source = path.read_text(encoding="utf-8") if text is None else text
+    for node in ast.walk(ast.parse(source, str(path))):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, node.lineno) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            found.append((target, node.lineno))
+            for alias in node.names:  # `from pkg import sub` imports the module pkg.sub
+                candidate = ROOT.joinpath(*f"{target}.{alias.name}".split("."))
+                if candidate.with_suffix(".py").exists() or candidate.is_dir():
+                    found.append((f"{target}.{alias.name}", node.lineno))
+    return [(name, line) for name, line in found if name.split(".")[0] in TREES]
+
+
+def edges() -> dict[tuple[str, str], list[str]]:
+    """(importing module, imported module) -> where, for every import between two different units."""
+    out: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for tree in TREES:
+        for path in sorted((ROOT / tree).rglob("*.py")):
+            source = module_name(path)
+            for target, line in imports(path):
+                if unit(source) != unit(target):
+                    out[(source, target)].append(f"{path.relative_to(ROOT)}:{line}")
+    return out
+
+
+def allowed(source: str, target: str) -> bool:
+    a, b = unit(source), unit(target)
+    if a == "eval":
+        return b in EVAL_MAY_IMPORT
+    if a == "baselines":
+        return b in BASELINES_MAY_IMPORT or target == "eval.contract"
+    if a == "keme.cli":
+        return True
+    if b in ("eval", "baselines"):
+        return False
+    return RANK[b] < RANK[a] or {a, b} <= PEERS
+
+
+def test_every_keme_unit_has_a_layer():
+    units = {unit(module_name(p)) for p in (ROOT / "keme").rglob("*.py")}
+    assert units - set(RANK) == set(), "give the new keme module a layer in KEME_LAYERS"
+
+
+def test_every_import_between_packages_points_down():
+    wrong = [
+        f"{source} -> {target} ({', '.join(where)})"
+        for (source, target), where in sorted(edges().items())
+        if not allowed(source, target) and (source, unit(target)) not in UNTIL_DATASET_MERGE
+    ]
+    assert wrong == [], "imports against the layers:\n" + "\n".join(wrong)
+
+
+def test_the_allow_list_names_only_edges_that_still_exist():
+    present = {(source, unit(target)) for source, target in edges() if not allowed(source, target)}
+    assert set(UNTIL_DATASET_MERGE) - present == set(), "an allowed edge is gone: remove it from UNTIL_DATASET_MERGE"
+
+
+def test_the_harness_names_memory_systems_by_string_only():
+    assert not any(unit(target) == "baselines" for source, target in edges() if unit(source) == "eval")
+
+
+def test_the_layer_check_sees_imports_inside_functions():
+    probe = ROOT / "keme" / "text" / "probe.py"  # never written: its text is parsed as if it were there
+    text = "def late():\n    from keme.synth.state import Trajectory\n    return Trajectory\n"
+    assert ("keme.synth.state", 2) in imports(probe, text)
+    assert not allowed("keme.text.probe", "keme.synth.state")
+
+
+def test_the_layer_check_resolves_relative_imports():
+    probe = ROOT / "keme" / "text" / "probe.py"
+    assert ("keme.models", 1) in imports(probe, "from ..models import Session\n")
+    assert not allowed("keme.text.probe", "keme.prior")
