@@ -51,9 +51,10 @@ from baselines.registry import REGISTRY, SystemSpec, create
 from eval.contract import MemorySystem, Persistent, Query, Retrieval, Sized, Usage
 from eval.judge import Judge, RuleJudge
 from eval.options import check_options
-from eval.replay import Plan, Replay, load_replay
+from eval.replay import Plan, Replay, replay_of
 from eval.rundir import check_fingerprint, check_places, open_run
 from eval.tokens import count_tokens
+from keme.dataset import Dataset
 from keme.dataset.io import atomic_write_text, dump_json
 from keme.dataset.lock import directory_lock
 from keme.dataset.paths import scope_path
@@ -78,7 +79,7 @@ class Reader(Protocol):
 
 @dataclass
 class Settings:
-    data: Path
+    data: Dataset  # loaded once by the caller, and checked first unless `verify` is False
     out: Path
     systems: list[str]
     k: int = 10
@@ -91,7 +92,7 @@ class Settings:
     judges: list[Judge] = field(default_factory=lambda: [RuleJudge()])
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
     force: bool = False
-    verify: bool = True  # False (--no-verify): score a dataset without checking it; every report says so
+    verify: bool = True  # False (--no-verify): the dataset was not checked; every report says so
     on_progress: Callable[[str, int, int], None] = lambda system, done, total: None
 
     def __post_init__(self) -> None:
@@ -487,10 +488,12 @@ def calibrate_judges(settings: Settings, replay: Replay) -> None:
 def run(settings: Settings, replay: Replay | None = None) -> dict[str, Any]:
     """Run every stage for every system and write the reports; returns the summary.
 
-    `replay`: the loaded dataset when the caller has it already (the CLI, for its progress bar).
+    `replay`: the replay of `settings.data` when the caller has it already (the CLI, for its progress bar).
     The run directory is locked for the duration: a second run into it refuses at once.
     """
-    check_places(settings.out, settings.data, settings.systems)
+    if settings.data.root is None:
+        raise KemeError("eval replays a dataset on disk: write the dataset first (its content hash names the run)")
+    check_places(settings.out, settings.data.root, settings.systems)
     with directory_lock(settings.out, "keme eval"):
         return _run_locked(settings, replay)
 
@@ -499,7 +502,7 @@ def _run_locked(settings: Settings, replay: Replay | None) -> dict[str, Any]:
     from eval.report import write_reports
 
     if replay is None:
-        replay = load_replay(settings.data, settings.roles, settings.limit, settings.images, verify=settings.verify)
+        replay = replay_of(settings.data, settings.roles, settings.limit, settings.images, verified=settings.verify)
     settings.out.mkdir(parents=True, exist_ok=True)
     state = open_run(settings.out, json.loads(json.dumps(settings.identity(replay), default=str)), settings.force)
     for name in settings.systems:

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 from statistics import mean
-from typing import TYPE_CHECKING
 
+from keme.dataset import Dataset
 from keme.models import Anchor, EventGraph, Persona, Session
-
-if TYPE_CHECKING:
-    from keme.validate import Dataset
 
 
 def trajectory_stats(personas: list[Persona], anchors: list[Anchor], graphs: list[EventGraph],
@@ -47,10 +44,8 @@ def dataset_stats(data: Dataset) -> dict:
     numbers = trajectory_stats(data.personas, data.anchors, data.graphs, data.sessions)
     if data.qa:
         from keme.qa.build import qa_stats
-        from keme.qa.facts import worlds_from
 
-        worlds = {w.persona.id: w for w in worlds_from(data.personas, data.sessions, data.graphs, data.anchors, data.images)}
-        numbers |= qa_stats(data.qa, worlds)
+        numbers |= qa_stats(data.qa, {view.persona.id: view for view in data.views()})
     if data.images:
         numbers["images"] = len(data.images)
         numbers["images_by_template"] = dict(sorted(Counter(r.template for r in data.images).items()))
