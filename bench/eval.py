@@ -30,17 +30,18 @@ def main() -> None:
     from eval.registry import REGISTRY
     from eval.run import Settings, run
     from keme.synth.limits import load_config
-    from keme.synth.pipeline import synthesize
+    from keme.cli import synthesize_dataset
+    from keme.validate import verified_dataset
 
     work = Path(tempfile.mkdtemp(prefix="keme-bench-eval-"))
     started = time.perf_counter()
-    manifest = synthesize(load_config(ROOT / "configs/year.yaml"), work / "year")
+    manifest = synthesize_dataset(load_config(ROOT / "configs/year.yaml"), work / "year")
     print(f"dataset: {manifest.stats['sessions']} sessions, {manifest.stats['messages']} messages, "
           f"{manifest.stats['qa']} questions (synthesized in {time.perf_counter() - started:.1f} s)")
 
     systems = [name for name, spec in REGISTRY.items() if not spec.dense]
     started = time.perf_counter()
-    summary = run(Settings(data=work / "year", out=work / "run", systems=systems))
+    summary = run(Settings(data=verified_dataset(work / "year"), out=work / "run", systems=systems))
     total = time.perf_counter() - started
     print(f"\n{'system':<14} {'ingest s':>9} {'msg/s':>10} {'p50 ms':>8} {'p95 ms':>8} {'R-any@10':>9}")
     for name in systems:

@@ -50,7 +50,7 @@ def main() -> None:
     from keme.qa.llm_roles import apply_llm_roles
     from keme.llm import LLMClient
     from keme.qa.build import QAReport, build_items
-    from keme.qa.facts import worlds_from
+    from keme.qa.facts import world_of
     from keme.synth.limits import load_config
     from keme.synth.pipeline import synthesize_persona
 
@@ -66,7 +66,7 @@ def main() -> None:
     for month, tokens in zip(months, realizer_prompts):
         by_month[month].append(tokens)
 
-    world = worlds_from([traj.persona], traj.sessions, [traj.graph], traj.anchors)[0]
+    world = world_of(traj.view())
     items = build_items(world, cfg.qa, cfg.seed, QAReport())
     counter.prompts.clear()
     qa_by_month: dict[int, list[int]] = defaultdict(list)

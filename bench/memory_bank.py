@@ -49,7 +49,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def corpus(entries: int, queries: int) -> tuple[list[SemanticEntry], list[str], datetime]:
     from keme.qa.build import QAReport, build_items
-    from keme.qa.facts import worlds_from
+    from keme.qa.facts import world_of
 
     items, questions, seed = [], [], 0
     now = datetime(2027, 1, 1)
@@ -57,7 +57,7 @@ def corpus(entries: int, queries: int) -> tuple[list[SemanticEntry], list[str], 
         language = "en" if seed % 2 == 0 else "zh"
         cfg = parse_config(f"name: b\nseed: {seed}\npersonas:\n  - {{language: {language}, start: 2026-01-01, months: 12}}\n")
         traj = synthesize_persona(0, cfg)
-        world = worlds_from([traj.persona], traj.sessions, [traj.graph], traj.anchors)[0]
+        world = world_of(traj.view())
         questions += [q.question for q in build_items(world, cfg.qa, cfg.seed, QAReport())]
         for session in traj.sessions:
             for message in session.messages:

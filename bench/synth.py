@@ -31,7 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def child(months: int, write_dir: str | None) -> None:
     os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
     from keme.synth.limits import load_config
-    from keme.synth.pipeline import synthesize, synthesize_persona
+    from keme.cli import synthesize_dataset
+    from keme.synth.pipeline import synthesize_persona
     from keme.text import resources
 
     cfg = load_config(ROOT / "configs/year.yaml")
@@ -39,17 +40,17 @@ def child(months: int, write_dir: str | None) -> None:
     resources.get(cfg.personas[0].language)  # resource loading is a one-off per process, timed apart
     started = time.perf_counter()
     if write_dir:
-        manifest = synthesize(cfg, Path(write_dir), force=True)
+        manifest = synthesize_dataset(cfg, Path(write_dir), force=True)
         stats = manifest.stats
         qa_seconds = None
     else:
         from keme.qa.build import QAReport, build_items
-        from keme.qa.facts import worlds_from
+        from keme.qa.facts import world_of
 
         traj = synthesize_persona(0, cfg)
         seconds = time.perf_counter() - started
         qa_started = time.perf_counter()
-        world = worlds_from([traj.persona], traj.sessions, [traj.graph], traj.anchors)[0]
+        world = world_of(traj.view())
         items = build_items(world, cfg.qa, cfg.seed, QAReport())
         qa_seconds = time.perf_counter() - qa_started
         stats = {"sessions": len(traj.sessions), "messages": sum(len(s.messages) for s in traj.sessions),

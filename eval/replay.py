@@ -7,17 +7,13 @@ sessions that ended before the question (it cannot see the future).
 
 from __future__ import annotations
 
-import hashlib
-from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
-from keme.dataset.io import sha256_file
+from keme.dataset import Dataset, PersonaView
 from keme.dataset.manifest import MANIFEST
 from keme.errors import KemeError
 from keme.models import QAItem, Session
-from keme.validate import DATA_FILES, load_dataset, verified_dataset
 
 ROLES = ("user", "assistant", "system")
 NO_VERIFY = "; or pass --no-verify to score it anyway (the report will say it was not verified)"
@@ -25,7 +21,7 @@ NO_VERIFY = "; or pass --no-verify to score it anyway (the report will say it wa
 
 @dataclass
 class Plan:
-    """One persona's replay: sessions (role-filtered) and questions, both in time order."""
+    """One persona's replay, derived from its view: sessions (role-filtered) and questions, both in time order."""
 
     persona_id: str
     sessions: list[Session]
@@ -53,8 +49,7 @@ class Plan:
 
 @dataclass
 class Replay:
-    source: Path
-    dataset_sha: str  # the content replayed (see dataset_sha256): a resumed run must see the same
+    dataset_sha: str  # the content replayed (Dataset.content_sha256): a resumed run must see the same
     roles: tuple[str, ...] | None
     plans: list[Plan]
     verified: bool = True  # False: loaded with --no-verify, and every report says so
@@ -82,61 +77,46 @@ def _prepare(session: Session, roles: tuple[str, ...] | None, images: str) -> Se
     return session.model_copy(update={"messages": messages})
 
 
-def dataset_sha256(root: Path) -> str:
-    """One hash over the manifest and every data file: the same path with edited content is another dataset."""
-    digest = hashlib.sha256()
-    for name in (MANIFEST, *DATA_FILES):
-        path = root / name
-        if path.is_file():
-            digest.update(f"{name}\0{sha256_file(path)}\n".encode())
-    return digest.hexdigest()
+def plan_of(view: PersonaView, roles: tuple[str, ...] | None, images: str, limit: int | None) -> Plan:
+    """A persona's replay: its sessions in time order as the systems see them, its questions by `asked_at`."""
+    sessions = [_prepare(s, roles, images) for s in view.sessions]
+    questions = sorted(view.qa, key=lambda q: (q.asked_at, q.id))
+    if limit is not None:
+        questions = questions[:limit]
+    return Plan(view.persona.id, [s for s in sessions if s.messages], questions)
 
 
-def _default_roles(conventions: object, data: Path) -> tuple[str, ...] | None:
+def _default_roles(conventions: object, data: Dataset) -> tuple[str, ...] | None:
     """The dataset's retrieval roles (LongMemEval: user turns only), checked: they come from a file."""
     roles = conventions.get("retrieval_roles") if isinstance(conventions, dict) else None
     if not roles:
         return None
     if not isinstance(roles, list) or not all(role in ROLES for role in roles):
-        raise KemeError(f"{data / MANIFEST}: stats.conventions.retrieval_roles must be a list of {', '.join(ROLES)}, "
-                        f"not {roles!r}; restore the manifest or pass --roles")
+        raise KemeError(f"{data.root / MANIFEST if data.root else MANIFEST}: stats.conventions.retrieval_roles must "
+                        f"be a list of {', '.join(ROLES)}, not {roles!r}; restore the manifest or pass --roles")
     return tuple(roles)
 
 
-def load_replay(data: Path, roles: tuple[str, ...] | None = None, limit: int | None = None,
-                images: str = "caption", verify: bool = True) -> Replay:
-    """Load a dataset for evaluation; `roles` defaults to the dataset's convention (all roles if none).
+def replay_of(dataset: Dataset, roles: tuple[str, ...] | None = None, limit: int | None = None,
+              images: str = "caption", verified: bool = True) -> Replay:
+    """What to replay from a loaded dataset; `roles` defaults to the dataset's convention (all roles if none).
 
-    With `verify` (the default) the dataset must pass `keme.validate.check_scoring` first:
-    a tampered or broken dataset is refused, naming each problem, instead of being scored.
-    `images`: how shared screenshots reach a text memory system — "caption"
-    appends each image's caption to its message, "none" leaves the bare message
-    (the image paths stay on the message for systems that read images).
+    `verified` says whether the caller checked the dataset first (`keme eval` refuses a tampered or
+    broken one, naming each problem, unless --no-verify); the reports say so when it did not.
+    `images`: how shared screenshots reach a text memory system — "caption" appends each image's
+    caption to its message, "none" leaves the bare message (the image paths stay on the message for
+    systems that read images).
     """
     if images not in IMAGE_MODES:
         raise KemeError(f"images must be one of {IMAGE_MODES}, not {images!r}")
-    dataset = verified_dataset(data, hint=NO_VERIFY) if verify else load_dataset(data)
     if not dataset.qa:
-        raise KemeError(f"{data}: no qa.jsonl — there is nothing to evaluate (run `keme qa {data}` first)")
+        raise KemeError(f"{dataset.root}: no qa.jsonl — there is nothing to evaluate (run `keme qa {dataset.root}` first)")
     if roles is None:
-        roles = _default_roles(dataset.manifest.stats.get("conventions"), data)
-    sessions: dict[str, list[Session]] = defaultdict(list)
-    for session in dataset.sessions:
-        sessions[session.persona_id].append(session)
-    questions: dict[str, list[QAItem]] = defaultdict(list)
-    for item in dataset.qa:
-        questions[item.persona_id].append(item)
-    plans = []
-    for persona in dataset.personas:
-        ordered = sorted(sessions[persona.id], key=lambda s: (s.start, s.id))
-        filtered = [_prepare(s, roles, images) for s in ordered]
-        items = sorted(questions[persona.id], key=lambda q: (q.asked_at, q.id))
-        if limit is not None:
-            items = items[:limit]
-        plans.append(Plan(persona.id, [s for s in filtered if s.messages], items))
+        roles = _default_roles(dataset.manifest.stats.get("conventions"), dataset)
+    plans = [plan_of(view, roles, images, limit) for view in dataset.views()]
     empty = [plan.persona_id for plan in plans if plan.questions and not plan.sessions]
     if empty:
         kept = f" with only {', '.join(roles)} messages kept" if roles else ""
-        raise KemeError(f"{data}: nothing to replay{kept} for personas {empty[:10]}, which have questions; "
+        raise KemeError(f"{dataset.root}: nothing to replay{kept} for personas {empty[:10]}, which have questions; "
                         "their scores would be those of an empty memory (check --roles and the dataset)")
-    return Replay(data, dataset_sha256(data), roles, plans, verified=verify)
+    return Replay(dataset.content_sha256(), roles, plans, verified=verified)

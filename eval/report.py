@@ -218,7 +218,7 @@ def write_reports(settings: Settings, replay: Replay) -> dict[str, Any]:
 
     questions = {q.id: q for q in replay.questions}
     summary: dict[str, Any] = {
-        "dataset": str(settings.data), "mode": settings.mode, "k": settings.k,
+        "dataset": str(settings.data.root), "mode": settings.mode, "k": settings.k,
         "verified": replay.verified,
         "retrieval_only": settings.reader is None,
         "note": "retrieval-only run: no reader configured, so no answers were generated or judged"

@@ -53,8 +53,9 @@ from eval.judge import Judge, RuleJudge
 from eval.llm_judge import LLMJudge
 from eval.options import Images, Mode, check_options
 from eval.reader import LLMReader, Reader
-from eval.replay import Plan, Replay, load_replay
+from eval.replay import Plan, Replay, replay_of
 from eval.rundir import check_fingerprint, check_places, open_run
+from keme.dataset import Dataset
 from keme.dataset.io import atomic_write_text, dump_json
 from keme.dataset.lock import directory_lock
 from keme.dataset.paths import scope_path
@@ -74,7 +75,7 @@ class RunError(KemeError):
 class Settings:
     """One `keme eval` run; the option values are checked by eval.options.Options (the CLI's check too)."""
 
-    data: Path
+    data: Dataset  # loaded once by the caller, and checked first unless `verify` is False
     out: Path
     systems: list[str]
     k: int = 10
@@ -87,7 +88,7 @@ class Settings:
     judges: list[Judge] = field(default_factory=lambda: [RuleJudge()])
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
     force: bool = False
-    verify: bool = True  # False (--no-verify): score a dataset without checking it; every report says so
+    verify: bool = True  # False (--no-verify): the dataset was not checked; every report says so
     on_progress: Callable[[str, int, int], None] = lambda system, done, total: None
 
     def __post_init__(self) -> None:
@@ -483,10 +484,12 @@ def calibrate_judges(settings: Settings, replay: Replay) -> None:
 def run(settings: Settings, replay: Replay | None = None) -> dict[str, Any]:
     """Run every stage for every system and write the reports; returns the summary.
 
-    `replay`: the loaded dataset when the caller has it already (the CLI, for its progress bar).
+    `replay`: the replay of `settings.data` when the caller has it already (the CLI, for its progress bar).
     The run directory is locked for the duration: a second run into it refuses at once.
     """
-    check_places(settings.out, settings.data, settings.systems)
+    if settings.data.root is None:
+        raise KemeError("eval replays a dataset on disk: write the dataset first (its content hash names the run)")
+    check_places(settings.out, settings.data.root, settings.systems)
     with directory_lock(settings.out, "keme eval"):
         return _run_locked(settings, replay)
 
@@ -495,7 +498,7 @@ def _run_locked(settings: Settings, replay: Replay | None) -> dict[str, Any]:
     from eval.report import write_reports
 
     if replay is None:
-        replay = load_replay(settings.data, settings.roles, settings.limit, settings.images, verify=settings.verify)
+        replay = replay_of(settings.data, settings.roles, settings.limit, settings.images, verified=settings.verify)
     settings.out.mkdir(parents=True, exist_ok=True)
     state = open_run(settings.out, json.loads(json.dumps(settings.identity(replay), default=str)), settings.force)
     for name in settings.systems:

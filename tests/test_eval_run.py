@@ -12,7 +12,7 @@ import pytest
 
 from baselines.bm25 import FlatBM25
 from eval.registry import REGISTRY
-from conftest import ROOT
+from conftest import ROOT, sample_dataset
 from eval.metrics import KS
 from eval.run import RunError, Settings, run
 
@@ -23,7 +23,7 @@ TIMING = ("retrieve_p50_ms", "retrieve_p95_ms", "ingest_seconds", "ingest_messag
 @pytest.fixture(scope="module")
 def everything(tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
-    return out, run(Settings(data=SAMPLE, out=out, systems=list(REGISTRY)))
+    return out, run(Settings(data=sample_dataset(), out=out, systems=list(REGISTRY)))
 
 
 def test_every_registered_baseline_runs_on_the_sample(everything):
@@ -83,7 +83,7 @@ class Spy(FlatBM25):
 def test_online_replay_never_shows_the_future(tmp_path, temporary_system):
     name = temporary_system("spy", lambda: Spy())
     Spy.seen.clear()
-    run(Settings(data=SAMPLE, out=tmp_path, systems=[name], mode="online"))
+    run(Settings(data=sample_dataset(), out=tmp_path, systems=[name], mode="online"))
     assert Spy.seen and all(newest <= now for newest, now in Spy.seen)
 
 
@@ -103,7 +103,7 @@ def test_a_killed_run_resumes_to_the_same_summary(tmp_path):
     assert 0 < len(records) < 64
     resumed = subprocess.run(cmd, capture_output=True, text=True)
     assert resumed.returncode == 0, resumed.stderr
-    whole = run(Settings(data=SAMPLE, out=tmp_path / "whole", systems=["bm25", "recency"]))
+    whole = run(Settings(data=sample_dataset(), out=tmp_path / "whole", systems=["bm25", "recency"]))
     again = json.loads((tmp_path / "killed/summary.json").read_text())
     assert _without_timing(again) | {"dataset": ""} == _without_timing(json.loads(json.dumps(whole))) | {"dataset": ""}
 
@@ -121,19 +121,19 @@ class Forgetful(FlatBM25):
 
 def test_a_resumed_empty_store_fails_loudly(tmp_path, temporary_system):
     name = temporary_system("forgetful", lambda: Forgetful())
-    run(Settings(data=SAMPLE, out=tmp_path, systems=[name]))
+    run(Settings(data=sample_dataset(), out=tmp_path, systems=[name]))
     log = tmp_path / name / "retrieve.jsonl"
     log.write_text(log.read_text().splitlines()[0] + "\n")
     with pytest.raises(RunError, match="empty"):
-        run(Settings(data=SAMPLE, out=tmp_path, systems=[name]))
+        run(Settings(data=sample_dataset(), out=tmp_path, systems=[name]))
 
 
 def test_a_run_directory_with_other_settings_is_refused(tmp_path):
-    run(Settings(data=SAMPLE, out=tmp_path, systems=["recency"], limit=3))
+    run(Settings(data=sample_dataset(), out=tmp_path, systems=["recency"], limit=3))
     from keme.errors import KemeError
 
     with pytest.raises(KemeError, match="other settings"):
-        run(Settings(data=SAMPLE, out=tmp_path, systems=["recency"], k=5, limit=3))
+        run(Settings(data=sample_dataset(), out=tmp_path, systems=["recency"], k=5, limit=3))
 
 
 def test_cli_evaluates_all_systems_in_one_command(tmp_path):
@@ -191,8 +191,8 @@ def _cut(log: Path, keep: int) -> None:
 @pytest.mark.parametrize("mode", ["offline", "online"])
 def test_memory_bank_resumed_mid_retrieval_retrieves_what_an_uninterrupted_run_did(tmp_path, mode):
     """Injection changes hits and lastUsedAt; the resume replays the logged retrievals to rebuild them."""
-    whole = run(Settings(data=SAMPLE, out=tmp_path / "whole", systems=["memory_bank"], mode=mode, limit=8))
-    settings = Settings(data=SAMPLE, out=tmp_path / "cut", systems=["memory_bank"], mode=mode, limit=8)
+    whole = run(Settings(data=sample_dataset(), out=tmp_path / "whole", systems=["memory_bank"], mode=mode, limit=8))
+    settings = Settings(data=sample_dataset(), out=tmp_path / "cut", systems=["memory_bank"], mode=mode, limit=8)
     run(settings)
     _cut(tmp_path / "cut/memory_bank/retrieve.jsonl", 5)
     resumed = run(settings)
@@ -214,7 +214,7 @@ class Counting(FlatBM25):
 
 def test_a_persona_whose_questions_are_all_logged_is_not_replayed(tmp_path, temporary_system):
     name = temporary_system("counting", lambda: Counting())
-    settings = Settings(data=SAMPLE, out=tmp_path, systems=[name], limit=3)
+    settings = Settings(data=sample_dataset(), out=tmp_path, systems=[name], limit=3)
     run(settings)
     log = tmp_path / name / "retrieve.jsonl"
     log.write_text("".join(log.read_text().splitlines(keepends=True)[:4]))  # p01 done, p02 one of three
@@ -237,7 +237,7 @@ def test_a_saved_state_is_put_in_place_whole(tmp_path):
             raise AssertionError("a half-written state must never be loaded")
 
     state = tmp_path / "state" / "p01"
-    system_run = SystemRun(REGISTRY["bm25"], Half(), Settings(data=SAMPLE, out=tmp_path, systems=["bm25"]), tmp_path)
+    system_run = SystemRun(REGISTRY["bm25"], Half(), Settings(data=sample_dataset(), out=tmp_path, systems=["bm25"]), tmp_path)
     with pytest.raises(RuntimeError):
         system_run._save_state("p01", state)
     assert not state.exists()

@@ -6,14 +6,15 @@ import json
 import shutil
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, sample_dataset
 
 from baselines.bm25 import FlatBM25
 from eval.registry import REGISTRY, check_params, parameters
-from eval.replay import dataset_sha256, load_replay
+from eval.replay import NO_VERIFY, replay_of
 from eval.run import Settings, run
 from keme.errors import KemeError
-from keme.validate import DatasetError, check_scoring, load_dataset, validate, verified_dataset
+from keme.dataset import Dataset, DatasetError
+from keme.validate import check_scoring, validate, verified_dataset
 
 SAMPLE = ROOT / "data/sample"
 
@@ -39,29 +40,29 @@ def test_the_sample_and_imported_datasets_pass_the_scoring_checks(tmp_path):
     import_locomo(ROOT / "tests/fixtures/locomo_mini.json", tmp_path / "locomo")
     import_longmemeval(ROOT / "tests/fixtures/longmemeval_mini.json", tmp_path / "lme")
     for root in (SAMPLE, tmp_path / "locomo", tmp_path / "lme"):
-        assert check_scoring(load_dataset(root)) == [], root
+        assert check_scoring(Dataset.load(root)) == [], root
 
 
 def test_an_edited_file_is_refused_before_anything_is_ingested(sample, tmp_path):
     _rewrite(sample, "qa.jsonl", lambda items: items[0]["evidence"].append("ghost"))
     with pytest.raises(DatasetError, match=r"(?s)SHA-256 differs.*ghost.*do not exist.*--no-verify") as caught:
-        run(Settings(data=sample, out=tmp_path / "run", systems=["bm25"]))
+        run(Settings(data=verified_dataset(sample, hint=NO_VERIFY), out=tmp_path / "run", systems=["bm25"]))
     assert {v.check for v in caught.value.violations} == {"manifest", "qa"}
     assert not (tmp_path / "run").exists()
 
 
 def test_no_verify_scores_and_says_so(sample, tmp_path):
     _rewrite(sample, "qa.jsonl", lambda items: items[0].update(question="Edited?"))
-    summary = run(Settings(data=sample, out=tmp_path / "run", systems=["bm25"], limit=2, verify=False))
+    summary = run(Settings(data=Dataset.load(sample), out=tmp_path / "run", systems=["bm25"], limit=2, verify=False))
     assert summary["verified"] is False and summary["note"].startswith("NOT VERIFIED")
-    assert load_replay(sample, verify=False).verified is False
+    assert replay_of(Dataset.load(sample), verified=False).verified is False
 
 
 def test_the_content_hash_follows_the_content_not_the_path(sample):
-    before = dataset_sha256(sample)
-    assert dataset_sha256(SAMPLE) == before
+    before = Dataset.load(sample).content_sha256()
+    assert Dataset.load(SAMPLE).content_sha256() == before
     _rewrite(sample, "sessions.jsonl", lambda sessions: sessions[0]["messages"][0].update(content="changed"))
-    assert dataset_sha256(sample) != before
+    assert Dataset.load(sample).content_sha256() != before
 
 
 def test_validate_lists_every_bad_line_then_the_checks_that_still_apply(sample):
@@ -78,7 +79,7 @@ def test_validate_lists_every_bad_line_then_the_checks_that_still_apply(sample):
 def test_load_dataset_names_every_bad_line(sample):
     (sample / "personas.jsonl").write_bytes(b"[]\n{}\n")
     with pytest.raises(DatasetError, match=r"(?s)2 problems:.*personas.jsonl:1: expected a JSON object.*personas.jsonl:2"):
-        load_dataset(sample)
+        Dataset.load(sample)
 
 
 def test_a_dataset_without_questions_can_still_be_described(sample):
@@ -96,7 +97,7 @@ def test_roles_that_leave_nothing_to_replay_are_refused(tmp_path):
 
     import_longmemeval(ROOT / "tests/fixtures/longmemeval_mini.json", tmp_path / "lme")
     with pytest.raises(KemeError, match=r"nothing to replay with only system messages kept"):
-        load_replay(tmp_path / "lme", roles=("system",))
+        replay_of(Dataset.load(tmp_path / "lme"), roles=("system",))
 
 
 # ---------------------------------------------------------------- options and parameters
@@ -104,7 +105,7 @@ def test_roles_that_leave_nothing_to_replay_are_refused(tmp_path):
                                  {"images": "pixels"}])
 def test_settings_refuse_bad_values_through_the_api_too(tmp_path, bad):
     with pytest.raises(KemeError, match="--" + next(iter(bad))):
-        Settings(data=SAMPLE, out=tmp_path, systems=["bm25"], **bad)
+        Settings(data=sample_dataset(), out=tmp_path, systems=["bm25"], **bad)
 
 
 def test_declared_parameters_come_from_the_constructor():
@@ -133,13 +134,13 @@ class Tunable(FlatBM25):
 
 def test_a_system_configured_otherwise_is_not_resumed(tmp_path, temporary_system):
     name = temporary_system("tunable", lambda: Tunable())
-    run(Settings(data=SAMPLE, out=tmp_path, systems=[name, "recency"], limit=2))
+    run(Settings(data=sample_dataset(), out=tmp_path, systems=[name, "recency"], limit=2))
     Tunable.version = "2"
     try:
         with pytest.raises(KemeError, match=r"tunable configured otherwise \(fingerprint tunable-1, now tunable-2\)"):
-            run(Settings(data=SAMPLE, out=tmp_path, systems=[name, "recency"], limit=2))
+            run(Settings(data=sample_dataset(), out=tmp_path, systems=[name, "recency"], limit=2))
         recency_log = (tmp_path / "recency/retrieve.jsonl").read_text()
-        summary = run(Settings(data=SAMPLE, out=tmp_path, systems=[name, "recency"], limit=2, force=True))
+        summary = run(Settings(data=sample_dataset(), out=tmp_path, systems=[name, "recency"], limit=2, force=True))
     finally:
         Tunable.version = "1"
     assert summary["systems"][name]["fingerprint"] == "tunable-2"
@@ -147,8 +148,8 @@ def test_a_system_configured_otherwise_is_not_resumed(tmp_path, temporary_system
 
 
 def test_the_same_run_resumes(tmp_path):
-    first = run(Settings(data=SAMPLE, out=tmp_path, systems=["bm25"], limit=2))
-    again = run(Settings(data=SAMPLE, out=tmp_path, systems=["bm25"], limit=2))
+    first = run(Settings(data=sample_dataset(), out=tmp_path, systems=["bm25"], limit=2))
+    again = run(Settings(data=sample_dataset(), out=tmp_path, systems=["bm25"], limit=2))
     assert again["systems"]["bm25"]["recall_any@5"] == first["systems"]["bm25"]["recall_any@5"]
     assert json.loads((tmp_path / "run.json").read_text())["fingerprints"].keys() == {"bm25"}
 
@@ -159,7 +160,7 @@ HOSTILE = "evil|name <script>alert(1)<img src=x onerror=alert(2)> `code` [link](
 
 def test_leaderboard_markdown_escapes_system_names(tmp_path, temporary_system):
     name = temporary_system(HOSTILE, lambda: FlatBM25())
-    run(Settings(data=SAMPLE, out=tmp_path, systems=[name, "recency"], limit=2))
+    run(Settings(data=sample_dataset(), out=tmp_path, systems=[name, "recency"], limit=2))
     lines = (tmp_path / "leaderboard.md").read_text().splitlines()
     table = [line for line in lines if line.startswith("|")]
     assert len(table) == 4  # header, rule, two systems

@@ -14,6 +14,7 @@ from eval.importers.longmemeval import import_longmemeval
 from keme.dataset.io import read_jsonl
 from keme.errors import KemeError
 from keme.models import Persona, QAItem, Session, safe_id
+from keme.dataset import Dataset
 from keme.validate import validate
 
 FIXTURES = ROOT / "tests/fixtures"
@@ -92,10 +93,10 @@ def test_longmemeval_conventions(tmp_path):
 
 
 def test_longmemeval_replays_user_turns_only(tmp_path):
-    from eval.replay import load_replay
+    from eval.replay import replay_of
 
     import_longmemeval(FIXTURES / "longmemeval_mini.json", tmp_path / "lme")
-    replay = load_replay(tmp_path / "lme")
+    replay = replay_of(Dataset.load(tmp_path / "lme"))
     assert {m.role for p in replay.plans for s in p.sessions for m in s.messages} == {"user"}
 
 
@@ -114,7 +115,7 @@ def test_a_corrupt_json_array_names_line_and_column(tmp_path):
 
 
 def test_export_then_import_locomo_round_trips_the_sample(tmp_path):
-    stats = export_locomo(ROOT / "data/sample", tmp_path / "sample.json")
+    stats = export_locomo(Dataset.load(ROOT / "data/sample"), tmp_path / "sample.json")
     again = import_locomo(tmp_path / "sample.json", tmp_path / "back")
     original = read_jsonl(ROOT / "data/sample/qa.jsonl", QAItem)
     assert stats["qa"] == len(original) == again["qa"]
@@ -302,10 +303,10 @@ def test_export_refuses_a_dataset_whose_evidence_does_not_resolve(tmp_path):
     path = tmp_path / "d/qa.jsonl"
     path.write_text(path.read_text().replace('"evidence":["', '"evidence":["p01-s9999-m01","', 1))
     with pytest.raises(KemeError, match=r"cannot export: question \S+: evidence \['p01-s9999-m01'\]"):
-        export_locomo(tmp_path / "d", tmp_path / "out.json")
+        export_locomo(Dataset.load(tmp_path / "d"), tmp_path / "out.json")
     assert not (tmp_path / "out.json").exists()
 
 
 def test_export_refuses_a_directory_as_its_output(tmp_path):
     with pytest.raises(KemeError, match="is a directory"):
-        export_locomo(ROOT / "data/sample", tmp_path)
+        export_locomo(Dataset.load(ROOT / "data/sample"), tmp_path)

@@ -2,8 +2,7 @@
 
 Every import of every module under keme/, eval/ and baselines/ is read with `ast`, the ones inside
 functions included (an import that only dodges a cycle is still a dependency), and each edge between
-two packages must point down the layers below. The edges that remain until the Dataset object lands
-are listed, with why, in `UNTIL_DATASET_MERGE`; that list may only shrink.
+two packages must point down the layers below.
 """
 
 from __future__ import annotations
@@ -22,7 +21,8 @@ KEME_LAYERS: list[set[str]] = [
     {"keme.days", "keme.seeding"},  # calendars and holidays; seeded random streams
     {"keme.models"},  # the records on disk and the vocabularies (attribute keys, the life catalog)
     {"keme.text"},  # languages: tokens, dates, normalisation, templates and their resources
-    {"keme.dataset"},  # paths, atomic writes, the manifest, locks (the Dataset object after the merge)
+    {"keme.dataset"},  # the Dataset object: parts, views, loading, the staged commit, paths, locks
+    {"keme.stats"},  # statistics of a dataset, which synthesis records in the manifest
     {"keme.llm"},  # the LLM client, its cache and local server
     {"keme.config"},  # the synthesis config schema and its YAML reader
     {"keme.schema"},  # JSON Schema export of the records and the config
@@ -30,7 +30,7 @@ KEME_LAYERS: list[set[str]] = [
     {"keme.synth", "keme.brains"},  # the planner and the brains that drive it
     {"keme.omni"},  # screenshots
     {"keme.qa"},  # facts, questions, proofs
-    {"keme.validate", "keme.stats"},  # whole-dataset checks and statistics
+    {"keme.validate"},  # whole-dataset checks
     {"keme.cli"},  # the commands: may import anything, eval included
 ]
 PEERS = {"keme.synth", "keme.brains"}
@@ -39,23 +39,6 @@ RANK = {unit: i for i, layer in enumerate(KEME_LAYERS) for unit in layer}
 # eval and baselines sit beside keme's upper layers and reach only its bottom.
 EVAL_MAY_IMPORT = {"keme", "keme.errors", "keme.models", "keme.text", "keme.dataset", "keme.llm"}
 BASELINES_MAY_IMPORT = {"keme", "keme.errors", "keme.models", "keme.text", "keme.dataset"}
-
-# Edges still to remove once the one Dataset object (keme/dataset) holds the loader and the stages are
-# functions the CLI composes (issue 11, branch i11-dataset). Key: (importing module, imported unit).
-UNTIL_DATASET_MERGE: dict[tuple[str, str], str] = {
-    # the dataset loader still lives in keme.validate
-    ("eval.replay", "keme.validate"): "load_dataset, verified_dataset, DATA_FILES",
-    ("eval.importers.locomo", "keme.validate"): "load_dataset for the export",
-    ("keme.omni.stage", "keme.validate"): "load_dataset for `keme render`",
-    ("keme.omni.preview", "keme.validate"): "load_dataset for the preview",
-    ("keme.qa.build", "keme.validate"): "load_dataset for `keme qa`",
-    ("keme.stats", "keme.validate"): "load_dataset for `keme stats`",
-    # synthesize_persona runs every stage itself instead of the CLI passing the dataset down them
-    ("keme.synth.pipeline", "keme.omni"): "render stage",
-    ("keme.synth.pipeline", "keme.qa"): "qa stage",
-    ("keme.synth.pipeline", "keme.stats"): "dataset statistics for the manifest",
-}
-
 
 def module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
@@ -127,14 +110,9 @@ def test_every_import_between_packages_points_down():
     wrong = [
         f"{source} -> {target} ({', '.join(where)})"
         for (source, target), where in sorted(edges().items())
-        if not allowed(source, target) and (source, unit(target)) not in UNTIL_DATASET_MERGE
+        if not allowed(source, target)
     ]
     assert wrong == [], "imports against the layers:\n" + "\n".join(wrong)
-
-
-def test_the_allow_list_names_only_edges_that_still_exist():
-    present = {(source, unit(target)) for source, target in edges() if not allowed(source, target)}
-    assert set(UNTIL_DATASET_MERGE) - present == set(), "an allowed edge is gone: remove it from UNTIL_DATASET_MERGE"
 
 
 def test_the_harness_names_memory_systems_by_string_only():

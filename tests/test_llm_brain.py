@@ -15,7 +15,8 @@ from keme.brains import make_brain
 from keme.brains.llm import SynthesisError
 from keme.llm import LLMClient
 from keme.llm.cache import DiskCache
-from keme.synth.pipeline import synthesize, synthesize_persona
+from keme.cli import synthesize_dataset
+from keme.synth.pipeline import synthesize_persona
 from keme.validate import validate
 from llm_doubles import ScriptedProvider
 
@@ -44,18 +45,8 @@ def test_accepted_dialogues_are_llm_authored_and_link_their_evidence(tmp_path):
 
 def test_llm_planned_chapters_keep_the_graph_valid(tmp_path):
     cfg = small_config(LLM)
-    brain_cfg = cfg
-    from keme.synth.pipeline import synthesize as run
-
     client = LLMClient(cfg.llm.model_copy(update={"cache_dir": str(tmp_path / "cache")}), provider=ScriptedProvider())
-    import keme.synth.pipeline as pipeline
-
-    original = pipeline.make_brain
-    pipeline.make_brain = lambda c: make_brain(c, client)
-    try:
-        manifest = run(brain_cfg, tmp_path / "d")
-    finally:
-        pipeline.make_brain = original
+    manifest = synthesize_dataset(cfg, tmp_path / "d", brain=make_brain(cfg, client))
     agents = manifest.stages["synth"]["agents"]
     assert agents["planner.accepted"] >= 1
     assert validate(tmp_path / "d") == []
@@ -80,9 +71,9 @@ def test_anomalous_fallback_flags_the_node_and_keeps_it_out_of_qa(tmp_path):
     traj = synthesize_persona(0, cfg, brain)
     flagged = [e for e in traj.graph.events if e.anomaly]
     assert flagged and all(e.anomaly.startswith("realizer:") for e in flagged)
-    from keme.qa.facts import worlds_from
+    from keme.qa.facts import world_of
 
-    world = worlds_from([traj.persona], traj.sessions, [traj.graph], traj.anchors)[0]
+    world = world_of(traj.view())
     assert all(f.kind == "attr" for f in world.facts)  # no session facts survive: every leaf was flagged
 
 
@@ -93,15 +84,8 @@ def test_fail_mode_stops_with_the_reason(tmp_path):
 
 
 def _run(cfg, out, cache, provider):
-    import keme.synth.pipeline as pipeline
-
     client = LLMClient(cfg.llm.model_copy(update={"cache_dir": str(cache)}), provider=provider)
-    original = pipeline.make_brain
-    pipeline.make_brain = lambda c: make_brain(c, client)
-    try:
-        return synthesize(cfg, out, force=True)
-    finally:
-        pipeline.make_brain = original
+    return synthesize_dataset(cfg, out, force=True, brain=make_brain(cfg, client))
 
 
 def test_a_warm_cache_makes_zero_calls_and_the_same_dataset(tmp_path):
@@ -119,7 +103,7 @@ def test_the_replay_provider_reproduces_a_recorded_run_without_a_model(tmp_path)
     cfg = small_config(LLM)
     _run(cfg, tmp_path / "a", tmp_path / "cache", ScriptedProvider())
     replay = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"provider": "replay", "cache_dir": str(tmp_path / "cache")})})
-    synthesize(replay, tmp_path / "b", force=True)
+    synthesize_dataset(replay, tmp_path / "b", force=True)
     assert (tmp_path / "a/sessions.jsonl").read_bytes() == (tmp_path / "b/sessions.jsonl").read_bytes()
 
 

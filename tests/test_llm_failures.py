@@ -184,9 +184,9 @@ def test_an_error_body_echoing_the_authorization_header_never_shows_the_key(tmp_
 
 # ---------------------------------------------------------------- the reader and the judge
 def test_a_failed_reader_call_raises_instead_of_answering(tmp_path):
-    from keme.validate import load_dataset
+    from keme.dataset import Dataset
 
-    item = load_dataset(ROOT / "data/sample").qa[0]
+    item = Dataset.load(ROOT / "data/sample").qa[0]
     client = make_client(tmp_path, Flaky(), max_retries=0)
     ask(client, "warm-up")
     client.provider.errors = [RetryableError("server error (500)")]
@@ -195,7 +195,7 @@ def test_a_failed_reader_call_raises_instead_of_answering(tmp_path):
 
 
 def test_an_unreadable_verdict_is_counted_as_unusable_not_as_wrong(tmp_path):
-    from keme.validate import load_dataset
+    from keme.dataset import Dataset
 
     class Mumbler(Flaky):
         def complete(self, messages, params, schema, timeout=None):
@@ -203,7 +203,7 @@ def test_an_unreadable_verdict_is_counted_as_unusable_not_as_wrong(tmp_path):
             content = "hmm" if params["seed"] == 1 else '{"label": "CORRECT"}'
             return {"content": content, "prompt_tokens": 3, "completion_tokens": 2, "model": "m"}
 
-    item = load_dataset(ROOT / "data/sample").qa[0]
+    item = Dataset.load(ROOT / "data/sample").qa[0]
     client = make_client(tmp_path, Mumbler())
     verdict = LLMJudge(client, runs=3).judge(item, item.answer)
     assert verdict.correct and verdict.runs == [True, True] and "1 run(s) without a verdict" in verdict.rationale
@@ -211,13 +211,13 @@ def test_an_unreadable_verdict_is_counted_as_unusable_not_as_wrong(tmp_path):
 
 
 def test_a_judge_with_no_readable_verdict_raises(tmp_path):
-    from keme.validate import load_dataset
+    from keme.dataset import Dataset
 
     class Babbler(Flaky):
         def complete(self, messages, params, schema, timeout=None):
             return {"content": "I think so", "prompt_tokens": 3, "completion_tokens": 2, "model": "m"}
 
-    item = load_dataset(ROOT / "data/sample").qa[0]
+    item = Dataset.load(ROOT / "data/sample").qa[0]
     with pytest.raises(CallFailed, match="gave no verdict"):
         LLMJudge(make_client(tmp_path, Babbler()), runs=2).judge(item, item.answer)
 
@@ -225,8 +225,9 @@ def test_a_judge_with_no_readable_verdict_raises(tmp_path):
 # ---------------------------------------------------------------- an eval run
 def eval_settings(tmp_path, client, limit=3) -> Settings:
     from eval.judge import RuleJudge
+    from keme.validate import verified_dataset
 
-    return Settings(data=tmp_path / "data", out=tmp_path / "run", systems=["bm25"], limit=limit,
+    return Settings(data=verified_dataset(tmp_path / "data"), out=tmp_path / "run", systems=["bm25"], limit=limit,
                     reader=LLMReader(client), judges=[RuleJudge(), LLMJudge(client, runs=1)])
 
 

@@ -10,14 +10,14 @@ import pytest
 from conftest import ROOT
 from keme.models import Quote
 from keme.qa import build
-from keme.qa.facts import World, worlds_from
+from keme.qa.facts import World, world_of
 from keme.qa.verify import Verifier, verify_items
 from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize_persona
 
 
 def _world(traj) -> World:
-    return worlds_from([traj.persona], traj.sessions, [traj.graph], traj.anchors)[0]
+    return world_of(traj.view())
 
 
 @pytest.fixture(scope="module")
@@ -141,11 +141,11 @@ def test_duplicates_are_rejected_and_counted(year):
 
 def test_both_languages_get_questions(tmp_path):
     from keme.synth.limits import parse_config
-    from keme.synth.pipeline import synthesize
+    from keme.cli import synthesize_dataset
 
     cfg = parse_config("name: l\nseed: 2\npersonas:\n  - {language: zh, start: 2026-01-01, months: 2}\n"
                        "  - {language: en, start: 2026-01-01, months: 2}\n")
-    manifest = synthesize(cfg, tmp_path / "d")
+    manifest = synthesize_dataset(cfg, tmp_path / "d")
     assert manifest.stats["qa_by_language"]["zh"] > 40 and manifest.stats["qa_by_language"]["en"] > 40
 
 
@@ -153,9 +153,9 @@ def test_qa_stage_alone_reproduces_the_synthesized_items(tmp_path, sample_config
     import subprocess
     import sys
 
-    from keme.synth.pipeline import synthesize
+    from keme.cli import synthesize_dataset
 
-    synthesize(sample_config, tmp_path / "d")
+    synthesize_dataset(sample_config, tmp_path / "d")
     before = (tmp_path / "d/qa.jsonl").read_bytes()
     result = subprocess.run([sys.executable, "-m", "keme.cli", "qa", str(tmp_path / "d")], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr

@@ -12,7 +12,8 @@ import pytest
 from conftest import ROOT, small_config
 from keme.errors import KemeError
 from keme.synth.limits import load_config
-from keme.synth.pipeline import synthesize, synthesize_persona
+from keme.cli import synthesize_dataset
+from keme.synth.pipeline import synthesize_persona
 from keme.validate import validate
 
 DATA_FILES = ("manifest.json", "personas.jsonl", "anchors.jsonl", "graphs.jsonl", "sessions.jsonl")
@@ -28,33 +29,33 @@ def year():
 
 
 def test_same_config_and_seed_give_identical_bytes(tmp_path, sample_config):
-    synthesize(sample_config, tmp_path / "a")
-    synthesize(sample_config, tmp_path / "b")
+    synthesize_dataset(sample_config, tmp_path / "a")
+    synthesize_dataset(sample_config, tmp_path / "b")
     assert _bytes(tmp_path / "a") == _bytes(tmp_path / "b")
 
 
 def test_another_seed_gives_another_dataset(tmp_path, sample_config):
-    synthesize(sample_config, tmp_path / "a")
-    synthesize(sample_config.model_copy(update={"seed": sample_config.seed + 1}), tmp_path / "b")
+    synthesize_dataset(sample_config, tmp_path / "a")
+    synthesize_dataset(sample_config.model_copy(update={"seed": sample_config.seed + 1}), tmp_path / "b")
     assert (tmp_path / "a/sessions.jsonl").read_bytes() != (tmp_path / "b/sessions.jsonl").read_bytes()
 
 
 def test_synthesized_dataset_passes_validation(tmp_path, sample_config):
-    synthesize(sample_config, tmp_path / "d")
+    synthesize_dataset(sample_config, tmp_path / "d")
     assert validate(tmp_path / "d") == []
 
 
 def test_work_area_is_removed_after_success(tmp_path):
-    synthesize(small_config(), tmp_path / "d")
+    synthesize_dataset(small_config(), tmp_path / "d")
     assert not (tmp_path / "d/.work").exists()
 
 
 def test_dataset_from_another_config_is_refused_without_force(tmp_path):
-    synthesize(small_config(), tmp_path / "d")
+    synthesize_dataset(small_config(), tmp_path / "d")
     other = small_config("changes:\n  per_month: 0.5\n")
     with pytest.raises(KemeError, match="another config"):
-        synthesize(other, tmp_path / "d")
-    synthesize(other, tmp_path / "d", force=True)
+        synthesize_dataset(other, tmp_path / "d")
+    synthesize_dataset(other, tmp_path / "d", force=True)
     assert validate(tmp_path / "d") == []
 
 
@@ -62,7 +63,7 @@ def test_non_dataset_directory_is_refused(tmp_path):
     (tmp_path / "d").mkdir()
     (tmp_path / "d/notes.txt").write_text("mine")
     with pytest.raises(KemeError, match="not empty"):
-        synthesize(small_config(), tmp_path / "d")
+        synthesize_dataset(small_config(), tmp_path / "d")
 
 
 def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_dataset(tmp_path):
@@ -70,7 +71,7 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_dataset(tmp_path):
     config.write_text("name: kill\nseed: 9\npersonas:\n  - {language: zh, start: 2026-01-01, months: 4}\n"
                       "  - {language: en, start: 2026-01-01, months: 2}\n")
     reference = tmp_path / "ref"
-    synthesize(load_config(config), reference)
+    synthesize_dataset(load_config(config), reference)
     out = tmp_path / "out"
     cmd = [sys.executable, "-m", "keme.cli", "synth", "--config", str(config), "--out", str(out)]
     killed = subprocess.run(cmd, env=os.environ | {"KEME_FAULT_AFTER_CHECKPOINTS": "3"}, capture_output=True)
@@ -86,7 +87,7 @@ def test_resume_with_another_config_is_refused(tmp_path):
     (out / ".work").mkdir(parents=True)
     (out / ".work/identity.json").write_text('{"config_fingerprint": "x", "seed": 1}')
     with pytest.raises(KemeError, match="another config"):
-        synthesize(small_config(), out, resume=True)
+        synthesize_dataset(small_config(), out, resume=True)
 
 
 def test_a_persona_year_is_big_enough(year):
@@ -169,7 +170,7 @@ def test_timestamps_stay_inside_the_event_window(year):
 
 def test_cli_validate_exits_nonzero_naming_the_violation(tmp_path, sample_config):
     out = tmp_path / "d"
-    synthesize(sample_config, out)
+    synthesize_dataset(sample_config, out)
     text = (out / "anchors.jsonl").read_text()
     (out / "anchors.jsonl").write_text(text.replace('"amount":"', '"amount":"1', 1))
     result = subprocess.run([sys.executable, "-m", "keme.cli", "validate", str(out)], capture_output=True, text=True)
@@ -183,7 +184,7 @@ def test_shipped_sample_validates(root):
 
 
 def test_shipped_sample_is_what_the_tool_generates(tmp_path, root, sample_config):
-    synthesize(sample_config, tmp_path / "s")
+    synthesize_dataset(sample_config, tmp_path / "s")
     for name in DATA_FILES:
         assert (tmp_path / "s" / name).read_bytes() == (root / "data/sample" / name).read_bytes(), name
 
@@ -197,7 +198,7 @@ def test_schema_export_covers_every_record(tmp_path):
 
 
 def test_depth_one_graphs_make_every_episode_a_session(tmp_path):
-    synthesize(small_config("graph:\n  max_depth: 1\n"), tmp_path / "d")
+    synthesize_dataset(small_config("graph:\n  max_depth: 1\n"), tmp_path / "d")
     graph = (tmp_path / "d/graphs.jsonl").read_text()
     assert '"depth":2' not in graph
     assert validate(tmp_path / "d") == []

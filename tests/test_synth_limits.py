@@ -19,7 +19,8 @@ from keme.prior.anchors import anchor_cap, build_anchors, most_anchors
 from keme.prior.persona import build_persona, trajectory_window
 from keme.synth.capacity import chapter_loads, chapter_room, chapter_windows, roomy_kinds
 from keme.synth.limits import parse_config
-from keme.synth.pipeline import synthesize, synthesize_persona
+from keme.cli import synthesize_dataset
+from keme.synth.pipeline import synthesize_persona
 from keme.text import resources
 from keme.validate import validate
 
@@ -121,7 +122,7 @@ def test_a_random_config_within_the_limits_synthesizes_and_validates(text):
         assert "exceeds a limit of the planner" in str(exc), str(exc)
         assume(False)
     with tempfile.TemporaryDirectory(prefix="keme-prop-") as tmp:
-        synthesize(cfg, Path(tmp) / "d")
+        synthesize_dataset(cfg, Path(tmp) / "d")
         assert validate(Path(tmp) / "d") == []
 
 

@@ -11,10 +11,7 @@ the first problems in `stats.import_problems`. Nothing usable left: an error.
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import tempfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,8 +22,10 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ValidationError, ValidationInfo
 
-from keme.dataset.io import write_jsonl
-from keme.dataset.manifest import MANIFEST, FileEntry, Manifest, write_manifest
+from keme.dataset import PART_FILES, Dataset
+from keme.dataset.commit import recover
+from keme.dataset.lock import directory_lock
+from keme.dataset.manifest import MANIFEST, Manifest
 from keme.dataset.paths import PathEscape, inside
 from keme.errors import KemeError
 from keme.models import AnswerSpec, Persona, QAItem, Session, safe_id
@@ -36,7 +35,6 @@ _NUMBER = re.compile(r"^\s*-?\d+(?:\.\d+)?\s*$")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 MAX_PROBLEMS = 100  # kept in the manifest; the counts are always complete
 EARLIEST, LATEST = 1900, 2200  # years a trajectory may live in (leaves room for timedelta arithmetic)
-DATASET_FILES = ("personas.jsonl", "anchors.jsonl", "graphs.jsonl", "sessions.jsonl", "qa.jsonl", "images.jsonl")
 
 
 def _clean(value: str, info: ValidationInfo) -> str:
@@ -238,29 +236,32 @@ def _visible(directory: Path) -> list[Path]:
     return [entry for entry in directory.iterdir() if not entry.name.startswith(".")]
 
 
-def prepare_output(out: Path, force: bool) -> list[Path]:
-    """Check that a dataset may be written to `out`; returns the files of the dataset it replaces.
+def prepare_output(out: Path, force: bool) -> None:
+    """Check that a dataset may be written to `out` (the caller holds its lock).
 
     Refused: a file; a non-empty directory that is not a keme dataset (even
     with --force); an existing dataset without --force; a dataset whose
     manifest lists files outside it, or that holds record files its manifest
-    does not list (they would be read as part of the new dataset).
+    does not list (they would be read as part of the new dataset). A write a
+    killed command left unfinished is finished or discarded first.
     """
     if out.exists() and not out.is_dir():
         raise KemeError(f"{out} exists and is not a directory; choose a directory for the dataset")
-    if not out.exists() or not _visible(out):
-        return []
+    if not out.exists():
+        return
+    recover(out)
+    if not _visible(out):
+        return
     if not (out / MANIFEST).is_file():
         raise KemeError(f"{out} is not empty and holds no keme dataset (no {MANIFEST}); refusing to write into it "
                         f"(choose a new or empty directory)")
     if not force:
         raise KemeError(f"{out} already holds a keme dataset; pass --force to replace it, or choose another --out")
     owned = _owned_files(out)
-    strays = [name for name in DATASET_FILES if (out / name).exists() and inside(out, name) not in owned]
+    strays = [name for name in PART_FILES if (out / name).exists() and inside(out, name) not in owned]
     if strays:
         raise KemeError(f"{out} holds {', '.join(strays)}, which its manifest does not list; refusing to replace "
                         f"files the dataset does not own (move them away or choose another --out)")
-    return owned
 
 
 def _owned_files(out: Path) -> list[Path]:
@@ -282,31 +283,16 @@ def _owned_files(out: Path) -> list[Path]:
 
 def write_dataset(out: Path, name: str, personas: list[Persona], sessions: list[Session], qa: list[QAItem],
                   stats: dict[str, Any], force: bool = False) -> Manifest:
-    """Write the dataset into a hidden staging directory in `out`, then move the files in place, manifest last.
+    """Write the imported dataset into `out` as one change (keme.dataset.commit), holding its lock.
 
     `out` must be new, empty, or (with `force`) an existing keme dataset, whose
-    own files are removed first; nothing else in `out` is touched.
+    own files the new one replaces (those it does not list are removed); nothing
+    else in `out` is touched.
     """
-    replaced = prepare_output(out, force)
-    staging: Path | None = None
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".import-", dir=out))  # hidden: a killed import leaves no "content"
-        files = {}
-        for filename, records in (("personas.jsonl", personas), ("sessions.jsonl", sessions), ("qa.jsonl", qa)):
-            digest, count, size = write_jsonl(staging / filename, records)
-            files[filename] = FileEntry(sha256=digest, records=count, bytes=size)
-        manifest = Manifest(name=name, source=name, files=files, stats=stats)
-        write_manifest(staging, manifest)
-        keep = {inside(out, f) for f in [*files, MANIFEST]}  # replaced atomically below, manifest last
-        for path in replaced:
-            if path not in keep:
-                path.unlink(missing_ok=True)
-        for filename in [*files, MANIFEST]:
-            os.replace(staging / filename, out / filename)
-        return manifest
-    except OSError as exc:
-        raise KemeError(f"{out}: cannot write the dataset ({exc.strerror or exc})") from exc
-    finally:
-        if staging is not None:
-            shutil.rmtree(staging, ignore_errors=True)
+    if out.exists() and not out.is_dir():
+        prepare_output(out, force)  # names what `out` is
+    with directory_lock(out, f"keme import {name}"):
+        prepare_output(out, force)
+        dataset = Dataset(Manifest(name=name, source=name, files={}, stats=stats))
+        dataset.personas, dataset.sessions, dataset.qa = personas, sessions, qa
+        return dataset.write(out)

@@ -27,6 +27,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt
 
 from eval.importers.common import Notes, Text, arrange, infer_spec, read_json_records, source_date, write_dataset
+from keme.dataset import Dataset
 from keme.errors import KemeError
 from keme.models import AnswerSpec, Message, Persona, Proof, QAItem, Quote, Session
 
@@ -277,8 +278,8 @@ def _export_problems(data: Any) -> list[str]:
     return problems
 
 
-def export_locomo(dataset: Path, out: Path) -> dict[str, Any]:
-    """A keme dataset in LoCoMo's format (category by type: see TYPE_CATEGORY).
+def export_locomo(data: Dataset, out: Path) -> dict[str, Any]:
+    """A loaded keme dataset in LoCoMo's format (category by type: see TYPE_CATEGORY).
 
     Refuses a dataset whose ids do not resolve (the export would drop records
     without a word) and an `out` inside the dataset or that is a directory.
@@ -286,24 +287,22 @@ def export_locomo(dataset: Path, out: Path) -> dict[str, Any]:
     import json
 
     from keme.dataset.io import atomic_write_text
-    from keme.validate import load_dataset
 
     if out.is_dir():
         raise KemeError(f"--out {out} is a directory; give the JSON file to write, e.g. {out / 'locomo.json'}")
-    if dataset.resolve() in out.resolve().parents:
-        raise KemeError(f"--out {out} is inside the dataset {dataset}; write the export elsewhere")
-    data = load_dataset(dataset)
+    if data.root is not None and data.root.resolve() in out.resolve().parents:
+        raise KemeError(f"--out {out} is inside the dataset {data.root}; write the export elsewhere")
     problems = _export_problems(data)
     if problems:
         more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
-        raise KemeError(f"{dataset}: cannot export: " + "; ".join(problems[:5]) + more
-                        + f"; run `keme validate {dataset}` and fix the dataset")
+        raise KemeError(f"{data.root}: cannot export: " + "; ".join(problems[:5]) + more
+                        + f"; run `keme validate {data.root}` and fix the dataset")
     samples = []
-    for persona in data.personas:
-        own = sorted((s for s in data.sessions if s.persona_id == persona.id), key=lambda s: s.start)
+    for view in data.views():
+        persona = view.persona
         conversation: dict[str, Any] = {"speaker_a": persona.name, "speaker_b": "Assistant"}
         dia: dict[str, str] = {}
-        for number, session in enumerate(own, start=1):
+        for number, session in enumerate(view.sessions, start=1):
             turns = []
             for position, message in enumerate(session.messages, start=1):
                 dia[message.id] = f"D{number}:{position}"
@@ -312,9 +311,7 @@ def export_locomo(dataset: Path, out: Path) -> dict[str, Any]:
             conversation[f"session_{number}"] = turns
             conversation[f"session_{number}_date_time"] = session.start.strftime("%-I:%M %p on %-d %B, %Y").lower()
         qa = []
-        for item in data.qa:
-            if item.persona_id != persona.id:
-                continue
+        for item in view.qa:
             category = TYPE_CATEGORY.get(item.type, 3)
             record: dict[str, Any] = {"question": item.question, "evidence": [dia[m] for m in item.evidence],
                                       "category": category}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import tempfile
@@ -72,17 +73,34 @@ class _LineFault(KemeError):
         super().__init__(str(self.fault))
 
 
+def _unreadable(path: Path, exc: OSError) -> KemeError:
+    return KemeError(f"{path}: cannot read ({exc.strerror or exc}); restore the file or re-create the dataset")
+
+
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
     """Numbered raw lines; bytes, so that a bad byte is reported at its own line, not as a decoder crash."""
     try:
         handle = path.open("rb")
     except OSError as exc:
-        raise KemeError(f"{path}: cannot read ({exc.strerror or exc}); restore the file or re-create the dataset") from exc
+        raise _unreadable(path, exc) from exc
     with handle:
         try:
             yield from enumerate(handle, start=1)
         except OSError as exc:
-            raise KemeError(f"{path}: cannot read ({exc.strerror or exc}); restore the file or re-create the dataset") from exc
+            raise _unreadable(path, exc) from exc
+
+
+def read_bytes(path: Path) -> bytes:
+    """A whole file, or a KemeError naming it (the loader reads each file once: to hash it and to parse it)."""
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise _unreadable(path, exc) from exc
+
+
+def nonblank_lines(data: bytes) -> int:
+    """Lines with something on them: what the manifest's `records` counts, whatever the encoding."""
+    return sum(1 for raw in io.BytesIO(data) if raw.strip())
 
 
 def _describe(error: dict) -> str:
@@ -124,11 +142,11 @@ def read_jsonl(path: Path, model: type[M]) -> list[M]:
     return list(iter_jsonl(path, model))
 
 
-def scan_jsonl(path: Path, model: type[M]) -> tuple[list[M], list[LineError]]:
-    """Every record that loads and every line that does not: `keme validate` names them all at once."""
+def scan_records(path: Path, data: bytes, model: type[M]) -> tuple[list[M], list[LineError]]:
+    """Every record of `data` (the bytes of `path`) that loads, and every line that does not."""
     records: list[M] = []
     faults: list[LineError] = []
-    for number, raw in _lines(path):
+    for number, raw in enumerate(io.BytesIO(data), start=1):
         if not raw.strip():
             continue
         try:
@@ -136,6 +154,11 @@ def scan_jsonl(path: Path, model: type[M]) -> tuple[list[M], list[LineError]]:
         except _LineFault as exc:
             faults.append(exc.fault)
     return records, faults
+
+
+def scan_jsonl(path: Path, model: type[M]) -> tuple[list[M], list[LineError]]:
+    """Every record that loads and every line that does not: `keme validate` names them all at once."""
+    return scan_records(path, read_bytes(path), model)
 
 
 def count_records(path: Path) -> int:

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from keme import SCHEMA_VERSION, __version__
-from keme.dataset.io import atomic_write_text, dump_json
+from keme.dataset.io import dump_json
 from keme.errors import KemeError
 from keme.models.ids import relative_file_problem
 
@@ -49,8 +49,9 @@ class Manifest(BaseModel):
         return files
 
 
-def write_manifest(directory: Path, manifest: Manifest) -> None:
-    atomic_write_text(directory / MANIFEST, dump_json(manifest.model_dump(mode="json")))
+def manifest_bytes(manifest: Manifest) -> bytes:
+    """The manifest as it is written: canonical JSON (sorted keys), so the same dataset gives the same bytes."""
+    return dump_json(manifest.model_dump(mode="json")).encode("utf-8")
 
 
 def _problem(error: dict) -> str:
@@ -61,6 +62,11 @@ def _problem(error: dict) -> str:
 
 def read_manifest(directory: Path) -> Manifest:
     """The manifest, or a KemeError that says what is wrong with it and how to get a good one."""
+    return load_manifest(directory)[0]
+
+
+def load_manifest(directory: Path) -> tuple[Manifest, bytes]:
+    """The manifest and the bytes it was read from (the loader hashes them into the dataset's content hash)."""
     path = directory / MANIFEST
     fix = "restore it or re-create the dataset (`keme synth`, `keme import`)"
     if not directory.exists():
@@ -78,7 +84,7 @@ def read_manifest(directory: Path) -> Manifest:
     except UnicodeDecodeError as exc:
         raise KemeError(f"{path}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); {fix}") from exc
     try:
-        return Manifest.model_validate_json(raw)
+        return Manifest.model_validate_json(raw), raw
     except ValidationError as exc:
         errors = exc.errors()
         if errors[0]["type"] == "json_invalid":

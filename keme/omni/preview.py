@@ -24,11 +24,11 @@ def contact_sheet(dataset: Path, lang: str, out: Path, columns: int = 7, scale: 
     """The first screenshot of every template in `lang`, side by side (for the README)."""
     from PIL import Image
 
+    from keme.dataset import Dataset
     from keme.dataset.paths import inside
-    from keme.validate import load_dataset
 
     first: dict[str, Path] = {}
-    for record in load_dataset(dataset).images:
+    for record in Dataset.load(dataset).images:
         if record.language == lang:
             first.setdefault(record.template, inside(dataset, record.path))
     shots = [Image.open(first[t]).convert("RGB") for t in sorted(first)]

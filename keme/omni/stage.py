@@ -16,10 +16,9 @@ import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import timedelta
-from pathlib import Path
 
 from keme.config import OmniSpec
-from keme.dataset.io import atomic_write_bytes
+from keme.dataset import Dataset, PersonaView
 from keme.errors import KemeError
 from keme.models import Anchor, EventGraph, ImageRecord, Message, Persona, Session
 from keme.omni import scenes
@@ -121,30 +120,27 @@ def share_message(session: Session, index: int, text: str, path: str, caption: s
                    captions=[caption])
 
 
-def render_trajectories(root: Path, personas: list[Persona], sessions: list[Session], graphs: list[EventGraph],
-                        anchors: list[Anchor], spec: OmniSpec, seed: int, renderer: Renderer,
-                        progress=None) -> tuple[list[Session], list[ImageRecord], RenderReport]:
-    """Render every planned screenshot into root/images and return the sessions with their image messages."""
+def render_views(views: list[PersonaView], sessions: list[Session], spec: OmniSpec, seed: int, renderer: Renderer,
+                 progress=None) -> tuple[list[Session], list[ImageRecord], dict[str, bytes], RenderReport]:
+    """Render every planned screenshot of every persona.
+
+    Returns `sessions` (the dataset's, in their order) with earlier image messages gone and the new
+    ones in, the image records, the PNGs by path, and the report.
+    """
     report = RenderReport()
     sessions = strip_images(sessions)
+    text_only = {s.id: s for s in sessions}
     started = time.perf_counter()
-    if any(p.language == "zh" for p in personas) and not renderer.cjk_fonts_ok():
+    if any(v.persona.language == "zh" for v in views) and not renderer.cjk_fonts_ok():
         raise KemeError("Chinese text would render as missing-glyph boxes: no CJK font in chromium "
                         "(install one: apt-get install -y fonts-noto-cjk)")
-    graph_of = {g.persona_id: g for g in graphs}
-    anchors_of: dict[str, dict[str, Anchor]] = defaultdict(dict)
-    for anchor in anchors:
-        anchors_of[anchor.persona_id][anchor.id] = anchor
-    by_persona: dict[str, list[Session]] = defaultdict(list)
-    for session in sessions:
-        by_persona[session.persona_id].append(session)
     replaced: dict[str, Session] = {}
     records: list[ImageRecord] = []
-    directory = root / IMAGES
-    directory.mkdir(parents=True, exist_ok=True)
-    for persona in personas:
-        graph = graph_of.get(persona.id) or EventGraph(persona_id=persona.id, events=[], edges=[])
-        shots = plan(persona, sorted(by_persona[persona.id], key=lambda s: s.start), graph, anchors_of[persona.id], spec, seed)
+    pngs: dict[str, bytes] = {}
+    for view in views:
+        persona = view.persona
+        own = [text_only[s.id] for s in view.sessions]
+        shots = plan(persona, own, view.graph, view.anchors, spec, seed)
         placed = {t for _, t, _ in shots}
         report.missing += [f"{persona.id}:{t}" for t in spec.templates if t not in placed]
         for number, (session, template, ctx) in enumerate(sorted(shots, key=lambda x: x[0].start), start=1):
@@ -152,7 +148,7 @@ def render_trajectories(root: Path, personas: list[Persona], sessions: list[Sess
             shot = renderer.render(template, scene.screen)
             image_id = f"{persona.id}-img{number:03d}"
             path = f"{IMAGES}/{image_id}.png"
-            atomic_write_bytes(root / path, shot.png)
+            pngs[path] = shot.png
             index = _slot(session)
             caption = scene.caption()
             text = random.Random(image_id).choice(scenes.resources(session.language)["share"])
@@ -170,11 +166,10 @@ def render_trajectories(root: Path, personas: list[Persona], sessions: list[Sess
             if progress is not None:
                 progress(report.images)
     report.seconds = time.perf_counter() - started
-    return [replaced.get(s.id, s) for s in sessions], records, report
+    return [replaced.get(s.id, s) for s in sessions], records, pngs, report
 
 
-# ---------------------------------------------------------------- the dataset directory
-def face_check(root: Path, records: list[ImageRecord]) -> str:
+def face_check(records: list[ImageRecord], pngs: dict[str, bytes]) -> str:
     """Optional insightface pass (extra 'faces'): counts detected faces; degrades with one clear message."""
     try:
         from insightface.app import FaceAnalysis  # type: ignore[import-not-found]
@@ -185,53 +180,31 @@ def face_check(root: Path, records: list[ImageRecord]) -> str:
         analysis.prepare(ctx_id=-1)
     except Exception as exc:  # noqa: BLE001 - its model download fails offline in many ways
         return f"skipped: insightface could not load its models ({type(exc).__name__}: {exc}); they download from the network"
+    import io
+
     import numpy as np
     from PIL import Image
 
-    faces = sum(len(analysis.get(np.asarray(Image.open(root / r.path).convert("RGB"))[:, :, ::-1])) for r in records)
+    faces = sum(len(analysis.get(np.asarray(Image.open(io.BytesIO(pngs[r.path])).convert("RGB"))[:, :, ::-1]))
+                for r in records)
     return f"ran: {faces} faces in {len(records)} images"
 
 
-def write_render(root: Path, sessions: list[Session], records: list[ImageRecord], report: RenderReport) -> None:
-    """sessions.jsonl with the image messages, images.jsonl, and every PNG's hash in the manifest."""
-    from keme.dataset.io import write_jsonl
-    from keme.dataset.manifest import FileEntry, read_manifest, write_manifest
+def render_stage(dataset: Dataset, spec: OmniSpec, seed: int, progress=None) -> RenderReport:
+    """The omni stage: screenshots for the dataset's sessions, added to it (in memory) with their messages.
 
-    manifest = read_manifest(root)
-    keep = {r.path for r in records}
-    for stale in (root / IMAGES).glob("*.png"):
-        if f"{IMAGES}/{stale.name}" not in keep:
-            stale.unlink()
-    files = {k: v for k, v in manifest.files.items() if not k.startswith(f"{IMAGES}/")}
-    for name, items in (("sessions.jsonl", sessions), ("images.jsonl", records)):
-        digest, count, size = write_jsonl(root / name, items)
-        files[name] = FileEntry(sha256=digest, records=count, bytes=size)
-    for record in records:
-        files[record.path] = FileEntry(sha256=record.sha256, records=1, bytes=(root / record.path).stat().st_size)
-    manifest.files = dict(sorted(files.items()))
-    manifest.stats["images"] = report.images
-    manifest.stats["images_by_template"] = dict(sorted(report.by_template.items()))
-    manifest.stages["render"] = {k: v for k, v in report.as_dict().items() if k not in ("seconds", "shots_per_second")}
-    write_manifest(root, manifest)
-
-
-def render_into(root: Path, personas: list[Persona], sessions: list[Session], graphs: list[EventGraph],
-                anchors: list[Anchor], spec: OmniSpec, seed: int,
-                progress=None) -> tuple[list[Session], list[ImageRecord], RenderReport]:
-    """Render, check faces if asked, and write the result into the dataset at `root`."""
+    Earlier screenshots give way: their messages leave the sessions, their records and PNGs the dataset
+    (the files go when the dataset is written). The manifest gets the counts and the stage's report.
+    """
     with Renderer(scale=spec.scale) as renderer:
-        sessions, records, report = render_trajectories(root, personas, sessions, graphs, anchors, spec, seed,
-                                                        renderer, progress)
-    report.face_check = face_check(root, records) if spec.face_check else "off"
-    write_render(root, sessions, records, report)
-    return sessions, records, report
-
-
-def render_dataset(root: Path, spec: OmniSpec, seed: int, progress=None) -> RenderReport:
-    """`keme render D`: (re)render the screenshots of a dataset on disk, in place."""
-    from keme.validate import load_dataset
-
-    data = load_dataset(root)
-    if not data.sessions:
-        raise KemeError(f"{root}: no sessions to attach screenshots to")
-    return render_into(root, data.personas, data.sessions, data.graphs, data.anchors, spec, seed, progress)[2]
+        sessions, records, pngs, report = render_views(dataset.views(), dataset.sessions, spec, seed, renderer,
+                                                       progress)
+    report.face_check = face_check(records, pngs) if spec.face_check else "off"
+    dataset.sessions = sessions
+    dataset.images = records
+    dataset.blobs = dict(pngs)
+    dataset.manifest.stats["images"] = report.images
+    dataset.manifest.stats["images_by_template"] = dict(sorted(report.by_template.items()))
+    dataset.manifest.stages["render"] = {k: v for k, v in report.as_dict().items()
+                                         if k not in ("seconds", "shots_per_second")}
+    return report

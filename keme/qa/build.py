@@ -1,11 +1,11 @@
-"""The QA stage: traverse each event graph bottom-up, then filter, select and write.
+"""The QA stage: traverse each event graph bottom-up, then filter, select and add the questions.
 
 Leaves contribute single-hop questions; every internal node samples up to
 `sample_per_node` unused questions of its children and composes them, and adds
 its own (episode recaps, month habits); the root adds persona-level ones.
 Candidates are verified, checked for leaks and near-duplicates (rejections are
-counted by reason), selected to the configured type mix, given a format, and
-written to qa.jsonl.
+counted by reason), selected to the configured type mix and given a format;
+`qa_stage` adds them to the dataset (qa.jsonl and its stats, when it is written).
 """
 
 from __future__ import annotations
@@ -16,21 +16,20 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import timedelta
 from decimal import Decimal
-from pathlib import Path
 
 from keme.config import QASpec, SynthConfig
-from keme.dataset.io import write_jsonl
-from keme.dataset.manifest import FileEntry, read_manifest, write_manifest
+from keme.dataset import Dataset
 from keme.errors import KemeError
 from keme.models import QA_TYPES, AnswerSpec, QAItem
 from keme.qa import generate as gen
 from keme.qa import phrasing
 from keme.qa.draft import Draft
-from keme.qa.facts import World, worlds_from
+from keme.qa.facts import World, worlds_of
 from keme.text.normalize import norm_text
 from keme.text.tokens import shingles
 from keme.qa.verify import Verifier
 from keme.seeding import rng_for
+from keme.stats import qa_stats
 from keme.text import lang as fmt
 
 LETTERS = "ABCDEFGH"
@@ -284,32 +283,6 @@ def build_items(world: World, spec: QASpec, seed: int, report: QAReport) -> list
     return final
 
 
-def qa_stats(items: list[QAItem], worlds: dict[str, World]) -> dict:
-    hops = Counter(str(i.hops if i.hops < 4 else "4+") for i in items)
-    spread_sessions = Counter(str(min(len(i.evidence_sessions), 4)) + ("+" if len(i.evidence_sessions) >= 4 else "") for i in items)
-    spans = []
-    for item in items:
-        world = worlds[item.persona_id]
-        stamps = [world.messages[m].timestamp for m in item.evidence]
-        spans.append((max(stamps) - min(stamps)).days if stamps else 0)
-    buckets = Counter("0" if s == 0 else "1-7" if s <= 7 else "8-30" if s <= 30 else "31+" for s in spans)
-    total = len(items) or 1
-    by_type = Counter(i.type for i in items)
-    return {
-        "qa": len(items),
-        "qa_by_type": dict(sorted(by_type.items())),
-        "qa_type_share": {k: round(v / total, 3) for k, v in sorted(by_type.items())},
-        "qa_by_subtype": dict(sorted(Counter(i.subtype for i in items).items())),
-        "qa_by_language": dict(sorted(Counter(i.language for i in items).items())),
-        "qa_by_hops": dict(sorted(hops.items())),
-        "qa_by_format": dict(sorted(Counter(i.format for i in items).items())),
-        "qa_by_difficulty": dict(sorted(Counter(i.difficulty for i in items).items())),
-        "qa_evidence_sessions": dict(sorted(spread_sessions.items())),
-        "qa_evidence_span_days": dict(sorted(buckets.items())),
-        "qa_mid_trajectory": sum(1 for i in items if i.asked_at <= worlds[i.persona_id].persona.end),
-    }
-
-
 def synthesize_qa(worlds: list[World], cfg: SynthConfig, brain=None) -> tuple[list[QAItem], QAReport]:
     """All personas' items; with the LLM brain, questions are reworded and second-checked by the model."""
     report = QAReport()
@@ -330,24 +303,21 @@ def synthesize_qa(worlds: list[World], cfg: SynthConfig, brain=None) -> tuple[li
     return items, report
 
 
-def run_qa_stage(root: Path) -> dict:
-    """`keme qa D`: (re)build qa.jsonl of an existing dataset and record it in the manifest."""
-    from keme.validate import load_dataset
-
-    data = load_dataset(root)
-    if data.manifest.config is None:
-        raise KemeError(f"{root}: the manifest has no synthesis config; QA synthesis needs one (imported datasets bring their own QA)")
-    cfg = SynthConfig.model_validate(data.manifest.config)
-    worlds = worlds_from(data.personas, data.sessions, data.graphs, data.anchors, data.images)
-    items, report = synthesize_qa(worlds, cfg)
-    record_qa(root, items, report, {w.persona.id: w for w in worlds})
-    return report.as_dict()
+def qa_config(dataset: Dataset) -> SynthConfig:
+    """The synthesis config QA is built with (`keme qa`): the one the dataset's manifest records."""
+    if dataset.manifest.config is None:
+        raise KemeError(f"{dataset.root}: the manifest has no synthesis config; QA synthesis needs one "
+                        "(imported datasets bring their own QA)")
+    return SynthConfig.model_validate(dataset.manifest.config)
 
 
-def record_qa(root: Path, items: list[QAItem], report: QAReport, worlds: dict[str, World]) -> None:
-    digest, count, size = write_jsonl(root / "qa.jsonl", items)
-    manifest = read_manifest(root)
-    manifest.files["qa.jsonl"] = FileEntry(sha256=digest, records=count, bytes=size)
-    manifest.stats = {k: v for k, v in manifest.stats.items() if not k.startswith("qa")} | qa_stats(items, worlds)
+def qa_stage(dataset: Dataset, cfg: SynthConfig, brain=None) -> QAReport:
+    """The QA stage: every persona's questions from its view, added to the dataset with their stats (in memory)."""
+    worlds = worlds_of(dataset)
+    items, report = synthesize_qa(worlds, cfg, brain)
+    dataset.qa = items
+    manifest = dataset.manifest
+    manifest.stats = {k: v for k, v in manifest.stats.items() if not k.startswith("qa")} \
+        | qa_stats(items, {w.persona.id: w for w in worlds})
     manifest.stages["qa"] = report.as_dict()
-    write_manifest(root, manifest)
+    return report

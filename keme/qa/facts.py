@@ -11,7 +11,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from keme.models import Anchor, Event, EventGraph, ImageRecord, Message, Persona, Session
+from keme.dataset import Dataset, PersonaView
+from keme.models import Anchor, Event, Message, Session
 from keme.prior.anchors import anchor_slots
 from keme.text.normalize import norm_text
 from keme.synth.planner import SET
@@ -37,36 +38,14 @@ class Fact:
     version: int = 0  # attribute facts: index of the persona version
 
 
-@dataclass
-class World:
-    """One persona's trajectory, indexed for question generation and verification."""
+class World(PersonaView):
+    """One persona's view of the dataset plus the facts QA asks about (`world_of` fills them)."""
 
-    persona: Persona
-    sessions: list[Session]
-    graph: EventGraph
-    anchors: dict[str, Anchor]
-    messages: dict[str, Message] = field(default_factory=dict)
-    session_of: dict[str, str] = field(default_factory=dict)  # message id -> session id
-    sessions_by_id: dict[str, Session] = field(default_factory=dict)
-    events: dict[str, Event] = field(default_factory=dict)
-    facts: list[Fact] = field(default_factory=list)
-    by_session: dict[str, list[Fact]] = field(default_factory=lambda: defaultdict(list))
-    images: dict[str, ImageRecord] = field(default_factory=dict)  # screenshots (omni datasets)
-
-    def __post_init__(self) -> None:
-        # a canonical order, whether the graph comes from memory or from disk
-        self.graph = self.graph.model_copy(update={"events": sorted(self.graph.events, key=lambda e: e.id)})
-        self.sessions = sorted(self.sessions, key=lambda s: s.start)
-        self.sessions_by_id = {s.id: s for s in self.sessions}
-        self.events = {e.id: e for e in self.graph.events}
-        for session in self.sessions:
-            for message in session.messages:
-                self.messages[message.id] = message
-                self.session_of[message.id] = session.id
-
-    @property
-    def lang(self) -> str:
-        return self.persona.language
+    def __init__(self, view: PersonaView):
+        super().__init__(view.persona, anchors=view.anchors.values(), graph=view.graph, sessions=view.sessions,
+                         qa=view.qa, images=view.images.values())
+        self.facts: list[Fact] = []
+        self.by_session: dict[str, list[Fact]] = defaultdict(list)
 
     @functools.cached_property
     def corpus(self) -> str:
@@ -184,20 +163,13 @@ def _record_context(anchor: Anchor) -> dict[str, str]:
     return context
 
 
-def worlds_from(personas: list[Persona], sessions: list[Session], graphs: list[EventGraph],
-                anchors: list[Anchor], images: list[ImageRecord] = ()) -> list[World]:
-    by_persona_sessions: dict[str, list[Session]] = defaultdict(list)
-    for session in sessions:
-        by_persona_sessions[session.persona_id].append(session)
-    graph_of = {g.persona_id: g for g in graphs}
-    anchors_of: dict[str, dict[str, Anchor]] = defaultdict(dict)
-    for anchor in anchors:
-        anchors_of[anchor.persona_id][anchor.id] = anchor
-    worlds = []
-    for persona in personas:
-        graph = graph_of.get(persona.id) or EventGraph(persona_id=persona.id, events=[], edges=[])
-        world = World(persona, by_persona_sessions[persona.id], graph, anchors_of[persona.id],
-                      images={r.id: r for r in images if r.persona_id == persona.id})
-        extract(world)
-        worlds.append(world)
-    return worlds
+def world_of(view: PersonaView) -> World:
+    """A persona's view with its facts extracted."""
+    world = World(view)
+    extract(world)
+    return world
+
+
+def worlds_of(dataset: Dataset) -> list[World]:
+    """Every persona's world, in the order of personas.jsonl."""
+    return [world_of(view) for view in dataset.views()]

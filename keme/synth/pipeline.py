@@ -1,4 +1,4 @@
-"""Drive the four agents over simulated time, checkpoint, resume, and write the dataset.
+"""Drive the four agents over simulated time, checkpoint, resume: the synthesis stage of a dataset.
 
 The planner, grounder, realizer and reviser take turns in time order: the
 earliest planned event is expanded (or, for a leaf, realized into a session),
@@ -20,14 +20,18 @@ from datetime import datetime
 from pathlib import Path
 
 from keme.config import SynthConfig
-from keme.dataset.lock import LOCK_FILE, directory_lock
-from keme.dataset.io import atomic_write_bytes, atomic_write_text, dump_json, iter_jsonl, jsonl_bytes, write_jsonl
-from keme.dataset.manifest import MANIFEST, FileEntry, Manifest, read_manifest, write_manifest
+from keme.dataset import Dataset
+from keme.dataset.commit import recover
+from keme.dataset.io import atomic_write_bytes, atomic_write_text, dump_json, iter_jsonl, jsonl_bytes
+from keme.dataset.lock import LOCK_FILE
+from keme.dataset.manifest import MANIFEST, Manifest, read_manifest
+from keme.dataset.paths import inside
 from keme.errors import KemeError, SynthesisError
-from keme.models import Anchor, EventGraph, Persona, Session
+from keme.models import EventGraph, Session
 from keme.prior.anchors import build_anchors
 from keme.prior.persona import build_persona, persona_id
 from keme.seeding import rng_for
+from keme.stats import trajectory_stats
 from keme.brains import Brain, ProceduralBrain, make_brain
 from keme.synth import planner
 from keme.synth.planner import PlanContext
@@ -36,9 +40,7 @@ from keme.text import resources
 
 WORK = ".work"
 IMAGES = "images"
-DATA_FILES = ("personas.jsonl", "anchors.jsonl", "graphs.jsonl", "sessions.jsonl")
 FAULT_ENV = "KEME_FAULT_AFTER_CHECKPOINTS"  # test hook: SIGKILL the process after N checkpoints
-MANIFEST_FAULT_ENV = "KEME_FAULT_BEFORE_MANIFEST"  # test hook: SIGKILL after the data files, before the manifest
 
 
 @dataclass
@@ -178,15 +180,6 @@ def _read_identity(marker: Path) -> dict | None:
         return None
 
 
-def _inside(out: Path, name: str) -> Path:
-    """A path the manifest lists, which must stay inside the dataset (data never becomes a path elsewhere)."""
-    path = (out / name).resolve()
-    if not name or Path(name).is_absolute() or not path.is_relative_to(out.resolve()):
-        raise KemeError(f"{out / MANIFEST}: lists {name!r}, a path outside the dataset; refusing to touch it "
-                        "(the manifest is damaged or not keme's)")
-    return out / name
-
-
 def _present(out: Path) -> list[str]:
     """Top-level entries and the files under images/, as paths relative to `out` (the lock and work area aside)."""
     if not out.is_dir():
@@ -202,58 +195,40 @@ def _present(out: Path) -> list[str]:
     return found
 
 
-def _remove(out: Path, names: list[str]) -> None:
-    for name in names:
-        _inside(out, name).unlink(missing_ok=True)
-    images = out / IMAGES
-    if images.is_dir() and not any(images.iterdir()):
-        images.rmdir()
-
-
 def prepare_output(out: Path, cfg: SynthConfig, *, resume: bool, force: bool) -> None:
-    """Decide whether `out` may receive this dataset, and clear what must go — only files keme owns.
+    """Decide whether `out` may receive this dataset; the caller holds its lock.
 
-    What a directory's dataset owns is what its manifest lists (plus the manifest); an unfinished
-    synth (a work area, no manifest yet: killed before the manifest was written) owns the data
-    files it writes first. A dataset from another config or seed is replaced only with --force,
-    and --force deletes only those owned files: a directory holding anything else that is not a
-    keme dataset's is refused even with --force, and a file a user added to a dataset (a photo in
-    images/) stays where it is.
+    A write a killed command left unfinished is finished or discarded first (keme.dataset.commit).
+    What a directory's dataset owns is what its manifest lists (plus the manifest). A dataset from
+    another config or seed is replaced only with --force (or when resuming the run that --force
+    started), and only when the new one is written: then the files it owned and the new one does
+    not list are removed, so a kill before that leaves the old dataset whole. A directory holding
+    anything else, not a keme dataset's, is refused even with --force, and a file a user added to a
+    dataset (a photo in images/) stays where it is.
     """
+    recover(out)
     identity = _identity(cfg)
     work = out / WORK
     marker = work / "identity.json"
     current = _read_identity(marker) if work.exists() else None
-    present = _present(out)
     if (out / MANIFEST).exists():
         try:
             manifest = read_manifest(out)
         except KemeError as exc:
             raise KemeError(f"{exc}; keme cannot tell which files in {out} are the dataset's, so it will not write "
                             f"there: remove the directory yourself or choose another --out") from exc
-        owned = [MANIFEST, *manifest.files]
-        for name in owned:
-            _inside(out, name)
+        for name in manifest.files:
+            inside(out, name)
         same = manifest.config_fingerprint == identity["config_fingerprint"] and manifest.seed == identity["seed"]
-        if not same and not force:
+        if not same and not force and not (resume and current == identity):
             raise KemeError(
                 f"{out} holds a dataset from another config or seed ({manifest.name}, seed {manifest.seed}); "
                 "choose another --out or pass --force to replace it"
             )
-        if not same:
-            _remove(out, owned)
-    elif present:
-        partial = [name for name in present if name in (*DATA_FILES, "qa.jsonl", "images.jsonl")]
-        foreign = [name for name in present if name not in partial]
-        if foreign or current is None:
-            shown = ", ".join(foreign[:5] or present[:5]) + (" …" if len(foreign or present) > 5 else "")
-            raise KemeError(f"{out} is not empty and holds no keme dataset ({shown}); keme deletes only files a "
-                            "dataset of its own lists, even with --force: choose another --out or empty it yourself")
-        if current != identity and not force:
-            raise KemeError(f"{out} holds an unfinished synth from another config or seed; "
-                            "pass --force to replace it, or choose another --out")
-        if current != identity or not resume:  # starting over (the same config gives the same files)
-            _remove(out, partial)
+    elif present := _present(out):
+        shown = ", ".join(present[:5]) + (" …" if len(present) > 5 else "")
+        raise KemeError(f"{out} is not empty and holds no keme dataset ({shown}); keme deletes only files a "
+                        "dataset of its own lists, even with --force: choose another --out or empty it yourself")
     if work.exists():
         if resume and current != identity and not force:
             raise KemeError(f"{work} belongs to another config or seed; rerun without --resume, or pass --force")
@@ -263,50 +238,16 @@ def prepare_output(out: Path, cfg: SynthConfig, *, resume: bool, force: bool) ->
     atomic_write_text(marker, dump_json(identity))
 
 
-def dataset_stats(personas: list[Persona], anchors: list[Anchor], graphs: list[EventGraph], sessions: list[Session]) -> dict:
-    from keme.stats import trajectory_stats
+def synthesize(cfg: SynthConfig, out: Path, brain: Brain, *, resume: bool = False,
+               progress: Progress | None = None) -> Dataset:
+    """The synthesis stage: every persona's trajectory, checkpointed per chapter in out/.work, as a new dataset.
 
-    return trajectory_stats(personas, anchors, graphs, sessions)
-
-
-def write_dataset(out: Path, cfg: SynthConfig, trajectories: list[Trajectory]) -> Manifest:
-    personas = [t.persona for t in trajectories]
-    anchors = [a for t in trajectories for a in t.anchors]
-    graphs = []
-    for t in trajectories:
-        graph = t.graph.model_copy(deep=True)
-        graph.events.sort(key=lambda e: e.id)
-        graph.edges.sort(key=lambda x: (x.source, x.target))
-        graphs.append(graph)
-    sessions = [s for t in trajectories for s in t.sessions]
-    files = {}
-    for name, records in (("personas.jsonl", personas), ("anchors.jsonl", anchors), ("graphs.jsonl", graphs),
-                          ("sessions.jsonl", sessions)):
-        digest, count, size = write_jsonl(out / name, records)
-        files[name] = FileEntry(sha256=digest, records=count, bytes=size)
-    if os.environ.get(MANIFEST_FAULT_ENV):
-        os.kill(os.getpid(), signal.SIGKILL)
-    manifest = Manifest(
-        name=cfg.name, seed=cfg.seed, config=cfg.model_dump(mode="json"), config_fingerprint=cfg.fingerprint(),
-        files=files, stats=dataset_stats(personas, anchors, graphs, sessions),
-        stages={"synth": {"brain": "procedural", "personas": len(personas)}},
-    )
-    write_manifest(out, manifest)
-    return manifest
-
-
-def synthesize(cfg: SynthConfig, out: Path, *, resume: bool = False, force: bool = False,
-               progress: Progress | None = None) -> Manifest:
-    """Run the whole pipeline into `out`, holding its lock; resumable from the per-chapter checkpoints."""
-    with directory_lock(out, "keme synth"):
-        return _synthesize_locked(cfg, out, resume=resume, force=force, progress=progress or Progress())
-
-
-def _synthesize_locked(cfg: SynthConfig, out: Path, *, resume: bool, force: bool, progress: Progress) -> Manifest:
-    prepare_output(out, cfg, resume=resume, force=force)
+    The dataset (personas, anchors, graphs, sessions, their counts) is in memory; the command adds
+    its other stages and writes it (see `keme.cli.synthesize_dataset`), then removes the work area.
+    """
+    progress = progress or Progress()
     fault = os.environ.get(FAULT_ENV)
     work = _Work(out / WORK, fault_after=int(fault) if fault else None)
-    brain = make_brain(cfg)
     brain_file = out / WORK / "brain.json"
     if resume and brain_file.exists():  # counts from before the interruption
         saved = json.loads(brain_file.read_text())
@@ -332,48 +273,34 @@ def _synthesize_locked(cfg: SynthConfig, out: Path, *, resume: bool, force: bool
             run_trajectory(traj, cfg, res, save, lambda d, n, pid=pid: progress.on_chapter(pid, d, n), brain=brain)
         trajectories.append(traj)
         progress.on_persona(pid, index + 1, total)
-    write_dataset(out, cfg, trajectories)
-    images = render_stage(out, cfg, trajectories, progress) if cfg.omni.enabled else []
-    run_qa(out, cfg, trajectories, brain, images)
-    record_brain(out, brain)
-    shutil.rmtree(out / WORK, ignore_errors=True)
-    return read_manifest(out)
+    dataset = Dataset(Manifest(name=cfg.name, seed=cfg.seed, config=cfg.model_dump(mode="json"),
+                               config_fingerprint=cfg.fingerprint(), files={}))
+    add_trajectories(dataset, trajectories)
+    return dataset
 
 
-def record_brain(out: Path, brain: Brain) -> None:
-    """Retry, fallback and anomaly counts, and LLM usage per stage, into the manifest."""
-    manifest = read_manifest(out)
-    entry: dict = {"brain": brain.name, "agents": brain.stats.as_dict()}
+def add_trajectories(dataset: Dataset, trajectories: list[Trajectory]) -> None:
+    """Synthesis's part of the dataset: the trajectories' own records (graphs put in the order the file keeps)."""
+    for traj in trajectories:
+        traj.graph.events.sort(key=lambda e: e.id)
+        traj.graph.edges.sort(key=lambda x: (x.source, x.target))
+    dataset.personas = [t.persona for t in trajectories]
+    dataset.anchors = [a for t in trajectories for a in t.anchors]
+    dataset.graphs = [t.graph for t in trajectories]
+    dataset.sessions = [s for t in trajectories for s in t.sessions]
+    dataset.manifest.stats = trajectory_stats(dataset.personas, dataset.anchors, dataset.graphs, dataset.sessions)
+
+
+def record_brain(dataset: Dataset, brain: Brain) -> None:
+    """Retry, fallback and anomaly counts, and LLM usage per stage, into the manifest's stages."""
+    entry: dict = {"brain": brain.name, "personas": len(dataset.personas), "agents": brain.stats.as_dict()}
     client = getattr(brain, "client", None)
     if client is not None:
         entry["llm"] = {"provider": client.config.provider, "model": client.config.model,
                         "stages": client.ledger.as_dict()}
-    manifest.stages["synth"] = manifest.stages.get("synth", {}) | entry
-    write_manifest(out, manifest)
+    dataset.manifest.stages["synth"] = entry
 
 
-def render_stage(out: Path, cfg: SynthConfig, trajectories: list[Trajectory], progress: Progress) -> list:
-    """Omni: screenshots into out/images, image messages into the sessions (in memory too, for the QA stage)."""
-    from keme.omni.stage import render_into
-
-    sessions, images, report = render_into(
-        out, [t.persona for t in trajectories], [s for t in trajectories for s in t.sessions],
-        [t.graph for t in trajectories], [a for t in trajectories for a in t.anchors], cfg.omni, cfg.seed)
-    progress.on_render(report)
-    by_id = {s.id: s for s in sessions}
-    for t in trajectories:
-        t.sessions = [by_id[s.id] for s in t.sessions]
-    return images
-
-
-def run_qa(out: Path, cfg: SynthConfig, trajectories: list[Trajectory], brain: Brain | None = None,
-           images: list | None = None) -> None:
-    """The QA stage, on the trajectories just written."""
-    from keme.qa.build import record_qa, synthesize_qa
-    from keme.qa.facts import worlds_from
-
-    personas = [t.persona for t in trajectories]
-    worlds = worlds_from(personas, [s for t in trajectories for s in t.sessions], [t.graph for t in trajectories],
-                         [a for t in trajectories for a in t.anchors], images or [])
-    items, report = synthesize_qa(worlds, cfg, brain)
-    record_qa(out, items, report, {w.persona.id: w for w in worlds})
+def remove_work(out: Path) -> None:
+    """The checkpoints, once the dataset they led to is written."""
+    shutil.rmtree(out / WORK, ignore_errors=True)

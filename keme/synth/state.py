@@ -1,7 +1,9 @@
 """The working state of one persona's synthesis, and the indexes derived from it.
 
-Only the pydantic parts (persona, anchors, graph, sessions) are persisted; the
-indexes are rebuilt from them, so a checkpoint restores exactly.
+The records (persona, anchors, graph, sessions) are the ones the dataset will hold:
+the synthesis stage hands them over as they are (keme.synth.pipeline.add_trajectories),
+and `view` shows them as the dataset's persona view. Only they are persisted; the slot
+and queue indexes are rebuilt from them, so a checkpoint restores exactly.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from datetime import date, datetime
 
 from pydantic import BaseModel, ConfigDict
 
+from keme.dataset import PersonaView
 from keme.days import BLOCKS, Block, Slot, block_of, block_window
 from keme.models import Anchor, Edge, Event, EventGraph, Persona, Revision, Session
 from keme.models.catalog import all_moments
@@ -81,6 +84,10 @@ class Trajectory:
             persona=self.persona, anchors=self.anchors, anchor_hashes=self.anchor_hashes,
             graph=self.graph, sessions=self.sessions, done=done,
         )
+
+    def view(self) -> PersonaView:
+        """The persona's records as a dataset view (what QA and rendering read), without copying them."""
+        return PersonaView(self.persona, anchors=self.anchors, graph=self.graph, sessions=self.sessions)
 
     def reindex(self) -> None:
         self.events = {e.id: e for e in self.graph.events}

@@ -20,6 +20,7 @@ from probe import ROOT, raises_clearly, record, refuses, works
 from eval.importers.locomo import export_locomo, import_locomo
 from eval.importers.longmemeval import import_longmemeval
 from keme.errors import KemeError
+from keme.dataset import Dataset
 from keme.validate import validate
 
 pytestmark = pytest.mark.fault
@@ -305,13 +306,13 @@ def _edit(path: Path, old: str, new: str) -> None:
 def test_export_dangling_evidence_is_refused(tmp_path):
     data = _sample_copy(tmp_path)
     _edit(data / "qa.jsonl", '"evidence":["', '"evidence":["p01-s9999-m01","')
-    raises_clearly(lambda: export_locomo(data, tmp_path / "x.json"), KemeError, match="evidence")
+    raises_clearly(lambda: export_locomo(Dataset.load(data), tmp_path / "x.json"), KemeError, match="evidence")
 
 
 def test_export_question_of_an_unknown_persona_is_refused(tmp_path):
     data = _sample_copy(tmp_path)
     _edit(data / "qa.jsonl", '"persona_id":"p01"', '"persona_id":"p99"')
-    raises_clearly(lambda: export_locomo(data, tmp_path / "x.json"), KemeError, match="unknown persona p99")
+    raises_clearly(lambda: export_locomo(Dataset.load(data), tmp_path / "x.json"), KemeError, match="unknown persona p99")
 
 
 def test_export_duplicate_persona_is_refused(tmp_path):
@@ -319,12 +320,12 @@ def test_export_duplicate_persona_is_refused(tmp_path):
     first = (data / "personas.jsonl").read_text(encoding="utf-8").splitlines()[0]
     with (data / "personas.jsonl").open("a", encoding="utf-8") as handle:
         handle.write(first + "\n")
-    raises_clearly(lambda: export_locomo(data, tmp_path / "x.json"), KemeError, match="occurs twice")
+    raises_clearly(lambda: export_locomo(Dataset.load(data), tmp_path / "x.json"), KemeError, match="occurs twice")
 
 
 def test_export_into_the_dataset_is_refused(tmp_path):
     data = _sample_copy(tmp_path)
-    raises_clearly(lambda: export_locomo(data, data / "qa.jsonl"), KemeError, match="inside the dataset")
+    raises_clearly(lambda: export_locomo(Dataset.load(data), data / "qa.jsonl"), KemeError, match="inside the dataset")
 
 
 def test_cli_export_of_a_dataset_with_an_unsafe_id_is_refused(tmp_path):

@@ -25,7 +25,8 @@ from eval.contract import Query
 from keme.dataset.paths import scope_path
 from keme.errors import KemeError
 from keme.models import Message, Session
-from keme.validate import load_dataset, validate
+from keme.dataset import Dataset
+from keme.validate import validate
 
 pytestmark = pytest.mark.fault
 
@@ -96,13 +97,13 @@ def test_the_loader_refuses_a_hostile_id(tmp_path, field, hostile):
     name, old, key = ID_FIELDS[field]
     value = json.dumps(HOSTILE[hostile])
     _replace(data / name, old, key + value + ("," + '"' if old.endswith('["') else ""))
-    raises_clearly(lambda: load_dataset(data), KemeError, match=rf"{name}:\d+")
+    raises_clearly(lambda: Dataset.load(data), KemeError, match=rf"{name}:\d+")
 
 
 def test_a_hostile_id_is_named_with_its_file_line_and_reason(tmp_path):
     data = _dataset(tmp_path)
     _replace(data / "personas.jsonl", '"id":"p01"', '"id":"../../victim"')
-    exc = raises_clearly(lambda: load_dataset(data), KemeError)
+    exc = raises_clearly(lambda: Dataset.load(data), KemeError)
     assert "personas.jsonl:1" in str(exc) and "'../../victim'" in str(exc) and "path separator" in str(exc)
 
 
@@ -140,7 +141,7 @@ def _with_image(data: Path, path: str, target: Path | None = None) -> None:
 def test_the_loader_refuses_an_image_path_outside_images(tmp_path, case):
     data = _dataset(tmp_path)
     _with_image(data, IMAGE_PATHS[case])
-    raises_clearly(lambda: load_dataset(data), KemeError, match=r"(sessions|images)\.jsonl:1.*image path")
+    raises_clearly(lambda: Dataset.load(data), KemeError, match=r"(sessions|images)\.jsonl:1.*image path")
 
 
 def test_validate_refuses_etc_passwd_made_consistent(tmp_path):

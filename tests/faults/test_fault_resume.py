@@ -241,6 +241,7 @@ def test_a_resume_whose_replay_differs_from_the_log_is_refused(tmp_path):
     from baselines.bm25 import FlatBM25
     from eval.registry import REGISTRY, SystemSpec
     from eval.run import RunError, Settings, run
+    from keme.validate import verified_dataset
 
     class Drifting(FlatBM25):
         drifted = False  # set between the run and its resume: from then on it ranks otherwise
@@ -251,7 +252,7 @@ def test_a_resume_whose_replay_differs_from_the_log_is_refused(tmp_path):
 
     REGISTRY["drifting"] = SystemSpec("drifting", Drifting, "test: answers differently each time")
     try:
-        settings = Settings(data=SAMPLE, out=tmp_path, systems=["drifting"], limit=3)
+        settings = Settings(data=verified_dataset(SAMPLE), out=tmp_path, systems=["drifting"], limit=3)
         run(settings)
         log = tmp_path / "drifting" / "retrieve.jsonl"
         log.write_text("".join(log.read_text().splitlines(keepends=True)[:2]))  # as if killed after two
