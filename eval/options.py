@@ -6,12 +6,13 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
+import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
+from eval.llm_judge import PROMPT_SETS
 from eval.registry import REGISTRY, check_params
 from keme.errors import KemeError
 from keme.models import Role
-
 
 Mode = Literal["offline", "online"]  # offline: ask after the whole trajectory; online: ask each at its asked_at
 Images = Literal["caption", "none"]  # shared screenshots reach text systems as their caption, or not at all
@@ -36,7 +37,6 @@ class Options(BaseModel):
     @field_validator("judge_prompts")
     @classmethod
     def _known_prompts(cls, value: str) -> str:
-        from eval.llm_judge import PROMPT_SETS
 
         if value not in PROMPT_SETS:
             raise ValueError(f"one of {', '.join(PROMPT_SETS)}")
@@ -58,7 +58,6 @@ def check_options(**values: Any) -> Options:
 
 def load_params(path: Path | None) -> dict[str, dict[str, Any]]:
     """--params: a YAML mapping of system name to parameters, each checked against what the system declares."""
-    import yaml
 
     if path is None:
         return {}

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from eval.contract import Hit
 from eval.llm_judge import LLMJudge
+from eval.log import Log
 from eval.metrics import KS, bleu1, percentile, ranked_ids, retrieval_scores, token_f1
 from eval.reader import LLMReader
 from eval.replay import Replay
@@ -48,7 +49,6 @@ def markdown_text(value: object) -> str:
 
 
 def _load(path: Path) -> list[dict[str, Any]]:
-    from eval.run import Log
 
     return Log(path).records()
 

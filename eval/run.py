@@ -40,35 +40,38 @@ from __future__ import annotations
 import json
 import os
 import resource
+import shutil
 import signal
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eval.registry import REGISTRY, SystemSpec, create
 from eval.contract import Closeable, MemorySystem, Persistent, Query, Retrieval, Sized, Usage
+from eval.errors import RunError
 from eval.judge import Judge, RuleJudge
-from eval.llm_judge import LLMJudge
+from eval.llm_judge import LLMJudge, calibrate
+from eval.log import Log
 from eval.options import Images, Mode, check_options
 from eval.reader import LLMReader, Reader
+from eval.registry import REGISTRY, SystemSpec, create
 from eval.replay import Plan, Replay, replay_of
+from eval.report import write_reports
 from eval.rundir import check_fingerprint, check_places, open_run
+from eval.subprocess_adapter import SubprocessSystem
 from keme.dataset import Dataset
 from keme.dataset.io import atomic_write_text, dump_json
 from keme.dataset.lock import directory_lock
 from keme.dataset.paths import scope_path
 from keme.errors import KemeError
+from keme.llm import CallFailed
 from keme.models import QAItem, Role
 from keme.text.tokens import count_tokens
 
 FAULT_ENV = "KEME_EVAL_FAULT_AFTER"  # test hook: SIGKILL the process after N retrieval records
 INGEST_FAULT_ENV = "KEME_EVAL_FAULT_AFTER_INGEST"  # test hook: SIGKILL the process after N ingested sessions
-
-
-class RunError(KemeError):
-    pass
 
 
 @dataclass(frozen=True)
@@ -106,77 +109,6 @@ class Settings:
         }
 
 
-# ---------------------------------------------------------------- logs
-class Log:
-    """An append-only JSONL file read back as records.
-
-    A record is complete once its newline is written: a last line without one
-    is what a kill mid-append leaves, so it is ignored by `records` and cut off
-    by the next `append` (which would otherwise continue the torn line).
-    `required` names the keys every record must have.
-    """
-
-    def __init__(self, path: Path, required: tuple[str, ...] = ()):
-        self.path = path
-        self.required = required
-
-    def _corrupt(self, number: int, why: str) -> RunError:
-        return RunError(f"{self.path}:{number}: {why}; the run's logs are damaged: "
-                        f"delete {self.path.parent} to run this system again from the start")
-
-    def records(self) -> list[dict[str, Any]]:
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
-            return []
-        except OSError as exc:
-            raise RunError(f"{self.path}: cannot read the log ({exc.strerror})") from exc
-        lines = data.split(b"\n")[:-1]  # what follows the last newline is torn (or nothing)
-        records = []
-        for number, raw in enumerate(lines, start=1):
-            if not raw.strip():
-                continue
-            try:
-                record = json.loads(raw.decode("utf-8"))
-            except UnicodeDecodeError:
-                raise self._corrupt(number, "not UTF-8") from None
-            except json.JSONDecodeError as exc:
-                raise self._corrupt(number, f"not a JSON record ({exc.msg} at column {exc.colno})") from None
-            if not isinstance(record, dict):
-                raise self._corrupt(number, f"a record must be a JSON object, not {type(record).__name__}")
-            missing = [key for key in self.required if key not in record]
-            if missing:
-                raise self._corrupt(number, f"record lacks {', '.join(missing)}")
-            records.append(record)
-        return records
-
-    def _cut_torn_tail(self) -> None:
-        """Truncate an unterminated last line, so the next record starts on a line of its own."""
-        try:
-            handle = self.path.open("rb+")
-        except FileNotFoundError:
-            return
-        with handle:
-            size = handle.seek(0, os.SEEK_END)
-            if size == 0:
-                return
-            handle.seek(size - 1)
-            if handle.read(1) == b"\n":
-                return
-            handle.seek(0)
-            handle.truncate(handle.read().rfind(b"\n") + 1)
-            handle.flush()
-            os.fsync(handle.fileno())
-
-    def append(self, record: dict[str, Any]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._cut_torn_tail()
-        with self.path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-
-
 _faults: dict[str, int] = {}
 
 
@@ -197,7 +129,6 @@ def _parallel(fn: Callable[[Any], Any], items: list[Any], workers: int):
     if workers <= 1 or len(items) <= 1:
         yield from map(fn, items)
         return
-    from concurrent.futures import ThreadPoolExecutor, as_completed
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for future in as_completed([pool.submit(fn, item) for item in items]):
@@ -263,7 +194,6 @@ class SystemRun:
 
     def _save_state(self, scope: str, state: Path) -> None:
         """The system's snapshot of `scope`, put in place whole (a kill leaves the old one or none)."""
-        import shutil
 
         partial = state.with_name(f".{state.name}.partial")
         shutil.rmtree(partial, ignore_errors=True)
@@ -369,7 +299,6 @@ class SystemRun:
         A failed LLM call is never an answer or a verdict: the question is left out of the log (a rerun
         asks again), counted, and the run stops when the client's failure fraction is over its limit.
         """
-        from keme.llm import CallFailed
 
         reader = self.settings.reader
         if reader is None:
@@ -432,7 +361,6 @@ class SystemRun:
 def build_system(name: str, settings: Settings) -> tuple[SystemSpec, MemorySystem]:
     params = dict(settings.params.get(name, {}))
     if name.startswith("subprocess:"):
-        from eval.subprocess_adapter import SubprocessSystem
 
         inner = name.split(":", 1)[1]
         command = params.pop("command", None)
@@ -472,7 +400,6 @@ def resolve_systems(arg: str) -> list[str]:
 
 def calibrate_judges(settings: Settings, replay: Replay) -> None:
     """Once per run: how each LLM judge treats known-right and known-wrong answers (judge_calibration.json)."""
-    from eval.llm_judge import calibrate
 
     path = settings.out / "judge_calibration.json"
     judges = [j for j in settings.judges if isinstance(j, LLMJudge)]
@@ -495,7 +422,6 @@ def run(settings: Settings, replay: Replay | None = None) -> dict[str, Any]:
 
 
 def _run_locked(settings: Settings, replay: Replay | None) -> dict[str, Any]:
-    from eval.report import write_reports
 
     if replay is None:
         replay = replay_of(settings.data, settings.roles, settings.limit, settings.images, verified=settings.verify)

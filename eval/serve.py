@@ -12,8 +12,9 @@ import sys
 import traceback
 from typing import Any
 
-from eval.registry import create
 from eval.contract import Closeable, Query, Sized
+from eval.registry import create
+from eval.run import peak_rss_bytes
 from keme.models import Session
 
 
@@ -32,7 +33,6 @@ def handle(system: Any, method: str, params: dict[str, Any]) -> Any:
     if method == "retrieve":
         return system.retrieve(params["scope"], Query.model_validate(params["query"]), int(params["k"])).model_dump(mode="json")
     if method == "peak_rss":
-        from eval.run import peak_rss_bytes
 
         return peak_rss_bytes()
     if method == "size":

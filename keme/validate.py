@@ -23,9 +23,15 @@ from pathlib import Path
 import networkx as nx
 
 from keme.dataset import PART_FILES, Dataset, DatasetError, Scan, Violation
+from keme.dataset.io import sha256_file
 from keme.dataset.manifest import MANIFEST, Manifest
+from keme.dataset.paths import PathEscape, inside
 from keme.models import Anchor, EventGraph, Persona, QAItem, Session
+from keme.omni.render import Renderer
+from keme.omni.screens import MODELS
 from keme.prior.anchors import anchor_message_text
+from keme.qa.facts import worlds_of
+from keme.qa.verify import verify_items
 from keme.synth.state import dialogue_hash
 from keme.text import resources
 
@@ -137,8 +143,6 @@ def check_times(personas: list[Persona], sessions: list[Session], qa: list[QAIte
 
 def check_proofs(data: Dataset) -> list[Violation]:
     """Every QA item's proof re-derives its answer from the current messages and persona."""
-    from keme.qa.facts import worlds_of
-    from keme.qa.verify import verify_items
 
     try:
         worlds = {w.persona.id: w for w in worlds_of(data)}
@@ -351,8 +355,6 @@ def check_images(data: Dataset, rerender: bool = False) -> list[Violation]:
     With `rerender`, each page is rendered again in chromium and must give the
     same facts and text (and, on the same chromium and fonts, the same PNG).
     """
-    from keme.dataset.io import sha256_file
-    from keme.dataset.paths import PathEscape, inside
 
     out = []
     messages = {m.id: m for s in data.sessions for m in s.messages}
@@ -382,8 +384,6 @@ def check_images(data: Dataset, rerender: bool = False) -> list[Violation]:
 
 
 def _rerender(data: Dataset) -> list[Violation]:
-    from keme.omni.render import Renderer
-    from keme.omni.screens import MODELS
 
     out = []
     scale = (data.manifest.config or {}).get("omni", {}).get("scale", 1.0)  # the PNGs were rendered at this ratio

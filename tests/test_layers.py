@@ -130,3 +130,23 @@ def test_the_layer_check_resolves_relative_imports():
     probe = ROOT / "keme" / "text" / "probe.py"
     assert ("keme.models", 1) in imports(probe, "from ..models import Session\n")
     assert not allowed("keme.text.probe", "keme.prior")
+
+
+def first_party_imports_inside_functions(path: Path) -> list[str]:
+    """`module:line` of each import of keme/eval/baselines made inside a function body."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found += [f"{path.relative_to(ROOT)}:{inner.lineno}" for inner in ast.walk(node)
+                      if isinstance(inner, ast.ImportFrom) and (inner.level or (inner.module or "").split(".")[0] in TREES)
+                      or isinstance(inner, ast.Import) and any(a.name.split(".")[0] in TREES for a in inner.names)]
+    return found
+
+
+def test_only_the_cli_defers_its_own_imports():
+    """A deferred first-party import elsewhere hides a dependency (or a cycle); the CLI defers so that a
+    command loads only the stages it runs. Optional third-party extras (playwright, insightface, mcp, ...)
+    may still load late anywhere."""
+    deferred = [where for tree in TREES for path in sorted((ROOT / tree).rglob("*.py"))
+                if path != ROOT / "keme/cli.py" for where in first_party_imports_inside_functions(path)]
+    assert deferred == []

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from baselines.memory_bank.bank import MemoryBank, open_bank
 from baselines.memory_bank.records import SemanticEntry, ms
+from baselines.memory_bank.stdio import serve_lines
 from baselines.memory_bank.storage import StorageError
 
 
@@ -109,7 +110,6 @@ def _claim_stdio() -> tuple[object, object]:
 def main(argv: list[str] | None = None) -> None:
     import anyio
 
-    from baselines.memory_bank.stdio import serve_lines
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", type=Path, default=Path("memory-bank.sqlite"), help="SQLite file of the bank")

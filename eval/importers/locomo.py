@@ -19,6 +19,7 @@ put in time order and moved apart when their dates would make them overlap.
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -26,8 +27,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt
 
-from eval.importers.common import Notes, Text, arrange, infer_spec, read_json_records, source_date, write_dataset
+from eval.importers.common import (
+    Notes,
+    Text,
+    arrange,
+    infer_spec,
+    read_json_records,
+    source_date,
+    write_dataset,
+)
 from keme.dataset import Dataset
+from keme.dataset.io import atomic_write_text
 from keme.errors import KemeError
 from keme.models import AnswerSpec, Message, Persona, Proof, QAItem, Quote, Session
 
@@ -284,9 +294,7 @@ def export_locomo(data: Dataset, out: Path) -> dict[str, Any]:
     Refuses a dataset whose ids do not resolve (the export would drop records
     without a word) and an `out` inside the dataset or that is a directory.
     """
-    import json
 
-    from keme.dataset.io import atomic_write_text
 
     if out.is_dir():
         raise KemeError(f"--out {out} is a directory; give the JSON file to write, e.g. {out / 'locomo.json'}")

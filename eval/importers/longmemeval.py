@@ -24,7 +24,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt
 
-from eval.importers.common import Notes, Text, arrange, infer_spec, read_json_records, source_date, write_dataset
+from eval.importers.common import (
+    Notes,
+    Text,
+    arrange,
+    infer_spec,
+    read_json_records,
+    source_date,
+    write_dataset,
+)
 from keme.errors import KemeError
 from keme.models import AnswerSpec, Message, Persona, Proof, QAItem, Quote, Session
 

@@ -9,15 +9,15 @@ hybrid brain plans procedurally and lets the LLM write the dialogue.
 from __future__ import annotations
 
 from keme.brains.base import Brain, BrainStats
+from keme.brains.llm import LLMBrain
 from keme.brains.procedural import ProceduralBrain
+from keme.llm import LLMClient
 
 
 def make_brain(cfg, client=None) -> Brain:
     """The brain the config asks for; `client` (an LLMClient) is created from `cfg.llm` if not given."""
     if cfg.brain.mode == "procedural":
         return ProceduralBrain()
-    from keme.brains.llm import LLMBrain
-    from keme.llm import LLMClient
 
     return LLMBrain(cfg, client or LLMClient(cfg.llm), hybrid=cfg.brain.mode == "hybrid")
 

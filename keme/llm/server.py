@@ -22,6 +22,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from importlib.util import find_spec
 from pathlib import Path
 
 from keme.llm.errors import FatalError, LocalModelDied
@@ -38,7 +39,6 @@ def free_port() -> int:
 
 def missing_modules() -> list[str]:
     """What llama.cpp's server needs and this environment lacks (checked without importing llama_cpp)."""
-    from importlib.util import find_spec
 
     return [name for name in SERVER_MODULES if find_spec(name) is None]
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from keme.dataset import Dataset
+from keme.dataset.paths import inside
 from keme.omni.render import Renderer
 from keme.omni.samples import sample
 
@@ -24,8 +26,6 @@ def contact_sheet(dataset: Path, lang: str, out: Path, columns: int = 7, scale: 
     """The first screenshot of every template in `lang`, side by side (for the README)."""
     from PIL import Image
 
-    from keme.dataset import Dataset
-    from keme.dataset.paths import inside
 
     first: dict[str, Path] = {}
     for record in Dataset.load(dataset).images:

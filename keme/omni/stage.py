@@ -11,6 +11,7 @@ evidence link changes. Facts are read back from the rendered page.
 from __future__ import annotations
 
 import hashlib
+import io
 import random
 import time
 from collections import Counter, defaultdict
@@ -180,7 +181,6 @@ def face_check(records: list[ImageRecord], pngs: dict[str, bytes]) -> str:
         analysis.prepare(ctx_id=-1)
     except Exception as exc:  # noqa: BLE001 - its model download fails offline in many ways
         return f"skipped: insightface could not load its models ({type(exc).__name__}: {exc}); they download from the network"
-    import io
 
     import numpy as np
     from PIL import Image

@@ -14,7 +14,7 @@ import math
 import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import date, timedelta
 from decimal import Decimal
 
 from keme.config import QASpec, SynthConfig
@@ -25,12 +25,14 @@ from keme.qa import generate as gen
 from keme.qa import phrasing
 from keme.qa.draft import Draft
 from keme.qa.facts import World, worlds_of
-from keme.text.normalize import norm_text
-from keme.text.tokens import shingles
+from keme.qa.llm_roles import apply_llm_roles
 from keme.qa.verify import Verifier
+from keme.qa.visual import visual_drafts
 from keme.seeding import rng_for
 from keme.stats import qa_stats
 from keme.text import lang as fmt
+from keme.text.normalize import norm_text
+from keme.text.tokens import shingles
 
 LETTERS = "ABCDEFGH"
 SELECTABLE = (*QA_TYPES, "visual_reasoning")  # visual items exist only in omni datasets
@@ -95,7 +97,6 @@ def candidates(world: World, spec: QASpec, seed: int) -> list[Draft]:
     composed += gen.adversarials(g, root, atoms)
     composed += gen.life_changes(g, root)
     if world.images:
-        from keme.qa.visual import visual_drafts
 
         composed += visual_drafts(g)
     drafts.extend(composed)
@@ -195,7 +196,6 @@ def _display(spec: AnswerSpec, value: str, lang: str) -> str:
     if spec.kind == "number" and spec.unit in ("USD", "CNY"):
         return fmt.format_money(Decimal(value), lang)
     if spec.kind == "date":
-        from datetime import date
 
         return fmt.format_date(date.fromisoformat(value), lang)
     return value
@@ -211,7 +211,6 @@ def _numeric_distractors(spec: AnswerSpec, rng: random.Random) -> list[str]:
 
 
 def _date_distractors(spec: AnswerSpec, rng: random.Random) -> list[str]:
-    from datetime import date
 
     day = date.fromisoformat(spec.value or "2000-01-01")
     return [(day + timedelta(days=s)).isoformat() for s in rng.sample([-9, -5, -2, -1, 1, 2, 4, 7], 3)]
@@ -293,7 +292,6 @@ def synthesize_qa(worlds: list[World], cfg: SynthConfig, brain=None) -> tuple[li
             spec = spec.model_copy(update={"mix": spec.mix | {"visual_reasoning": cfg.omni.visual_share}})
         own = build_items(world, spec, cfg.seed, report)
         if brain is not None and getattr(brain, "client", None) is not None and cfg.brain.mode == "llm":
-            from keme.qa.llm_roles import apply_llm_roles
 
             own, dropped = apply_llm_roles(own, world, brain, cfg)
             if dropped:

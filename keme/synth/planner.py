@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
 from keme.config import SynthConfig
-from keme.errors import NoFit
 from keme.days import Slot, block_window, days, holidays_between, is_workday
+from keme.errors import NoFit
 from keme.models import Event, Persona
 from keme.models.catalog import CHANGES, EPISODE_KINDS, Change, EpisodeKind
 from keme.prior.people import distinct_names, person_name
+from keme.seeding import rng_for
 from keme.synth.capacity import ROOMY_PER_KIND, chapter_windows, roomy_kinds
 from keme.synth.state import Trajectory
 from keme.synth.timing import DEFAULT_TIMING, TIMING, block_order, candidate_days, day_ok, slot_key
@@ -127,7 +128,6 @@ def next_child_id(traj: Trajectory, parent: Event, prefix: str) -> str:
 
 def colleagues(seed: int, persona: Persona, company: str, res: Resources) -> list[str]:
     """The people at a company: stable for as long as the persona works there."""
-    from keme.seeding import rng_for
 
     return distinct_names(rng_for(seed, persona.id, "colleagues", company), res, 4, avoid={persona.name})
 
@@ -288,7 +288,6 @@ def expand_chapter(chapter: Event, traj: Trajectory, ctx: PlanContext, rng: rand
     planned = _plan_chapter(chapter, traj, ctx, rng)
     need = len(chapter.pending_anchors)
     if ctx.cfg.graph.max_depth == 2 and anchor_room(planned, ctx.cfg.graph.max_events) < need:
-        from keme.seeding import rng_for
 
         for event in planned:
             traj.remove_event(event.id)

@@ -1,0 +1,80 @@
+"""The run's append-only JSONL logs (ingest, retrieval, judge), safe to read back after a kill."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from eval.errors import RunError
+
+
+class Log:
+    """An append-only JSONL file read back as records.
+
+    A record is complete once its newline is written: a last line without one
+    is what a kill mid-append leaves, so it is ignored by `records` and cut off
+    by the next `append` (which would otherwise continue the torn line).
+    `required` names the keys every record must have.
+    """
+
+    def __init__(self, path: Path, required: tuple[str, ...] = ()):
+        self.path = path
+        self.required = required
+
+    def _corrupt(self, number: int, why: str) -> RunError:
+        return RunError(f"{self.path}:{number}: {why}; the run's logs are damaged: "
+                        f"delete {self.path.parent} to run this system again from the start")
+
+    def records(self) -> list[dict[str, Any]]:
+        try:
+            data = self.path.read_bytes()
+        except FileNotFoundError:
+            return []
+        except OSError as exc:
+            raise RunError(f"{self.path}: cannot read the log ({exc.strerror})") from exc
+        lines = data.split(b"\n")[:-1]  # what follows the last newline is torn (or nothing)
+        records = []
+        for number, raw in enumerate(lines, start=1):
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                raise self._corrupt(number, "not UTF-8") from None
+            except json.JSONDecodeError as exc:
+                raise self._corrupt(number, f"not a JSON record ({exc.msg} at column {exc.colno})") from None
+            if not isinstance(record, dict):
+                raise self._corrupt(number, f"a record must be a JSON object, not {type(record).__name__}")
+            missing = [key for key in self.required if key not in record]
+            if missing:
+                raise self._corrupt(number, f"record lacks {', '.join(missing)}")
+            records.append(record)
+        return records
+
+    def _cut_torn_tail(self) -> None:
+        """Truncate an unterminated last line, so the next record starts on a line of its own."""
+        try:
+            handle = self.path.open("rb+")
+        except FileNotFoundError:
+            return
+        with handle:
+            size = handle.seek(0, os.SEEK_END)
+            if size == 0:
+                return
+            handle.seek(size - 1)
+            if handle.read(1) == b"\n":
+                return
+            handle.seek(0)
+            handle.truncate(handle.read().rfind(b"\n") + 1)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def append(self, record: dict[str, Any]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._cut_torn_tail()
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
