@@ -7,6 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from conftest import sample_dataset
 from typer.testing import CliRunner
 
 from baselines.recency import Recency
@@ -17,7 +18,6 @@ from eval.run import Settings, run
 from keme.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "data/sample"
 
 
 class ClosedOnce(Recency):
@@ -28,7 +28,7 @@ class ClosedOnce(Recency):
 
 
 def test_settings_cannot_change_after_they_are_checked(tmp_path):
-    settings = Settings(data=SAMPLE, out=tmp_path, systems=["bm25"])
+    settings = Settings(data=sample_dataset(), out=tmp_path, systems=["bm25"])
     with pytest.raises(dataclasses.FrozenInstanceError):
         settings.mode = "later"  # type: ignore[misc]
 
@@ -40,7 +40,7 @@ def test_close_is_part_of_the_contract_and_optional():
 
 def test_the_harness_closes_a_system_that_declares_close(tmp_path, temporary_system):
     ClosedOnce.closed = 0
-    run(Settings(data=SAMPLE, out=tmp_path, systems=[temporary_system("closed_once", ClosedOnce)], limit=1))
+    run(Settings(data=sample_dataset(), out=tmp_path, systems=[temporary_system("closed_once", ClosedOnce)], limit=1))
     assert ClosedOnce.closed == 1
 
 
@@ -57,7 +57,7 @@ class Counting:
 
 def test_only_an_llm_judge_adds_its_prompts_and_runs_to_the_run_identity(tmp_path):
     llm = LLMJudge(client=SimpleNamespace(), prompts="locomo", runs=2)  # type: ignore[arg-type]
-    settings = Settings(data=SAMPLE, out=tmp_path, systems=["bm25"], judges=[RuleJudge(), Counting(), llm])
+    settings = Settings(data=sample_dataset(), out=tmp_path, systems=["bm25"], judges=[RuleJudge(), Counting(), llm])
     identity = settings.identity(SimpleNamespace(dataset_sha="x", roles=None))
     assert identity["judges"] == ["rule", "counting", "llm:locomo:2"]
 
