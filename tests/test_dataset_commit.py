@@ -15,9 +15,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from conftest import ROOT
 from typer.testing import CliRunner
 
-from conftest import ROOT
 from keme.cli import app
 from keme.dataset import Dataset
 from keme.dataset.commit import PLAN, STAGE
