@@ -29,8 +29,8 @@ def main() -> None:
 
     from eval.registry import REGISTRY
     from eval.run import Settings, run
-    from keme.synth.limits import load_config
     from keme.cli import synthesize_dataset
+    from keme.synth.limits import load_config
     from keme.validate import verified_dataset
 
     work = Path(tempfile.mkdtemp(prefix="keme-bench-eval-"))

@@ -47,10 +47,10 @@ class Counting:
 
 def main() -> None:
     from keme.brains import make_brain
-    from keme.qa.llm_roles import apply_llm_roles
     from keme.llm import LLMClient
     from keme.qa.build import QAReport, build_items
     from keme.qa.facts import world_of
+    from keme.qa.llm_roles import apply_llm_roles
     from keme.synth.limits import load_config
     from keme.synth.pipeline import synthesize_persona
 

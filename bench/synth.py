@@ -30,8 +30,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def child(months: int, write_dir: str | None) -> None:
     os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[0]})
-    from keme.synth.limits import load_config
     from keme.cli import synthesize_dataset
+    from keme.synth.limits import load_config
     from keme.synth.pipeline import synthesize_persona
     from keme.text import resources
 

@@ -233,7 +233,9 @@ def qa(dataset: Path = typer.Argument(..., help="dataset directory made by `keme
 
     try:
         with directory_lock(dataset, "keme qa", create=False):
-            scan = scan_dataset(dataset, questions=False)  # questions are built from the trajectory: it must hold
+            # questions are built from the trajectory: it must hold; qa.jsonl is rebuilt, but read too
+            # (loaded once: a line of it that does not load is refused, not silently replaced)
+            scan = scan_dataset(dataset)
             violations = check_dataset(scan, questions=False)
             if violations:
                 raise DatasetError(dataset, violations)

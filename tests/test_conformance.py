@@ -6,8 +6,8 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from eval.registry import REGISTRY, create
 from eval.contract import MemorySystem, Query, Retrieval, Sized, Usage
+from eval.registry import REGISTRY, create
 from eval.subprocess_adapter import SubprocessSystem
 from keme.models import Message, Session
 

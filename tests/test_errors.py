@@ -68,7 +68,7 @@ def test_a_planning_misfit_is_a_synthesis_error():
 
 
 def test_a_phrasing_error_reads_as_written():
-    from keme.text.fill import fill, PhrasingError
+    from keme.text.fill import PhrasingError, fill
 
     with pytest.raises(PhrasingError) as caught:
         fill("At {merchant}?", {})

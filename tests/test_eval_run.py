@@ -9,11 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import ROOT, sample_dataset
 
 from baselines.bm25 import FlatBM25
-from eval.registry import REGISTRY
-from conftest import ROOT, sample_dataset
 from eval.metrics import KS
+from eval.registry import REGISTRY
 from eval.run import RunError, Settings, run
 
 SAMPLE = ROOT / "data/sample"

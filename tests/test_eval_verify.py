@@ -12,8 +12,8 @@ from baselines.bm25 import FlatBM25
 from eval.registry import REGISTRY, check_params, parameters
 from eval.replay import NO_VERIFY, replay_of
 from eval.run import Settings, run
-from keme.errors import KemeError
 from keme.dataset import Dataset, DatasetError
+from keme.errors import KemeError
 from keme.validate import check_scoring, validate, verified_dataset
 
 SAMPLE = ROOT / "data/sample"

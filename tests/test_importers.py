@@ -7,14 +7,14 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT
+
 from eval.importers.locomo import export_locomo, import_locomo, normalize_evidence, parse_when
 from eval.importers.longmemeval import import_longmemeval
+from keme.dataset import Dataset
 from keme.dataset.io import read_jsonl
 from keme.errors import KemeError
 from keme.models import Persona, QAItem, Session, safe_id
-from keme.dataset import Dataset
 from keme.validate import validate
 
 FIXTURES = ROOT / "tests/fixtures"

@@ -9,16 +9,16 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import small_config
+from llm_doubles import ScriptedProvider
+
 from keme.brains import make_brain
 from keme.brains.llm import SynthesisError
+from keme.cli import synthesize_dataset
 from keme.llm import LLMClient
 from keme.llm.cache import DiskCache
-from keme.cli import synthesize_dataset
 from keme.synth.pipeline import synthesize_persona
 from keme.validate import validate
-from llm_doubles import ScriptedProvider
 
 LLM = "brain:\n  mode: llm\n  retries: 1\n"
 

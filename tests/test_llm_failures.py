@@ -11,8 +11,9 @@ import json
 import shutil
 
 import pytest
-
 from conftest import ROOT
+from llm_doubles import Endpoint, ScriptedProvider
+
 from eval.llm_judge import LLMJudge
 from eval.reader import LLMReader
 from eval.run import Settings, run
@@ -20,7 +21,6 @@ from keme.llm import CallFailed, FatalError, LLMClient, LLMConfig
 from keme.llm.errors import RetryableError
 from keme.llm.health import check, summarize
 from keme.llm.redact import redact
-from llm_doubles import Endpoint, ScriptedProvider
 
 pytest.importorskip("openai")
 

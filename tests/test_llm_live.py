@@ -17,7 +17,6 @@ import time
 import urllib.request
 
 import pytest
-
 from conftest import ROOT
 
 pytest.importorskip("llama_cpp")

@@ -14,12 +14,12 @@ import sys
 import time
 
 import pytest
+from llm_doubles import fake_llama_command
 
 from keme.llm import FatalError, LLMClient, LLMConfig
 from keme.llm.errors import LocalModelDied
 from keme.llm.providers import LocalProvider
 from keme.llm.server import LocalServer, describe_exit, llama_server_command
-from llm_doubles import fake_llama_command
 
 pytest.importorskip("openai")
 

@@ -7,7 +7,6 @@ import json
 import re
 
 import pytest
-
 from conftest import ROOT
 
 spec = importlib.util.spec_from_file_location("llama_portable", ROOT / "scripts/llama_portable.py")

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from keme.cli import synthesize_dataset
+from keme.dataset import Dataset
 from keme.dataset.manifest import read_manifest
 from keme.models.image import SCREEN_TEMPLATES
 from keme.synth.limits import load_config
-from keme.cli import synthesize_dataset
-from keme.dataset import Dataset
 from keme.validate import validate
 
 pytestmark = pytest.mark.chromium

@@ -6,8 +6,8 @@ from collections import Counter
 from datetime import datetime
 
 import pytest
-
 from conftest import ROOT
+
 from keme.models import Quote
 from keme.qa import build
 from keme.qa.facts import World, world_of
@@ -140,8 +140,8 @@ def test_duplicates_are_rejected_and_counted(year):
 
 
 def test_both_languages_get_questions(tmp_path):
-    from keme.synth.limits import parse_config
     from keme.cli import synthesize_dataset
+    from keme.synth.limits import parse_config
 
     cfg = parse_config("name: l\nseed: 2\npersonas:\n  - {language: zh, start: 2026-01-01, months: 2}\n"
                        "  - {language: en, start: 2026-01-01, months: 2}\n")

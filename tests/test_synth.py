@@ -8,11 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, small_config
+
+from keme.cli import synthesize_dataset
 from keme.errors import KemeError
 from keme.synth.limits import load_config
-from keme.cli import synthesize_dataset
 from keme.synth.pipeline import synthesize_persona
 from keme.validate import validate
 

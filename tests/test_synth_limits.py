@@ -12,6 +12,7 @@ import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from keme.cli import synthesize_dataset
 from keme.config import FIRST_START, LAST_START
 from keme.errors import KemeError
 from keme.models.anchor import APP_TYPES
@@ -19,7 +20,6 @@ from keme.prior.anchors import anchor_cap, build_anchors, most_anchors
 from keme.prior.persona import build_persona, trajectory_window
 from keme.synth.capacity import chapter_loads, chapter_room, chapter_windows, roomy_kinds
 from keme.synth.limits import parse_config
-from keme.cli import synthesize_dataset
 from keme.synth.pipeline import synthesize_persona
 from keme.text import resources
 from keme.validate import validate

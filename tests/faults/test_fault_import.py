@@ -19,8 +19,8 @@ from probe import ROOT, raises_clearly, record, refuses, works
 
 from eval.importers.locomo import export_locomo, import_locomo
 from eval.importers.longmemeval import import_longmemeval
-from keme.errors import KemeError
 from keme.dataset import Dataset
+from keme.errors import KemeError
 from keme.validate import validate
 
 pytestmark = pytest.mark.fault

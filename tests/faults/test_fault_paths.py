@@ -22,10 +22,10 @@ import pytest
 from probe import ROOT, raises_clearly, record, refuses, works
 
 from eval.contract import Query
+from keme.dataset import Dataset
 from keme.dataset.paths import scope_path
 from keme.errors import KemeError
 from keme.models import Message, Session
-from keme.dataset import Dataset
 from keme.validate import validate
 
 pytestmark = pytest.mark.fault
