@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
-from keme.dataset.io import atomic_write_text, read_jsonl, write_jsonl
+from keme.dataset.io import atomic_write_bytes, atomic_write_text, iter_jsonl, jsonl_bytes, scan_records
 from keme.errors import KemeError
 from keme.models import Message
 
@@ -17,24 +19,24 @@ def test_atomic_write_leaves_no_temp_files(tmp_path):
 
 def test_jsonl_round_trip_and_hash_is_stable(tmp_path):
     records = [Message(id=f"m{i}", role="user", content=f"hi {i}", timestamp="2026-01-01T10:00:00") for i in range(3)]
-    first = write_jsonl(tmp_path / "a.jsonl", records)
-    second = write_jsonl(tmp_path / "b.jsonl", records)
-    assert first == second and first[1] == 3
-    assert read_jsonl(tmp_path / "a.jsonl", Message) == records
+    (first, count), (second, _) = jsonl_bytes(records), jsonl_bytes(records)
+    assert hashlib.sha256(first).hexdigest() == hashlib.sha256(second).hexdigest() and count == 3
+    atomic_write_bytes(tmp_path / "a.jsonl", first)
+    assert list(iter_jsonl(tmp_path / "a.jsonl", Message)) == records
 
 
 def test_corrupt_line_names_file_and_line(tmp_path):
     path = tmp_path / "m.jsonl"
     path.write_text('{"id": "m1", "role": "user", "content": "x", "timestamp": "2026-01-01T10:00:00"}\n{oops\n')
     with pytest.raises(KemeError, match=r"m\.jsonl:2: not valid JSON"):
-        read_jsonl(path, Message)
+        list(iter_jsonl(path, Message))
 
 
 def test_invalid_record_names_the_field(tmp_path):
     path = tmp_path / "m.jsonl"
     path.write_text('{"id": "m1", "role": "robot", "content": "x", "timestamp": "2026-01-01T10:00:00"}\n')
     with pytest.raises(KemeError, match=r"m\.jsonl:1: invalid Message: role"):
-        read_jsonl(path, Message)
+        list(iter_jsonl(path, Message))
 
 
 MESSAGE = '{"id": "m%d", "role": "user", "content": "x", "timestamp": "2026-01-01T10:00:00"}\n'
@@ -44,15 +46,13 @@ def test_invalid_utf8_names_file_line_and_byte(tmp_path):
     path = tmp_path / "m.jsonl"
     path.write_bytes((MESSAGE % 1).encode() + b'{"id": "m2", "content": "caf\xe9"}\n')
     with pytest.raises(KemeError, match=r"m\.jsonl:2: not valid UTF-8 \(byte 0xe9 at column 29\).*re-encode"):
-        read_jsonl(path, Message)
+        list(iter_jsonl(path, Message))
 
 
 def test_scan_keeps_the_good_records_and_names_every_bad_line(tmp_path):
-    from keme.dataset.io import scan_jsonl
-
     path = tmp_path / "m.jsonl"
     path.write_bytes((MESSAGE % 1).encode() + b"\xff\n" + (MESSAGE % 3).encode() + b"[1, 2]\n" + b'{"id": "m5"')
-    records, faults = scan_jsonl(path, Message)
+    records, faults = scan_records(path, path.read_bytes(), Message)
     assert [r.id for r in records] == ["m1", "m3"]
     assert [(f.line, f.message.split(" (")[0]) for f in faults] == [
         (2, "not valid UTF-8"), (4, "expected a JSON object"), (5, "not valid JSON")]
@@ -63,7 +63,7 @@ def test_a_record_of_the_wrong_json_type_says_what_was_expected(tmp_path):
     path = tmp_path / "m.jsonl"
     path.write_text('"just a string"\n')
     with pytest.raises(KemeError, match=r"m\.jsonl:1: expected a JSON object \(a Message record\), got str"):
-        read_jsonl(path, Message)
+        list(iter_jsonl(path, Message))
 
 
 def test_records_are_counted_whatever_the_bytes(tmp_path):

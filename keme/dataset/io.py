@@ -48,13 +48,6 @@ def jsonl_bytes(records: Iterable[BaseModel]) -> tuple[bytes, int]:
     return ("".join(line + "\n" for line in lines)).encode("utf-8"), len(lines)
 
 
-def write_jsonl(path: Path, records: Iterable[BaseModel]) -> tuple[str, int, int]:
-    """Write records atomically; returns (sha256, record count, bytes)."""
-    data, count = jsonl_bytes(records)
-    atomic_write_bytes(path, data)
-    return hashlib.sha256(data).hexdigest(), count, len(data)
-
-
 @dataclass(frozen=True)
 class LineError:
     """One line of a JSONL file that cannot be used: where it is and what is wrong with it."""
@@ -154,11 +147,6 @@ def scan_records(path: Path, data: bytes, model: type[M]) -> tuple[list[M], list
         except _LineFault as exc:
             faults.append(exc.fault)
     return records, faults
-
-
-def scan_jsonl(path: Path, model: type[M]) -> tuple[list[M], list[LineError]]:
-    """Every record that loads and every line that does not: `keme validate` names them all at once."""
-    return scan_records(path, read_bytes(path), model)
 
 
 def count_records(path: Path) -> int:
