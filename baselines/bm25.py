@@ -67,7 +67,9 @@ class FlatBM25:
     def retrieve(self, scope: str, query: Query, k: int) -> Retrieval:
         docs = self.scopes.get(scope)
         scores = self.scores(scope, query.text)
-        order = [i for i in np.argsort(-scores, kind="stable") if scores[i] > 0 and docs[i].timestamp <= query.now]
+        order = [
+            i for i in np.argsort(-scores, kind="stable") if scores[i] > 0 and docs[i].timestamp <= query.now
+        ]
         return Retrieval(hits=[docs[i].hit(scores[i]) for i in order[:k]])
 
     def size(self, scope: str) -> int:

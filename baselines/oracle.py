@@ -1,4 +1,5 @@
-"""Oracle: returns exactly the gold evidence. An upper bound for readers; never publishable as a memory system."""
+"""Oracle: returns exactly the gold evidence. An upper bound for readers; never publishable as a memory
+system."""
 
 from __future__ import annotations
 

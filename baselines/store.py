@@ -20,15 +20,22 @@ class Doc:
     session_ids: tuple[str, ...]
 
     def hit(self, score: float) -> Hit:
-        return Hit(text=self.text, score=float(score), timestamp=self.timestamp,
-                   message_ids=list(self.message_ids), session_ids=list(self.session_ids))
+        return Hit(
+            text=self.text,
+            score=float(score),
+            timestamp=self.timestamp,
+            message_ids=list(self.message_ids),
+            session_ids=list(self.session_ids),
+        )
 
 
 def docs_of(session: Session, granularity: str) -> list[Doc]:
     if granularity == "session":
         if not session.messages:
             return []
-        return [Doc(session_text(session), session.start, tuple(m.id for m in session.messages), (session.id,))]
+        return [
+            Doc(session_text(session), session.start, tuple(m.id for m in session.messages), (session.id,))
+        ]
     return [Doc(message_text(m), m.timestamp, (m.id,), (session.id,)) for m in session.messages]
 
 

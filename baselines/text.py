@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from keme.models import Message, Session
 
+
 def message_text(message: Message) -> str:
     """How a message reads as a memory: the app name tells a system record apart from talk."""
     if message.role == "system" and message.app:

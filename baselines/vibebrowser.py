@@ -46,7 +46,8 @@ KINDS: tuple[Kind, ...] = ("durable", "daily")
 K1, B = 1.2, 0.75
 TAG_BOOST = 1.15
 HALF_LIFE_DAYS = 30.0
-# The seed gives no defaults for VibeBrowser's memory_search; these are OpenClaw's (maxResults 6, minScore 0.35).
+# The seed gives no defaults for VibeBrowser's memory_search; these are OpenClaw's (maxResults 6, minScore
+# 0.35).
 DEFAULT_MAX_RESULTS, DEFAULT_MIN_SCORE = 6, 0.35
 NAMESPACE = "vibe_memory"  # the chrome.storage.local key the seed names
 _DAY_SECONDS = 86_400.0
@@ -57,7 +58,9 @@ def lucene_idf(n_docs: int, df: int) -> float:
     return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
 
 
-def bm25_term(tf: float, df: int, n_docs: int, doc_len: float, avg_len: float, k1: float = K1, b: float = B) -> float:
+def bm25_term(
+    tf: float, df: int, n_docs: int, doc_len: float, avg_len: float, k1: float = K1, b: float = B
+) -> float:
     """One query term's BM25 contribution to one document."""
     return lucene_idf(n_docs, df) * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * doc_len / avg_len))
 
@@ -75,7 +78,8 @@ def decay_factor(kind: Kind, age_days: float, half_life_days: float = HALF_LIFE_
 
 
 def epoch(moment: datetime) -> float:
-    """Seconds since 1970; a naive replay-clock time is read as UTC (all times of a dataset share one convention)."""
+    """Seconds since 1970; a naive replay-clock time is read as UTC (all times of a dataset share one
+    convention)."""
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
@@ -95,9 +99,15 @@ class Entry:
 
     @staticmethod
     def from_json(data: dict[str, Any]) -> Entry:
-        return Entry(id=data["id"], kind=data["kind"], text=data["text"], tags=tuple(data["tags"]),
-                     created=datetime.fromisoformat(data["created"]), message_ids=tuple(data["message_ids"]),
-                     session_ids=tuple(data["session_ids"]))
+        return Entry(
+            id=data["id"],
+            kind=data["kind"],
+            text=data["text"],
+            tags=tuple(data["tags"]),
+            created=datetime.fromisoformat(data["created"]),
+            message_ids=tuple(data["message_ids"]),
+            session_ids=tuple(data["session_ids"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -138,12 +148,16 @@ class _Index:
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self._arrays is None:
-            self._arrays = (np.asarray(self.lengths, dtype=np.float64), np.asarray(self.created, dtype=np.float64),
-                            np.asarray(self.alive, dtype=bool))
+            self._arrays = (
+                np.asarray(self.lengths, dtype=np.float64),
+                np.asarray(self.created, dtype=np.float64),
+                np.asarray(self.alive, dtype=bool),
+            )
         return self._arrays
 
     def scores(self, terms: list[str], now: float, k1: float, b: float) -> np.ndarray:
-        """BM25 of every slot for the unique `terms`, over the entries alive and created by `now` (others score 0)."""
+        """BM25 of every slot for the unique `terms`, over the entries alive and created by `now` (others
+        score 0)."""
         lengths, created, alive = self.arrays()
         scores = np.zeros(len(lengths))
         visible = alive & (created <= now)
@@ -176,8 +190,13 @@ class VibeMemory:
     entries serialised as JSON under the `vibe_memory` namespace; `storage_bytes` is that JSON's size.
     """
 
-    def __init__(self, k1: float = K1, b: float = B, tag_boost: float = TAG_BOOST,
-                 half_life_days: float = HALF_LIFE_DAYS):
+    def __init__(
+        self,
+        k1: float = K1,
+        b: float = B,
+        tag_boost: float = TAG_BOOST,
+        half_life_days: float = HALF_LIFE_DAYS,
+    ):
         self.k1, self.b, self.tag_boost, self.half_life_days = k1, b, tag_boost, half_life_days
         self.entries: dict[str, Entry] = {}
         self._slot: dict[str, int] = {}
@@ -188,13 +207,28 @@ class VibeMemory:
         self._counter = 0
 
     # -- tools
-    def memory_write(self, kind: Kind, text: str, tags: list[str] | tuple[str, ...] = (), *, now: datetime,
-                     message_ids: tuple[str, ...] = (), session_ids: tuple[str, ...] = ()) -> Entry:
+    def memory_write(
+        self,
+        kind: Kind,
+        text: str,
+        tags: list[str] | tuple[str, ...] = (),
+        *,
+        now: datetime,
+        message_ids: tuple[str, ...] = (),
+        session_ids: tuple[str, ...] = (),
+    ) -> Entry:
         if kind not in KINDS:
             raise ValueError(f"kind must be 'durable' or 'daily', not {kind!r}")
         self._counter += 1
-        entry = Entry(id=f"mem_{self._counter:06d}", kind=kind, text=text, tags=tuple(dict.fromkeys(tags)),
-                      created=now, message_ids=tuple(message_ids), session_ids=tuple(session_ids))
+        entry = Entry(
+            id=f"mem_{self._counter:06d}",
+            kind=kind,
+            text=text,
+            tags=tuple(dict.fromkeys(tags)),
+            created=now,
+            message_ids=tuple(message_ids),
+            session_ids=tuple(session_ids),
+        )
         self._add(entry)
         return entry
 
@@ -219,8 +253,14 @@ class VibeMemory:
             "storage": {"namespace": NAMESPACE, "bytes": self.storage_bytes()},
         }
 
-    def memory_search(self, query: str, *, now: datetime, max_results: int = DEFAULT_MAX_RESULTS,
-                      min_score: float = DEFAULT_MIN_SCORE) -> list[Found]:
+    def memory_search(
+        self,
+        query: str,
+        *,
+        now: datetime,
+        max_results: int = DEFAULT_MAX_RESULTS,
+        min_score: float = DEFAULT_MIN_SCORE,
+    ) -> list[Found]:
         terms = analyze(query)
         if not terms or not self.entries:
             return []
@@ -244,7 +284,9 @@ class VibeMemory:
         return sum(self._bytes.values())
 
     def to_json(self) -> dict[str, Any]:
-        return {NAMESPACE: {"counter": self._counter, "entries": [e.to_json() for e in self.entries.values()]}}
+        return {
+            NAMESPACE: {"counter": self._counter, "entries": [e.to_json() for e in self.entries.values()]}
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any], **params: float) -> VibeMemory:
@@ -268,24 +310,50 @@ class VibeMemory:
 # patterns are matched case-insensitively on the text with curly apostrophes straightened.
 DURABLE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("health", re.compile(r"\ballerg(?:ic|y|ies)\b|\bintoleran(?:t|ce)\b|过敏|忌口", re.IGNORECASE)),
-    ("account", re.compile(
-        r"\b(?:password|passcode|username|login|pin code|account (?:number|id)|card ending)\b"
-        r"|密码|账号|用户名|卡号",
-        re.IGNORECASE)),
-    ("personal", re.compile(
-        r"\bi live\b|\bi(?:'m| am) from\b|\bmy (?:home )?address\b|\bi work (?:at|for|as|in)\b"
-        r"|\bmy [a-z' -]{1,30}? (?:is|are)\b"
-        r"|我住|我家(?:在|住)|我在.{1,12}(?:上班|工作)|我叫|我是.{1,6}人|地址|我的.{1,10}是",
-        re.IGNORECASE)),
-    ("preference", re.compile(
-        r"\b(?:i|we) (?:really |usually |generally |much |always |just )?(?:prefer|like|love|hate|dislike|enjoy)\b"
-        r"|\bfavou?rite\b|喜欢|最爱|偏好|爱吃|讨厌|习惯|一般都", re.IGNORECASE)),
-    ("decision", re.compile(
-        r"\b(?:i|we)(?:'ve| have)? decided\b|\b(?:i|we)(?:'m| am|'re| are|'ll| will) go(?:ing)? with\b|\bi chose\b"
-        r"|决定|定了|就选", re.IGNORECASE)),
-    ("instruction", re.compile(
-        r"\bfrom now on\b|\bgoing forward\b|\balways\b|\bnever\b|\bremember (?:that|this|to)\b|\bdon't forget\b"
-        r"|以后|从现在(?:开始|起)|今后|记住|别忘了|每次都|总是", re.IGNORECASE)),
+    (
+        "account",
+        re.compile(
+            r"\b(?:password|passcode|username|login|pin code|account (?:number|id)|card ending)\b"
+            r"|密码|账号|用户名|卡号",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "personal",
+        re.compile(
+            r"\bi live\b|\bi(?:'m| am) from\b|\bmy (?:home )?address\b|\bi work (?:at|for|as|in)\b"
+            r"|\bmy [a-z' -]{1,30}? (?:is|are)\b"
+            r"|我住|我家(?:在|住)|我在.{1,12}(?:上班|工作)|我叫|我是.{1,6}人|地址|我的.{1,10}是",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "preference",
+        re.compile(
+            r"\b(?:i|we) (?:really |usually |generally |much |always |just )?"
+            r"(?:prefer|like|love|hate|dislike|enjoy)\b"
+            r"|\bfavou?rite\b|喜欢|最爱|偏好|爱吃|讨厌|习惯|一般都",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "decision",
+        re.compile(
+            r"\b(?:i|we)(?:'ve| have)? decided\b"
+            r"|\b(?:i|we)(?:'m| am|'re| are|'ll| will) go(?:ing)? with\b|\bi chose\b"
+            r"|决定|定了|就选",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "instruction",
+        re.compile(
+            r"\bfrom now on\b|\bgoing forward\b|\balways\b|\bnever\b"
+            r"|\bremember (?:that|this|to)\b|\bdon't forget\b"
+            r"|以后|从现在(?:开始|起)|今后|记住|别忘了|每次都|总是",
+            re.IGNORECASE,
+        ),
+    ),
 )
 
 
@@ -300,14 +368,22 @@ def durable_category(message: Message) -> str | None:
 # Topic tags: a tag applies when the message has one of its English words (compared as Porter stems)
 # or contains one of its other strings (Chinese words, currency signs).
 TOPICS: dict[str, tuple[str, str]] = {
-    "money": ("pay paid payment charge charged spent spend cost price bill budget refund salary",
-              "$ ¥ 支付 支出 付款 花了 账单 报销 预算 工资"),
-    "health": ("doctor clinic hospital sick fever prescription pharmacy symptom medicine",
-               "医院 医生 药 病 发烧 挂号 体检"),
-    "work": ("work job meeting deadline boss manager coworker colleague project presentation",
-             "上班 工作 会议 老板 领导 同事 加班 项目 汇报"),
-    "family": ("mom dad mother father sister brother grandma grandpa aunt uncle cousin wife husband son daughter",
-               "爸 妈 姐 哥 弟弟 妹妹 表妹 表哥 奶奶 爷爷 外婆 姥 小姨 舅 叔"),
+    "money": (
+        "pay paid payment charge charged spent spend cost price bill budget refund salary",
+        "$ ¥ 支付 支出 付款 花了 账单 报销 预算 工资",
+    ),
+    "health": (
+        "doctor clinic hospital sick fever prescription pharmacy symptom medicine",
+        "医院 医生 药 病 发烧 挂号 体检",
+    ),
+    "work": (
+        "work job meeting deadline boss manager coworker colleague project presentation",
+        "上班 工作 会议 老板 领导 同事 加班 项目 汇报",
+    ),
+    "family": (
+        "mom dad mother father sister brother grandma grandpa aunt uncle cousin wife husband son daughter",
+        "爸 妈 姐 哥 弟弟 妹妹 表妹 表哥 奶奶 爷爷 外婆 姥 小姨 舅 叔",
+    ),
     "travel": ("flight trip hotel airport travel vacation", "机票 航班 酒店 旅行 旅游 高铁 行程"),
     "food": ("restaurant dinner lunch breakfast eat recipe cook", "餐厅 吃 饭 菜 做饭"),
     "fitness": ("workout gym run swim bench plank exercise", "健身 跑步 锻炼 游泳"),
@@ -321,8 +397,9 @@ _TOPIC_STRINGS = {tag: tuple(strings.split()) for tag, (_, strings) in TOPICS.it
 def topic_tags(text: str) -> list[str]:
     terms = set(analyze(text))
     lowered = text.casefold()
-    return [tag for tag in TOPICS
-            if terms & _TOPIC_STEMS[tag] or any(s in lowered for s in _TOPIC_STRINGS[tag])]
+    return [
+        tag for tag in TOPICS if terms & _TOPIC_STEMS[tag] or any(s in lowered for s in _TOPIC_STRINGS[tag])
+    ]
 
 
 @dataclass(frozen=True)
@@ -335,7 +412,8 @@ class Memo:
 
 
 def distill(message: Message) -> Memo | None:
-    """A message as a memory entry: durable if it states a durable fact, daily otherwise, None if unsearchable.
+    """A message as a memory entry: durable if it states a durable fact, daily otherwise, None if
+    unsearchable.
 
     Tags: the app's name for app (system) messages, the durable category, then the topic tags.
     """
@@ -356,8 +434,13 @@ class VibeBrowser:
     matching entry rather than cut at the tool's 0.35 default.
     """
 
-    def __init__(self, k1: float = K1, b: float = B, tag_boost: float = TAG_BOOST,
-                 half_life_days: float = HALF_LIFE_DAYS):
+    def __init__(
+        self,
+        k1: float = K1,
+        b: float = B,
+        tag_boost: float = TAG_BOOST,
+        half_life_days: float = HALF_LIFE_DAYS,
+    ):
         self.name = "vibebrowser"
         self.params = {"k1": k1, "b": b, "tag_boost": tag_boost, "half_life_days": half_life_days}
         self.stores: dict[str, VibeMemory] = {}
@@ -376,8 +459,14 @@ class VibeBrowser:
         for message in session.messages:
             memo = distill(message)
             if memo is not None:
-                store.memory_write(memo.kind, memo.text, memo.tags, now=message.timestamp,
-                                   message_ids=(message.id,), session_ids=(session.id,))
+                store.memory_write(
+                    memo.kind,
+                    memo.text,
+                    memo.tags,
+                    now=message.timestamp,
+                    message_ids=(message.id,),
+                    session_ids=(session.id,),
+                )
         return Usage()
 
     def flush(self, scope: str) -> None:
@@ -385,9 +474,18 @@ class VibeBrowser:
 
     def retrieve(self, scope: str, query: Query, k: int) -> Retrieval:
         found = self._store(scope).memory_search(query.text, now=query.now, max_results=k, min_score=0.0)
-        return Retrieval(hits=[Hit(text=f.entry.text, score=f.score, timestamp=f.entry.created,
-                                   message_ids=list(f.entry.message_ids), session_ids=list(f.entry.session_ids))
-                               for f in found])
+        return Retrieval(
+            hits=[
+                Hit(
+                    text=f.entry.text,
+                    score=f.score,
+                    timestamp=f.entry.created,
+                    message_ids=list(f.entry.message_ids),
+                    session_ids=list(f.entry.session_ids),
+                )
+                for f in found
+            ]
+        )
 
     def size(self, scope: str) -> int:
         return len(self._store(scope).entries)

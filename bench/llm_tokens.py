@@ -78,12 +78,18 @@ def main() -> None:
         qa_by_month[last.month].append(spent)
 
     print(f"{traj.persona.id}: {len(traj.sessions)} sessions, {len(items)} QA items; SmolLM2 tokenizer")
-    print(f"{'month':>5} {'sessions':>8} {'realizer prompt tok (mean / max)':>34} {'QA items':>9} {'QA prompt tok / item':>21}")
+    print(
+        f"{'month':>5} {'sessions':>8} {'realizer prompt tok (mean / max)':>34} "
+        f"{'QA items':>9} {'QA prompt tok / item':>21}"
+    )
     for month in sorted(by_month):
         sessions = by_month[month]
         qa = qa_by_month.get(month, [])
         qa_col = f"{mean(qa):>21.0f}" if qa else f"{'-':>21}"
-        print(f"{month:>5} {len(sessions):>8} {mean(sessions):>25.0f} / {max(sessions):>6} {len(qa):>9} {qa_col}")
+        print(
+            f"{month:>5} {len(sessions):>8} {mean(sessions):>25.0f} / {max(sessions):>6} "
+            f"{len(qa):>9} {qa_col}"
+        )
     first, last = mean(by_month[min(by_month)]), mean(by_month[max(by_month)])
     print(f"realizer prompt, last month vs first: {last / first:.2f}x (flat means ~1x)")
 

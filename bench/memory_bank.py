@@ -55,18 +55,28 @@ def corpus(entries: int, queries: int) -> tuple[list[SemanticEntry], list[str], 
     now = datetime(2027, 1, 1)
     while len(items) < entries:
         language = "en" if seed % 2 == 0 else "zh"
-        cfg = parse_config(f"name: b\nseed: {seed}\npersonas:\n  - {{language: {language}, start: 2026-01-01, months: 12}}\n")
+        cfg = parse_config(
+            f"name: b\nseed: {seed}\npersonas:\n  - {{language: {language}, start: 2026-01-01, months: 12}}\n"
+        )
         traj = synthesize_persona(0, cfg)
         world = world_of(traj.view())
         questions += [q.question for q in build_items(world, cfg.qa, cfg.seed, QAReport())]
         for session in traj.sessions:
             for message in session.messages:
                 title = message.content.split("\n")[0][:60]
-                items.append(SemanticEntry(
-                    id=f"sem-{len(items) + 1}", title=title, content=message.content, keywords=keywords(message.content),
-                    polarity="negative" if len(items) % 7 == 0 else "positive", app=message.app,
-                    created_at=ms(message.timestamp), message_ids=[message.id], session_ids=[session.id],
-                ))
+                items.append(
+                    SemanticEntry(
+                        id=f"sem-{len(items) + 1}",
+                        title=title,
+                        content=message.content,
+                        keywords=keywords(message.content),
+                        polarity="negative" if len(items) % 7 == 0 else "positive",
+                        app=message.app,
+                        created_at=ms(message.timestamp),
+                        message_ids=[message.id],
+                        session_ids=[session.id],
+                    )
+                )
         seed += 1
     step = max(1, len(questions) // queries)
     return items[:entries], questions[::step][:queries], now
@@ -101,15 +111,21 @@ def main() -> None:
         started = time.perf_counter()
         bank.inject(query, now + timedelta(minutes=i))
         latencies.append((time.perf_counter() - started) * 1000)
-    print(f"search with weights + boosts + injection: p50 {percentile(latencies, 50):.3f} ms, "
-          f"p95 {percentile(latencies, 95):.3f} ms (target p95 <= 2 ms)")
+    print(
+        f"search with weights + boosts + injection: p50 {percentile(latencies, 50):.3f} ms, "
+        f"p95 {percentile(latencies, 95):.3f} ms (target p95 <= 2 ms)"
+    )
 
     # -- agreement with bm25s, weights and boosts off, identical tokens
     flat = MemoryBank(weights=FLAT, boosts=False, semantic_limit=len(entries))
     for entry in entries:
         flat._index(entry.model_copy())
-    docs = [memory_bank_terms(e.title) + [keyword_term(k) for k in e.keywords if keyword_term(k)] + memory_bank_terms(e.content)
-            for e in entries]
+    docs = [
+        memory_bank_terms(e.title)
+        + [keyword_term(k) for k in e.keywords if keyword_term(k)]
+        + memory_bank_terms(e.content)
+        for e in entries
+    ]
     reference = bm25s.BM25(k1=1.2, b=0.75, method="lucene")
     reference.index(docs, show_progress=False)
     vocab = reference.vocab_dict
@@ -124,13 +140,17 @@ def main() -> None:
         docs_idx, scores = reference.retrieve([terms], k=10, show_progress=False)
         theirs = [(ids[i], float(s)) for i, s in zip(docs_idx[0], scores[0]) if s > 0]
         same_scores = len(ours) == len(theirs) and all(
-            abs(a[1] - b[1]) <= 1e-4 * max(1.0, a[1]) for a, b in zip(ours, sorted(theirs, key=lambda x: -x[1])))
+            abs(a[1] - b[1]) <= 1e-4 * max(1.0, a[1])
+            for a, b in zip(ours, sorted(theirs, key=lambda x: -x[1]))
+        )
         cut = ours[-1][1] if ours else 0.0
         above = lambda rows: {i for i, score in rows if score > cut * (1 + 1e-4)}  # noqa: E731
         agree += same_scores and above(ours) == above(theirs)
         strict += {i for i, _ in ours} == {i for i, _ in theirs}
-    print(f"top-10 agreement with bm25s (lucene IDF): {agree}/{comparable} = {agree / comparable:.1%} equal up to ties "
-          f"at the cut, {strict / comparable:.1%} identical sets (target >= 99 %)")
+    print(
+        f"top-10 agreement with bm25s (lucene IDF): {agree}/{comparable} = {agree / comparable:.1%} "
+        f"equal up to ties at the cut, {strict / comparable:.1%} identical sets (target >= 99 %)"
+    )
 
     # -- single-query throughput, same process
     usable = [t for t in query_terms if t]
@@ -142,8 +162,10 @@ def main() -> None:
     for terms in usable:
         reference.retrieve([terms], k=10, show_progress=False, n_threads=1)
     theirs_qps = len(usable) / (time.perf_counter() - started)
-    print(f"single-query throughput: Memory Bank {ours_qps:,.0f} q/s, bm25s {theirs_qps:,.0f} q/s, "
-          f"ratio {ours_qps / theirs_qps:.2f}x (target >= 1x)")
+    print(
+        f"single-query throughput: Memory Bank {ours_qps:,.0f} q/s, bm25s {theirs_qps:,.0f} q/s, "
+        f"ratio {ours_qps / theirs_qps:.2f}x (target >= 1x)"
+    )
 
 
 if __name__ == "__main__":

@@ -80,12 +80,17 @@ def main() -> None:
     ours_rate, naive_rate = args.shots / ours_s, args.naive_shots / naive_s
     same = sum(a == b for a, b in zip(ours_png, naive_png)) / min(len(ours_png), len(naive_png))
     ratio = ours_rate / naive_rate
-    print(f"screens: {len(SCREEN_TEMPLATES)} templates x 2 languages, 390x844 CSS px, chromium {find_chromium()}")
+    print(
+        f"screens: {len(SCREEN_TEMPLATES)} templates x 2 languages, 390x844 CSS px, "
+        f"chromium {find_chromium()}"
+    )
     print(f"{'renderer':<8} {'shots':>6} {'seconds':>8} {'shots/s':>8} {'ms/shot':>8}")
     print(f"{'ours':<8} {args.shots:>6} {ours_s:>8.2f} {ours_rate:>8.1f} {1000 / ours_rate:>8.1f}")
     print(f"{'naive':<8} {args.naive_shots:>6} {naive_s:>8.2f} {naive_rate:>8.1f} {1000 / naive_rate:>8.1f}")
-    print(f"speed-up: {ratio:.1f}x (target >= 5x: {'met' if ratio >= 5 else 'NOT met'}); "
-          f"ours {ours_rate:.1f} shots/s (target >= 10: {'met' if ours_rate >= 10 else 'NOT met'})")
+    print(
+        f"speed-up: {ratio:.1f}x (target >= 5x: {'met' if ratio >= 5 else 'NOT met'}); "
+        f"ours {ours_rate:.1f} shots/s (target >= 10: {'met' if ours_rate >= 10 else 'NOT met'})"
+    )
     print(f"byte-identical PNGs between the two: {same:.0%}")
 
 

@@ -53,28 +53,46 @@ def child(months: int, write_dir: str | None) -> None:
         world = world_of(traj.view())
         items = build_items(world, cfg.qa, cfg.seed, QAReport())
         qa_seconds = time.perf_counter() - qa_started
-        stats = {"sessions": len(traj.sessions), "messages": sum(len(s.messages) for s in traj.sessions),
-                 "attribute_updates": traj.persona.update_count(), "qa": len(items)}
+        stats = {
+            "sessions": len(traj.sessions),
+            "messages": sum(len(s.messages) for s in traj.sessions),
+            "attribute_updates": traj.persona.update_count(),
+            "qa": len(items),
+        }
     if qa_seconds is None:
         seconds = time.perf_counter() - started
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"months": months, "seconds": seconds, "qa_seconds": qa_seconds, "peak_rss_mb": peak_mb, **{
-        k: stats.get(k) for k in ("sessions", "messages", "attribute_updates", "qa")}}))
+    print(
+        json.dumps(
+            {
+                "months": months,
+                "seconds": seconds,
+                "qa_seconds": qa_seconds,
+                "peak_rss_mb": peak_mb,
+                **{k: stats.get(k) for k in ("sessions", "messages", "attribute_updates", "qa")},
+            }
+        )
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3, help="runs per size; the best wall time is reported")
-    parser.add_argument("--write", action="store_true",
-                        help="time the full `keme synth` instead (checkpoints, files, QA stage included)")
+    parser.add_argument(
+        "--write",
+        action="store_true",
+        help="time the full `keme synth` instead (checkpoints, files, QA stage included)",
+    )
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--dir", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         child(args.child, args.dir)
         return
-    print(f"{'months':>6} {'sessions':>8} {'messages':>8} {'updates':>7} {'synth s':>7} {'s/month':>7} "
-          f"{'QA':>5} {'QA s':>6} {'peak MB':>8}")
+    print(
+        f"{'months':>6} {'sessions':>8} {'messages':>8} {'updates':>7} {'synth s':>7} {'s/month':>7} "
+        f"{'QA':>5} {'QA s':>6} {'peak MB':>8}"
+    )
     for months in (1, 3, 6, 12):
         runs = []
         for _ in range(args.repeat):
@@ -86,8 +104,11 @@ def main() -> None:
         best = min(runs, key=lambda r: r["seconds"])
         qa_s = min((r["qa_seconds"] for r in runs if r["qa_seconds"] is not None), default=None)
         qa_col = f"{best['qa']:>5} {qa_s:>6.2f}" if qa_s is not None else f"{'-':>5} {'-':>6}"
-        print(f"{months:>6} {best['sessions']:>8} {best['messages']:>8} {best['attribute_updates']:>7} "
-              f"{best['seconds']:>7.2f} {best['seconds'] / months:>7.3f} {qa_col} {max(r['peak_rss_mb'] for r in runs):>8.0f}")
+        print(
+            f"{months:>6} {best['sessions']:>8} {best['messages']:>8} {best['attribute_updates']:>7} "
+            f"{best['seconds']:>7.2f} {best['seconds'] / months:>7.3f} {qa_col} "
+            f"{max(r['peak_rss_mb'] for r in runs):>8.0f}"
+        )
 
 
 if __name__ == "__main__":

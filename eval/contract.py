@@ -58,7 +58,9 @@ class Retrieval(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     hits: list[Hit]
-    context: str | None = Field(default=None, description="the system's own rendering of its hits, if it has one")
+    context: str | None = Field(
+        default=None, description="the system's own rendering of its hits, if it has one"
+    )
     usage: Usage = Field(default_factory=Usage)
 
 

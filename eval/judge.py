@@ -20,10 +20,34 @@ from keme.text.dates import dates_in, parse_duration, strip_dates
 from keme.text.normalize import contains, numbers_in, parse_money
 
 ABSTAIN_PHRASES = (
-    "not available", "not mentioned", "never mentioned", "no record", "no information", "don't know", "do not know",
-    "not sure", "cannot find", "can't find", "couldn't find", "unknown", "no mention", "wasn't mentioned",
-    "was not mentioned", "not enough information", "none", "没有", "不知道", "未提及", "没提到", "没有提到",
-    "无相关", "无法确定", "不清楚", "未找到", "没找到", "没有记录",
+    "not available",
+    "not mentioned",
+    "never mentioned",
+    "no record",
+    "no information",
+    "don't know",
+    "do not know",
+    "not sure",
+    "cannot find",
+    "can't find",
+    "couldn't find",
+    "unknown",
+    "no mention",
+    "wasn't mentioned",
+    "was not mentioned",
+    "not enough information",
+    "none",
+    "没有",
+    "不知道",
+    "未提及",
+    "没提到",
+    "没有提到",
+    "无相关",
+    "无法确定",
+    "不清楚",
+    "未找到",
+    "没找到",
+    "没有记录",
 )
 YES = ("yes", "yeah", "correct", "true", "是", "对", "有")
 NO = ("no", "not", "false", "否", "不是", "没有")

@@ -39,14 +39,18 @@ class Label(BaseModel):
 class LLMJudge:
     name = "llm"
 
-    def __init__(self, client: LLMClient, prompts: str = "mobilemem", runs: int = 3, temperature: float = 0.7):
+    def __init__(
+        self, client: LLMClient, prompts: str = "mobilemem", runs: int = 3, temperature: float = 0.7
+    ):
         if prompts not in PROMPT_SETS:
             raise ValueError(f"judge prompts must be one of {PROMPT_SETS}, not {prompts!r}")
         self.client, self.prompts, self.runs, self.temperature = client, prompts, runs, temperature
 
     def _prompt(self, item: QAItem, prediction: str) -> str:
         gold = item.answer if not item.options else f"{item.answer} (options: {'; '.join(item.options)})"
-        return render(f"judge_{self.prompts}", question=item.question, gold=gold, answer=prediction, kind=item.type)
+        return render(
+            f"judge_{self.prompts}", question=item.question, gold=gold, answer=prediction, kind=item.type
+        )
 
     def judge(self, item: QAItem, prediction: str) -> Verdict:
         prompt = self._prompt(item, prediction)
@@ -54,9 +58,14 @@ class LLMJudge:
         problems: list[str] = []
         for run in range(self.runs):
             try:
-                raw = self.client.chat([{"role": "user", "content": prompt}], stage="eval.judge",
-                                       schema=Label.model_json_schema(), max_tokens=16, temperature=self.temperature,
-                                       seed=run).content
+                raw = self.client.chat(
+                    [{"role": "user", "content": prompt}],
+                    stage="eval.judge",
+                    schema=Label.model_json_schema(),
+                    max_tokens=16,
+                    temperature=self.temperature,
+                    seed=run,
+                ).content
             except CallFailed as exc:  # counted by the client
                 problems.append(str(exc))
                 continue
@@ -66,15 +75,22 @@ class LLMJudge:
                 self.client.unusable("eval.judge")
                 problems.append(f"unreadable verdict: {exc}")
         if not runs:
-            raise CallFailed(f"the LLM judge gave no verdict for {item.id} in {self.runs} runs: {problems[-1]}")
+            raise CallFailed(
+                f"the LLM judge gave no verdict for {item.id} in {self.runs} runs: {problems[-1]}"
+            )
         correct = sum(runs) * 2 > len(runs)
         missing = f"; {len(problems)} run(s) without a verdict" if problems else ""
-        return Verdict(correct=correct, label="CORRECT" if correct else "WRONG", runs=runs,
-                       rationale=f"{self.prompts} prompts, {sum(runs)}/{len(runs)} runs CORRECT{missing}")
+        return Verdict(
+            correct=correct,
+            label="CORRECT" if correct else "WRONG",
+            runs=runs,
+            rationale=f"{self.prompts} prompts, {sum(runs)}/{len(runs)} runs CORRECT{missing}",
+        )
 
 
 def calibrate(judge, items: list[QAItem], probes: int = 8) -> dict[str, float | int]:
-    """Ask the judge about answers whose verdict is known: the gold answer itself, and another question's gold.
+    """Ask the judge about answers whose verdict is known: the gold answer itself, and another question's
+    gold.
 
     A judge that accepts most known-wrong answers (small models tend to say
     CORRECT to everything) makes its accuracy meaningless; the report says so.
@@ -86,8 +102,14 @@ def calibrate(judge, items: list[QAItem], probes: int = 8) -> dict[str, float | 
     wrong_accepted: list[bool] = []
     failed = 0
     for index, item in enumerate(chosen):
-        wrong = next((o.answer for o in answerable[index + 1:] + answerable[:index]
-                      if o.answer.strip().lower() != item.answer.strip().lower()), None)
+        wrong = next(
+            (
+                o.answer
+                for o in answerable[index + 1 :] + answerable[:index]
+                if o.answer.strip().lower() != item.answer.strip().lower()
+            ),
+            None,
+        )
         for answer, into in ((item.answer, right), (wrong, wrong_accepted)):
             if answer is None:
                 continue
@@ -99,4 +121,9 @@ def calibrate(judge, items: list[QAItem], probes: int = 8) -> dict[str, float | 
     if client is not None:
         client.check_failures("the judge's calibration")
     rate = lambda xs: round(sum(xs) / len(xs), 3) if xs else None  # noqa: E731
-    return {"probes": len(chosen), "true_accept": rate(right), "false_accept": rate(wrong_accepted), "failed": failed}
+    return {
+        "probes": len(chosen),
+        "true_accept": rate(right),
+        "false_accept": rate(wrong_accepted),
+        "failed": failed,
+    }

@@ -24,8 +24,10 @@ class Log:
         self.required = required
 
     def _corrupt(self, number: int, why: str) -> RunError:
-        return RunError(f"{self.path}:{number}: {why}; the run's logs are damaged: "
-                        f"delete {self.path.parent} to run this system again from the start")
+        return RunError(
+            f"{self.path}:{number}: {why}; the run's logs are damaged: "
+            f"delete {self.path.parent} to run this system again from the start"
+        )
 
     def records(self) -> list[dict[str, Any]]:
         try:

@@ -29,7 +29,7 @@ KS = (1, 3, 5, 10, 30, 50)
 def ranked_ids(hits: list[Hit], granularity: str) -> list[str]:
     seen: dict[str, None] = {}
     for hit in hits:
-        for item in (hit.message_ids if granularity == "message" else hit.session_ids):
+        for item in hit.message_ids if granularity == "message" else hit.session_ids:
             seen.setdefault(item, None)
     return list(seen)
 

@@ -1,4 +1,5 @@
-"""`keme eval`'s option values and `--params`, checked where they enter: a bad value is an error, never a score."""
+"""`keme eval`'s option values and `--params`, checked where they enter: a bad value is an error, never a
+score."""
 
 from __future__ import annotations
 
@@ -14,7 +15,9 @@ from eval.registry import REGISTRY, check_params
 from keme.errors import KemeError
 from keme.models import Role
 
-Mode = Literal["offline", "online"]  # offline: ask after the whole trajectory; online: ask each at its asked_at
+Mode = Literal[
+    "offline", "online"
+]  # offline: ask after the whole trajectory; online: ask each at its asked_at
 Images = Literal["caption", "none"]  # shared screenshots reach text systems as their caption, or not at all
 ReaderKind = Literal["none", "local", "openai"]  # the CLI's --reader
 JudgeKind = Literal["rule", "llm", "both"]  # the CLI's --judge
@@ -51,13 +54,18 @@ def check_options(**values: Any) -> Options:
         problems: dict[str, str] = {}
         for error in exc.errors():
             flag = "--" + str(error["loc"][0]).replace("_", "-")
-            message = "names none" if error["type"] == "too_short" else error["msg"].removeprefix("Value error, ")
-            problems.setdefault(flag, f"{flag}: {message} (got {error['input']!r})")  # the first problem of each
+            message = (
+                "names none" if error["type"] == "too_short" else error["msg"].removeprefix("Value error, ")
+            )
+            problems.setdefault(
+                flag, f"{flag}: {message} (got {error['input']!r})"
+            )  # the first problem of each
         raise KemeError("; ".join(problems.values())) from exc
 
 
 def load_params(path: Path | None) -> dict[str, dict[str, Any]]:
-    """--params: a YAML mapping of system name to parameters, each checked against what the system declares."""
+    """--params: a YAML mapping of system name to parameters, each checked against what the system
+    declares."""
 
     if path is None:
         return {}
@@ -66,24 +74,33 @@ def load_params(path: Path | None) -> dict[str, dict[str, Any]]:
     except OSError as exc:
         raise KemeError(f"--params {path}: cannot read ({exc.strerror or exc})") from exc
     except UnicodeDecodeError as exc:
-        raise KemeError(f"--params {path}: not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})") from exc
+        raise KemeError(
+            f"--params {path}: not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+        ) from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
-        raise KemeError(f"--params {path}{where}: not valid YAML ({getattr(exc, 'problem', None) or exc})") from exc
+        raise KemeError(
+            f"--params {path}{where}: not valid YAML ({getattr(exc, 'problem', None) or exc})"
+        ) from exc
     except RecursionError as exc:
         raise KemeError(f"--params {path}: nested too deeply to read") from exc
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise KemeError(f"--params {path}: expected a mapping of system name to its parameters, got {type(data).__name__}")
+        raise KemeError(
+            f"--params {path}: expected a mapping of system name to its parameters, got {type(data).__name__}"
+        )
     checked = {}
     for name, values in data.items():
         if not isinstance(name, str):
             raise KemeError(f"--params {path}: system names are strings, not {name!r}")
         values = {} if values is None else values
         if not isinstance(values, dict):
-            raise KemeError(f"--params {path}: {name}: expected a mapping of parameter to value, got {type(values).__name__}")
+            raise KemeError(
+                f"--params {path}: {name}: expected a mapping of parameter to value, "
+                f"got {type(values).__name__}"
+            )
         if any(not isinstance(key, str) for key in values):
             raise KemeError(f"--params {path}: {name}: parameter names are strings, not {list(values)!r}")
         checked[name] = _check_system_params(name, values)
@@ -100,7 +117,9 @@ def _check_system_params(name: str, values: dict[str, Any]) -> dict[str, Any]:
         try:
             own["command"] = TypeAdapter(list[str]).validate_python(command, strict=True)
         except ValidationError as exc:
-            raise KemeError(f"--params: {name}.command: a list of strings (the server's argv), not {command!r}") from exc
+            raise KemeError(
+                f"--params: {name}.command: a list of strings (the server's argv), not {command!r}"
+            ) from exc
     inner = name.split(":", 1)[1]
     if inner in REGISTRY:
         return own | check_params(inner, values)

@@ -12,8 +12,9 @@ PROMPTS = Path(__file__).resolve().parent / "prompts"
 
 @functools.cache
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(PROMPTS), undefined=jinja2.StrictUndefined,
-                              autoescape=False)
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(PROMPTS), undefined=jinja2.StrictUndefined, autoescape=False
+    )
 
 
 def render(template: str, **values) -> str:

@@ -1,4 +1,5 @@
-"""Every memory system by name ("module:Class", imported when built), with what the harness must know about it."""
+"""Every memory system by name ("module:Class", imported when built), with what the harness must know about
+it."""
 
 from __future__ import annotations
 
@@ -28,7 +29,8 @@ class SystemSpec:
 
 @dataclass(frozen=True)
 class Lazy:
-    """A factory for `module:Class` that imports it only when a system is built (the dense ones pull in torch).
+    """A factory for `module:Class` that imports it only when a system is built (the dense ones pull in
+    torch).
 
     Its constructor's signature is what a params file may set (see `parameters`).
     """
@@ -47,25 +49,60 @@ class Lazy:
 REGISTRY: dict[str, SystemSpec] = {
     spec.name: spec
     for spec in (
-        SystemSpec("full_context", Lazy("baselines.full_context:FullContext"),
-                   "every message, newest first, cut to a 16k-token budget", query_based=False),
+        SystemSpec(
+            "full_context",
+            Lazy("baselines.full_context:FullContext"),
+            "every message, newest first, cut to a 16k-token budget",
+            query_based=False,
+        ),
         SystemSpec("recency", Lazy("baselines.recency:Recency"), "the last 10 sessions", query_based=False),
-        SystemSpec("bm25", Lazy("baselines.bm25:FlatBM25", (("granularity", "message"),)),
-                   "flat BM25 over messages (bm25s, Lucene IDF)"),
-        SystemSpec("bm25_session", Lazy("baselines.bm25:FlatBM25", (("granularity", "session"),)),
-                   "flat BM25 over whole sessions"),
-        SystemSpec("memory_bank", Lazy("baselines.memory_bank.system:MemoryBankSystem"),
-                   "Memory Bank: three-layer BM25F memory (the reference seed system)"),
-        SystemSpec("vibebrowser", Lazy("baselines.vibebrowser:VibeBrowser"),
-                   "VibeBrowser memory: durable/daily entries, stemmed BM25, tag boost, 30-day decay"),
-        SystemSpec("factmem", Lazy("baselines.factmem.system:FactMem"),
-                   "fact/skill/write-chain memory: encrypted exact-key facts, on-demand skills, BM25 fallback"),
-        SystemSpec("oracle", Lazy("baselines.oracle:Oracle"), "gold evidence only (upper bound)",
-                   needs_gold=True, publishable=False),
-        SystemSpec("dense", Lazy("baselines.dense:Dense"), "MiniLM embeddings over messages, exact cosine", dense=True),
-        SystemSpec("hybrid", Lazy("baselines.hybrid:Hybrid"), "reciprocal rank fusion of bm25 and dense", dense=True),
-        SystemSpec("openclaw", Lazy("baselines.openclaw:OpenClaw"),
-                   "OpenClaw memory: Markdown files, FTS5 + MiniLM hybrid (0.7/0.3), decay, MMR", dense=True),
+        SystemSpec(
+            "bm25",
+            Lazy("baselines.bm25:FlatBM25", (("granularity", "message"),)),
+            "flat BM25 over messages (bm25s, Lucene IDF)",
+        ),
+        SystemSpec(
+            "bm25_session",
+            Lazy("baselines.bm25:FlatBM25", (("granularity", "session"),)),
+            "flat BM25 over whole sessions",
+        ),
+        SystemSpec(
+            "memory_bank",
+            Lazy("baselines.memory_bank.system:MemoryBankSystem"),
+            "Memory Bank: three-layer BM25F memory (the reference seed system)",
+        ),
+        SystemSpec(
+            "vibebrowser",
+            Lazy("baselines.vibebrowser:VibeBrowser"),
+            "VibeBrowser memory: durable/daily entries, stemmed BM25, tag boost, 30-day decay",
+        ),
+        SystemSpec(
+            "factmem",
+            Lazy("baselines.factmem.system:FactMem"),
+            "fact/skill/write-chain memory: encrypted exact-key facts, on-demand skills, BM25 fallback",
+        ),
+        SystemSpec(
+            "oracle",
+            Lazy("baselines.oracle:Oracle"),
+            "gold evidence only (upper bound)",
+            needs_gold=True,
+            publishable=False,
+        ),
+        SystemSpec(
+            "dense",
+            Lazy("baselines.dense:Dense"),
+            "MiniLM embeddings over messages, exact cosine",
+            dense=True,
+        ),
+        SystemSpec(
+            "hybrid", Lazy("baselines.hybrid:Hybrid"), "reciprocal rank fusion of bm25 and dense", dense=True
+        ),
+        SystemSpec(
+            "openclaw",
+            Lazy("baselines.openclaw:OpenClaw"),
+            "OpenClaw memory: Markdown files, FTS5 + MiniLM hybrid (0.7/0.3), decay, MMR",
+            dense=True,
+        ),
     )
 }
 
@@ -116,10 +153,13 @@ def parameters(spec: SystemSpec) -> dict[str, TypeAdapter]:
 
 
 def check_params(name: str, values: dict[str, Any]) -> dict[str, Any]:
-    """`values` checked (and converted) against `name`'s declared parameters; a KemeError names the first misfit."""
+    """`values` checked (and converted) against `name`'s declared parameters; a KemeError names the first
+    misfit."""
     spec = REGISTRY.get(name)
     if spec is None:
-        raise KemeError(f"--params: unknown memory system {name!r}; known: {', '.join(REGISTRY)} (or subprocess:<name>)")
+        raise KemeError(
+            f"--params: unknown memory system {name!r}; known: {', '.join(REGISTRY)} (or subprocess:<name>)"
+        )
     declared = parameters(spec)
     checked = {}
     for key, value in values.items():

@@ -21,7 +21,8 @@ NO_VERIFY = "; or pass --no-verify to score it anyway (the report will say it wa
 
 @dataclass
 class Plan:
-    """One persona's replay, derived from its view: sessions (role-filtered) and questions, both in time order."""
+    """One persona's replay, derived from its view: sessions (role-filtered) and questions, both in time
+    order."""
 
     persona_id: str
     sessions: list[Session]
@@ -41,7 +42,7 @@ class Plan:
         pending = list(self.sessions)
         for question in self.questions:
             ready = [s for s in pending if s.end <= question.asked_at]
-            pending = pending[len(ready):]
+            pending = pending[len(ready) :]
             yield ready, question
         if pending:
             yield pending, None
@@ -92,13 +93,20 @@ def _default_roles(conventions: object, data: Dataset) -> tuple[str, ...] | None
     if not roles:
         return None
     if not isinstance(roles, list) or not all(role in ROLES for role in roles):
-        raise KemeError(f"{data.root / MANIFEST if data.root else MANIFEST}: stats.conventions.retrieval_roles must "
-                        f"be a list of {', '.join(ROLES)}, not {roles!r}; restore the manifest or pass --roles")
+        raise KemeError(
+            f"{data.root / MANIFEST if data.root else MANIFEST}: stats.conventions.retrieval_roles must "
+            f"be a list of {', '.join(ROLES)}, not {roles!r}; restore the manifest or pass --roles"
+        )
     return tuple(roles)
 
 
-def replay_of(dataset: Dataset, roles: tuple[str, ...] | None = None, limit: int | None = None,
-              images: str = "caption", verified: bool = True) -> Replay:
+def replay_of(
+    dataset: Dataset,
+    roles: tuple[str, ...] | None = None,
+    limit: int | None = None,
+    images: str = "caption",
+    verified: bool = True,
+) -> Replay:
     """What to replay from a loaded dataset; `roles` defaults to the dataset's convention (all roles if none).
 
     `verified` says whether the caller checked the dataset first (`keme eval` refuses a tampered or
@@ -110,13 +118,17 @@ def replay_of(dataset: Dataset, roles: tuple[str, ...] | None = None, limit: int
     if images not in IMAGE_MODES:
         raise KemeError(f"images must be one of {IMAGE_MODES}, not {images!r}")
     if not dataset.qa:
-        raise KemeError(f"{dataset.root}: no qa.jsonl — there is nothing to evaluate (run `keme qa {dataset.root}` first)")
+        raise KemeError(
+            f"{dataset.root}: no qa.jsonl — there is nothing to evaluate (run `keme qa {dataset.root}` first)"
+        )
     if roles is None:
         roles = _default_roles(dataset.manifest.stats.get("conventions"), dataset)
     plans = [plan_of(view, roles, images, limit) for view in dataset.views()]
     empty = [plan.persona_id for plan in plans if plan.questions and not plan.sessions]
     if empty:
         kept = f" with only {', '.join(roles)} messages kept" if roles else ""
-        raise KemeError(f"{dataset.root}: nothing to replay{kept} for personas {empty[:10]}, which have questions; "
-                        "their scores would be those of an empty memory (check --roles and the dataset)")
+        raise KemeError(
+            f"{dataset.root}: nothing to replay{kept} for personas {empty[:10]}, which have questions; "
+            "their scores would be those of an empty memory (check --roles and the dataset)"
+        )
     return Replay(dataset.content_sha256(), roles, plans, verified=verified)

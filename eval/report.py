@@ -27,24 +27,59 @@ from keme.models import QAItem
 if TYPE_CHECKING:  # eval.run imports this module when it writes the reports
     from eval.run import Settings
 
-BREAKDOWN_METRICS = ("recall_any@5", "recall_any@10", "recall_all@10", "ndcg_any@10", "locomo_recall@10", "mrr",
-                     "session_recall_any@5", "accuracy", "llm_accuracy", "token_f1")
+BREAKDOWN_METRICS = (
+    "recall_any@5",
+    "recall_any@10",
+    "recall_all@10",
+    "ndcg_any@10",
+    "locomo_recall@10",
+    "mrr",
+    "session_recall_any@5",
+    "accuracy",
+    "llm_accuracy",
+    "token_f1",
+)
 LEADERBOARD = (
-    ("recall_any@5", "R-any@5"), ("recall_all@5", "R-all@5"), ("ndcg_any@10", "nDCG@10"),
-    ("locomo_recall@10", "LoCoMo-R@10"), ("session_recall_any@5", "sess R-any@5"), ("mrr", "MRR"),
-    ("accuracy", "acc"), ("llm_accuracy_mean", "LLM acc"), ("llm_accuracy_std", "±"), ("retrieve_p95_ms", "p95 ms"), ("ingest_messages_per_s", "ingest msg/s"),
-    ("context_tokens_mean", "ctx tok"), ("peak_rss_mb", "peak MB"),
+    ("recall_any@5", "R-any@5"),
+    ("recall_all@5", "R-all@5"),
+    ("ndcg_any@10", "nDCG@10"),
+    ("locomo_recall@10", "LoCoMo-R@10"),
+    ("session_recall_any@5", "sess R-any@5"),
+    ("mrr", "MRR"),
+    ("accuracy", "acc"),
+    ("llm_accuracy_mean", "LLM acc"),
+    ("llm_accuracy_std", "±"),
+    ("retrieve_p95_ms", "p95 ms"),
+    ("ingest_messages_per_s", "ingest msg/s"),
+    ("context_tokens_mean", "ctx tok"),
+    ("peak_rss_mb", "peak MB"),
 )
 
 
-NOT_VERIFIED = ("NOT VERIFIED: run with --no-verify, so the dataset's hashes and invariants were not checked "
-                "and these scores may come from tampered or broken data")
-_MARKDOWN = str.maketrans({"\\": "\\\\", "|": "\\|", "`": "\\`", "*": "\\*", "[": "\\[", "]": "\\]",
-                           "<": "&lt;", ">": "&gt;", "&": "&amp;", "\n": " ", "\r": " "})
+NOT_VERIFIED = (
+    "NOT VERIFIED: run with --no-verify, so the dataset's hashes and invariants were not checked "
+    "and these scores may come from tampered or broken data"
+)
+_MARKDOWN = str.maketrans(
+    {
+        "\\": "\\\\",
+        "|": "\\|",
+        "`": "\\`",
+        "*": "\\*",
+        "[": "\\[",
+        "]": "\\]",
+        "<": "&lt;",
+        ">": "&gt;",
+        "&": "&amp;",
+        "\n": " ",
+        "\r": " ",
+    }
+)
 
 
 def markdown_text(value: object) -> str:
-    """A value as inert Markdown table text: no cell breaks, no markup, no HTML (system names come from users)."""
+    """A value as inert Markdown table text: no cell breaks, no markup, no HTML (system names come from
+    users)."""
     return str(value).translate(_MARKDOWN)
 
 
@@ -63,11 +98,20 @@ def question_results(system_dir: Path, questions: dict[str, QAItem]) -> list[dic
         item = questions.get(qid)
         if item is None:
             continue
-        hits = [Hit(text="", score=h["score"], message_ids=h["m"], session_ids=h["s"]) for h in record["hits"]]
+        hits = [
+            Hit(text="", score=h["score"], message_ids=h["m"], session_ids=h["s"]) for h in record["hits"]
+        ]
         row: dict[str, Any] = {
-            "question_id": qid, "persona_id": item.persona_id, "type": item.type, "subtype": item.subtype,
-            "language": item.language, "hops": item.hops, "format": item.format, "gold_messages": len(item.evidence),
-            "retrieve_ms": record["seconds"] * 1000, "context_tokens": record["context_tokens"],
+            "question_id": qid,
+            "persona_id": item.persona_id,
+            "type": item.type,
+            "subtype": item.subtype,
+            "language": item.language,
+            "hops": item.hops,
+            "format": item.format,
+            "gold_messages": len(item.evidence),
+            "retrieve_ms": record["seconds"] * 1000,
+            "context_tokens": record["context_tokens"],
         }
         if item.evidence:
             row |= retrieval_scores(ranked_ids(hits, "message"), set(item.evidence))
@@ -76,8 +120,12 @@ def question_results(system_dir: Path, questions: dict[str, QAItem]) -> list[dic
             row |= {f"session_{k}": v for k, v in session.items()}
         if qid in answers:
             answer = answers[qid]["answer"]
-            row |= {"answer": answer, "gold": item.answer, "token_f1": token_f1(answer, item.answer),
-                    "bleu1": bleu1(answer, item.answer)}
+            row |= {
+                "answer": answer,
+                "gold": item.answer,
+                "token_f1": token_f1(answer, item.answer),
+                "bleu1": bleu1(answer, item.answer),
+            }
             judged = verdicts.get(qid, {})
             row["verdicts"] = {name: v["correct"] for name, v in judged.items()}
             if "rule" in judged:
@@ -99,9 +147,14 @@ def _means(rows: list[dict[str, Any]], keys: list[str]) -> dict[str, float]:
 
 
 def summarize(system_dir: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
-    retrieval_keys = [f"{m}@{k}" for m in ("recall_any", "recall_all", "ndcg_any", "locomo_recall") for k in KS] + ["mrr"]
+    retrieval_keys = [
+        f"{m}@{k}" for m in ("recall_any", "recall_all", "ndcg_any", "locomo_recall") for k in KS
+    ] + ["mrr"]
     keys = retrieval_keys + [f"session_{k}" for k in retrieval_keys] + ["accuracy", "token_f1", "bleu1"]
-    summary: dict[str, Any] = {"questions": len(rows), "questions_with_evidence": sum(1 for r in rows if r["gold_messages"])}
+    summary: dict[str, Any] = {
+        "questions": len(rows),
+        "questions_with_evidence": sum(1 for r in rows if r["gold_messages"]),
+    }
     summary |= _means(rows, keys)
     summary |= llm_judge_summary(rows)
     latencies = [r["retrieve_ms"] for r in rows]
@@ -119,7 +172,9 @@ def summarize(system_dir: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
     storage = [r.get("storage_bytes") for r in ingest.values()]
     summary["storage_bytes"] = sum(storage) if storage and all(s is not None for s in storage) else None
     usage: dict[str, int] = defaultdict(int)
-    for record in list(ingest.values()) + _load(system_dir / "retrieve.jsonl") + _load(system_dir / "answer.jsonl"):
+    for record in (
+        list(ingest.values()) + _load(system_dir / "retrieve.jsonl") + _load(system_dir / "answer.jsonl")
+    ):
         for key, value in record.get("usage", {}).items():
             usage[key] += value
     summary["usage"] = dict(usage)
@@ -132,8 +187,9 @@ def summarize(system_dir: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
         groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for row in rows:
             groups[str(row[field])].append(row)
-        summary[f"by_{field}"] = {g: {"questions": len(v)} | _means(v, list(BREAKDOWN_METRICS))
-                                  for g, v in sorted(groups.items())}
+        summary[f"by_{field}"] = {
+            g: {"questions": len(v)} | _means(v, list(BREAKDOWN_METRICS)) for g, v in sorted(groups.items())
+        }
     return summary
 
 
@@ -144,8 +200,11 @@ def llm_judge_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         return {}
     runs = max(len(r["llm_runs"]) for r in judged)  # a run without a verdict is missing, not WRONG
     per_run = [mean(float(r["llm_runs"][i]) for r in judged if len(r["llm_runs"]) > i) for i in range(runs)]
-    out: dict[str, Any] = {"llm_accuracy_mean": round(mean(per_run), 4),
-                           "llm_accuracy_std": round(pstdev(per_run), 4) if runs > 1 else 0.0, "llm_judge_runs": runs}
+    out: dict[str, Any] = {
+        "llm_accuracy_mean": round(mean(per_run), 4),
+        "llm_accuracy_std": round(pstdev(per_run), 4) if runs > 1 else 0.0,
+        "llm_judge_runs": runs,
+    }
     both = [r for r in judged if "accuracy" in r]
     if both:
         rule = [r["accuracy"] == 1.0 for r in both]
@@ -160,8 +219,10 @@ def llm_judge_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 def missing_answers(rows: list[dict[str, Any]]) -> dict[str, int]:
     """Questions retrieved but not answered, and answered but not judged: what failed LLM calls left out."""
-    return {"answers_missing": sum(1 for r in rows if "answer" not in r),
-            "verdicts_missing": sum(1 for r in rows if "answer" in r and not r.get("verdicts"))}
+    return {
+        "answers_missing": sum(1 for r in rows if "answer" not in r),
+        "verdicts_missing": sum(1 for r in rows if "answer" in r and not r.get("verdicts")),
+    }
 
 
 def leaderboard_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
@@ -218,22 +279,34 @@ def write_reports(settings: Settings, replay: Replay) -> dict[str, Any]:
 
     questions = {q.id: q for q in replay.questions}
     summary: dict[str, Any] = {
-        "dataset": str(settings.data.root), "mode": settings.mode, "k": settings.k,
+        "dataset": str(settings.data.root),
+        "mode": settings.mode,
+        "k": settings.k,
         "verified": replay.verified,
         "retrieval_only": settings.reader is None,
         "note": "retrieval-only run: no reader configured, so no answers were generated or judged"
-        if settings.reader is None else f"reader: {settings.reader.name}; judges: "
-        + ", ".join(j.name + (f" ({j.prompts} prompts, {j.runs} runs)" if isinstance(j, LLMJudge) else "")
-                    for j in settings.judges),
+        if settings.reader is None
+        else f"reader: {settings.reader.name}; judges: "
+        + ", ".join(
+            j.name + (f" ({j.prompts} prompts, {j.runs} runs)" if isinstance(j, LLMJudge) else "")
+            for j in settings.judges
+        ),
         "systems": {},
     }
     if not replay.verified:
         summary["note"] = f"{NOT_VERIFIED}; {summary['note']}"
     readers = [settings.reader] if isinstance(settings.reader, LLMReader) else []
-    clients = {id(c): c for c in (*(r.client for r in readers),
-                                  *(j.client for j in settings.judges if isinstance(j, LLMJudge)))}
+    clients = {
+        id(c): c
+        for c in (
+            *(r.client for r in readers),
+            *(j.client for j in settings.judges if isinstance(j, LLMJudge)),
+        )
+    }
     if clients:
-        summary["llm"] = {stage: usage for c in clients.values() for stage, usage in c.ledger.as_dict().items()}
+        summary["llm"] = {
+            stage: usage for c in clients.values() for stage, usage in c.ledger.as_dict().items()
+        }
         limit = min(c.config.max_failure_fraction for c in clients.values())
         summary["llm_failures"] = summarize_failures(summary["llm"]).as_dict(limit)
     calibration = settings.out / "judge_calibration.json"
@@ -241,8 +314,10 @@ def write_reports(settings: Settings, replay: Replay) -> dict[str, Any]:
         summary["judge_calibration"] = json.loads(calibration.read_text())
         for name, probe in summary["judge_calibration"].items():
             if (probe.get("false_accept") or 0) >= 0.5:
-                summary["note"] += (f"; WARNING: the {name} judge accepted {probe['false_accept']:.0%} of known-wrong "
-                                    "answers in calibration, so its accuracy is not meaningful")
+                summary["note"] += (
+                    f"; WARNING: the {name} judge accepted {probe['false_accept']:.0%} of known-wrong "
+                    "answers in calibration, so its accuracy is not meaningful"
+                )
     results_lines = []
     missing = 0
     for name in settings.systems:
@@ -255,8 +330,10 @@ def write_reports(settings: Settings, replay: Replay) -> dict[str, Any]:
             missing += sum(gaps.values())
         results_lines += [json.dumps({"system": name} | row, ensure_ascii=False) for row in rows]
     if missing:
-        summary["note"] += (f"; {missing} answers or verdicts are missing after failed LLM calls (not scored): "
-                            "run the same command again to ask for them")
+        summary["note"] += (
+            f"; {missing} answers or verdicts are missing after failed LLM calls (not scored): "
+            "run the same command again to ask for them"
+        )
     out = settings.out
     atomic_write_text(out / "results.jsonl", "".join(line + "\n" for line in results_lines))
     atomic_write_text(out / "summary.json", dump_json(summary))
@@ -274,8 +351,13 @@ def _missing(value: object) -> bool:
 def _markdown(table, summary: dict[str, Any]) -> str:
     cells = [markdown_text(c) for c in table.columns]
     header = "| " + " | ".join(cells) + " |\n|" + "|".join("---" for _ in cells) + "|\n"
-    body = "".join("| " + " | ".join("" if _missing(v) else markdown_text(v) for v in row) + " |\n"
-                   for row in table.itertuples(index=False))
+    body = "".join(
+        "| " + " | ".join("" if _missing(v) else markdown_text(v) for v in row) + " |\n"
+        for row in table.itertuples(index=False)
+    )
     warning = f"**{markdown_text(NOT_VERIFIED)}**\n\n" if not summary.get("verified", True) else ""
-    note = f"\n{markdown_text(summary['note'])}. Retrieval metrics at message granularity unless prefixed `sess`.\n"
+    note = (
+        f"\n{markdown_text(summary['note'])}. "
+        "Retrieval metrics at message granularity unless prefixed `sess`.\n"
+    )
     return warning + header + body + note

@@ -95,17 +95,25 @@ class Settings:
     on_progress: Callable[[str, int, int], None] = lambda system, done, total: None
 
     def __post_init__(self) -> None:
-        check_options(k=self.k, depth=self.depth, mode=self.mode, roles=self.roles, limit=self.limit, images=self.images)
+        check_options(
+            k=self.k, depth=self.depth, mode=self.mode, roles=self.roles, limit=self.limit, images=self.images
+        )
 
     def identity(self, replay: Replay) -> dict[str, Any]:
         """What a run's results depend on; a run directory is resumed only when all of it is the same."""
         return {
-            "dataset_sha256": replay.dataset_sha, "k": self.k, "depth": self.depth,
-            "mode": self.mode, "roles": list(replay.roles) if replay.roles else None, "limit": self.limit,
+            "dataset_sha256": replay.dataset_sha,
+            "k": self.k,
+            "depth": self.depth,
+            "mode": self.mode,
+            "roles": list(replay.roles) if replay.roles else None,
+            "limit": self.limit,
             "images": self.images,
             "reader": self.reader.name if self.reader is not None else None,
             "params": {name: self.params[name] for name in self.systems if self.params.get(name)},
-            "judges": [j.name + (f":{j.prompts}:{j.runs}" if isinstance(j, LLMJudge) else "") for j in self.judges],
+            "judges": [
+                j.name + (f":{j.prompts}:{j.runs}" if isinstance(j, LLMJudge) else "") for j in self.judges
+            ],
         }
 
 
@@ -167,7 +175,9 @@ class SystemRun:
     def __init__(self, spec: SystemSpec, system: MemorySystem, settings: Settings, directory: Path):
         self.spec, self.system, self.settings, self.dir = spec, system, settings, directory
         self.ingest_log = Log(directory / "ingest.jsonl", ("persona_id", "messages"))
-        self.retrieve_log = Log(directory / "retrieve.jsonl", ("question_id", "hits", "seconds", "context_tokens"))
+        self.retrieve_log = Log(
+            directory / "retrieve.jsonl", ("question_id", "hits", "seconds", "context_tokens")
+        )
         self.answer_log = Log(directory / "answer.jsonl", ("question_id", "answer"))
         self.judge_log = Log(directory / "judge.jsonl", ("question_id", "verdicts"))
 
@@ -185,8 +195,9 @@ class SystemRun:
     def _check_store(self, scope: str, ingested_messages: int) -> None:
         if ingested_messages and isinstance(self.system, Sized) and self.system.size(scope) == 0:
             raise RunError(
-                f"{self.spec.name}: the store for {scope} is empty although {ingested_messages} messages were ingested; "
-                f"refusing to score an empty memory (delete {self.dir} to start this system over)"
+                f"{self.spec.name}: the store for {scope} is empty although "
+                f"{ingested_messages} messages were ingested; refusing to score an empty memory "
+                f"(delete {self.dir} to start this system over)"
             )
 
     def _storage(self, scope: str) -> int | None:
@@ -203,8 +214,12 @@ class SystemRun:
 
     # -- retrieve
     def _query(self, question: QAItem) -> Query:
-        return Query(text=question.question, now=question.asked_at, question_id=question.id,
-                     gold=list(question.evidence) if self.spec.needs_gold else None)
+        return Query(
+            text=question.question,
+            now=question.asked_at,
+            question_id=question.id,
+            gold=list(question.evidence) if self.spec.needs_gold else None,
+        )
 
     def _retrieve(self, scope: str, question: QAItem) -> None:
         started = time.perf_counter()
@@ -212,9 +227,14 @@ class SystemRun:
         seconds = time.perf_counter() - started
         context = render_context(result, self.settings.k)
         record = {
-            "question_id": question.id, "persona_id": scope, "seconds": seconds,
-            "hits": [{"m": h.message_ids, "s": h.session_ids, "score": round(h.score, 6)} for h in result.hits],
-            "context_tokens": count_tokens(context), "usage": result.usage.model_dump(),
+            "question_id": question.id,
+            "persona_id": scope,
+            "seconds": seconds,
+            "hits": [
+                {"m": h.message_ids, "s": h.session_ids, "score": round(h.score, 6)} for h in result.hits
+            ],
+            "context_tokens": count_tokens(context),
+            "usage": result.usage.model_dump(),
         }
         if self.settings.reader is not None:
             record["context"] = context
@@ -222,16 +242,20 @@ class SystemRun:
         _count_record()
 
     def _replay(self, scope: str, question: QAItem, logged: dict[str, Any]) -> None:
-        """Redo a logged retrieval for its side effects on the system's state; its result must match the log."""
+        """Redo a logged retrieval for its side effects on the system's state; its result must match the
+        log."""
         result = self.system.retrieve(scope, self._query(question), max(self.settings.k, self.settings.depth))
         now = [(h.message_ids, h.session_ids) for h in result.hits]
         then = [(h.get("m"), h.get("s")) for h in logged["hits"]]
         if now != then:
-            rank = next((i for i, (a, b) in enumerate(zip(now, then)) if a != b), min(len(now), len(then))) + 1
+            rank = (
+                next((i for i, (a, b) in enumerate(zip(now, then)) if a != b), min(len(now), len(then))) + 1
+            )
             raise RunError(
-                f"{self.spec.name}: resuming {scope}, question {question.id} retrieved other hits than the logged run "
-                f"(they differ from rank {rank}); the system is not deterministic or its restored state is not the "
-                f"one the run had, so the resumed metrics would not be an uninterrupted run's; "
+                f"{self.spec.name}: resuming {scope}, question {question.id} retrieved other hits "
+                f"than the logged run (they differ from rank {rank}); the system is not deterministic "
+                f"or its restored state is not the one the run had, so the resumed metrics would not "
+                f"be an uninterrupted run's; "
                 f"delete {self.dir} to run this system again from the start"
             )
 
@@ -243,7 +267,8 @@ class SystemRun:
             self.settings.on_progress(self.spec.name, 1, 0)
 
     def run_plan(self, plan: Plan, logged: dict[str, dict[str, Any]]) -> None:
-        """One persona: ingest and ask, replaying what `logged` (question id → retrieve record) already holds."""
+        """One persona: ingest and ask, replaying what `logged` (question id → retrieve record) already
+        holds."""
         ingested = any(r["persona_id"] == plan.persona_id for r in self.ingest_log.records())
         if ingested and all(q.id in logged for q in plan.questions):
             return  # (online mode logs the ingest last: a kill just before it redoes the persona)
@@ -268,10 +293,17 @@ class SystemRun:
             if isinstance(self.system, Persistent):
                 self._save_state(scope, state)
                 saved = True
-            self.ingest_log.append({
-                "persona_id": scope, "sessions": len(plan.sessions), "messages": messages, "seconds": seconds,
-                "usage": usage.model_dump(), "storage_bytes": self._storage(scope), "saved": saved,
-            })
+            self.ingest_log.append(
+                {
+                    "persona_id": scope,
+                    "sessions": len(plan.sessions),
+                    "messages": messages,
+                    "seconds": seconds,
+                    "usage": usage.model_dump(),
+                    "storage_bytes": self._storage(scope),
+                    "saved": saved,
+                }
+            )
         for question in plan.questions:
             self._ask(scope, question, logged)
 
@@ -287,10 +319,17 @@ class SystemRun:
             if question is not None:
                 self._check_store(scope, messages)
                 self._ask(scope, question, logged)
-        self.ingest_log.append({
-            "persona_id": scope, "sessions": len(plan.sessions), "messages": messages, "seconds": total_seconds,
-            "usage": usage.model_dump(), "storage_bytes": self._storage(scope), "saved": False,
-        })
+        self.ingest_log.append(
+            {
+                "persona_id": scope,
+                "sessions": len(plan.sessions),
+                "messages": messages,
+                "seconds": total_seconds,
+                "usage": usage.model_dump(),
+                "storage_bytes": self._storage(scope),
+                "saved": False,
+            }
+        )
 
     # -- answer and judge
     def answer_and_judge(self, questions: dict[str, QAItem]) -> None:
@@ -305,7 +344,9 @@ class SystemRun:
             return
         client = reader.client if isinstance(reader, LLMReader) else None
         # an in-process model answers one request at a time: threads would only queue
-        workers = client.config.max_in_flight if client is not None and client.config.provider != "local" else 1
+        workers = (
+            client.config.max_in_flight if client is not None and client.config.provider != "local" else 1
+        )
         answered = {r["question_id"] for r in self.answer_log.records()}
         todo = [r for r in self.retrieve_log.records() if r["question_id"] not in answered]
 
@@ -316,8 +357,12 @@ class SystemRun:
                 text, usage = reader.answer(question, record.get("context", ""))
             except CallFailed:
                 return None
-            return {"question_id": question.id, "answer": text, "seconds": time.perf_counter() - started,
-                    "usage": usage.model_dump()}
+            return {
+                "question_id": question.id,
+                "answer": text,
+                "seconds": time.perf_counter() - started,
+                "usage": usage.model_dump(),
+            }
 
         for result in _parallel(answer, todo, workers):
             if result is not None:
@@ -329,7 +374,9 @@ class SystemRun:
         def judge(record: dict[str, Any]) -> dict[str, Any] | None:
             question = questions[record["question_id"]]
             try:
-                verdicts = {j.name: j.judge(question, record["answer"]).model_dump() for j in self.settings.judges}
+                verdicts = {
+                    j.name: j.judge(question, record["answer"]).model_dump() for j in self.settings.judges
+                }
             except CallFailed:
                 return None
             return {"question_id": question.id, "verdicts": verdicts}
@@ -352,28 +399,44 @@ class SystemRun:
         peak = own() if callable(own) else peak_rss_bytes()
         if info_path.exists():  # a resumed run keeps the larger of the two peaks
             peak = max(peak, json.loads(info_path.read_text()).get("peak_rss_bytes", 0))
-        atomic_write_text(info_path, dump_json({
-            "name": self.spec.name, "fingerprint": self.system.config_fingerprint(), "publishable": self.spec.publishable,
-            "needs_gold": self.spec.needs_gold, "peak_rss_bytes": peak,
-        }))
+        atomic_write_text(
+            info_path,
+            dump_json(
+                {
+                    "name": self.spec.name,
+                    "fingerprint": self.system.config_fingerprint(),
+                    "publishable": self.spec.publishable,
+                    "needs_gold": self.spec.needs_gold,
+                    "peak_rss_bytes": peak,
+                }
+            ),
+        )
 
 
 def build_system(name: str, settings: Settings) -> tuple[SystemSpec, MemorySystem]:
     params = dict(settings.params.get(name, {}))
     if name.startswith("subprocess:"):
-
         inner = name.split(":", 1)[1]
         command = params.pop("command", None)
         spec = REGISTRY.get(inner)
         try:
             system = SubprocessSystem(inner, command=command, params=params)
         except OSError as exc:
-            raise KemeError(f"{name}: cannot start {command or 'python -m eval.serve'}: {exc.strerror or exc}") from exc
-        return SystemSpec(name, lambda: system, f"{inner} in a subprocess",
-                          needs_gold=bool(spec and spec.needs_gold), publishable=bool(spec is None or spec.publishable)), system
+            raise KemeError(
+                f"{name}: cannot start {command or 'python -m eval.serve'}: {exc.strerror or exc}"
+            ) from exc
+        return SystemSpec(
+            name,
+            lambda: system,
+            f"{inner} in a subprocess",
+            needs_gold=bool(spec and spec.needs_gold),
+            publishable=bool(spec is None or spec.publishable),
+        ), system
     spec = REGISTRY.get(name)
     if spec is None:
-        raise KemeError(f"unknown memory system {name!r}; known: {', '.join(REGISTRY)} (or subprocess:<name>)")
+        raise KemeError(
+            f"unknown memory system {name!r}; known: {', '.join(REGISTRY)} (or subprocess:<name>)"
+        )
     if not params:
         return spec, create(name)
     try:
@@ -399,7 +462,8 @@ def resolve_systems(arg: str) -> list[str]:
 
 
 def calibrate_judges(settings: Settings, replay: Replay) -> None:
-    """Once per run: how each LLM judge treats known-right and known-wrong answers (judge_calibration.json)."""
+    """Once per run: how each LLM judge treats known-right and known-wrong answers
+    (judge_calibration.json)."""
 
     path = settings.out / "judge_calibration.json"
     judges = [j for j in settings.judges if isinstance(j, LLMJudge)]
@@ -415,7 +479,9 @@ def run(settings: Settings, replay: Replay | None = None) -> dict[str, Any]:
     The run directory is locked for the duration: a second run into it refuses at once.
     """
     if settings.data.root is None:
-        raise KemeError("eval replays a dataset on disk: write the dataset first (its content hash names the run)")
+        raise KemeError(
+            "eval replays a dataset on disk: write the dataset first (its content hash names the run)"
+        )
     check_places(settings.out, settings.data.root, settings.systems)
     with directory_lock(settings.out, "keme eval"):
         return _run_locked(settings, replay)
@@ -424,9 +490,13 @@ def run(settings: Settings, replay: Replay | None = None) -> dict[str, Any]:
 def _run_locked(settings: Settings, replay: Replay | None) -> dict[str, Any]:
 
     if replay is None:
-        replay = replay_of(settings.data, settings.roles, settings.limit, settings.images, verified=settings.verify)
+        replay = replay_of(
+            settings.data, settings.roles, settings.limit, settings.images, verified=settings.verify
+        )
     settings.out.mkdir(parents=True, exist_ok=True)
-    state = open_run(settings.out, json.loads(json.dumps(settings.identity(replay), default=str)), settings.force)
+    state = open_run(
+        settings.out, json.loads(json.dumps(settings.identity(replay), default=str)), settings.force
+    )
     for name in settings.systems:
         spec, system = build_system(name, settings)
         try:

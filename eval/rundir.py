@@ -16,14 +16,23 @@ from keme.dataset.io import atomic_write_text, dump_json
 from keme.errors import KemeError
 
 MARKER = "run.json"
-REPORTS = ("summary.json", "results.jsonl", "leaderboard.csv", "leaderboard.md", "leaderboard.png", "judge_calibration.json")
+REPORTS = (
+    "summary.json",
+    "results.jsonl",
+    "leaderboard.csv",
+    "leaderboard.md",
+    "leaderboard.png",
+    "judge_calibration.json",
+)
 LABELS = {"dataset_sha256": "the dataset's content (sha256)"}
 SYSTEM_LOGS = ("ingest.jsonl", "retrieve.jsonl", "answer.jsonl", "judge.jsonl", "system.json", "state")
 
 
 def system_dirs(out: Path) -> list[Path]:
     """Directories of `out` that hold a system's run (what a run owns besides its reports)."""
-    return [child for child in out.iterdir() if child.is_dir() and any((child / n).exists() for n in SYSTEM_LOGS)]
+    return [
+        child for child in out.iterdir() if child.is_dir() and any((child / n).exists() for n in SYSTEM_LOGS)
+    ]
 
 
 def clear(out: Path) -> None:
@@ -48,8 +57,10 @@ def check_places(out: Path, data: Path, systems: list[str]) -> None:
         raise KemeError(f"--out {out}: exists and is not a directory; choose a directory for the run")
     resolved, dataset = out.resolve(), data.resolve()
     if resolved == dataset or dataset in resolved.parents:
-        raise KemeError(f"--out {out} is inside the dataset {data}; a run writes (and with --force deletes) files "
-                        "there: choose a directory outside it")
+        raise KemeError(
+            f"--out {out} is inside the dataset {data}; a run writes (and with --force deletes) files "
+            "there: choose a directory outside it"
+        )
     if not systems:
         raise KemeError("no memory system to evaluate (--systems)")
     for name in systems:
@@ -71,13 +82,17 @@ def open_run(out: Path, identity: dict[str, Any], force: bool) -> dict[str, Any]
     if previous is not None:
         if isinstance(previous, dict):
             changed = [key for key in identity if previous.get(key) != identity[key]]
-            why = "; ".join(f"{LABELS.get(key, key)} was {short(previous.get(key))}, now {short(identity[key])}"
-                            for key in changed)
+            why = "; ".join(
+                f"{LABELS.get(key, key)} was {short(previous.get(key))}, now {short(identity[key])}"
+                for key in changed
+            )
         else:
             changed, why = ["marker"], f"its {MARKER} is {previous}, so what it holds cannot be told"
         if changed and not force:
-            raise KemeError(f"{out} holds a run with other settings ({why}); resuming would mix their results: "
-                            "choose another --out, or pass --force to start over")
+            raise KemeError(
+                f"{out} holds a run with other settings ({why}); resuming would mix their results: "
+                "choose another --out, or pass --force to start over"
+            )
         if changed:
             clear(out)
             previous = None
@@ -88,13 +103,16 @@ def open_run(out: Path, identity: dict[str, Any], force: bool) -> dict[str, Any]
 
 
 def check_fingerprint(out: Path, state: dict[str, Any], name: str, fingerprint: str, force: bool) -> None:
-    """A system resumed from its logs must be configured as it was when they were written (--force redoes it)."""
+    """A system resumed from its logs must be configured as it was when they were written (--force redoes
+    it)."""
     before = state["fingerprints"].get(name)
     if before is not None and before != fingerprint:
         if not force:
-            raise KemeError(f"{out / name} was started by {name} configured otherwise (fingerprint {short(before)}, "
-                            f"now {short(fingerprint)}); resuming would mix two systems: choose another --out, or pass "
-                            f"--force to redo {name}")
+            raise KemeError(
+                f"{out / name} was started by {name} configured otherwise (fingerprint {short(before)}, "
+                f"now {short(fingerprint)}); resuming would mix two systems: choose another --out, or pass "
+                f"--force to redo {name}"
+            )
         shutil.rmtree(out / name, ignore_errors=True)
     state["fingerprints"][name] = fingerprint
     atomic_write_text(out / MARKER, dump_json(state))

@@ -1,6 +1,6 @@
 """Serve one registered memory system over JSON lines on stdin/stdout (see eval.subprocess_adapter).
 
-    python -m eval.serve bm25 [--param k1=1.5]
+python -m eval.serve bm25 [--param k1=1.5]
 """
 
 from __future__ import annotations
@@ -31,9 +31,10 @@ def handle(system: Any, method: str, params: dict[str, Any]) -> Any:
     if method == "flush":
         return system.flush(params["scope"])
     if method == "retrieve":
-        return system.retrieve(params["scope"], Query.model_validate(params["query"]), int(params["k"])).model_dump(mode="json")
+        return system.retrieve(
+            params["scope"], Query.model_validate(params["query"]), int(params["k"])
+        ).model_dump(mode="json")
     if method == "peak_rss":
-
         return peak_rss_bytes()
     if method == "size":
         return system.size(params["scope"])

@@ -34,7 +34,11 @@ class SubprocessSystem:
         args = [f"{k}={json.dumps(v)}" for k, v in (params or {}).items()]
         self.process = subprocess.Popen(
             self.command + [a for arg in args for a in ("--param", arg)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            bufsize=1,
         )
         self._stderr: deque[str] = deque(maxlen=40)
         Thread(target=self._drain, daemon=True).start()
@@ -49,7 +53,9 @@ class SubprocessSystem:
 
     def _call(self, method: str, **params: Any) -> Any:
         if self.process.poll() is not None:
-            raise SubprocessError(f"{self.name}: server exited with {self.process.returncode}:\n" + "\n".join(self._stderr))
+            raise SubprocessError(
+                f"{self.name}: server exited with {self.process.returncode}:\n" + "\n".join(self._stderr)
+            )
         self._next += 1
         request = {"id": self._next, "method": method, "params": params}
         assert self.process.stdin is not None and self.process.stdout is not None
@@ -61,17 +67,23 @@ class SubprocessSystem:
         line = self.process.stdout.readline()
         if not line:
             self.process.wait(timeout=5)
-            raise SubprocessError(f"{self.name}: no answer to {method} (exit {self.process.returncode}):\n"
-                                  + "\n".join(self._stderr))
+            raise SubprocessError(
+                f"{self.name}: no answer to {method} (exit {self.process.returncode}):\n"
+                + "\n".join(self._stderr)
+            )
         try:
             response = json.loads(line)
         except json.JSONDecodeError as exc:
             raise SubprocessError(f"{self.name}: not a JSON line from the server: {line[:200]!r}") from exc
         if response.get("id") != self._next:
-            raise SubprocessError(f"{self.name}: answer for request {response.get('id')}, expected {self._next}")
+            raise SubprocessError(
+                f"{self.name}: answer for request {response.get('id')}, expected {self._next}"
+            )
         if "error" in response:
             error = response["error"]
-            raise SubprocessError(f"{self.name}: {method} failed in the server: {error['type']}: {error['message']}")
+            raise SubprocessError(
+                f"{self.name}: {method} failed in the server: {error['type']}: {error['message']}"
+            )
         return response.get("result")
 
     def config_fingerprint(self) -> str:
@@ -81,13 +93,17 @@ class SubprocessSystem:
         self._call("reset", scope=scope)
 
     def ingest(self, scope: str, session: Session) -> Usage:
-        return Usage.model_validate(self._call("ingest", scope=scope, session=session.model_dump(mode="json")))
+        return Usage.model_validate(
+            self._call("ingest", scope=scope, session=session.model_dump(mode="json"))
+        )
 
     def flush(self, scope: str) -> None:
         self._call("flush", scope=scope)
 
     def retrieve(self, scope: str, query: Query, k: int) -> Retrieval:
-        return Retrieval.model_validate(self._call("retrieve", scope=scope, query=query.model_dump(mode="json"), k=k))
+        return Retrieval.model_validate(
+            self._call("retrieve", scope=scope, query=query.model_dump(mode="json"), k=k)
+        )
 
     def size(self, scope: str) -> int:
         return int(self._call("size", scope=scope)) if "size" in self.capabilities else 1

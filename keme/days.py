@@ -73,11 +73,14 @@ def add_months(day: date, months: int) -> date:
 
 
 def month_windows(start: datetime, end: datetime) -> list[tuple[datetime, datetime]]:
-    """The calendar months of [start, end], the first and last clipped to it (anchors and chapters follow them)."""
+    """The calendar months of [start, end], the first and last clipped to it (anchors and chapters follow
+    them)."""
     windows = []
     cursor = start.date()
     while datetime.combine(cursor, time()) <= end:
         nxt = add_months(cursor.replace(day=1), 1)
-        windows.append((datetime.combine(cursor, time()), min(datetime.combine(nxt, time()) - timedelta(seconds=1), end)))
+        windows.append(
+            (datetime.combine(cursor, time()), min(datetime.combine(nxt, time()) - timedelta(seconds=1), end))
+        )
         cursor = nxt
     return windows

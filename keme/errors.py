@@ -15,7 +15,8 @@ class SynthesisError(KemeError):
 
 
 class NoFit(SynthesisError, RuntimeError):
-    """The calendar has no room for what the config asks (an anchor, an episode's moments, an event's children).
+    """The calendar has no room for what the config asks (an anchor, an episode's moments, an event's
+    children).
 
     The planner catches it where it can plan something else; when it reaches the user, the config asks
     for more than a persona's year holds.

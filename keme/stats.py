@@ -9,8 +9,9 @@ from keme.dataset import Dataset, PersonaView
 from keme.models import Anchor, EventGraph, Persona, QAItem, Session
 
 
-def trajectory_stats(personas: list[Persona], anchors: list[Anchor], graphs: list[EventGraph],
-                     sessions: list[Session]) -> dict:
+def trajectory_stats(
+    personas: list[Persona], anchors: list[Anchor], graphs: list[EventGraph], sessions: list[Session]
+) -> dict:
     messages = [m for s in sessions for m in s.messages]
     events = [e for g in graphs for e in g.events]
     leaves = [e for e in events if e.session_id]
@@ -21,7 +22,9 @@ def trajectory_stats(personas: list[Persona], anchors: list[Anchor], graphs: lis
         "events_by_depth": {str(d): n for d, n in sorted(Counter(e.depth for e in events).items())},
         "leaf_events": len(leaves),
         "edges": sum(len(g.edges) for g in graphs),
-        "revisions_by_agent_action": dict(sorted(Counter(f"{r.agent}:{r.action}" for g in graphs for r in g.revisions).items())),
+        "revisions_by_agent_action": dict(
+            sorted(Counter(f"{r.agent}:{r.action}" for g in graphs for r in g.revisions).items())
+        ),
         "sessions": len(sessions),
         "messages": len(messages),
         "messages_by_role": dict(sorted(Counter(m.role for m in messages).items())),
@@ -29,18 +32,19 @@ def trajectory_stats(personas: list[Persona], anchors: list[Anchor], graphs: lis
         "dialogue_patterns": len({s.pattern for s in sessions}),
         "attribute_updates": sum(p.update_count() for p in personas),
         "attribute_updates_by_persona": {p.id: p.update_count() for p in personas},
-        "attributes_revealed": sum(1 for p in personas for a in p.attributes() if any(v.evidence for v in a.versions)),
+        "attributes_revealed": sum(
+            1 for p in personas for a in p.attributes() if any(v.evidence for v in a.versions)
+        ),
         "attributes_total": sum(len(p.attributes()) for p in personas),
         "anchors": len(anchors),
         "anchors_by_app": dict(sorted(Counter(a.app for a in anchors).items())),
-        "days": {
-            p.id: (p.end.date() - p.start.date()).days + 1 for p in personas
-        },
+        "days": {p.id: (p.end.date() - p.start.date()).days + 1 for p in personas},
     }
 
 
 def dataset_stats(data: Dataset) -> dict:
-    """Trajectory, QA and screenshot counts of a dataset whose ids resolve (see keme.validate.verified_dataset)."""
+    """Trajectory, QA and screenshot counts of a dataset whose ids resolve (see
+    keme.validate.verified_dataset)."""
     numbers = trajectory_stats(data.personas, data.anchors, data.graphs, data.sessions)
     if data.qa:
         numbers |= qa_stats(data.qa, {view.persona.id: view for view in data.views()})
@@ -53,7 +57,9 @@ def dataset_stats(data: Dataset) -> dict:
 
 def qa_stats(items: list[QAItem], views: dict[str, PersonaView]) -> dict:
     hops = Counter(str(i.hops if i.hops < 4 else "4+") for i in items)
-    spread_sessions = Counter(str(min(len(i.evidence_sessions), 4)) + ("+" if len(i.evidence_sessions) >= 4 else "") for i in items)
+    spread_sessions = Counter(
+        str(min(len(i.evidence_sessions), 4)) + ("+" if len(i.evidence_sessions) >= 4 else "") for i in items
+    )
     spans = []
     for item in items:
         view = views[item.persona_id]

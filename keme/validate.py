@@ -48,7 +48,9 @@ def verified_dataset(root: Path, questions: bool | None = True, hint: str = "") 
     return dataset
 
 
-def check_scoring(data: Dataset, unreadable: frozenset[str] = frozenset(), questions: bool = True) -> list[Violation]:
+def check_scoring(
+    data: Dataset, unreadable: frozenset[str] = frozenset(), questions: bool = True
+) -> list[Violation]:
     """What a score depends on. Demands no event graphs or anchors: imported datasets have none.
 
     Checks that need a file that did not load completely are skipped (its lines are reported already);
@@ -60,7 +62,9 @@ def check_scoring(data: Dataset, unreadable: frozenset[str] = frozenset(), quest
     if {"personas.jsonl", "sessions.jsonl"} & unreadable or (questions and "qa.jsonl" in unreadable):
         return out
     qa = data.qa if questions else []
-    structure = check_ids(data.personas, data.sessions, qa) + check_references(data.personas, data.sessions, qa, questions)
+    structure = check_ids(data.personas, data.sessions, qa) + check_references(
+        data.personas, data.sessions, qa, questions
+    )
     out += structure + check_times(data.personas, data.sessions, qa)
     if qa and not structure and not set(PART_FILES) & unreadable:
         out += check_proofs(data)
@@ -68,19 +72,26 @@ def check_scoring(data: Dataset, unreadable: frozenset[str] = frozenset(), quest
 
 
 def _duplicates(kind: str, ids: list[str]) -> list[Violation]:
-    return [Violation(kind, item, f"duplicate {kind} id ({n} times)") for item, n in Counter(ids).items() if n > 1]
+    return [
+        Violation(kind, item, f"duplicate {kind} id ({n} times)") for item, n in Counter(ids).items() if n > 1
+    ]
 
 
 def check_ids(personas: list[Persona], sessions: list[Session], qa: list[QAItem]) -> list[Violation]:
     """Every persona, session, message and question id names one record (results are keyed by them)."""
-    return (_duplicates("persona", [p.id for p in personas]) + _duplicates("session", [s.id for s in sessions])
-            + _duplicates("message", [m.id for s in sessions for m in s.messages])
-            + _duplicates("qa", [q.id for q in qa]))
+    return (
+        _duplicates("persona", [p.id for p in personas])
+        + _duplicates("session", [s.id for s in sessions])
+        + _duplicates("message", [m.id for s in sessions for m in s.messages])
+        + _duplicates("qa", [q.id for q in qa])
+    )
 
 
-def check_references(personas: list[Persona], sessions: list[Session], qa: list[QAItem],
-                     questions: bool = True) -> list[Violation]:
-    """Sessions and questions belong to known personas; evidence and sub-questions resolve within the persona."""
+def check_references(
+    personas: list[Persona], sessions: list[Session], qa: list[QAItem], questions: bool = True
+) -> list[Violation]:
+    """Sessions and questions belong to known personas; evidence and sub-questions resolve within the
+    persona."""
     out = []
     known = {p.id for p in personas}
     if not personas:
@@ -88,7 +99,11 @@ def check_references(personas: list[Persona], sessions: list[Session], qa: list[
     if not sessions:
         out.append(Violation("dataset", "sessions.jsonl", "no sessions at all: there is nothing to remember"))
     if questions and not qa:
-        out.append(Violation("dataset", "qa.jsonl", "no questions: there is nothing to evaluate (`keme qa` builds them)"))
+        out.append(
+            Violation(
+                "dataset", "qa.jsonl", "no questions: there is nothing to evaluate (`keme qa` builds them)"
+            )
+        )
     owner_of_session = {s.id: s.persona_id for s in sessions}
     owner_of_message = {m.id: s.persona_id for s in sessions for m in s.messages}
     owner_of_item = {q.id: q.persona_id for q in qa}
@@ -106,9 +121,11 @@ def check_references(personas: list[Persona], sessions: list[Session], qa: list[
             continue
         if item.persona_id not in has_sessions:
             continue  # reported once, for the persona
-        for kind, ids, owners in (("evidence message", item.evidence, owner_of_message),
-                                  ("evidence session", item.evidence_sessions, owner_of_session),
-                                  ("sub-question", item.sub_questions, owner_of_item)):
+        for kind, ids, owners in (
+            ("evidence message", item.evidence, owner_of_message),
+            ("evidence session", item.evidence_sessions, owner_of_session),
+            ("sub-question", item.sub_questions, owner_of_item),
+        ):
             missing = [i for i in ids if i not in owners]
             foreign = [i for i in ids if i in owners and owners[i] != item.persona_id]
             if missing:
@@ -119,25 +136,40 @@ def check_references(personas: list[Persona], sessions: list[Session], qa: list[
 
 
 def check_times(personas: list[Persona], sessions: list[Session], qa: list[QAItem]) -> list[Violation]:
-    """Time runs forward: inside a persona, a session and its messages; no question before its persona starts."""
+    """Time runs forward: inside a persona, a session and its messages; no question before its persona
+    starts."""
     out = []
     start = {}
     for persona in personas:
         start.setdefault(persona.id, persona.start)
         if persona.end < persona.start:
-            out.append(Violation("timestamps", persona.id, f"the trajectory ends ({persona.end}) before it starts ({persona.start})"))
+            out.append(
+                Violation(
+                    "timestamps",
+                    persona.id,
+                    f"the trajectory ends ({persona.end}) before it starts ({persona.start})",
+                )
+            )
     for session in sessions:
         previous = None
         for message in session.messages:
             if previous is not None and not message.timestamp > previous:
                 out.append(Violation("timestamps", message.id, "not strictly after the previous message"))
             previous = message.timestamp
-        if session.messages and (session.messages[0].timestamp != session.start or session.messages[-1].timestamp != session.end):
+        if session.messages and (
+            session.messages[0].timestamp != session.start or session.messages[-1].timestamp != session.end
+        ):
             out.append(Violation("timestamps", session.id, "start/end differ from the first/last message"))
     for item in qa:
         begins = start.get(item.persona_id)
         if begins is not None and item.asked_at < begins:
-            out.append(Violation("qa", item.id, f"asked at {item.asked_at}, before its persona's trajectory starts ({begins})"))
+            out.append(
+                Violation(
+                    "qa",
+                    item.id,
+                    f"asked at {item.asked_at}, before its persona's trajectory starts ({begins})",
+                )
+            )
     return out
 
 
@@ -146,20 +178,34 @@ def check_proofs(data: Dataset) -> list[Violation]:
 
     try:
         worlds = {w.persona.id: w for w in worlds_of(data)}
-    except (ArithmeticError, LookupError, TypeError, ValueError) as exc:  # tampered data the fact extractor cannot read
-        return [Violation("qa", str(data.root), f"QA proofs cannot be re-derived: {type(exc).__name__}: {exc}")]
+    except (
+        ArithmeticError,
+        LookupError,
+        TypeError,
+        ValueError,
+    ) as exc:  # tampered data the fact extractor cannot read
+        return [
+            Violation("qa", str(data.root), f"QA proofs cannot be re-derived: {type(exc).__name__}: {exc}")
+        ]
     out = []
     for item in data.qa:
         try:
             rejections = verify_items([item], worlds)
-        except (ArithmeticError, LookupError, TypeError, ValueError) as exc:  # a tampered proof or answer spec
+        except (
+            ArithmeticError,
+            LookupError,
+            TypeError,
+            ValueError,
+        ) as exc:  # a tampered proof or answer spec
             out.append(Violation("qa", item.id, f"its proof cannot be checked ({type(exc).__name__}: {exc})"))
             continue
         out += [Violation("qa", r.item_id, f"{r.reason}: {r.detail}") for r in rejections]
     return out
 
 
-def check_graph(graph: EventGraph, sessions_by_id: dict[str, Session], min_children: int, max_children: int) -> list[Violation]:
+def check_graph(
+    graph: EventGraph, sessions_by_id: dict[str, Session], min_children: int, max_children: int
+) -> list[Violation]:
     out = []
     events = {e.id: e for e in graph.events}
     children: dict[str | None, list] = defaultdict(list)
@@ -174,9 +220,13 @@ def check_graph(graph: EventGraph, sessions_by_id: dict[str, Session], min_child
                 out.append(Violation("hierarchy", where, f"parent {event.parent_id} does not exist"))
                 continue
             if event.depth != parent.depth + 1:
-                out.append(Violation("hierarchy", where, f"depth {event.depth} under a depth-{parent.depth} parent"))
+                out.append(
+                    Violation("hierarchy", where, f"depth {event.depth} under a depth-{parent.depth} parent")
+                )
             if event.start < parent.start or event.end > parent.end:
-                out.append(Violation("window", where, f"window {event.start}..{event.end} leaves parent {parent.id}"))
+                out.append(
+                    Violation("window", where, f"window {event.start}..{event.end} leaves parent {parent.id}")
+                )
         elif event.depth != 0:
             out.append(Violation("hierarchy", where, "root-level event with depth > 0"))
         if event.depth > 2:
@@ -186,7 +236,13 @@ def check_graph(graph: EventGraph, sessions_by_id: dict[str, Session], min_child
             if session is None:
                 out.append(Violation("session", where, f"session {event.session_id} missing"))
             elif session.start < event.start or session.end > event.end:
-                out.append(Violation("window", where, f"session {session.id} {session.start}..{session.end} outside the event window"))
+                out.append(
+                    Violation(
+                        "window",
+                        where,
+                        f"session {session.id} {session.start}..{session.end} outside the event window",
+                    )
+                )
             elif session.anchor_id != event.anchor_id:
                 out.append(Violation("anchor", where, "session and event disagree on the anchor"))
         if event.pending_anchors:
@@ -194,14 +250,26 @@ def check_graph(graph: EventGraph, sessions_by_id: dict[str, Session], min_child
     for event in graph.events:
         has_children = event.id in children
         if has_children and event.session_id:
-            out.append(Violation("session", f"{graph.persona_id}/{event.id}", "has both children and a session"))
+            out.append(
+                Violation("session", f"{graph.persona_id}/{event.id}", "has both children and a session")
+            )
         if not has_children and not event.session_id:
             out.append(Violation("session", f"{graph.persona_id}/{event.id}", "leaf without a session"))
     for parent_id, kids in children.items():
         if not min_children <= len(kids) <= max_children:
-            out.append(Violation("graph-size", f"{graph.persona_id}/{parent_id or 'root'}", f"{len(kids)} children, expected {min_children}-{max_children}"))
+            out.append(
+                Violation(
+                    "graph-size",
+                    f"{graph.persona_id}/{parent_id or 'root'}",
+                    f"{len(kids)} children, expected {min_children}-{max_children}",
+                )
+            )
     anchored = Counter(e.anchor_id for e in graph.events if e.anchor_id)
-    out += [Violation("anchor", f"{graph.persona_id}/{a}", f"grounded in {n} events") for a, n in anchored.items() if n > 1]
+    out += [
+        Violation("anchor", f"{graph.persona_id}/{a}", f"grounded in {n} events")
+        for a, n in anchored.items()
+        if n > 1
+    ]
     dag = nx.DiGraph()
     dag.add_nodes_from(events)
     for edge in graph.edges:
@@ -213,7 +281,9 @@ def check_graph(graph: EventGraph, sessions_by_id: dict[str, Session], min_child
         if source.parent_id != target.parent_id:
             out.append(Violation("edge", where, "joins events of different graphs"))
         if not source.end < target.start:
-            out.append(Violation("edge", where, f"source ends {source.end}, not before target starts {target.start}"))
+            out.append(
+                Violation("edge", where, f"source ends {source.end}, not before target starts {target.start}")
+            )
         dag.add_edge(edge.source, edge.target)
     if not nx.is_directed_acyclic_graph(dag):
         out.append(Violation("dag", graph.persona_id, "edges form a cycle"))
@@ -229,7 +299,11 @@ def check_sessions(sessions: list[Session], personas: dict[str, Persona]) -> lis
         by_persona[session.persona_id].append(session)
         persona = personas.get(session.persona_id)
         if persona is not None and session.language != persona.language:
-            out.append(Violation("language", session.id, f"{session.language} session for a {persona.language} persona"))
+            out.append(
+                Violation(
+                    "language", session.id, f"{session.language} session for a {persona.language} persona"
+                )
+            )
         for message in session.messages:
             if message.role == "system" and not message.app:
                 out.append(Violation("message", message.id, "system message without an app name"))
@@ -245,7 +319,9 @@ def check_sessions(sessions: list[Session], personas: dict[str, Persona]) -> lis
     return out
 
 
-def check_anchors(anchors: list[Anchor], sessions: list[Session], personas: dict[str, Persona]) -> list[Violation]:
+def check_anchors(
+    anchors: list[Anchor], sessions: list[Session], personas: dict[str, Persona]
+) -> list[Violation]:
     out = []
     by_anchor: dict[str, list[Session]] = defaultdict(list)
     for session in sessions:
@@ -263,10 +339,22 @@ def check_anchors(anchors: list[Anchor], sessions: list[Session], personas: dict
             continue
         res = resources.get(persona.language)
         expected = anchor_message_text(anchor, res)
-        matches = [m for m in holders[0].messages if m.role == "system" and m.content == expected
-                   and m.timestamp == anchor.timestamp and m.app == anchor.app_name]
+        matches = [
+            m
+            for m in holders[0].messages
+            if m.role == "system"
+            and m.content == expected
+            and m.timestamp == anchor.timestamp
+            and m.app == anchor.app_name
+        ]
         if not matches:
-            out.append(Violation("anchor", anchor.id, f"session {holders[0].id} does not carry the record verbatim at {anchor.timestamp}"))
+            out.append(
+                Violation(
+                    "anchor",
+                    anchor.id,
+                    f"session {holders[0].id} does not carry the record verbatim at {anchor.timestamp}",
+                )
+            )
     return out
 
 
@@ -291,13 +379,25 @@ def check_evidence(personas: list[Persona], messages: dict[str, tuple[str, objec
                         continue
                     content, timestamp = found
                     if version.value not in content:
-                        out.append(Violation("evidence", where, f"message {message_id} does not state {version.value!r}"))
+                        out.append(
+                            Violation(
+                                "evidence", where, f"message {message_id} does not state {version.value!r}"
+                            )
+                        )
                     if timestamp < version.valid_from or (until is not None and timestamp >= until):
-                        out.append(Violation("evidence", where, f"message {message_id} lies outside the version's validity"))
+                        out.append(
+                            Violation(
+                                "evidence", where, f"message {message_id} lies outside the version's validity"
+                            )
+                        )
                 if (i > 0 or version.valid_from > persona.start) and version.evidence:
                     first = messages.get(version.evidence[0])
                     if first is not None and first[1] != version.valid_from:
-                        out.append(Violation("evidence", where, "valid_from differs from the revealing message's time"))
+                        out.append(
+                            Violation(
+                                "evidence", where, "valid_from differs from the revealing message's time"
+                            )
+                        )
     return out
 
 
@@ -308,8 +408,13 @@ def _graph_limits(manifest: Manifest, lo: int | None, hi: int | None) -> tuple[i
     return lo or (low if isinstance(low, int) else 2), hi or (high if isinstance(high, int) else 15)
 
 
-def validate(root: Path, min_children: int | None = None, max_children: int | None = None,
-             rerender: bool = False, questions: bool = True) -> list[Violation]:
+def validate(
+    root: Path,
+    min_children: int | None = None,
+    max_children: int | None = None,
+    rerender: bool = False,
+    questions: bool = True,
+) -> list[Violation]:
     """Every violation in `root`: every bad line of every file, then every check that still makes sense.
 
     `questions=False` leaves qa.jsonl out (what `keme qa` checks before rebuilding it).
@@ -322,8 +427,13 @@ def scan_dataset(root: Path, questions: bool = True) -> Scan:
     return Dataset.scan(root, skip=frozenset() if questions else frozenset({"qa.jsonl"}))
 
 
-def check_dataset(scan: Scan, min_children: int | None = None, max_children: int | None = None,
-                  rerender: bool = False, questions: bool = True) -> list[Violation]:
+def check_dataset(
+    scan: Scan,
+    min_children: int | None = None,
+    max_children: int | None = None,
+    rerender: bool = False,
+    questions: bool = True,
+) -> list[Violation]:
     """`validate` on a dataset scanned already (a command that goes on to use it loads it once)."""
     data, broken = scan.dataset, scan.unreadable
     if data.root is None or not data.root.is_dir():
@@ -344,8 +454,13 @@ def check_dataset(scan: Scan, min_children: int | None = None, max_children: int
         if data.images and "images.jsonl" not in broken:
             violations += check_images(data, rerender)
     if broken:
-        violations.append(Violation("load", str(data.root), f"checks that need {', '.join(sorted(broken))} were "
-                                                             "skipped; they run once every line loads"))
+        violations.append(
+            Violation(
+                "load",
+                str(data.root),
+                f"checks that need {', '.join(sorted(broken))} were skipped; they run once every line loads",
+            )
+        )
     return violations
 
 
@@ -369,10 +484,24 @@ def check_images(data: Dataset, rerender: bool = False) -> list[Violation]:
             out.append(Violation("image", record.id, f"{record.path} is missing"))
             continue
         if sha256_file(path) != record.sha256:
-            out.append(Violation("image", record.id, f"{record.path} does not match its SHA-256 (changed after rendering)"))
+            out.append(
+                Violation(
+                    "image", record.id, f"{record.path} does not match its SHA-256 (changed after rendering)"
+                )
+            )
         message = messages.get(record.message_id)
-        if message is None or record.path not in message.images or session_of.get(record.message_id) != record.session_id:
-            out.append(Violation("image", record.id, f"message {record.message_id} of {record.session_id} does not share {record.path}"))
+        if (
+            message is None
+            or record.path not in message.images
+            or session_of.get(record.message_id) != record.session_id
+        ):
+            out.append(
+                Violation(
+                    "image",
+                    record.id,
+                    f"message {record.message_id} of {record.session_id} does not share {record.path}",
+                )
+            )
         elif record.caption not in message.captions:
             out.append(Violation("image", record.id, "the message does not carry the image's caption"))
         for name, value in record.facts.items():
@@ -386,12 +515,22 @@ def check_images(data: Dataset, rerender: bool = False) -> list[Violation]:
 def _rerender(data: Dataset) -> list[Violation]:
 
     out = []
-    scale = (data.manifest.config or {}).get("omni", {}).get("scale", 1.0)  # the PNGs were rendered at this ratio
+    scale = (
+        (data.manifest.config or {}).get("omni", {}).get("scale", 1.0)
+    )  # the PNGs were rendered at this ratio
     with Renderer(scale=scale) as renderer:
         for record in data.images:
             shot = renderer.render(record.template, MODELS[record.template].model_validate(record.screen))
             if shot.facts != record.facts or shot.text != record.dom_text:
-                out.append(Violation("image", record.id, "re-rendered page shows other facts or text than recorded"))
+                out.append(
+                    Violation("image", record.id, "re-rendered page shows other facts or text than recorded")
+                )
             elif hashlib.sha256(shot.png).hexdigest() != record.sha256:
-                out.append(Violation("image", record.id, "re-rendered PNG differs (same text: another chromium or font build?)"))
+                out.append(
+                    Violation(
+                        "image",
+                        record.id,
+                        "re-rendered PNG differs (same text: another chromium or font build?)",
+                    )
+                )
     return out

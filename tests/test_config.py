@@ -77,17 +77,24 @@ def test_the_limits_are_stated_in_the_schema(tmp_path):
 
 def test_a_date_is_parsed_by_the_model_not_by_yaml():
     assert parse_config(VALID).personas[0].start == date(2026, 1, 1)
-    with pytest.raises(KemeError, match=r"my\.yaml:4: personas\.0\.start: '2026-02-30' is not a calendar date"):
+    with pytest.raises(
+        KemeError, match=r"my\.yaml:4: personas\.0\.start: '2026-02-30' is not a calendar date"
+    ):
         parse_config(VALID.replace("2026-01-01", "2026-02-30"), "my.yaml")
 
 
 def test_a_duplicate_key_names_both_lines():
-    with pytest.raises(KemeError, match=r"my\.yaml:6:1: not valid YAML: duplicate key 'name' \(first given on line 1\)"):
+    with pytest.raises(
+        KemeError, match=r"my\.yaml:6:1: not valid YAML: duplicate key 'name' \(first given on line 1\)"
+    ):
         parse_config(VALID + "name: again\n", "my.yaml")
 
 
 def test_a_yaml_merge_key_is_not_a_duplicate():
-    text = "name: t\npersonas:\n  - &p {language: en, start: 2026-01-01, months: 2}\n  - {<<: *p, language: zh}\n"
+    text = (
+        "name: t\npersonas:\n  - &p {language: en, start: 2026-01-01, months: 2}\n"
+        "  - {<<: *p, language: zh}\n"
+    )
     assert [p.language for p in parse_config(text).personas] == ["en", "zh"]
 
 
@@ -110,7 +117,10 @@ def test_a_utf8_byte_order_mark_is_fine(tmp_path):
 
 
 def test_a_chapter_that_cannot_ground_its_anchors_is_refused_at_load():
-    text = "name: t\nseed: 1\npersonas:\n  - {language: en, start: 2026-01-01, months: 24}\ngraph:\n  max_depth: 1\n"
+    text = (
+        "name: t\nseed: 1\npersonas:\n  - {language: en, start: 2026-01-01, months: 24}\n"
+        "graph:\n  max_depth: 1\n"
+    )
     with pytest.raises(KemeError) as info:
         parse_config(text, "my.yaml")
     message = str(info.value)
@@ -120,7 +130,8 @@ def test_a_chapter_that_cannot_ground_its_anchors_is_refused_at_load():
 
 
 def test_the_limit_depends_on_the_seed_only_when_the_worst_case_does_not_fit():
-    # one month at depth 1: up to 16 anchors in 31 days for any seed, a chapter of 15 holds what most seeds draw
+    # one month at depth 1: up to 16 anchors in 31 days for any seed, a chapter of 15 holds what most seeds
+    # draw
     text = "name: t\npersonas:\n  - {language: en, start: 2026-05-01, months: 1}\ngraph:\n  max_depth: 1\n"
     accepted = [seed for seed in range(6) if _accepts(text, seed)]
     assert accepted  # the worst case alone would refuse every seed

@@ -20,10 +20,23 @@ def session(scope: str, index: int, text: str, day: int) -> Session:
     sid = f"{scope}-s{index}"
     messages = [
         Message(id=f"{sid}-m1", role="user", content=text, timestamp=when),
-        Message(id=f"{sid}-m2", role="assistant", content=f"Noted: {text.lower()}", timestamp=when + timedelta(seconds=20)),
+        Message(
+            id=f"{sid}-m2",
+            role="assistant",
+            content=f"Noted: {text.lower()}",
+            timestamp=when + timedelta(seconds=20),
+        ),
     ]
-    return Session(id=sid, persona_id=scope, event_id=f"e{index}", language="en", pattern="test",
-                   start=messages[0].timestamp, end=messages[-1].timestamp, messages=messages)
+    return Session(
+        id=sid,
+        persona_id=scope,
+        event_id=f"e{index}",
+        language="en",
+        pattern="test",
+        start=messages[0].timestamp,
+        end=messages[-1].timestamp,
+        messages=messages,
+    )
 
 
 HISTORY = [
@@ -96,7 +109,9 @@ def test_scopes_are_isolated(system):
 def test_nothing_from_after_now_is_returned(system):
     _, built = system
     _load(built, "alice")
-    result = built.retrieve("alice", _query("teapot plumber Portland Osteria", gold=["alice-s0-m1"], day=1), 10)
+    result = built.retrieve(
+        "alice", _query("teapot plumber Portland Osteria", gold=["alice-s0-m1"], day=1), 10
+    )
     assert all(h.timestamp is None or h.timestamp <= START + timedelta(days=1) for h in result.hits)
     assert all(not m.startswith(("alice-s2", "alice-s3")) for h in result.hits for m in h.message_ids)
 

@@ -24,13 +24,16 @@ from keme.dataset.commit import PLAN, STAGE
 from keme.dataset.manifest import MANIFEST
 from keme.validate import validate
 
-OMNI = "name: tiny-omni\nseed: 5\npersonas:\n  - {language: en, start: 2026-05-01, months: 1}\n" \
-       "omni:\n  enabled: true\n  per_month: 18\n"
+OMNI = (
+    "name: tiny-omni\nseed: 5\npersonas:\n  - {language: en, start: 2026-05-01, months: 1}\n"
+    "omni:\n  enabled: true\n  per_month: 18\n"
+)
 PLAIN = "name: tiny\nseed: 6\npersonas:\n  - {language: en, start: 2026-05-01, months: 1}\n"
 
 
 class Renames:
-    """Every `os.replace` into `root`, by path relative to it (the staged copies under .keme-stage included)."""
+    """Every `os.replace` into `root`, by path relative to it (the staged copies under .keme-stage
+    included)."""
 
     def __init__(self, root: Path, monkeypatch: pytest.MonkeyPatch):
         self.root = root.resolve()
@@ -51,8 +54,13 @@ class Renames:
 
     def staged(self) -> Counter[str]:
         prefix = f"{STAGE}/"
-        return Counter({name.removeprefix(prefix): n for name, n in self.into.items()
-                        if name.startswith(prefix) and name != f"{prefix}{PLAN}"})
+        return Counter(
+            {
+                name.removeprefix(prefix): n
+                for name, n in self.into.items()
+                if name.startswith(prefix) and name != f"{prefix}{PLAN}"
+            }
+        )
 
 
 def keme(*args: str) -> None:
@@ -62,9 +70,11 @@ def keme(*args: str) -> None:
 
 def listing(root: Path) -> dict[str, str]:
     """Every file of the dataset proper (hidden entries aside) with its SHA-256."""
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()
-            and not any(part.startswith(".") for part in p.relative_to(root).parts)}
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts)
+    }
 
 
 @pytest.fixture(scope="module")
@@ -131,10 +141,26 @@ def test_eval_parses_the_dataset_once(tmp_path, monkeypatch):
 
     monkeypatch.setattr(module, "scan_records", counting)
     loads = Counter()
-    monkeypatch.setattr(Dataset, "scan", classmethod(lambda cls, root, skip=frozenset(), _s=Dataset.scan.__func__:
-                                                     loads.update(["scan"]) or _s(cls, root, skip)))
-    keme("eval", "--data", str(ROOT / "data/sample"), "--systems", "recency", "--out", str(tmp_path / "run"),
-         "--limit", "2")
+    monkeypatch.setattr(
+        Dataset,
+        "scan",
+        classmethod(
+            lambda cls, root, skip=frozenset(), _s=Dataset.scan.__func__: (
+                loads.update(["scan"]) or _s(cls, root, skip)
+            )
+        ),
+    )
+    keme(
+        "eval",
+        "--data",
+        str(ROOT / "data/sample"),
+        "--systems",
+        "recency",
+        "--out",
+        str(tmp_path / "run"),
+        "--limit",
+        "2",
+    )
     assert loads == Counter(scan=1)
     assert parsed and set(parsed.values()) == {1}, parsed
 
@@ -142,12 +168,19 @@ def test_eval_parses_the_dataset_once(tmp_path, monkeypatch):
 # ---------------------------------------------------------------- a kill at every step of the write
 def _synth(out: Path, config: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
     environment = os.environ | {"PYTHONPATH": str(ROOT)} | env
-    return subprocess.run([sys.executable, "-m", "keme.cli", "synth", "--config", str(config), "--out", str(out),
-                           "--force"], capture_output=True, text=True, env=environment, timeout=600, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "keme.cli", "synth", "--config", str(config), "--out", str(out), "--force"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=600,
+        check=False,
+    )
 
 
 def test_a_kill_at_every_step_of_the_write_leaves_the_old_or_the_new_dataset(omni, tmp_path):
-    """Over a dataset with screenshots, a --force synth of one without: files staged, moved, removed, manifest."""
+    """Over a dataset with screenshots, a --force synth of one without: files staged, moved, removed,
+    manifest."""
     config = tmp_path / "plain.yaml"
     config.write_text(PLAIN)
     old = listing(omni)

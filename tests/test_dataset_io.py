@@ -18,7 +18,9 @@ def test_atomic_write_leaves_no_temp_files(tmp_path):
 
 
 def test_jsonl_round_trip_and_hash_is_stable(tmp_path):
-    records = [Message(id=f"m{i}", role="user", content=f"hi {i}", timestamp="2026-01-01T10:00:00") for i in range(3)]
+    records = [
+        Message(id=f"m{i}", role="user", content=f"hi {i}", timestamp="2026-01-01T10:00:00") for i in range(3)
+    ]
     (first, count), (second, _) = jsonl_bytes(records), jsonl_bytes(records)
     assert hashlib.sha256(first).hexdigest() == hashlib.sha256(second).hexdigest() and count == 3
     atomic_write_bytes(tmp_path / "a.jsonl", first)
@@ -27,7 +29,9 @@ def test_jsonl_round_trip_and_hash_is_stable(tmp_path):
 
 def test_corrupt_line_names_file_and_line(tmp_path):
     path = tmp_path / "m.jsonl"
-    path.write_text('{"id": "m1", "role": "user", "content": "x", "timestamp": "2026-01-01T10:00:00"}\n{oops\n')
+    path.write_text(
+        '{"id": "m1", "role": "user", "content": "x", "timestamp": "2026-01-01T10:00:00"}\n{oops\n'
+    )
     with pytest.raises(KemeError, match=r"m\.jsonl:2: not valid JSON"):
         list(iter_jsonl(path, Message))
 
@@ -51,11 +55,16 @@ def test_invalid_utf8_names_file_line_and_byte(tmp_path):
 
 def test_scan_keeps_the_good_records_and_names_every_bad_line(tmp_path):
     path = tmp_path / "m.jsonl"
-    path.write_bytes((MESSAGE % 1).encode() + b"\xff\n" + (MESSAGE % 3).encode() + b"[1, 2]\n" + b'{"id": "m5"')
+    path.write_bytes(
+        (MESSAGE % 1).encode() + b"\xff\n" + (MESSAGE % 3).encode() + b"[1, 2]\n" + b'{"id": "m5"'
+    )
     records, faults = scan_records(path, path.read_bytes(), Message)
     assert [r.id for r in records] == ["m1", "m3"]
     assert [(f.line, f.message.split(" (")[0]) for f in faults] == [
-        (2, "not valid UTF-8"), (4, "expected a JSON object"), (5, "not valid JSON")]
+        (2, "not valid UTF-8"),
+        (4, "expected a JSON object"),
+        (5, "not valid JSON"),
+    ]
     assert "was the file truncated?" in faults[2].message
 
 
@@ -74,16 +83,23 @@ def test_records_are_counted_whatever_the_bytes(tmp_path):
     assert count_records(path) == 2
 
 
-@pytest.mark.parametrize(("content", "match"), [
-    (b'{"name": "x", "files": {', r"manifest\.json: not valid JSON"),
-    (b'{"name": "x\xff", "files": {}}', r"manifest\.json: not valid UTF-8"),
-    (b"[]", r"manifest\.json: expected a JSON object"),
-    (b'{"name": "x"}', r"manifest\.json: not a valid manifest: files: Field required"),
-    (b'{"name": "x", "files": {"../x.jsonl": {"sha256": "0", "records": 0, "bytes": 0}}}',
-     r"relative path inside the dataset"),
-    (b'{"name": "x", "files": {"/etc/passwd": {"sha256": "0", "records": 0, "bytes": 0}}}',
-     r"relative path inside the dataset"),
-])
+@pytest.mark.parametrize(
+    ("content", "match"),
+    [
+        (b'{"name": "x", "files": {', r"manifest\.json: not valid JSON"),
+        (b'{"name": "x\xff", "files": {}}', r"manifest\.json: not valid UTF-8"),
+        (b"[]", r"manifest\.json: expected a JSON object"),
+        (b'{"name": "x"}', r"manifest\.json: not a valid manifest: files: Field required"),
+        (
+            b'{"name": "x", "files": {"../x.jsonl": {"sha256": "0", "records": 0, "bytes": 0}}}',
+            r"relative path inside the dataset",
+        ),
+        (
+            b'{"name": "x", "files": {"/etc/passwd": {"sha256": "0", "records": 0, "bytes": 0}}}',
+            r"relative path inside the dataset",
+        ),
+    ],
+)
 def test_a_bad_manifest_is_named_with_the_fix(tmp_path, content, match):
     from keme.dataset.manifest import read_manifest
 
@@ -96,5 +112,6 @@ def test_a_manifest_may_list_files_in_subdirectories(tmp_path):
     from keme.dataset.manifest import read_manifest
 
     (tmp_path / "manifest.json").write_text(
-        '{"name": "x", "files": {"images/p01-img001.png": {"sha256": "0", "records": 1, "bytes": 3}}}')
+        '{"name": "x", "files": {"images/p01-img001.png": {"sha256": "0", "records": 1, "bytes": 3}}}'
+    )
     assert list(read_manifest(tmp_path).files) == ["images/p01-img001.png"]

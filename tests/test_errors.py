@@ -33,30 +33,52 @@ def exception_classes() -> list[type[BaseException]]:
     classes = []
     for name in modules_with_classes():
         module = importlib.import_module(name)
-        classes += [obj for obj in vars(module).values()
-                    if inspect.isclass(obj) and obj.__module__ == name and issubclass(obj, BaseException)]
+        classes += [
+            obj
+            for obj in vars(module).values()
+            if inspect.isclass(obj) and obj.__module__ == name and issubclass(obj, BaseException)
+        ]
     return classes
 
 
 def test_the_walk_finds_the_exception_classes():
     names = {cls.__name__ for cls in exception_classes()}
-    assert {"ResourceError", "TemplateError", "ProofError", "PhrasingError", "RealizationError", "NoRoom",
-            "DatasetError", "RunError", "StorageError", "LLMError"} <= names
+    assert {
+        "ResourceError",
+        "TemplateError",
+        "ProofError",
+        "PhrasingError",
+        "RealizationError",
+        "NoRoom",
+        "DatasetError",
+        "RunError",
+        "StorageError",
+        "LLMError",
+    } <= names
 
 
 def test_every_exception_class_is_a_kemeerror():
-    outside = [f"{cls.__module__}.{cls.__qualname__}" for cls in exception_classes() if not issubclass(cls, KemeError)]
-    assert outside == [], "derive these from keme.errors.KemeError (keep a builtin as a second base if callers catch it)"
+    outside = [
+        f"{cls.__module__}.{cls.__qualname__}"
+        for cls in exception_classes()
+        if not issubclass(cls, KemeError)
+    ]
+    assert outside == [], (
+        "derive these from keme.errors.KemeError (keep a builtin as a second base if callers catch it)"
+    )
 
 
-@pytest.mark.parametrize("name, builtin", [
-    ("keme.text.resources:ResourceError", ValueError),
-    ("keme.text.template:TemplateError", ValueError),
-    ("keme.qa.verify:ProofError", ValueError),
-    ("keme.text.fill:PhrasingError", KeyError),
-    ("keme.synth.realizer:RealizationError", RuntimeError),
-    ("keme.synth.planner:NoRoom", RuntimeError),
-])
+@pytest.mark.parametrize(
+    "name, builtin",
+    [
+        ("keme.text.resources:ResourceError", ValueError),
+        ("keme.text.template:TemplateError", ValueError),
+        ("keme.qa.verify:ProofError", ValueError),
+        ("keme.text.fill:PhrasingError", KeyError),
+        ("keme.synth.realizer:RealizationError", RuntimeError),
+        ("keme.synth.planner:NoRoom", RuntimeError),
+    ],
+)
 def test_an_error_keeps_the_builtin_its_callers_catch(name, builtin):
     module, _, attr = name.partition(":")
     cls = getattr(importlib.import_module(module), attr)
@@ -72,4 +94,7 @@ def test_a_phrasing_error_reads_as_written():
 
     with pytest.raises(PhrasingError) as caught:
         fill("At {merchant}?", {})
-    assert str(caught.value) == "template 'At {merchant}?' uses slot {merchant}, which this question does not provide"
+    assert (
+        str(caught.value)
+        == "template 'At {merchant}?' uses slot {merchant}, which this question does not provide"
+    )

@@ -40,7 +40,14 @@ def test_close_is_part_of_the_contract_and_optional():
 
 def test_the_harness_closes_a_system_that_declares_close(tmp_path, temporary_system):
     ClosedOnce.closed = 0
-    run(Settings(data=sample_dataset(), out=tmp_path, systems=[temporary_system("closed_once", ClosedOnce)], limit=1))
+    run(
+        Settings(
+            data=sample_dataset(),
+            out=tmp_path,
+            systems=[temporary_system("closed_once", ClosedOnce)],
+            limit=1,
+        )
+    )
     assert ClosedOnce.closed == 1
 
 
@@ -57,7 +64,9 @@ class Counting:
 
 def test_only_an_llm_judge_adds_its_prompts_and_runs_to_the_run_identity(tmp_path):
     llm = LLMJudge(client=SimpleNamespace(), prompts="locomo", runs=2)  # type: ignore[arg-type]
-    settings = Settings(data=sample_dataset(), out=tmp_path, systems=["bm25"], judges=[RuleJudge(), Counting(), llm])
+    settings = Settings(
+        data=sample_dataset(), out=tmp_path, systems=["bm25"], judges=[RuleJudge(), Counting(), llm]
+    )
     identity = settings.identity(SimpleNamespace(dataset_sha="x", roles=None))
     assert identity["judges"] == ["rule", "counting", "llm:locomo:2"]
 

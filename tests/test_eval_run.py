@@ -95,8 +95,18 @@ def _without_timing(summary: dict) -> dict:
 
 
 def test_a_killed_run_resumes_to_the_same_summary(tmp_path):
-    cmd = [sys.executable, "-m", "keme.cli", "eval", "--data", str(SAMPLE), "--systems", "bm25,recency",
-           "--out", str(tmp_path / "killed")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "keme.cli",
+        "eval",
+        "--data",
+        str(SAMPLE),
+        "--systems",
+        "bm25,recency",
+        "--out",
+        str(tmp_path / "killed"),
+    ]
     killed = subprocess.run(cmd, env=os.environ | {"KEME_EVAL_FAULT_AFTER": "40"}, capture_output=True)
     assert killed.returncode == -9
     records = (tmp_path / "killed/bm25/retrieve.jsonl").read_text().splitlines()
@@ -105,7 +115,9 @@ def test_a_killed_run_resumes_to_the_same_summary(tmp_path):
     assert resumed.returncode == 0, resumed.stderr
     whole = run(Settings(data=sample_dataset(), out=tmp_path / "whole", systems=["bm25", "recency"]))
     again = json.loads((tmp_path / "killed/summary.json").read_text())
-    assert _without_timing(again) | {"dataset": ""} == _without_timing(json.loads(json.dumps(whole))) | {"dataset": ""}
+    assert _without_timing(again) | {"dataset": ""} == _without_timing(json.loads(json.dumps(whole))) | {
+        "dataset": ""
+    }
 
 
 class Forgetful(FlatBM25):
@@ -137,8 +149,24 @@ def test_a_run_directory_with_other_settings_is_refused(tmp_path):
 
 
 def test_cli_evaluates_all_systems_in_one_command(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "keme.cli", "eval", "--data", str(SAMPLE), "--systems", "all",
-                             "--out", str(tmp_path), "--limit", "5"], capture_output=True, text=True)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "keme.cli",
+            "eval",
+            "--data",
+            str(SAMPLE),
+            "--systems",
+            "all",
+            "--out",
+            str(tmp_path),
+            "--limit",
+            "5",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stderr
     assert "oracle †" in result.stdout and "retrieval-only" in result.stdout
     assert (tmp_path / "leaderboard.png").exists()
@@ -149,7 +177,9 @@ def test_a_log_ignores_an_unterminated_last_line(tmp_path):
     from eval.run import Log
 
     path = tmp_path / "retrieve.jsonl"
-    path.write_text('{"question_id": "q1"}\n{"question_id": "q2"}')  # complete JSON, but its newline never came
+    path.write_text(
+        '{"question_id": "q1"}\n{"question_id": "q2"}'
+    )  # complete JSON, but its newline never came
     assert Log(path).records() == [{"question_id": "q1"}]
 
 
@@ -191,13 +221,23 @@ def _cut(log: Path, keep: int) -> None:
 @pytest.mark.parametrize("mode", ["offline", "online"])
 def test_memory_bank_resumed_mid_retrieval_retrieves_what_an_uninterrupted_run_did(tmp_path, mode):
     """Injection changes hits and lastUsedAt; the resume replays the logged retrievals to rebuild them."""
-    whole = run(Settings(data=sample_dataset(), out=tmp_path / "whole", systems=["memory_bank"], mode=mode, limit=8))
-    settings = Settings(data=sample_dataset(), out=tmp_path / "cut", systems=["memory_bank"], mode=mode, limit=8)
+    whole = run(
+        Settings(data=sample_dataset(), out=tmp_path / "whole", systems=["memory_bank"], mode=mode, limit=8)
+    )
+    settings = Settings(
+        data=sample_dataset(), out=tmp_path / "cut", systems=["memory_bank"], mode=mode, limit=8
+    )
     run(settings)
     _cut(tmp_path / "cut/memory_bank/retrieve.jsonl", 5)
     resumed = run(settings)
-    hits = [json.loads(line)["hits"] for line in (tmp_path / "whole/memory_bank/retrieve.jsonl").read_text().splitlines()]
-    again = [json.loads(line)["hits"] for line in (tmp_path / "cut/memory_bank/retrieve.jsonl").read_text().splitlines()]
+    hits = [
+        json.loads(line)["hits"]
+        for line in (tmp_path / "whole/memory_bank/retrieve.jsonl").read_text().splitlines()
+    ]
+    again = [
+        json.loads(line)["hits"]
+        for line in (tmp_path / "cut/memory_bank/retrieve.jsonl").read_text().splitlines()
+    ]
     assert again == hits
     assert _without_timing(resumed) | {"dataset": ""} == _without_timing(whole) | {"dataset": ""}
 
@@ -237,7 +277,9 @@ def test_a_saved_state_is_put_in_place_whole(tmp_path):
             raise AssertionError("a half-written state must never be loaded")
 
     state = tmp_path / "state" / "p01"
-    system_run = SystemRun(REGISTRY["bm25"], Half(), Settings(data=sample_dataset(), out=tmp_path, systems=["bm25"]), tmp_path)
+    system_run = SystemRun(
+        REGISTRY["bm25"], Half(), Settings(data=sample_dataset(), out=tmp_path, systems=["bm25"]), tmp_path
+    )
     with pytest.raises(RuntimeError):
         system_run._save_state("p01", state)
     assert not state.exists()

@@ -1,4 +1,5 @@
-"""What eval checks before it scores: the dataset, the options, the systems' parameters, a resumed run's identity."""
+"""What eval checks before it scores: the dataset, the options, the systems' parameters, a resumed run's
+identity."""
 
 from __future__ import annotations
 
@@ -29,7 +30,9 @@ def sample(tmp_path):
 def _rewrite(root, name, change):
     lines = [json.loads(line) for line in (root / name).read_text(encoding="utf-8").splitlines()]
     change(lines)
-    (root / name).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines), encoding="utf-8")
+    (root / name).write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines), encoding="utf-8"
+    )
 
 
 # ---------------------------------------------------------------- the dataset
@@ -45,7 +48,9 @@ def test_the_sample_and_imported_datasets_pass_the_scoring_checks(tmp_path):
 
 def test_an_edited_file_is_refused_before_anything_is_ingested(sample, tmp_path):
     _rewrite(sample, "qa.jsonl", lambda items: items[0]["evidence"].append("ghost"))
-    with pytest.raises(DatasetError, match=r"(?s)SHA-256 differs.*ghost.*do not exist.*--no-verify") as caught:
+    with pytest.raises(
+        DatasetError, match=r"(?s)SHA-256 differs.*ghost.*do not exist.*--no-verify"
+    ) as caught:
         run(Settings(data=verified_dataset(sample, hint=NO_VERIFY), out=tmp_path / "run", systems=["bm25"]))
     assert {v.check for v in caught.value.violations} == {"manifest", "qa"}
     assert not (tmp_path / "run").exists()
@@ -53,7 +58,9 @@ def test_an_edited_file_is_refused_before_anything_is_ingested(sample, tmp_path)
 
 def test_no_verify_scores_and_says_so(sample, tmp_path):
     _rewrite(sample, "qa.jsonl", lambda items: items[0].update(question="Edited?"))
-    summary = run(Settings(data=Dataset.load(sample), out=tmp_path / "run", systems=["bm25"], limit=2, verify=False))
+    summary = run(
+        Settings(data=Dataset.load(sample), out=tmp_path / "run", systems=["bm25"], limit=2, verify=False)
+    )
     assert summary["verified"] is False and summary["note"].startswith("NOT VERIFIED")
     assert replay_of(Dataset.load(sample), verified=False).verified is False
 
@@ -78,7 +85,9 @@ def test_validate_lists_every_bad_line_then_the_checks_that_still_apply(sample):
 
 def test_load_dataset_names_every_bad_line(sample):
     (sample / "personas.jsonl").write_bytes(b"[]\n{}\n")
-    with pytest.raises(DatasetError, match=r"(?s)2 problems:.*personas.jsonl:1: expected a JSON object.*personas.jsonl:2"):
+    with pytest.raises(
+        DatasetError, match=r"(?s)2 problems:.*personas.jsonl:1: expected a JSON object.*personas.jsonl:2"
+    ):
         Dataset.load(sample)
 
 
@@ -101,8 +110,10 @@ def test_roles_that_leave_nothing_to_replay_are_refused(tmp_path):
 
 
 # ---------------------------------------------------------------- options and parameters
-@pytest.mark.parametrize("bad", [{"k": 0}, {"depth": -1}, {"limit": 0}, {"mode": "later"}, {"roles": ("robot",)},
-                                 {"images": "pixels"}])
+@pytest.mark.parametrize(
+    "bad",
+    [{"k": 0}, {"depth": -1}, {"limit": 0}, {"mode": "later"}, {"roles": ("robot",)}, {"images": "pixels"}],
+)
 def test_settings_refuse_bad_values_through_the_api_too(tmp_path, bad):
     with pytest.raises(KemeError, match="--" + next(iter(bad))):
         Settings(data=sample_dataset(), out=tmp_path, systems=["bm25"], **bad)
@@ -116,7 +127,9 @@ def test_declared_parameters_come_from_the_constructor():
 
 def test_params_are_converted_to_the_declared_types():
     assert check_params("bm25", {"k1": 1}) == {"k1": 1.0}
-    with pytest.raises(KemeError, match=r"memory_bank has no parameter 'limt' \(parameters: root, semantic_limit"):
+    with pytest.raises(
+        KemeError, match=r"memory_bank has no parameter 'limt' \(parameters: root, semantic_limit"
+    ):
         check_params("memory_bank", {"limt": 1})
     with pytest.raises(KemeError, match=r"recency.sessions: Input should be a valid integer \(got True\)"):
         check_params("recency", {"sessions": True})
@@ -137,14 +150,20 @@ def test_a_system_configured_otherwise_is_not_resumed(tmp_path, temporary_system
     run(Settings(data=sample_dataset(), out=tmp_path, systems=[name, "recency"], limit=2))
     Tunable.version = "2"
     try:
-        with pytest.raises(KemeError, match=r"tunable configured otherwise \(fingerprint tunable-1, now tunable-2\)"):
+        with pytest.raises(
+            KemeError, match=r"tunable configured otherwise \(fingerprint tunable-1, now tunable-2\)"
+        ):
             run(Settings(data=sample_dataset(), out=tmp_path, systems=[name, "recency"], limit=2))
         recency_log = (tmp_path / "recency/retrieve.jsonl").read_text()
-        summary = run(Settings(data=sample_dataset(), out=tmp_path, systems=[name, "recency"], limit=2, force=True))
+        summary = run(
+            Settings(data=sample_dataset(), out=tmp_path, systems=[name, "recency"], limit=2, force=True)
+        )
     finally:
         Tunable.version = "1"
     assert summary["systems"][name]["fingerprint"] == "tunable-2"
-    assert (tmp_path / "recency/retrieve.jsonl").read_text() == recency_log  # the unchanged system was resumed
+    assert (
+        tmp_path / "recency/retrieve.jsonl"
+    ).read_text() == recency_log  # the unchanged system was resumed
 
 
 def test_the_same_run_resumes(tmp_path):
@@ -155,7 +174,9 @@ def test_the_same_run_resumes(tmp_path):
 
 
 # ---------------------------------------------------------------- reports
-HOSTILE = "evil|name <script>alert(1)<img src=x onerror=alert(2)> `code` [link](javascript:alert)\nsecond line"
+HOSTILE = (
+    "evil|name <script>alert(1)<img src=x onerror=alert(2)> `code` [link](javascript:alert)\nsecond line"
+)
 
 
 def test_leaderboard_markdown_escapes_system_names(tmp_path, temporary_system):
@@ -167,14 +188,23 @@ def test_leaderboard_markdown_escapes_system_names(tmp_path, temporary_system):
     widths = {len(line.replace("\\|", "").split("|")) for line in table}
     assert len(widths) == 1  # no cell breaks out of its column
     text = "\n".join(lines)
-    assert "<script>" not in text and "<img" not in text and "&lt;script&gt;" in text and "\\`code\\`" in text and "\\[link\\]" in text
+    assert (
+        "<script>" not in text
+        and "<img" not in text
+        and "&lt;script&gt;" in text
+        and "\\`code\\`" in text
+        and "\\[link\\]" in text
+    )
 
 
 def test_the_printed_leaderboard_shows_names_as_written(capsys):
     from keme.cli import print_leaderboard
 
-    summary = {"note": "reader: [bold]x[/bold]", "verified": False,
-               "systems": {"[red]styled[/red]": {"recall_any@5": 0.5, "publishable": True}}}
+    summary = {
+        "note": "reader: [bold]x[/bold]",
+        "verified": False,
+        "systems": {"[red]styled[/red]": {"recall_any@5": 0.5, "publishable": True}},
+    }
     print_leaderboard(summary, "data/[sample]")
     out = capsys.readouterr().out
     assert "[red]styled[/red]" in out and "[bold]x[/bold]" in out and "data/[sample]" in out

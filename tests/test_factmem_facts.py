@@ -36,7 +36,10 @@ def test_key_file_is_created_owner_only_and_reused(tmp_path):
 
 def test_a_value_round_trips_and_each_encryption_uses_a_fresh_nonce():
     key = AESGCM.generate_key(bit_length=256)
-    first, second = crypto.encrypt(key, "shellfish", b"health.allergy"), crypto.encrypt(key, "shellfish", b"health.allergy")
+    first, second = (
+        crypto.encrypt(key, "shellfish", b"health.allergy"),
+        crypto.encrypt(key, "shellfish", b"health.allergy"),
+    )
     assert first[:12] != second[:12]  # 96-bit random nonce per value
     assert len(first) == 12 + len(b"shellfish") + 16  # nonce + ciphertext + GCM tag
     assert crypto.decrypt(key, first, b"health.allergy") == "shellfish"
@@ -60,8 +63,10 @@ def test_a_wrong_key_fails_decryption(tmp_path, store):
 def test_a_ciphertext_moved_to_another_key_fails_decryption(store):
     store.put("address_home", "742 Evergreen Terrace", T0)
     store.put("address_work", "1 Infinite Loop", T0)
-    store.conn.execute("UPDATE facts SET value = (SELECT value FROM facts WHERE key = 'address_home')"
-                       " WHERE key = 'address_work'")
+    store.conn.execute(
+        "UPDATE facts SET value = (SELECT value FROM facts WHERE key = 'address_home')"
+        " WHERE key = 'address_work'"
+    )
     with pytest.raises(InvalidTag):
         store.get("address_work")
 
@@ -72,7 +77,9 @@ def test_an_update_deprecates_the_old_value_instead_of_deleting_it(store):
     assert store.get("career.company") == "I started at Northwind today"
     history = store.history("career.company")
     assert [(v.value, v.status) for v in history] == [
-        ("I work at Saltbox Studios", "DEPRECATED"), ("I started at Northwind today", "ACTIVE")]
+        ("I work at Saltbox Studios", "DEPRECATED"),
+        ("I started at Northwind today", "ACTIVE"),
+    ]
     assert history[1].at == T0 + timedelta(days=40)
 
 
@@ -80,12 +87,24 @@ def test_a_key_can_never_hold_two_active_values(store):
     store.put("home.city", "Minneapolis", T0)
     row = store.conn.execute("SELECT value, at, source, chain_id FROM facts").fetchone()
     with pytest.raises(sqlite3.IntegrityError):
-        store.conn.execute("INSERT INTO facts (key, value, status, at, source, chain_id) VALUES ('home.city', ?, 'ACTIVE', ?, ?, ?)", row)
+        store.conn.execute(
+            "INSERT INTO facts (key, value, status, at, source, chain_id)"
+            " VALUES ('home.city', ?, 'ACTIVE', ?, ?, ?)",
+            row,
+        )
 
 
 def test_lookup_is_by_exact_key_only(store):
     store.put("career.company", "Saltbox Studios", T0)
-    for probe in ("career", "career.", "career.%", "career.compan_", "CAREER.COMPANY", "career.company ", "%"):
+    for probe in (
+        "career",
+        "career.",
+        "career.%",
+        "career.compan_",
+        "CAREER.COMPANY",
+        "career.company ",
+        "%",
+    ):
         assert store.get(probe) is None and not store.has(probe) and store.history(probe) == []
     assert store.get("career.company") == "Saltbox Studios"
     assert store.keys() == ["career.company"]
@@ -95,7 +114,9 @@ def test_every_write_appends_a_chain_event_sealing_key_and_ciphertext(store):
     first = store.put("home.city", "Minneapolis", T0, source="user", context="s1/m3")
     second = store.put("home.city", "Denver", T0 + timedelta(days=1), source="user", context="s9/m1")
     events = store.chain.records()
-    assert [e.kind for e in events] == ["fact.put", "fact.update"] and [e.ref for e in events] == ["home.city"] * 2
+    assert [e.kind for e in events] == ["fact.put", "fact.update"] and [e.ref for e in events] == [
+        "home.city"
+    ] * 2
     assert [first.chain_id, second.chain_id] == [e.id for e in events]
     blob = store.conn.execute("SELECT value FROM facts WHERE id = ?", (second.id,)).fetchone()[0]
     assert events[1].payload_hash == hashlib.sha256(b"home.city|" + blob).hexdigest()

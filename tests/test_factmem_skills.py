@@ -57,13 +57,19 @@ def test_metadata_stays_queryable_while_the_body_is_not_loaded(store):
     assert store.loaded() == set()
     [meta] = store.catalog()
     assert (meta.name, meta.trigger, meta.version, meta.status) == (
-        "export_wechat_chat", EXPORT_CHAT.trigger, "v2.1.0", "STORED")
+        "export_wechat_chat",
+        EXPORT_CHAT.trigger,
+        "v2.1.0",
+        "STORED",
+    )
     assert kinds(store) == ["skill.add"]
 
 
 def test_a_matching_request_in_the_right_context_loads_the_skill(store):
     store.add(EXPORT_CHAT, T0)
-    [skill] = store.match("帮我导出刚才的聊天记录", WECHAT | {"android.widget.Button"}, T0 + timedelta(hours=1))
+    [skill] = store.match(
+        "帮我导出刚才的聊天记录", WECHAT | {"android.widget.Button"}, T0 + timedelta(hours=1)
+    )
     assert skill == EXPORT_CHAT
     assert store.loaded() == {("export_wechat_chat", "v2.1.0")}
     assert kinds(store) == ["skill.add", "skill.load"]

@@ -16,29 +16,87 @@ APRIL = datetime(2026, 4, 1, 9, 0)
 ASKED = datetime(2026, 5, 1, 20, 0)
 
 
-def make_session(sid: str, day: int, turns: list[tuple[str, str | None, str]], language: str = "en") -> Session:
+def make_session(
+    sid: str, day: int, turns: list[tuple[str, str | None, str]], language: str = "en"
+) -> Session:
     start = APRIL + timedelta(days=day)
-    messages = [Message(id=f"{sid}-m{i + 1}", role=role, app=app, content=text, timestamp=start + timedelta(minutes=i))
-                for i, (role, app, text) in enumerate(turns)]
-    return Session(id=sid, persona_id="p01", event_id=f"e-{sid}", language=language, pattern="test",
-                   start=messages[0].timestamp, end=messages[-1].timestamp, messages=messages)
+    messages = [
+        Message(
+            id=f"{sid}-m{i + 1}", role=role, app=app, content=text, timestamp=start + timedelta(minutes=i)
+        )
+        for i, (role, app, text) in enumerate(turns)
+    ]
+    return Session(
+        id=sid,
+        persona_id="p01",
+        event_id=f"e-{sid}",
+        language=language,
+        pattern="test",
+        start=messages[0].timestamp,
+        end=messages[-1].timestamp,
+        messages=messages,
+    )
 
 
 HISTORY = [
-    make_session("s1", 2, [("user", None, "I work at Saltbox Studios as a content strategist."),
-                           ("assistant", None, "Nice, noted.")]),
-    make_session("s2", 6, [("user", None, "For future reference: I'm allergic to shellfish."),
-                           ("assistant", None, "Got it, no shellfish.")]),
-    make_session("s3", 10, [("system", "Wallet", "Payment of $69.48 to TJ Maxx · Shopping · U.S. Bank credit card"),
-                            ("system", "Wallet", "Payment of $12.00 to Blue Bottle Coffee · Dining · U.S. Bank credit card")]),
-    make_session("s4", 19, [("system", "Wallet", "Payment of $31.20 to TJ Maxx · Shopping · U.S. Bank credit card")]),
-    make_session("s5", 20, [("user", None, "My sister Harriet is visiting from Portland next week."),
-                            ("assistant", None, "How fun!")]),
-    make_session("s6", 22, [("user", None, "How do I make a sourdough starter?"),
-                            ("assistant", None, ("1. Mix 50 g flour with 50 g water\n2. Cover loosely and keep it warm\n"
-                                                 "3. Discard half and feed it daily\n4. Use it once it doubles in 6 hours"))]),
-    make_session("s7", 25, [("user", None, "Big news: I just started my new job at Northwind Games!"),
-                            ("assistant", None, "Congratulations!")]),
+    make_session(
+        "s1",
+        2,
+        [
+            ("user", None, "I work at Saltbox Studios as a content strategist."),
+            ("assistant", None, "Nice, noted."),
+        ],
+    ),
+    make_session(
+        "s2",
+        6,
+        [
+            ("user", None, "For future reference: I'm allergic to shellfish."),
+            ("assistant", None, "Got it, no shellfish."),
+        ],
+    ),
+    make_session(
+        "s3",
+        10,
+        [
+            ("system", "Wallet", "Payment of $69.48 to TJ Maxx · Shopping · U.S. Bank credit card"),
+            ("system", "Wallet", "Payment of $12.00 to Blue Bottle Coffee · Dining · U.S. Bank credit card"),
+        ],
+    ),
+    make_session(
+        "s4", 19, [("system", "Wallet", "Payment of $31.20 to TJ Maxx · Shopping · U.S. Bank credit card")]
+    ),
+    make_session(
+        "s5",
+        20,
+        [
+            ("user", None, "My sister Harriet is visiting from Portland next week."),
+            ("assistant", None, "How fun!"),
+        ],
+    ),
+    make_session(
+        "s6",
+        22,
+        [
+            ("user", None, "How do I make a sourdough starter?"),
+            (
+                "assistant",
+                None,
+                (
+                    "1. Mix 50 g flour with 50 g water\n2. Cover loosely and keep it warm\n"
+                    "3. Discard half and feed it daily\n4. Use it once it doubles in 6 hours"
+                ),
+            ),
+        ],
+    ),
+    make_session(
+        "s7",
+        25,
+        [
+            ("user", None, "Big news: I just started my new job at Northwind Games!"),
+            ("assistant", None, "Congratulations!"),
+        ],
+    ),
 ]
 
 
@@ -83,7 +141,8 @@ def test_a_later_statement_with_the_same_key_deprecates_the_earlier_one(system):
     history = system.memory("p01").facts.history("career.company")
     assert [(v.value, v.status) for v in history] == [
         ("I work at Saltbox Studios as a content strategist.", "DEPRECATED"),
-        ("Big news: I just started my new job at Northwind Games!", "ACTIVE")]
+        ("Big news: I just started my new job at Northwind Games!", "ACTIVE"),
+    ]
 
 
 def test_questions_are_kept_as_dated_notes_not_attribute_facts():
@@ -93,14 +152,22 @@ def test_questions_are_kept_as_dated_notes_not_attribute_facts():
 
 
 def test_statements_naming_no_attribute_or_not_in_first_person_are_dated_notes():
-    session = make_session("n", 0, [("user", None, "The blue teapot cracked in the dishwasher."),
-                                    ("user", None, "Tyler's job is going well.")])
+    session = make_session(
+        "n",
+        0,
+        [
+            ("user", None, "The blue teapot cracked in the dishwasher."),
+            ("user", None, "Tyler's job is going well."),
+        ],
+    )
     facts, _ = distill(session)
     assert [f.key for f in facts] == ["said:2026-04-01", "said:2026-04-01"]
 
 
 def test_chinese_statements_use_the_chinese_lexicon():
-    session = make_session("z", 0, [("user", None, "我对花生过敏，别推荐带花生的"), ("user", None, "我在森屿家居上班")], "zh")
+    session = make_session(
+        "z", 0, [("user", None, "我对花生过敏，别推荐带花生的"), ("user", None, "我在森屿家居上班")], "zh"
+    )
     facts, _ = distill(session)
     assert [f.key for f in facts] == ["health.allergy", "career.company"]
 
@@ -112,10 +179,21 @@ def test_an_enumerated_procedure_becomes_a_skill_triggered_by_the_request(system
 
 
 def test_procedures_need_three_numbered_or_bulleted_items():
-    assert procedure_steps("- preheat the oven\n- mix\n- bake 20 min") == ["preheat the oven", "mix", "bake 20 min"]
+    assert procedure_steps("- preheat the oven\n- mix\n- bake 20 min") == [
+        "preheat the oven",
+        "mix",
+        "bake 20 min",
+    ]
     assert procedure_steps("Try this: 1) open Settings 2) tap Wi-Fi 3) forget the network") == [
-        "open Settings", "tap Wi-Fi", "forget the network"]
-    assert procedure_steps("第一步：打开微信\n第二步：进入聊天\n第三步：长按消息") == ["打开微信", "进入聊天", "长按消息"]
+        "open Settings",
+        "tap Wi-Fi",
+        "forget the network",
+    ]
+    assert procedure_steps("第一步：打开微信\n第二步：进入聊天\n第三步：长按消息") == [
+        "打开微信",
+        "进入聊天",
+        "长按消息",
+    ]
     assert procedure_steps("1. mix\n2. bake") is None
     assert procedure_steps("It costs $1. Then 2. maybe 3. fine") is None
 
@@ -138,7 +216,10 @@ def test_a_bill_question_is_answered_by_its_dated_key(system):
 def test_a_chinese_bill_question_uses_the_chinese_date_and_pay_word(tmp_path):
     built = FactMem(root=tmp_path)
     built.reset("p02")
-    built.ingest("p02", make_session("z1", 2, [("system", "钱包", "【支付成功】山姆会员店 支出¥425.06｜分类：买菜")], "zh"))
+    built.ingest(
+        "p02",
+        make_session("z1", 2, [("system", "钱包", "【支付成功】山姆会员店 支出¥425.06｜分类：买菜")], "zh"),
+    )
     hits = built.retrieve("p02", Query(text="我4月3日在山姆会员店花了多少钱？", now=ASKED), 3).hits
     assert hits[0].message_ids == ["z1-m1"] and hits[0].text.startswith("bill:2026-04-03:")
     built.close()
@@ -147,7 +228,9 @@ def test_a_chinese_bill_question_uses_the_chinese_date_and_pay_word(tmp_path):
 def test_a_persona_question_gets_the_current_value_then_the_superseded_one(system):
     hits = ask(system, "Where do I work?", k=2)
     assert [h.message_ids for h in hits] == [["s7-m1"], ["s1-m1"]]
-    assert hits[0].text.startswith("career.company: ") and hits[1].text.startswith("career.company (superseded): ")
+    assert hits[0].text.startswith("career.company: ") and hits[1].text.startswith(
+        "career.company (superseded): "
+    )
 
 
 def test_a_key_lookup_sees_the_value_current_at_query_time(system):
@@ -172,7 +255,12 @@ def test_a_question_matching_a_skill_trigger_returns_the_procedure(system):
 
 
 def test_nothing_written_after_now_is_returned(system):
-    hits = ask(system, "How much did I pay at TJ Maxx on April 20? sourdough Portland", k=10, now=APRIL + timedelta(days=15))
+    hits = ask(
+        system,
+        "How much did I pay at TJ Maxx on April 20? sourdough Portland",
+        k=10,
+        now=APRIL + timedelta(days=15),
+    )
     assert hits and all(h.timestamp <= APRIL + timedelta(days=15) for h in hits)
 
 

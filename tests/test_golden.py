@@ -35,8 +35,13 @@ def test_synthesized_dataset_matches_its_golden_digests(tmp_path, name):
     out = tmp_path / name
     subprocess.run(
         [sys.executable, "-m", "keme.cli", "synth", "--config", f"configs/{name}.yaml", "--out", str(out)],
-        cwd=ROOT, check=True, capture_output=True, timeout=600,
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        timeout=600,
     )
     expected, actual = _expected(name), _actual(out)
-    changed = sorted(path for path in expected.keys() | actual.keys() if expected.get(path) != actual.get(path))
+    changed = sorted(
+        path for path in expected.keys() | actual.keys() if expected.get(path) != actual.get(path)
+    )
     assert changed == [], f"{name}: these files differ from tests/golden/{name}.sha256"

@@ -34,10 +34,15 @@ def test_locomo_dates_parse():
     assert parse_when("1:56 pm on 8 May, 2023").isoformat() == "2023-05-08T13:56:00"
 
 
-@pytest.mark.parametrize("raw, ids", [
-    (["D8:6; D9:17"], ["D8:6", "D9:17"]), (["D1:3 D1:5"], ["D1:3", "D1:5"]), (["D01:03"], ["D1:3"]),
-    ("D2:1,D2:2", ["D2:1", "D2:2"]),
-])
+@pytest.mark.parametrize(
+    "raw, ids",
+    [
+        (["D8:6; D9:17"], ["D8:6", "D9:17"]),
+        (["D1:3 D1:5"], ["D1:3", "D1:5"]),
+        (["D01:03"], ["D1:3"]),
+        ("D2:1,D2:2", ["D2:1", "D2:2"]),
+    ],
+)
 def test_locomo_evidence_is_normalised(raw, ids):
     assert normalize_evidence(raw)[0] == ids
 
@@ -45,12 +50,20 @@ def test_locomo_evidence_is_normalised(raw, ids):
 def test_locomo_categories_map_to_types(locomo):
     qa = _qa(locomo[0])
     assert [qa[f"conv-1:q{i}"].type for i in range(1, 7)] == [
-        "single_hop", "temporal_reasoning", "multi_hop", "single_hop", "open_domain", "adversarial"]
+        "single_hop",
+        "temporal_reasoning",
+        "multi_hop",
+        "single_hop",
+        "open_domain",
+        "adversarial",
+    ]
 
 
 def test_locomo_adversarial_items_expect_abstention(locomo):
     item = _qa(locomo[0])["conv-1:q6"]
-    assert item.spec.kind == "abstain" and item.proof.args["adversarial_answer"] == "Melanie's dog is named Max"
+    assert (
+        item.spec.kind == "abstain" and item.proof.args["adversarial_answer"] == "Melanie's dog is named Max"
+    )
 
 
 def test_locomo_malformed_evidence_is_resolved_or_counted_never_fatal(locomo):
@@ -83,7 +96,9 @@ def test_longmemeval_conventions(tmp_path):
     stats = import_longmemeval(FIXTURES / "longmemeval_mini.json", tmp_path / "lme")
     qa = _qa(tmp_path / "lme")
     assert qa["q1"].evidence == ["q1:answer_1_1"]
-    assert qa["q1"].evidence_sessions == ["q1:answer_1"]  # answer_2 has no has_answer user turn: relabelled noans
+    assert qa["q1"].evidence_sessions == [
+        "q1:answer_1"
+    ]  # answer_2 has no has_answer user turn: relabelled noans
     assert qa["q2_abs"].type == "abstention" and qa["q2_abs"].spec.kind == "abstain"
     assert qa["q3"].evidence_sessions == []  # evidence only in an assistant turn
     assert stats["import"]["noans_relabelled_sessions"] == 2
@@ -127,18 +142,36 @@ def test_export_then_import_locomo_round_trips_the_sample(tmp_path):
 
 # -- ids that are not file names, bad records, and where the dataset goes
 
-def _locomo_sample(sample_id, *, dates=("1:56 pm on 8 May, 2023", "10:37 am on 27 June, 2023"), turns=None,
-                   qa=None):
+
+def _locomo_sample(
+    sample_id, *, dates=("1:56 pm on 8 May, 2023", "10:37 am on 27 June, 2023"), turns=None, qa=None
+):
     conversation = {"speaker_a": "Ann", "speaker_b": "Bob"}
     for number, when in enumerate(dates, start=1):
         conversation[f"session_{number}_date_time"] = when
-        conversation[f"session_{number}"] = turns[number - 1] if turns else [
-            {"speaker": "Ann", "dia_id": f"D{number}:1", "text": f"{sample_id} says hello in session {number}"},
-            {"speaker": "Bob", "dia_id": f"D{number}:2", "text": f"Bob answers {sample_id} in session {number}"},
-        ]
-    return {"sample_id": sample_id, "conversation": conversation,
-            "qa": qa if qa is not None else [{"question": "Who says hello?", "answer": "Ann", "evidence": ["D1:1"],
-                                              "category": 4}]}
+        conversation[f"session_{number}"] = (
+            turns[number - 1]
+            if turns
+            else [
+                {
+                    "speaker": "Ann",
+                    "dia_id": f"D{number}:1",
+                    "text": f"{sample_id} says hello in session {number}",
+                },
+                {
+                    "speaker": "Bob",
+                    "dia_id": f"D{number}:2",
+                    "text": f"Bob answers {sample_id} in session {number}",
+                },
+            ]
+        )
+    return {
+        "sample_id": sample_id,
+        "conversation": conversation,
+        "qa": qa
+        if qa is not None
+        else [{"question": "Who says hello?", "answer": "Ann", "evidence": ["D1:1"], "category": 4}],
+    }
 
 
 def _write(tmp_path, name, records):
@@ -148,7 +181,9 @@ def _write(tmp_path, name, records):
 
 
 def test_locomo_sample_ids_that_are_not_file_names_are_renamed_and_the_original_kept(tmp_path):
-    stats = import_locomo(_write(tmp_path, "l.json", [_locomo_sample("../x"), _locomo_sample("a/b")]), tmp_path / "d")
+    stats = import_locomo(
+        _write(tmp_path, "l.json", [_locomo_sample("../x"), _locomo_sample("a/b")]), tmp_path / "d"
+    )
     qa = read_jsonl(tmp_path / "d/qa.jsonl", QAItem)
     assert [q.persona_id for q in qa] == [safe_id("../x"), safe_id("a/b")]
     assert [q.proof.args["source_sample_id"] for q in qa] == ["../x", "a/b"]
@@ -158,19 +193,27 @@ def test_locomo_sample_ids_that_are_not_file_names_are_renamed_and_the_original_
 
 
 def test_a_repeated_sample_id_keeps_both_samples_under_distinct_ids(tmp_path):
-    stats = import_locomo(_write(tmp_path, "l.json", [_locomo_sample("c1"), _locomo_sample("c1")]), tmp_path / "d")
+    stats = import_locomo(
+        _write(tmp_path, "l.json", [_locomo_sample("c1"), _locomo_sample("c1")]), tmp_path / "d"
+    )
     personas = [p.id for p in read_jsonl(tmp_path / "d/personas.jsonl", Persona)]
     assert personas[0] == "c1" and len(set(personas)) == 2
     assert stats["import"]["duplicate_sample_ids"] == 1
 
 
 def test_a_repeated_dia_id_is_counted_and_evidence_keeps_the_first_turn(tmp_path):
-    turns = [[{"speaker": "Ann", "dia_id": "D1:1", "text": "first"}, {"speaker": "Bob", "dia_id": "D1:1", "text": "again"}],
-             [{"speaker": "Ann", "dia_id": "D2:1", "text": "later"}]]
+    turns = [
+        [
+            {"speaker": "Ann", "dia_id": "D1:1", "text": "first"},
+            {"speaker": "Bob", "dia_id": "D1:1", "text": "again"},
+        ],
+        [{"speaker": "Ann", "dia_id": "D2:1", "text": "later"}],
+    ]
     stats = import_locomo(_write(tmp_path, "l.json", [_locomo_sample("c1", turns=turns)]), tmp_path / "d")
     assert stats["import"]["duplicate_turn_ids"] == 1
-    assert stats["import_problems"] == ["sample 1 (c1), session_1, turn 2: dia_id D1:1 already used; "
-                                        "kept for evidence is the first"]
+    assert stats["import_problems"] == [
+        "sample 1 (c1), session_1, turn 2: dia_id D1:1 already used; kept for evidence is the first"
+    ]
     assert _qa(tmp_path / "d")["c1:q1"].evidence == ["c1:D1:1"]
     assert validate(tmp_path / "d") == []
 
@@ -179,7 +222,9 @@ def test_sessions_dated_out_of_order_are_put_in_time_order(tmp_path):
     sample = _locomo_sample("c1", dates=("10:37 am on 27 June, 2023", "1:56 pm on 8 May, 2023"))
     stats = import_locomo(_write(tmp_path, "l.json", [sample]), tmp_path / "d")
     persona = read_jsonl(tmp_path / "d/personas.jsonl", Persona)[0]
-    assert persona.start.isoformat() == "2023-05-08T13:56:00" and persona.end.date().isoformat() == "2023-06-27"
+    assert (
+        persona.start.isoformat() == "2023-05-08T13:56:00" and persona.end.date().isoformat() == "2023-06-27"
+    )
     assert [s.id for s in read_jsonl(tmp_path / "d/sessions.jsonl", Session)] == ["c1:S2", "c1:S1"]
     assert stats["import"]["sessions_out_of_order"] == 1
     assert validate(tmp_path / "d") == []
@@ -195,15 +240,22 @@ def test_sessions_with_the_same_date_are_moved_apart(tmp_path):
 
 
 def test_a_bad_turn_is_skipped_and_named_by_position(tmp_path):
-    turns = [[{"speaker": "Ann", "dia_id": "D1:1", "text": "hi"}, {"speaker": None, "dia_id": "D1:2", "text": "x"},
-              {"speaker": "Bob", "dia_id": 3, "text": "y"}, "not a turn"],
-             [{"speaker": "Ann", "dia_id": "D2:1", "text": "later"}]]
+    turns = [
+        [
+            {"speaker": "Ann", "dia_id": "D1:1", "text": "hi"},
+            {"speaker": None, "dia_id": "D1:2", "text": "x"},
+            {"speaker": "Bob", "dia_id": 3, "text": "y"},
+            "not a turn",
+        ],
+        [{"speaker": "Ann", "dia_id": "D2:1", "text": "later"}],
+    ]
     stats = import_locomo(_write(tmp_path, "l.json", [_locomo_sample("c1", turns=turns)]), tmp_path / "d")
     assert stats["import"]["turns_skipped"] == 3
     assert stats["import_problems"] == [
         "sample 1 (c1), session_1, turn 2: speaker: Input should be a valid string (got null)",
         "sample 1 (c1), session_1, turn 3: dia_id: Input should be a valid string (got a number)",
-        "sample 1 (c1), session_1, turn 4: expected a JSON object, found a string"]
+        "sample 1 (c1), session_1, turn 4: expected a JSON object, found a string",
+    ]
     assert stats["messages"] == 2
 
 
@@ -238,7 +290,12 @@ def test_an_existing_dataset_is_replaced_only_with_force(tmp_path):
     import_locomo(source, tmp_path / "d")
     with pytest.raises(KemeError, match="already holds a keme dataset; pass --force"):
         import_locomo(source, tmp_path / "d")
-    assert import_locomo(_write(tmp_path, "m.json", [_locomo_sample("c2")]), tmp_path / "d", force=True)["personas"] == 1
+    assert (
+        import_locomo(_write(tmp_path, "m.json", [_locomo_sample("c2")]), tmp_path / "d", force=True)[
+            "personas"
+        ]
+        == 1
+    )
     assert [p.id for p in read_jsonl(tmp_path / "d/personas.jsonl", Persona)] == ["c2"]
 
 
@@ -260,28 +317,48 @@ def test_a_directory_that_is_not_a_dataset_is_never_written_into(tmp_path):
 
 
 def _lme_instance(qid, session_ids=("s1", "s2"), dates=("2023/05/20 (Sat) 02:21", "2023/05/25 (Thu) 10:02")):
-    return {"question_id": qid, "question_type": "single-session-user", "question": "Where do I work?",
-            "answer": "Acme", "question_date": "2023/05/30 (Tue) 23:40", "haystack_session_ids": list(session_ids),
-            "haystack_dates": list(dates),
-            "haystack_sessions": [[{"role": "user", "content": f"{qid} {s}: I work at Acme", "has_answer": True},
-                                   {"role": "assistant", "content": f"noted {s}"}] for s in session_ids],
-            "answer_session_ids": [session_ids[0]]}
+    return {
+        "question_id": qid,
+        "question_type": "single-session-user",
+        "question": "Where do I work?",
+        "answer": "Acme",
+        "question_date": "2023/05/30 (Tue) 23:40",
+        "haystack_session_ids": list(session_ids),
+        "haystack_dates": list(dates),
+        "haystack_sessions": [
+            [
+                {"role": "user", "content": f"{qid} {s}: I work at Acme", "has_answer": True},
+                {"role": "assistant", "content": f"noted {s}"},
+            ]
+            for s in session_ids
+        ],
+        "answer_session_ids": [session_ids[0]],
+    }
 
 
 def test_longmemeval_ids_that_are_not_file_names_are_renamed_and_the_original_kept(tmp_path):
-    stats = import_longmemeval(_write(tmp_path, "m.json", [_lme_instance("../q", session_ids=("/s", "s/.."))]),
-                               tmp_path / "d")
+    stats = import_longmemeval(
+        _write(tmp_path, "m.json", [_lme_instance("../q", session_ids=("/s", "s/.."))]), tmp_path / "d"
+    )
     qid = safe_id("../q")
     item = _qa(tmp_path / "d")[qid]
     assert item.proof.args["source_question_id"] == "../q"
-    assert item.evidence_sessions == [f"{qid}:{safe_id('/s')}"]  # answer_session_ids still match the source ids
-    assert stats["renamed_ids"] == {qid: "../q", f"{qid}:{safe_id('/s')}": "/s", f"{qid}:{safe_id('s/..')}": "s/.."}
+    assert item.evidence_sessions == [
+        f"{qid}:{safe_id('/s')}"
+    ]  # answer_session_ids still match the source ids
+    assert stats["renamed_ids"] == {
+        qid: "../q",
+        f"{qid}:{safe_id('/s')}": "/s",
+        f"{qid}:{safe_id('s/..')}": "s/..",
+    }
     assert validate(tmp_path / "d") == []
 
 
 def test_longmemeval_repeated_ids_are_renamed_and_counted(tmp_path):
-    stats = import_longmemeval(_write(tmp_path, "m.json", [_lme_instance("q1", session_ids=("s1", "s1")),
-                                                           _lme_instance("q1")]), tmp_path / "d")
+    stats = import_longmemeval(
+        _write(tmp_path, "m.json", [_lme_instance("q1", session_ids=("s1", "s1")), _lme_instance("q1")]),
+        tmp_path / "d",
+    )
     assert stats["import"]["duplicate_question_ids"] == 1 and stats["import"]["duplicate_session_ids"] == 1
     assert len({q.id for q in read_jsonl(tmp_path / "d/qa.jsonl", QAItem)}) == 2
 
@@ -290,7 +367,9 @@ def test_longmemeval_bad_records_are_skipped_and_counted(tmp_path):
     bad_turn = _lme_instance("q2")
     bad_turn["haystack_sessions"][1][1] = {"role": "assistant", "content": 7}
     bad_date = _lme_instance("q3", dates=(20230520, "2023/05/25 (Thu) 10:02"))
-    stats = import_longmemeval(_write(tmp_path, "m.json", [{"question_id": "q1"}, bad_turn, bad_date]), tmp_path / "d")
+    stats = import_longmemeval(
+        _write(tmp_path, "m.json", [{"question_id": "q1"}, bad_turn, bad_date]), tmp_path / "d"
+    )
     assert stats["personas"] == 2
     assert stats["import"]["instances_skipped"] == 1 and stats["import"]["turns_skipped"] == 1
     assert stats["import"]["unparsed_dates"] == 1

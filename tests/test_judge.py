@@ -12,18 +12,36 @@ from keme.models import AnswerSpec, Proof, QAItem
 
 def item(spec: AnswerSpec, answer: str = "x", language: str = "en") -> QAItem:
     return QAItem(
-        id="q", persona_id="p", question="?", answer=answer, spec=spec, type="single_hop", subtype="t",
-        evidence=[], evidence_sessions=[], asked_at=datetime(2026, 6, 1), hops=1, difficulty="easy",
-        language=language, node="n", proof=Proof(op="value", quotes=[]),
+        id="q",
+        persona_id="p",
+        question="?",
+        answer=answer,
+        spec=spec,
+        type="single_hop",
+        subtype="t",
+        evidence=[],
+        evidence_sessions=[],
+        asked_at=datetime(2026, 6, 1),
+        hops=1,
+        difficulty="easy",
+        language=language,
+        node="n",
+        proof=Proof(op="value", quotes=[]),
     )
 
 
 judge = RuleJudge()
 
 
-@pytest.mark.parametrize("prediction, correct", [
-    ("You paid $5.40 there.", True), ("It was 5.4 dollars", True), ("About $6", False), ("On March 5 you paid", False),
-])
+@pytest.mark.parametrize(
+    "prediction, correct",
+    [
+        ("You paid $5.40 there.", True),
+        ("It was 5.4 dollars", True),
+        ("About $6", False),
+        ("On March 5 you paid", False),
+    ],
+)
 def test_number_answers(prediction, correct):
     spec = AnswerSpec(kind="number", value="5.40", unit="USD")
     assert judge.judge(item(spec), prediction).correct is correct
@@ -61,9 +79,15 @@ def test_choice_by_letter_or_option_text():
     assert judge.judge(item(spec), "I'd go with window seats").correct
 
 
-@pytest.mark.parametrize("prediction, correct", [
-    ("That was never mentioned.", True), ("I don't know.", True), ("没有提到过", True), ("It was $20.", False),
-])
+@pytest.mark.parametrize(
+    "prediction, correct",
+    [
+        ("That was never mentioned.", True),
+        ("I don't know.", True),
+        ("没有提到过", True),
+        ("It was $20.", False),
+    ],
+)
 def test_abstention(prediction, correct):
     assert judge.judge(item(AnswerSpec(kind="abstain", value="abstain")), prediction).correct is correct
 

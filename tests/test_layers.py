@@ -40,6 +40,7 @@ RANK = {unit: i for i, layer in enumerate(KEME_LAYERS) for unit in layer}
 EVAL_MAY_IMPORT = {"keme", "keme.errors", "keme.models", "keme.text", "keme.dataset", "keme.llm"}
 BASELINES_MAY_IMPORT = {"keme", "keme.errors", "keme.models", "keme.text", "keme.dataset"}
 
+
 def module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
     if parts[-1] == "__init__":
@@ -137,9 +138,14 @@ def first_party_imports_inside_functions(path: Path) -> list[str]:
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            found += [f"{path.relative_to(ROOT)}:{inner.lineno}" for inner in ast.walk(node)
-                      if isinstance(inner, ast.ImportFrom) and (inner.level or (inner.module or "").split(".")[0] in TREES)
-                      or isinstance(inner, ast.Import) and any(a.name.split(".")[0] in TREES for a in inner.names)]
+            found += [
+                f"{path.relative_to(ROOT)}:{inner.lineno}"
+                for inner in ast.walk(node)
+                if isinstance(inner, ast.ImportFrom)
+                and (inner.level or (inner.module or "").split(".")[0] in TREES)
+                or isinstance(inner, ast.Import)
+                and any(a.name.split(".")[0] in TREES for a in inner.names)
+            ]
     return found
 
 
@@ -147,6 +153,11 @@ def test_only_the_cli_defers_its_own_imports():
     """A deferred first-party import elsewhere hides a dependency (or a cycle); the CLI defers so that a
     command loads only the stages it runs. Optional third-party extras (playwright, insightface, mcp, ...)
     may still load late anywhere."""
-    deferred = [where for tree in TREES for path in sorted((ROOT / tree).rglob("*.py"))
-                if path != ROOT / "keme/cli.py" for where in first_party_imports_inside_functions(path)]
+    deferred = [
+        where
+        for tree in TREES
+        for path in sorted((ROOT / tree).rglob("*.py"))
+        if path != ROOT / "keme/cli.py"
+        for where in first_party_imports_inside_functions(path)
+    ]
     assert deferred == []

@@ -45,7 +45,9 @@ def test_accepted_dialogues_are_llm_authored_and_link_their_evidence(tmp_path):
 
 def test_llm_planned_chapters_keep_the_graph_valid(tmp_path):
     cfg = small_config(LLM)
-    client = LLMClient(cfg.llm.model_copy(update={"cache_dir": str(tmp_path / "cache")}), provider=ScriptedProvider())
+    client = LLMClient(
+        cfg.llm.model_copy(update={"cache_dir": str(tmp_path / "cache")}), provider=ScriptedProvider()
+    )
     manifest = synthesize_dataset(cfg, tmp_path / "d", brain=make_brain(cfg, client))
     agents = manifest.stages["synth"]["agents"]
     assert agents["planner.accepted"] >= 1
@@ -102,7 +104,11 @@ def test_a_warm_cache_makes_zero_calls_and_the_same_dataset(tmp_path):
 def test_the_replay_provider_reproduces_a_recorded_run_without_a_model(tmp_path):
     cfg = small_config(LLM)
     _run(cfg, tmp_path / "a", tmp_path / "cache", ScriptedProvider())
-    replay = cfg.model_copy(update={"llm": cfg.llm.model_copy(update={"provider": "replay", "cache_dir": str(tmp_path / "cache")})})
+    replay = cfg.model_copy(
+        update={
+            "llm": cfg.llm.model_copy(update={"provider": "replay", "cache_dir": str(tmp_path / "cache")})
+        }
+    )
     synthesize_dataset(replay, tmp_path / "b", force=True)
     assert (tmp_path / "a/sessions.jsonl").read_bytes() == (tmp_path / "b/sessions.jsonl").read_bytes()
 
@@ -122,7 +128,11 @@ def test_the_compatibility_context_stays_within_its_token_cap(tmp_path):
 
 def test_the_cache_key_covers_model_messages_params_and_schema(tmp_path):
     cache = DiskCache(tmp_path)
-    client = LLMClient(small_config().llm.model_copy(update={"cache_dir": str(tmp_path)}), provider=ScriptedProvider(), cache=cache)
+    client = LLMClient(
+        small_config().llm.model_copy(update={"cache_dir": str(tmp_path)}),
+        provider=ScriptedProvider(),
+        cache=cache,
+    )
     base = [{"role": "user", "content": 'Rewrite this question. Question: "Where?"'}]
     schema = {"title": "Reworded", "type": "object"}
     client.chat(base, stage="t", schema=schema)

@@ -33,10 +33,20 @@ class Endpoint(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(json.dumps({"error": {"message": f"status {status}", "type": "test"}}).encode())
             return
-        reply = {"id": "x", "object": "chat.completion", "created": 0, "model": body["model"],
-                 "choices": [{"index": 0, "finish_reason": "stop",
-                              "message": {"role": "assistant", "content": '{"city": "Lisbon"}'}}],
-                 "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}}
+        reply = {
+            "id": "x",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": '{"city": "Lisbon"}'},
+                }
+            ],
+            "usage": {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17},
+        }
         data = json.dumps(reply).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -60,8 +70,16 @@ def endpoint():
 
 def client(endpoint, tmp_path, monkeypatch, **extra) -> LLMClient:
     monkeypatch.setenv("KEME_TEST_KEY", SECRET)
-    config = LLMConfig(provider="openai", base_url=endpoint, model="test-model", api_key_env="KEME_TEST_KEY",
-                       cache_dir=str(tmp_path / "cache"), max_retries=3, backoff_base_s=0.01, **extra)
+    config = LLMConfig(
+        provider="openai",
+        base_url=endpoint,
+        model="test-model",
+        api_key_env="KEME_TEST_KEY",
+        cache_dir=str(tmp_path / "cache"),
+        max_retries=3,
+        backoff_base_s=0.01,
+        **extra,
+    )
     return LLMClient(config, sleep=lambda s: None)
 
 
@@ -89,9 +107,13 @@ def test_gives_up_after_the_retry_budget(endpoint, tmp_path, monkeypatch):
         client(endpoint, tmp_path, monkeypatch).chat([{"role": "user", "content": "x"}], stage="t")
 
 
-@pytest.mark.parametrize("status, advice", [(401, "check \\$KEME_TEST_KEY"), (403, "permissions"),
-                                            (404, "check llm.model and llm.base_url")])
-def test_auth_and_not_found_are_not_retried_and_say_what_to_fix(endpoint, tmp_path, monkeypatch, status, advice):
+@pytest.mark.parametrize(
+    "status, advice",
+    [(401, "check \\$KEME_TEST_KEY"), (403, "permissions"), (404, "check llm.model and llm.base_url")],
+)
+def test_auth_and_not_found_are_not_retried_and_say_what_to_fix(
+    endpoint, tmp_path, monkeypatch, status, advice
+):
     Endpoint.script = [status, 200]
     with pytest.raises(FatalError, match=advice):
         client(endpoint, tmp_path, monkeypatch).chat([{"role": "user", "content": "x"}], stage="t")
@@ -100,8 +122,12 @@ def test_auth_and_not_found_are_not_retried_and_say_what_to_fix(endpoint, tmp_pa
 
 def test_a_missing_key_for_a_remote_endpoint_is_explained(monkeypatch, tmp_path):
     monkeypatch.delenv("NO_SUCH_KEY", raising=False)
-    config = LLMConfig(provider="openai", base_url="https://api.example.com/v1", api_key_env="NO_SUCH_KEY",
-                       cache_dir=str(tmp_path))
+    config = LLMConfig(
+        provider="openai",
+        base_url="https://api.example.com/v1",
+        api_key_env="NO_SUCH_KEY",
+        cache_dir=str(tmp_path),
+    )
     with pytest.raises(FatalError, match="set the environment variable NO_SUCH_KEY"):
         LLMClient(config).chat([{"role": "user", "content": "x"}], stage="t")
 
@@ -129,7 +155,11 @@ def test_the_api_key_is_sent_but_never_stored(endpoint, tmp_path, monkeypatch):
 
 
 def test_cost_is_estimated_from_the_price_table(endpoint, tmp_path, monkeypatch):
-    llm = client(endpoint, tmp_path, monkeypatch,
-                 prices={"test-model": {"prompt_per_mtok": 2.0, "completion_per_mtok": 10.0}})
+    llm = client(
+        endpoint,
+        tmp_path,
+        monkeypatch,
+        prices={"test-model": {"prompt_per_mtok": 2.0, "completion_per_mtok": 10.0}},
+    )
     llm.chat([{"role": "user", "content": "city?"}], stage="t")
     assert llm.ledger.stages["t"].cost_usd == pytest.approx((12 * 2.0 + 5 * 10.0) / 1e6)

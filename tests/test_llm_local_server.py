@@ -1,4 +1,5 @@
-"""The local provider runs its model behind a server in a child process: what it sends, and what a crash becomes.
+"""The local provider runs its model behind a server in a child process: what it sends, and what a crash
+becomes.
 
 A stand-in server (tests/llm_doubles.FAKE_LLAMA_SERVER) takes llama.cpp's place, so these run fast and
 without the model; tests/test_llm_live.py runs the real one.
@@ -32,10 +33,12 @@ def gguf(tmp_path):
 
 
 def local_client(tmp_path, gguf, behaviour="ok", **extra) -> LLMClient:
-    config = LLMConfig(provider="local", model_path=str(gguf), cache_dir=str(tmp_path / "cache"), timeout_s=20,
-                       **extra)
-    provider = LocalProvider(config, server=lambda cfg, path: LocalServer(fake_llama_command(behaviour),
-                                                                          startup_timeout_s=20))
+    config = LLMConfig(
+        provider="local", model_path=str(gguf), cache_dir=str(tmp_path / "cache"), timeout_s=20, **extra
+    )
+    provider = LocalProvider(
+        config, server=lambda cfg, path: LocalServer(fake_llama_command(behaviour), startup_timeout_s=20)
+    )
     return LLMClient(config, provider=provider)
 
 
@@ -75,7 +78,9 @@ def test_a_sigill_in_the_model_is_an_error_naming_the_cause_and_the_fix(tmp_path
         client.close()
     message = str(caught.value)
     assert "killed by SIGILL" in message and "CPU features this machine lacks" in message
-    assert "run scripts/setup.sh, which builds it portably" in message and "about to decode a batch" in message
+    assert (
+        "run scripts/setup.sh, which builds it portably" in message and "about to decode a batch" in message
+    )
     assert client.ledger.stages["t"].retries == 0  # a dead model is not retried
 
 
@@ -109,7 +114,8 @@ def test_closing_the_client_stops_the_server_and_removes_its_log(tmp_path, gguf)
 
 PARENT = r"""
 import os, subprocess, sys, time
-child = subprocess.Popen([sys.executable, "-m", "keme.llm.child", str(os.getpid()), "http.server", "0", "--bind", "127.0.0.1"],
+child = subprocess.Popen([sys.executable, "-m", "keme.llm.child", str(os.getpid()),
+                          "http.server", "0", "--bind", "127.0.0.1"],
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 print(child.pid, flush=True)
 time.sleep(60)
@@ -119,8 +125,12 @@ time.sleep(60)
 def test_the_child_does_not_outlive_a_killed_keme():
     """No orphans: the child notices its parent is gone, even after SIGKILL, when no exit handler runs."""
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    parent = subprocess.Popen([sys.executable, "-c", PARENT], stdout=subprocess.PIPE, text=True,
-                              env=os.environ | {"PYTHONPATH": root})
+    parent = subprocess.Popen(
+        [sys.executable, "-c", PARENT],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=os.environ | {"PYTHONPATH": root},
+    )
     child = int(parent.stdout.readline())
     assert alive(child)
     parent.send_signal(signal.SIGKILL)
@@ -149,17 +159,27 @@ except KeyboardInterrupt:
 
 def test_ctrl_c_in_keme_stops_the_server():
     tests = os.path.dirname(os.path.abspath(__file__))
-    parent = subprocess.Popen([sys.executable, "-c", INTERRUPTED, tests], stdout=subprocess.PIPE, text=True,
-                              env=os.environ | {"PYTHONPATH": os.path.dirname(tests)})
+    parent = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED, tests],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=os.environ | {"PYTHONPATH": os.path.dirname(tests)},
+    )
     child = int(parent.stdout.readline())
     parent.send_signal(signal.SIGINT)
     assert parent.wait(timeout=30) == 130
     assert not alive(child)
 
 
-@pytest.mark.parametrize("code, words", [(-signal.SIGILL, "CPU features this machine lacks"),
-                                         (-signal.SIGSEGV, "crashed with SIGSEGV"),
-                                         (-signal.SIGKILL, "out of memory"), (1, "exited with code 1")])
+@pytest.mark.parametrize(
+    "code, words",
+    [
+        (-signal.SIGILL, "CPU features this machine lacks"),
+        (-signal.SIGSEGV, "crashed with SIGSEGV"),
+        (-signal.SIGKILL, "out of memory"),
+        (1, "exited with code 1"),
+    ],
+)
 def test_each_way_of_dying_is_explained(code, words):
     assert words in describe_exit(code)
 
@@ -168,6 +188,14 @@ def test_the_server_command_passes_the_local_settings():
     command = llama_server_command("/m.gguf", alias="smol", n_ctx=2048, n_threads=3, seed=11, parent=42)(8123)
     assert command[1:5] == ["-m", "keme.llm.child", "42", "llama_cpp.server"]
     pairs = dict(zip(command[5::2], command[6::2]))
-    assert pairs == {"--model": "/m.gguf", "--model_alias": "smol", "--host": "127.0.0.1", "--port": "8123",
-                     "--n_ctx": "2048", "--seed": "11", "--interrupt_requests": "False", "--verbose": "False",
-                     "--n_threads": "3"}
+    assert pairs == {
+        "--model": "/m.gguf",
+        "--model_alias": "smol",
+        "--host": "127.0.0.1",
+        "--port": "8123",
+        "--n_ctx": "2048",
+        "--seed": "11",
+        "--interrupt_requests": "False",
+        "--verbose": "False",
+        "--n_threads": "3",
+    }

@@ -13,8 +13,12 @@ spec = importlib.util.spec_from_file_location("llama_portable", ROOT / "scripts/
 portable = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(portable)
 
-NATIVE_INFO = "CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | AVX512 = 1 | AVX512_VNNI = 1 | AMX_INT8 = 1 | OPENMP = 1 |"
-PORTABLE_INFO = "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | OPENMP = 1 |"
+NATIVE_INFO = (
+    "CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | AVX512 = 1 | AVX512_VNNI = 1 | AMX_INT8 = 1 | OPENMP = 1 |"
+)
+PORTABLE_INFO = (
+    "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | OPENMP = 1 |"
+)
 
 
 @pytest.fixture
@@ -56,8 +60,11 @@ def test_a_wheel_of_another_version_is_not_accepted(cache):
 
 def test_a_native_build_is_told_apart_by_its_compiled_cpu_features(cache, monkeypatch):
     wheel = portable.store(a_wheel(cache), origin="test")
-    monkeypatch.setattr(portable, "installed", lambda: {"version": portable.VERSION, "url": wheel.as_uri(),
-                                                        "sha256": portable.sha256(wheel)})
+    monkeypatch.setattr(
+        portable,
+        "installed",
+        lambda: {"version": portable.VERSION, "url": wheel.as_uri(), "sha256": portable.sha256(wheel)},
+    )
     monkeypatch.setattr(portable, "system_info", lambda: PORTABLE_INFO)
     assert portable.problems() == []
     monkeypatch.setattr(portable, "system_info", lambda: NATIVE_INFO)
@@ -67,8 +74,11 @@ def test_a_native_build_is_told_apart_by_its_compiled_cpu_features(cache, monkey
 def test_a_build_from_elsewhere_is_replaced_from_the_cache_without_rebuilding(cache, monkeypatch):
     wheel = portable.store(a_wheel(cache), origin="test")
     state = {"sha256": "0" * 64}
-    monkeypatch.setattr(portable, "installed", lambda: {"version": portable.VERSION, "url": "pip's cache",
-                                                        "sha256": state["sha256"]})
+    monkeypatch.setattr(
+        portable,
+        "installed",
+        lambda: {"version": portable.VERSION, "url": "pip's cache", "sha256": state["sha256"]},
+    )
     monkeypatch.setattr(portable, "system_info", lambda: PORTABLE_INFO)
     monkeypatch.setattr(portable, "build", lambda: pytest.fail("the cached wheel must be used"))
     monkeypatch.setattr(portable, "install", lambda path: state.update(sha256=portable.sha256(path)))

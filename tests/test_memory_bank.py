@@ -1,4 +1,5 @@
-"""Memory Bank: every formula of the seed on a hand-computed example, plus persistence, degradation and MCP."""
+"""Memory Bank: every formula of the seed on a hand-computed example, plus persistence, degradation and
+MCP."""
 
 from __future__ import annotations
 
@@ -22,10 +23,28 @@ NOW = datetime(2026, 3, 20, 12, 0)
 DAY = 86_400_000
 
 
-def entry(i: str, title: str, content: str = "", keywords=(), polarity="positive", app=None, hits=0,
-          created=NOW - timedelta(days=30), used=None) -> SemanticEntry:
-    return SemanticEntry(id=i, title=title, content=content, keywords=list(keywords), polarity=polarity, app=app,
-                         hits=hits, created_at=ms(created), last_used_at=ms(used) if used else None)
+def entry(
+    i: str,
+    title: str,
+    content: str = "",
+    keywords=(),
+    polarity="positive",
+    app=None,
+    hits=0,
+    created=NOW - timedelta(days=30),
+    used=None,
+) -> SemanticEntry:
+    return SemanticEntry(
+        id=i,
+        title=title,
+        content=content,
+        keywords=list(keywords),
+        polarity=polarity,
+        app=app,
+        hits=hits,
+        created_at=ms(created),
+        last_used_at=ms(used) if used else None,
+    )
 
 
 # ---------------------------------------------------------------- tokenization
@@ -101,7 +120,9 @@ def test_recency_boost_applies_within_seven_days_of_the_replay_clock():
     bank = MemoryBank()
     assert bank.boost(entry("a", "x", created=NOW - timedelta(days=6)), ms(NOW)) == pytest.approx(1.1)
     assert bank.boost(entry("a", "x", created=NOW - timedelta(days=8)), ms(NOW)) == pytest.approx(1.0)
-    assert bank.boost(entry("a", "x", hits=10, created=NOW - timedelta(days=1)), ms(NOW)) == pytest.approx(1.2 * 1.1)
+    assert bank.boost(entry("a", "x", hits=10, created=NOW - timedelta(days=1)), ms(NOW)) == pytest.approx(
+        1.2 * 1.1
+    )
 
 
 def test_search_multiplies_bm25_by_the_boosts():
@@ -116,16 +137,21 @@ def test_search_multiplies_bm25_by_the_boosts():
 def test_lru_evicts_the_lowest_last_used_plus_hits_times_a_day():
     bank = MemoryBank(semantic_limit=2)
     base = NOW - timedelta(days=10)
-    bank.add_semantic(entry("used-recently", "a", created=base, used=NOW - timedelta(days=1)))  # base + 9 days
+    bank.add_semantic(
+        entry("used-recently", "a", created=base, used=NOW - timedelta(days=1))
+    )  # base + 9 days
     bank.add_semantic(entry("many-hits", "b", created=base, hits=10))  # base + 10 days
-    evicted = bank.add_semantic(entry("third", "c", created=NOW - timedelta(days=20)))  # base - 10 days, but new
+    evicted = bank.add_semantic(
+        entry("third", "c", created=NOW - timedelta(days=20))
+    )  # base - 10 days, but new
     assert evicted == ["used-recently"]
     assert sorted(bank.semantic) == ["many-hits", "third"]
     assert entry("x", "x", created=base, hits=3).lru_score() == ms(base) + 3 * DAY
 
 
 def test_a_brand_new_entry_is_never_its_own_victim():
-    """Scored with the others it would lose (no hits, created now): the add keeps it and evicts the lowest other."""
+    """Scored with the others it would lose (no hits, created now): the add keeps it and evicts the lowest
+    other."""
     bank = MemoryBank(semantic_limit=2)
     bank.add_semantic(entry("a", "a", hits=1, used=NOW))  # NOW + 1 day
     bank.add_semantic(entry("b", "b", hits=2, used=NOW))  # NOW + 2 days
@@ -255,8 +281,11 @@ def test_working_memory_keeps_three_steps_a_rolling_summary_and_twenty_facts():
     memory = WorkingMemory()
     for i in range(5):
         memory.add_step(f"Step {i} done. More detail here.")
-    assert list(memory.steps) == ["Step 2 done. More detail here.", "Step 3 done. More detail here.",
-                                  "Step 4 done. More detail here."]
+    assert list(memory.steps) == [
+        "Step 2 done. More detail here.",
+        "Step 3 done. More detail here.",
+        "Step 4 done. More detail here.",
+    ]
     assert memory.summary == "Step 0 done; Step 1 done"
     for i in range(25):
         memory.add_fact(f"${i}")
@@ -266,16 +295,52 @@ def test_working_memory_keeps_three_steps_a_rolling_summary_and_twenty_facts():
 def _session() -> Session:
     t = NOW
     messages = [
-        Message(id="m1", role="system", app="Wallet", content="Payment of $5.40 to Starbucks · Dining", timestamp=t),
-        Message(id="m2", role="user", content="From now on I prefer oat milk in everything.", timestamp=t + timedelta(minutes=1)),
-        Message(id="m3", role="assistant", content="Noted, oat milk it is.", timestamp=t + timedelta(minutes=2)),
-        Message(id="m4", role="user", content="My Pixel keeps disconnecting from Wi-Fi, it doesn't work.", timestamp=t + timedelta(minutes=3)),
-        Message(id="m5", role="assistant", content="Try forgetting the network.", timestamp=t + timedelta(minutes=4)),
-        Message(id="m6", role="user", content="Also I paid $45 for the Nintendo game on March 3.", timestamp=t + timedelta(minutes=5)),
+        Message(
+            id="m1",
+            role="system",
+            app="Wallet",
+            content="Payment of $5.40 to Starbucks · Dining",
+            timestamp=t,
+        ),
+        Message(
+            id="m2",
+            role="user",
+            content="From now on I prefer oat milk in everything.",
+            timestamp=t + timedelta(minutes=1),
+        ),
+        Message(
+            id="m3", role="assistant", content="Noted, oat milk it is.", timestamp=t + timedelta(minutes=2)
+        ),
+        Message(
+            id="m4",
+            role="user",
+            content="My Pixel keeps disconnecting from Wi-Fi, it doesn't work.",
+            timestamp=t + timedelta(minutes=3),
+        ),
+        Message(
+            id="m5",
+            role="assistant",
+            content="Try forgetting the network.",
+            timestamp=t + timedelta(minutes=4),
+        ),
+        Message(
+            id="m6",
+            role="user",
+            content="Also I paid $45 for the Nintendo game on March 3.",
+            timestamp=t + timedelta(minutes=5),
+        ),
         Message(id="m7", role="assistant", content="Logged.", timestamp=t + timedelta(minutes=6)),
     ]
-    return Session(id="s1", persona_id="p", event_id="e", language="en", pattern="x", start=t,
-                   end=messages[-1].timestamp, messages=messages)
+    return Session(
+        id="s1",
+        persona_id="p",
+        event_id="e",
+        language="en",
+        pattern="x",
+        start=t,
+        end=messages[-1].timestamp,
+        messages=messages,
+    )
 
 
 def test_distillation_puts_one_episode_and_typed_experiences_in_place():
@@ -286,7 +351,9 @@ def test_distillation_puts_one_episode_and_typed_experiences_in_place():
     assert ("Wallet", "positive", "Wallet") in by_kind
     assert any(e.title.startswith("Preference") and e.message_ids == ["m2", "m3"] for e in entries)
     assert any(e.polarity == "negative" and "m4" in e.message_ids for e in entries)
-    assert any(e.polarity == "positive" and "m6" in e.message_ids and "Nintendo" in e.keywords for e in entries)
+    assert any(
+        e.polarity == "positive" and "m6" in e.message_ids and "Nintendo" in e.keywords for e in entries
+    )
 
 
 # ---------------------------------------------------------------- MCP
@@ -296,15 +363,23 @@ def test_mcp_server_serves_search_save_and_delete_to_a_real_client(tmp_path):
     from mcp.client.stdio import stdio_client
 
     async def session_run():
-        params = StdioServerParameters(command=sys.executable,
-                                       args=["-m", "baselines.memory_bank.mcp_server", "--db", str(tmp_path / "m.sqlite")])
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "baselines.memory_bank.mcp_server", "--db", str(tmp_path / "m.sqlite")],
+        )
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as session:
                 await session.initialize()
                 names = sorted(t.name for t in (await session.list_tools()).tools)
-                saved = await session.call_tool("save_memory", {"title": "Douyin search entry",
-                                                                "content": "magnifying glass, top right",
-                                                                "keywords": ["Douyin"], "app": "Douyin"})
+                saved = await session.call_tool(
+                    "save_memory",
+                    {
+                        "title": "Douyin search entry",
+                        "content": "magnifying glass, top right",
+                        "keywords": ["Douyin"],
+                        "app": "Douyin",
+                    },
+                )
                 found = await session.call_tool("search_memory", {"query": "douyin search", "limit": 3})
                 deleted = await session.call_tool("delete_memory", {"id": saved.structured_content["id"]})
                 after = await session.call_tool("search_memory", {"query": "douyin search", "limit": 3})
@@ -362,7 +437,8 @@ def test_a_saved_bank_loads_with_its_hits(tmp_path):
     other = MemoryBankSystem(root=tmp_path / "b")
     other.load("p1", tmp_path / "snapshot")
     assert {e.id: e.hits for e in other.bank("p1").semantic.values()} == {
-        e.id: e.hits for e in system.bank("p1").semantic.values()}
+        e.id: e.hits for e in system.bank("p1").semantic.values()
+    }
     assert any(e.hits for e in other.bank("p1").semantic.values())
 
 
@@ -378,7 +454,9 @@ def test_limits_below_one_are_refused():
 def test_a_frame_check_names_where_a_lone_surrogate_is():
     from baselines.memory_bank.stdio import check_frame
 
-    reply = check_frame(b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":{"tags":["ok","\\udfff"]}}}')
+    reply = check_frame(
+        b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":{"tags":["ok","\\udfff"]}}}'
+    )
     assert reply.id == 9 and reply.error.code == -32602 and "params.arguments.tags[1]" in reply.error.message
 
 
@@ -392,4 +470,4 @@ def test_a_frame_check_passes_a_valid_request_through():
 def test_a_surrogate_pair_is_not_a_lone_surrogate():
     from baselines.memory_bank.stdio import lone_surrogate
 
-    assert lone_surrogate({"q": "\U0001F600 latte"}) is None
+    assert lone_surrogate({"q": "\U0001f600 latte"}) is None

@@ -45,16 +45,20 @@ def test_mrr_is_the_reciprocal_rank_of_the_first_gold_item():
 
 
 def test_ranked_ids_expand_session_hits_and_drop_repeats():
-    hits = [Hit(text="", score=2, message_ids=["m3", "m4"], session_ids=["s2"]),
-            Hit(text="", score=1, message_ids=["m1"], session_ids=["s1"]),
-            Hit(text="", score=0.5, message_ids=["m4"], session_ids=["s2"])]
+    hits = [
+        Hit(text="", score=2, message_ids=["m3", "m4"], session_ids=["s2"]),
+        Hit(text="", score=1, message_ids=["m1"], session_ids=["s1"]),
+        Hit(text="", score=0.5, message_ids=["m4"], session_ids=["s2"]),
+    ]
     assert ranked_ids(hits, "message") == ["m3", "m4", "m1"]
     assert ranked_ids(hits, "session") == ["s2", "s1"]
 
 
 def test_token_f1_hand_computed():
     # prediction tokens: the, cat, sat ; gold: the, cat, ran, away -> overlap 2, P = 2/3, R = 2/4
-    assert token_f1("The cat sat.", "the cat ran away") == pytest.approx(2 * (2 / 3) * (1 / 2) / (2 / 3 + 1 / 2))
+    assert token_f1("The cat sat.", "the cat ran away") == pytest.approx(
+        2 * (2 / 3) * (1 / 2) / (2 / 3 + 1 / 2)
+    )
 
 
 def test_token_f1_counts_chinese_characters():

@@ -46,13 +46,22 @@ def test_every_fact_is_visible_text_of_the_page(renderer, template, lang):
 
 def test_dialogue_with_script_and_tags_renders_as_text(renderer):
     hostile = "<script>document.body.dataset.pwned = 'yes'</script><b>bold</b> & <img src=x onerror=alert(1)>"
-    screen = ChatScreen(lang="en", clock="9:41", title="Maya", lines=[
-        ChatLine(sender="Maya", avatar=images.avatar("Maya"), text=hostile, time="9:40")])
+    screen = ChatScreen(
+        lang="en",
+        clock="9:41",
+        title="Maya",
+        lines=[ChatLine(sender="Maya", avatar=images.avatar("Maya"), text=hostile, time="9:40")],
+    )
     shot = renderer.render("chat_x", screen)
     assert shot.facts["line-0"] == hostile
     page = renderer._page
     assert page.evaluate("() => document.body.dataset.pwned") is None
-    assert page.evaluate("() => document.querySelectorAll('[data-fact=\"line-0\"] b, [data-fact=\"line-0\"] img').length") == 0
+    assert (
+        page.evaluate(
+            '() => document.querySelectorAll(\'[data-fact="line-0"] b, [data-fact="line-0"] img\').length'
+        )
+        == 0
+    )
 
 
 def test_templates_escape_html_in_data():
@@ -65,17 +74,26 @@ def test_chinese_text_draws_with_a_cjk_font(renderer):
 
 
 def test_data_uri_images_load_and_remote_ones_do_not(renderer):
-    html = ('<body><img id="remote" src="http://example.com/a.png">'
-            '<img id="local" src="' + images.avatar("Ann") + '"></body>')
+    html = (
+        '<body><img id="remote" src="http://example.com/a.png">'
+        '<img id="local" src="' + images.avatar("Ann") + '"></body>'
+    )
     renderer.render_html(html)
-    widths = renderer._page.evaluate("() => [...document.images].map(i => [i.id, i.complete, i.naturalWidth > 0])")
+    widths = renderer._page.evaluate(
+        "() => [...document.images].map(i => [i.id, i.complete, i.naturalWidth > 0])"
+    )
     assert widths == [["remote", True, False], ["local", True, True]]
 
 
 def test_scripts_in_a_page_do_not_run(renderer):
     """No template has a script, so the renderer turns them off: no fetch, WebSocket or WebRTC can start."""
-    assert renderer._page.evaluate("() => { const s = document.createElement('script');"
-                                   " s.textContent = 'window.ran = 1'; document.body.append(s); return window.ran; }") is None
+    assert (
+        renderer._page.evaluate(
+            "() => { const s = document.createElement('script');"
+            " s.textContent = 'window.ran = 1'; document.body.append(s); return window.ran; }"
+        )
+        is None
+    )
 
 
 def test_a_page_that_navigates_is_an_error_and_the_next_one_renders(renderer):

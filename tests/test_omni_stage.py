@@ -1,4 +1,5 @@
-"""The render stage: screenshots attach to sessions as visual memory points, with verified visual questions."""
+"""The render stage: screenshots attach to sessions as visual memory points, with verified visual
+questions."""
 
 from __future__ import annotations
 
@@ -178,14 +179,18 @@ def test_an_unknown_template_in_the_config_is_an_error_naming_it():
     from keme.synth.limits import parse_config
 
     with pytest.raises(KemeError, match="unknown templates \\['fax_machine'\\]"):
-        parse_config("name: x\npersonas:\n  - {language: en, start: 2026-01-01, months: 1}\n"
-                     "omni:\n  templates: [bill, fax_machine]\n")
+        parse_config(
+            "name: x\npersonas:\n  - {language: en, start: 2026-01-01, months: 1}\n"
+            "omni:\n  templates: [bill, fax_machine]\n"
+        )
 
 
 def test_rerendering_checks_pngs_made_at_a_higher_pixel_ratio(tmp_path):
     from keme.synth.limits import parse_config
 
-    cfg = parse_config("name: hi-dpi\nseed: 1\npersonas:\n  - {language: zh, start: 2026-01-01, months: 1}\n"
-                       "omni: {enabled: true, per_month: 2, scale: 2, templates: [bill, note]}\n")
+    cfg = parse_config(
+        "name: hi-dpi\nseed: 1\npersonas:\n  - {language: zh, start: 2026-01-01, months: 1}\n"
+        "omni: {enabled: true, per_month: 2, scale: 2, templates: [bill, note]}\n"
+    )
     synthesize_dataset(cfg, tmp_path / "data")
     assert validate(tmp_path / "data", rerender=True) == []

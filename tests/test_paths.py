@@ -9,12 +9,39 @@ from keme.dataset.paths import PathEscape, file_name, inside, scope_path
 from keme.models import Message, id_problem, image_path_problem, is_safe_id, safe_id
 from keme.models.ids import relative_file_problem
 
-HOSTILE = ["../x", "/abs", "a/b", "..", ".", "", "a\x00b", "x" * 300, "..\\x", "соnv-1", "conv\u20101", "\ud800x",
-           ".hidden", "-rf", "a b", "a\nb"]
+HOSTILE = [
+    "../x",
+    "/abs",
+    "a/b",
+    "..",
+    ".",
+    "",
+    "a\x00b",
+    "x" * 300,
+    "..\\x",
+    "соnv-1",
+    "conv\u20101",
+    "\ud800x",
+    ".hidden",
+    "-rf",
+    "a b",
+    "a\nb",
+]
 
 
-@pytest.mark.parametrize("value", ["p01", "p01-s0007-m13", "conv-26:D1:3", "conv-26:D1:3#4", "gpt4_2655b836_abs",
-                                   "q1:answer_1_1", "_x", "9"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "p01",
+        "p01-s0007-m13",
+        "conv-26:D1:3",
+        "conv-26:D1:3#4",
+        "gpt4_2655b836_abs",
+        "q1:answer_1_1",
+        "_x",
+        "9",
+    ],
+)
 def test_the_ids_keme_and_the_importers_make_are_safe(value):
     assert is_safe_id(value)
 
@@ -49,9 +76,21 @@ def test_image_paths_under_images_are_accepted(value):
     assert image_path_problem(value) is None
 
 
-@pytest.mark.parametrize("value", ["../../../../etc/passwd", "/etc/passwd", "images/../personas.jsonl", "images/",
-                                   "images", "images\\..\\x", "images/.hidden.png", "pics/a.png", "images//a.png",
-                                   "images/a\x00.png"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        "../../../../etc/passwd",
+        "/etc/passwd",
+        "images/../personas.jsonl",
+        "images/",
+        "images",
+        "images\\..\\x",
+        "images/.hidden.png",
+        "pics/a.png",
+        "images//a.png",
+        "images/a\x00.png",
+    ],
+)
 def test_image_paths_outside_images_are_refused(value):
     assert image_path_problem(value) is not None
 
@@ -70,7 +109,9 @@ def test_inside_returns_the_path_under_the_root(tmp_path):
     assert inside(tmp_path, "images/a.png") == tmp_path.resolve() / "images" / "a.png"
 
 
-@pytest.mark.parametrize("relative", ["../x", "/etc/passwd", "a/../../x", ".", "", "a\x00b", "C:\\x", "\\\\host\\share"])
+@pytest.mark.parametrize(
+    "relative", ["../x", "/etc/passwd", "a/../../x", ".", "", "a\x00b", "C:\\x", "\\\\host\\share"]
+)
 def test_inside_refuses_what_leaves_the_root(tmp_path, relative):
     with pytest.raises(PathEscape):
         inside(tmp_path / "root", relative)

@@ -36,8 +36,18 @@ def test_a_persona_year_yields_at_least_300_items(year):
 def test_every_type_is_at_least_four_percent(year):
     items = year[3]
     counts = Counter(i.type for i in items)
-    for kind in ("single_hop", "multi_hop", "temporal_reasoning", "knowledge_update", "implicit_preference",
-                 "preference_generalization", "relationship", "summarization", "abstention", "adversarial"):
+    for kind in (
+        "single_hop",
+        "multi_hop",
+        "temporal_reasoning",
+        "knowledge_update",
+        "implicit_preference",
+        "preference_generalization",
+        "relationship",
+        "summarization",
+        "abstention",
+        "adversarial",
+    ):
         assert counts[kind] / len(items) >= 0.04, (kind, counts[kind])
 
 
@@ -89,10 +99,19 @@ def test_choice_formats_carry_options_and_a_letter(year):
 def test_corrupting_an_amount_flags_exactly_the_items_that_depend_on_it(year):
     cfg, traj, _, items = year
     world = _world(traj)
-    bill_id, amount = next((q.message_id, q.text) for i in items if i.subtype == "bill.amount" for q in i.proof.quotes
-                           if q.text and q.text.startswith("$"))
+    bill_id, amount = next(
+        (q.message_id, q.text)
+        for i in items
+        if i.subtype == "bill.amount"
+        for q in i.proof.quotes
+        if q.text and q.text.startswith("$")
+    )
     bill = world.messages[bill_id]
-    dependent = {i.id for i in items if any(q.message_id == bill.id and q.text and amount in q.text for q in i.proof.quotes)}
+    dependent = {
+        i.id
+        for i in items
+        if any(q.message_id == bill.id and q.text and amount in q.text for q in i.proof.quotes)
+    }
     world.messages[bill.id] = bill.model_copy(update={"content": bill.content.replace(amount, "$999.99")})
     flagged = {r.item_id for r in verify_items(items, {world.persona.id: world})}
     assert dependent and flagged == dependent
@@ -103,7 +122,9 @@ def test_an_abstention_target_that_appears_is_flagged(year):
     world = _world(traj)
     item = next(i for i in items if i.type == "abstention" and i.proof.args.get("terms"))
     message = world.sessions[0].messages[1]
-    world.messages[message.id] = message.model_copy(update={"content": message.content + " " + item.proof.args["terms"]})
+    world.messages[message.id] = message.model_copy(
+        update={"content": message.content + " " + item.proof.args["terms"]}
+    )
     world.__dict__.pop("corpus", None)
     assert [r.reason for r in Verifier(world).check(item)] == ["unsupported"]
 
@@ -118,8 +139,16 @@ def test_a_question_that_contains_its_answer_is_a_leak(year):
 def test_a_quote_that_is_not_in_its_message_is_unsupported(year):
     _, _, world, items = year
     item = next(i for i in items if i.proof.quotes)
-    forged = item.model_copy(update={"proof": item.proof.model_copy(
-        update={"quotes": [Quote(message_id=item.proof.quotes[0].message_id, text="never said this")] + item.proof.quotes[1:]})})
+    forged = item.model_copy(
+        update={
+            "proof": item.proof.model_copy(
+                update={
+                    "quotes": [Quote(message_id=item.proof.quotes[0].message_id, text="never said this")]
+                    + item.proof.quotes[1:]
+                }
+            )
+        }
+    )
     assert [r.reason for r in Verifier(world).check(forged)] == ["unsupported"]
 
 
@@ -143,8 +172,10 @@ def test_both_languages_get_questions(tmp_path):
     from keme.cli import synthesize_dataset
     from keme.synth.limits import parse_config
 
-    cfg = parse_config("name: l\nseed: 2\npersonas:\n  - {language: zh, start: 2026-01-01, months: 2}\n"
-                       "  - {language: en, start: 2026-01-01, months: 2}\n")
+    cfg = parse_config(
+        "name: l\nseed: 2\npersonas:\n  - {language: zh, start: 2026-01-01, months: 2}\n"
+        "  - {language: en, start: 2026-01-01, months: 2}\n"
+    )
     manifest = synthesize_dataset(cfg, tmp_path / "d")
     assert manifest.stats["qa_by_language"]["zh"] > 40 and manifest.stats["qa_by_language"]["en"] > 40
 
@@ -157,6 +188,8 @@ def test_qa_stage_alone_reproduces_the_synthesized_items(tmp_path, sample_config
 
     synthesize_dataset(sample_config, tmp_path / "d")
     before = (tmp_path / "d/qa.jsonl").read_bytes()
-    result = subprocess.run([sys.executable, "-m", "keme.cli", "qa", str(tmp_path / "d")], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "keme.cli", "qa", str(tmp_path / "d")], capture_output=True, text=True
+    )
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "d/qa.jsonl").read_bytes() == before

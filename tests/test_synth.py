@@ -68,8 +68,10 @@ def test_non_dataset_directory_is_refused(tmp_path):
 
 def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_dataset(tmp_path):
     config = tmp_path / "c.yaml"
-    config.write_text("name: kill\nseed: 9\npersonas:\n  - {language: zh, start: 2026-01-01, months: 4}\n"
-                      "  - {language: en, start: 2026-01-01, months: 2}\n")
+    config.write_text(
+        "name: kill\nseed: 9\npersonas:\n  - {language: zh, start: 2026-01-01, months: 4}\n"
+        "  - {language: en, start: 2026-01-01, months: 2}\n"
+    )
     reference = tmp_path / "ref"
     synthesize_dataset(load_config(config), reference)
     out = tmp_path / "out"
@@ -119,7 +121,15 @@ def test_a_year_uses_at_least_twenty_dialogue_patterns(year):
 
 
 def test_all_seven_app_types_are_anchored(year):
-    assert {a.app for a in year.anchors} == {"bill", "voice_memo", "calendar", "note", "todo", "screen", "document"}
+    assert {a.app for a in year.anchors} == {
+        "bill",
+        "voice_memo",
+        "calendar",
+        "note",
+        "todo",
+        "screen",
+        "document",
+    }
     anchored = {s.anchor_id for s in year.sessions if s.anchor_id}
     assert anchored == {a.id for a in year.anchors}
 
@@ -173,7 +183,9 @@ def test_cli_validate_exits_nonzero_naming_the_violation(tmp_path, sample_config
     synthesize_dataset(sample_config, out)
     text = (out / "anchors.jsonl").read_text()
     (out / "anchors.jsonl").write_text(text.replace('"amount":"', '"amount":"1', 1))
-    result = subprocess.run([sys.executable, "-m", "keme.cli", "validate", str(out)], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "keme.cli", "validate", str(out)], capture_output=True, text=True
+    )
     assert result.returncode == 1
     assert "content does not match its sealed hash" in result.stdout
     assert "[manifest] anchors.jsonl" in result.stdout
@@ -190,11 +202,17 @@ def test_shipped_sample_is_what_the_tool_generates(tmp_path, root, sample_config
 
 
 def test_schema_export_covers_every_record(tmp_path):
-    result = subprocess.run([sys.executable, "-m", "keme.cli", "schema", "--out", str(tmp_path)], capture_output=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "keme.cli", "schema", "--out", str(tmp_path)], capture_output=True
+    )
     assert result.returncode == 0
     names = sorted(p.name for p in tmp_path.iterdir())
-    assert {"persona.schema.json", "anchor.schema.json", "event_graph.schema.json", "session.schema.json"} <= set(names)
-
+    assert {
+        "persona.schema.json",
+        "anchor.schema.json",
+        "event_graph.schema.json",
+        "session.schema.json",
+    } <= set(names)
 
 
 def test_depth_one_graphs_make_every_episode_a_session(tmp_path):

@@ -1,4 +1,5 @@
-"""Every config within the stated limits synthesizes and validates; what a chapter can hold is known up front."""
+"""Every config within the stated limits synthesizes and validates; what a chapter can hold is known up
+front."""
 
 from __future__ import annotations
 
@@ -27,13 +28,16 @@ from keme.validate import validate
 
 def _big(seed: int) -> str:
     lines = ["name: big", f"seed: {seed}", "personas:"]
-    lines += [f"  - {{language: {'en' if i % 2 == 0 else 'zh'}, start: 2026-01-01, months: 24}}" for i in range(25)]
+    lines += [
+        f"  - {{language: {'en' if i % 2 == 0 else 'zh'}, start: 2026-01-01, months: 24}}" for i in range(25)
+    ]
     return "\n".join(lines) + "\n"
 
 
 @pytest.mark.parametrize(("seed", "index"), [(3, 14), (7, 8)])
 def test_the_personas_that_crashed_the_grounder_synthesize(seed, index):
-    """25 x 24 months, default rates: these stretched one episode past its room ('15 children, all anchored')."""
+    """25 x 24 months, default rates: these stretched one episode past its room ('15 children, all
+    anchored')."""
     traj = synthesize_persona(index, parse_config(_big(seed)))
     anchored = {e.anchor_id for e in traj.graph.events if e.anchor_id}
     assert anchored == {a.id for a in traj.anchors}
@@ -48,13 +52,17 @@ def test_the_root_never_has_more_chapters_than_max_events():
 
 def test_a_one_month_trajectory_is_halved():
     halves = chapter_windows(datetime(2026, 4, 1), datetime(2026, 4, 30, 23, 59, 59), 15)
-    assert [(a.date(), b.date()) for a, b in halves] == [(date(2026, 4, 1), date(2026, 4, 14)),
-                                                         (date(2026, 4, 15), date(2026, 4, 30))]
+    assert [(a.date(), b.date()) for a, b in halves] == [
+        (date(2026, 4, 1), date(2026, 4, 14)),
+        (date(2026, 4, 15), date(2026, 4, 30)),
+    ]
 
 
 def test_a_depth_one_chapter_holds_one_anchor_per_child():
-    graph = parse_config("name: t\npersonas:\n  - {language: en, start: 2026-01-01, months: 2}\n"
-                         "graph:\n  max_depth: 1\n  max_events: 20\n").graph
+    graph = parse_config(
+        "name: t\npersonas:\n  - {language: en, start: 2026-01-01, months: 2}\n"
+        "graph:\n  max_depth: 1\n  max_events: 20\n"
+    ).graph
     assert chapter_room(graph, 31, roomy_kinds({})) == 20
 
 
@@ -76,8 +84,10 @@ def test_a_window_of_a_few_days_holds_at_most_half_its_blocks_of_anchors():
 
 @pytest.mark.parametrize("seed", range(4))
 def test_the_worst_case_bounds_the_anchors_every_seed_draws(seed):
-    cfg = parse_config(f"name: t\nseed: {seed}\npersonas:\n  - {{language: en, start: 2026-01-30, months: 3}}\n"
-                       "anchors:\n  per_month: {bill: 9.5, note: 6.2, todo: 4.1, calendar: 3}\n")
+    cfg = parse_config(
+        f"name: t\nseed: {seed}\npersonas:\n  - {{language: en, start: 2026-01-30, months: 3}}\n"
+        "anchors:\n  per_month: {bill: 9.5, note: 6.2, todo: 4.1, calendar: 3}\n"
+    )
     res = resources.get("en")
     anchors = build_anchors(build_persona(cfg.personas[0], 0, seed, res), cfg, res)
     for bound, exact in zip(chapter_loads(cfg, 0), chapter_loads(cfg, 0, exact=True)):
@@ -93,27 +103,47 @@ def valid_configs(draw) -> str:
     personas = []
     for _ in range(draw(st.integers(1, 2))):
         start = FIRST_START + timedelta(days=draw(st.integers(0, (LAST_START - FIRST_START).days)))
-        persona = {"language": draw(st.sampled_from(["en", "zh"])), "start": start.isoformat(),
-                   "months": draw(st.integers(1, 2))}
+        persona = {
+            "language": draw(st.sampled_from(["en", "zh"])),
+            "start": start.isoformat(),
+            "months": draw(st.integers(1, 2)),
+        }
         if draw(st.booleans()):
             persona["country"] = draw(st.sampled_from(["US", "CN", "GB", "DE", "JP", "FR", "BR", "IN"]))
         personas.append(persona)
-    rates = {app: draw(st.floats(0, 4, allow_nan=False).map(lambda x: round(x, 1)))
-             for app in draw(st.sets(st.sampled_from(APP_TYPES), min_size=1))}
-    return yaml.safe_dump({
-        "name": "random", "seed": draw(st.integers(0, 2**63 - 1)), "personas": personas,
-        "graph": {"max_depth": draw(st.sampled_from([1, 2])), "max_events": draw(st.integers(8, 30)),
-                  "episodes_per_month": draw(st.floats(0.5, 14).map(lambda x: round(x, 2)))},
-        "anchors": {"per_month": rates},
-        "changes": {"per_month": draw(st.floats(0, 4).map(lambda x: round(x, 2)))},
-        "dialogue": {"reveal_weights": draw(st.lists(st.integers(0, 5), min_size=1, max_size=5).filter(any))},
-        "qa": {"per_month": draw(st.integers(4, 40))},
-    }, sort_keys=False)
+    rates = {
+        app: draw(st.floats(0, 4, allow_nan=False).map(lambda x: round(x, 1)))
+        for app in draw(st.sets(st.sampled_from(APP_TYPES), min_size=1))
+    }
+    return yaml.safe_dump(
+        {
+            "name": "random",
+            "seed": draw(st.integers(0, 2**63 - 1)),
+            "personas": personas,
+            "graph": {
+                "max_depth": draw(st.sampled_from([1, 2])),
+                "max_events": draw(st.integers(8, 30)),
+                "episodes_per_month": draw(st.floats(0.5, 14).map(lambda x: round(x, 2))),
+            },
+            "anchors": {"per_month": rates},
+            "changes": {"per_month": draw(st.floats(0, 4).map(lambda x: round(x, 2)))},
+            "dialogue": {
+                "reveal_weights": draw(st.lists(st.integers(0, 5), min_size=1, max_size=5).filter(any))
+            },
+            "qa": {"per_month": draw(st.integers(4, 40))},
+        },
+        sort_keys=False,
+    )
 
 
 @pytest.mark.slow
-@settings(max_examples=5, deadline=None, derandomize=True, database=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=5,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(valid_configs())
 def test_a_random_config_within_the_limits_synthesizes_and_validates(text):
     try:
@@ -132,7 +162,9 @@ def test_random_calendar_edges_synthesize():
     starts = [date(2026, 1, 31), date(2027, 4, 30), date(2028, 2, 29), date(2026, 12, 31), date(2025, 6, 2)]
     for start in starts:
         months = rng.choice([1, 2, 13])
-        cfg = parse_config(f"name: edge\nseed: {rng.randrange(1000)}\npersonas:\n"
-                           f"  - {{language: {rng.choice(['en', 'zh'])}, start: {start}, months: {months}}}\n")
+        cfg = parse_config(
+            f"name: edge\nseed: {rng.randrange(1000)}\npersonas:\n"
+            f"  - {{language: {rng.choice(['en', 'zh'])}, start: {start}, months: {months}}}\n"
+        )
         traj = synthesize_persona(0, cfg)
         assert {e.anchor_id for e in traj.graph.events if e.anchor_id} == {a.id for a in traj.anchors}

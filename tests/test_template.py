@@ -11,14 +11,20 @@ from keme.text.template import Context, TemplateError, compile_template, render
 
 def ctx(**persona: str) -> Context:
     return Context(
-        lang="en", rng=random.Random(1), persona=persona, old={"career.company": "Initech"},
-        slots={"dish": "ramen"}, pools={"fruit": ["apple", "pear", "plum"]},
+        lang="en",
+        rng=random.Random(1),
+        persona=persona,
+        old={"career.company": "Initech"},
+        slots={"dish": "ramen"},
+        pools={"fruit": ["apple", "pear", "plum"]},
     )
 
 
 def test_persona_slot_renders_value_and_reports_the_attribute():
     used: list[str] = []
-    text = render(compile_template("I work at {career.company}."), ctx(**{"career.company": "Acme"}), used.append)
+    text = render(
+        compile_template("I work at {career.company}."), ctx(**{"career.company": "Acme"}), used.append
+    )
     assert text == "I work at Acme."
     assert used == ["career.company"]
 

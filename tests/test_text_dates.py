@@ -9,8 +9,10 @@ import pytest
 from keme.text.dates import dates_in, parse_display_date, parse_duration, strip_dates
 
 
-@pytest.mark.parametrize("text", ["March 4", "Mar 4", "Mar. 4th", "4 March", "4th of March", "3月4日", "3月4号",
-                                  "2026-03-04", "3/4"])
+@pytest.mark.parametrize(
+    "text",
+    ["March 4", "Mar 4", "Mar. 4th", "4 March", "4th of March", "3月4日", "3月4号", "2026-03-04", "3/4"],
+)
 def test_every_written_form_of_a_date_is_read(text):
     assert dates_in(f"it was on {text}, I think", 2026) == [date(2026, 3, 4)]
 
@@ -32,8 +34,10 @@ def test_a_date_written_months_before_it_was_sent_is_next_year_s():
     assert parse_display_date("no date here", datetime(2026, 12, 20, 9)) is None
 
 
-@pytest.mark.parametrize(("text", "seconds"), [("2 min 5 s", 125), ("2 min", 120), ("45 s", 45), ("2分5秒", 125),
-                                               ("3分", 180), ("30秒", 30)])
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("2 min 5 s", 125), ("2 min", 120), ("45 s", 45), ("2分5秒", 125), ("3分", 180), ("30秒", 30)],
+)
 def test_a_duration_is_read_in_seconds(text, seconds):
     assert parse_duration(f"the memo runs {text}") == seconds
 

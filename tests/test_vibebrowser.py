@@ -1,4 +1,5 @@
-"""VibeBrowser memory: the seed's search formulas on hand-computed examples, the tool surface, the distiller."""
+"""VibeBrowser memory: the seed's search formulas on hand-computed examples, the tool surface, the
+distiller."""
 
 from __future__ import annotations
 
@@ -25,17 +26,33 @@ from keme.models import Message, Session
 T0 = datetime(2026, 4, 1, 9, 0)
 
 
-def message(content: str, role: str = "user", app: str | None = None, mid: str = "m1",
-            when: datetime = T0) -> Message:
+def message(
+    content: str, role: str = "user", app: str | None = None, mid: str = "m1", when: datetime = T0
+) -> Message:
     return Message(id=mid, role=role, app=app, content=content, timestamp=when)
 
 
 def session(sid: str, contents: list[tuple[str, str]], when: datetime, app: str | None = None) -> Session:
-    messages = [Message(id=f"{sid}-m{i + 1}", role=role, app=app if role == "system" else None, content=text,
-                        timestamp=when + timedelta(seconds=30 * i))
-                for i, (role, text) in enumerate(contents)]
-    return Session(id=sid, persona_id="p", event_id="e", language="en", pattern="test", start=messages[0].timestamp,
-                   end=messages[-1].timestamp, messages=messages)
+    messages = [
+        Message(
+            id=f"{sid}-m{i + 1}",
+            role=role,
+            app=app if role == "system" else None,
+            content=text,
+            timestamp=when + timedelta(seconds=30 * i),
+        )
+        for i, (role, text) in enumerate(contents)
+    ]
+    return Session(
+        id=sid,
+        persona_id="p",
+        event_id="e",
+        language="en",
+        pattern="test",
+        start=messages[0].timestamp,
+        end=messages[-1].timestamp,
+        messages=messages,
+    )
 
 
 # ---------------------------------------------------------------- analyzer
@@ -136,8 +153,14 @@ def test_entries_written_after_now_do_not_exist_for_the_search():
 # ---------------------------------------------------------------- tool surface
 def test_write_get_status_delete_round_trip():
     memory = VibeMemory()
-    durable = memory.memory_write("durable", "User prefers dark mode on all websites", ["preference", "ui"],
-                                  now=T0, message_ids=("m1",), session_ids=("s1",))
+    durable = memory.memory_write(
+        "durable",
+        "User prefers dark mode on all websites",
+        ["preference", "ui"],
+        now=T0,
+        message_ids=("m1",),
+        session_ids=("s1",),
+    )
     daily = memory.memory_write("daily", "Researched flights to Lisbon", ["travel", "preference"], now=T0)
     assert memory.memory_get(durable.id) == durable
     assert durable.message_ids == ("m1",) and durable.session_ids == ("s1",)
@@ -166,17 +189,20 @@ def test_search_honours_min_score_and_max_results():
 
 
 # ---------------------------------------------------------------- distillation
-@pytest.mark.parametrize("text, category", [
-    ("For future reference: I'm allergic to shellfish.", "health"),
-    ("I prefer window seats on long flights", "preference"),
-    ("From now on send me the summary in the morning", "instruction"),
-    ("Finally upgraded — my new phone is the Galaxy Z Flip5.", "personal"),
-    ("I've decided to go with the LG C3", "decision"),
-    ("以后霸王茶姬的都自动归到餐饮", "instruction"),
-    ("选座我一般都要靠后的座位", "preference"),
-    ("我住天津，这周末天气适合出门吗？", "personal"),
-    ("did a 2K swim today. dead", None),
-])
+@pytest.mark.parametrize(
+    "text, category",
+    [
+        ("For future reference: I'm allergic to shellfish.", "health"),
+        ("I prefer window seats on long flights", "preference"),
+        ("From now on send me the summary in the morning", "instruction"),
+        ("Finally upgraded — my new phone is the Galaxy Z Flip5.", "personal"),
+        ("I've decided to go with the LG C3", "decision"),
+        ("以后霸王茶姬的都自动归到餐饮", "instruction"),
+        ("选座我一般都要靠后的座位", "preference"),
+        ("我住天津，这周末天气适合出门吗？", "personal"),
+        ("did a 2K swim today. dead", None),
+    ],
+)
 def test_durable_intent_lexicon(text, category):
     assert durable_category(message(text)) == category
 
@@ -186,7 +212,9 @@ def test_only_user_messages_can_be_durable():
 
 
 def test_app_records_are_daily_and_tagged_with_the_app_and_topic():
-    memo = distill(message("Payment of $11.44 to Eastside Community Health Center", role="system", app="Wallet"))
+    memo = distill(
+        message("Payment of $11.44 to Eastside Community Health Center", role="system", app="Wallet")
+    )
     assert memo.kind == "daily"
     assert memo.text.startswith("[Wallet] ")
     assert memo.tags[0] == "wallet" and "money" in memo.tags
@@ -205,12 +233,23 @@ def test_topic_tags_read_english_stems_and_chinese_words():
 def test_adapter_stores_one_traceable_entry_per_message():
     system = VibeBrowser()
     system.reset("p")
-    s = session("s1", [("user", "I'm allergic to shellfish."), ("assistant", "Noted, no shellfish recipes."),
-                       ("user", "ok")], T0)
+    s = session(
+        "s1",
+        [
+            ("user", "I'm allergic to shellfish."),
+            ("assistant", "Noted, no shellfish recipes."),
+            ("user", "ok"),
+        ],
+        T0,
+    )
     system.ingest("p", s)
     system.flush("p")
     kinds = {e.text: e.kind for e in system.stores["p"].entries.values()}
-    assert kinds == {"I'm allergic to shellfish.": "durable", "Noted, no shellfish recipes.": "daily", "ok": "daily"}
+    assert kinds == {
+        "I'm allergic to shellfish.": "durable",
+        "Noted, no shellfish recipes.": "daily",
+        "ok": "daily",
+    }
     hits = system.retrieve("p", Query(text="any shellfish allergy?", now=T0 + timedelta(days=1)), 5).hits
     assert hits[0].message_ids == ["s1-m1"] and hits[0].session_ids == ["s1"]
     assert hits[0].timestamp == T0
@@ -220,7 +259,9 @@ def test_adapter_stores_one_traceable_entry_per_message():
 def test_adapter_save_and_load_restore_the_same_answers(tmp_path):
     system = VibeBrowser()
     system.reset("p")
-    system.ingest("p", session("s1", [("user", "The blue teapot cracked"), ("assistant", "Sorry about it")], T0))
+    system.ingest(
+        "p", session("s1", [("user", "The blue teapot cracked"), ("assistant", "Sorry about it")], T0)
+    )
     query = Query(text="teapot", now=T0 + timedelta(days=3))
     before = system.retrieve("p", query, 5)
     system.save("p", tmp_path)

@@ -48,7 +48,8 @@ CREATE TRIGGER IF NOT EXISTS write_chain_links BEFORE INSERT ON write_chain
 WHEN NEW.prev_hash IS NOT COALESCE((SELECT current_hash FROM write_chain ORDER BY id DESC LIMIT 1), '')
 BEGIN SELECT RAISE(ABORT, 'write_chain: prev_hash is not the current_hash of the last record'); END;
 CREATE TRIGGER IF NOT EXISTS write_chain_seals BEFORE INSERT ON write_chain
-WHEN NEW.current_hash IS NOT {HASH_FUNCTION}(NEW.prev_hash, NEW.payload_hash, NEW.timestamp, NEW.source, NEW.context_hash)
+WHEN NEW.current_hash IS NOT {HASH_FUNCTION}(
+    NEW.prev_hash, NEW.payload_hash, NEW.timestamp, NEW.source, NEW.context_hash)
 BEGIN SELECT RAISE(ABORT, 'write_chain: current_hash is not the hash of its record'); END;
 """
 
@@ -63,11 +64,17 @@ def record_hash(prev_hash: str, payload_hash: str, timestamp: int, source: str, 
     return digest("|".join((prev_hash, payload_hash, str(timestamp), source, context_hash)))
 
 
-def _sql_record_hash(prev_hash: object, payload_hash: object, timestamp: object, source: object,
-                     context_hash: object) -> str | None:
+def _sql_record_hash(
+    prev_hash: object, payload_hash: object, timestamp: object, source: object, context_hash: object
+) -> str | None:
     """SQL face of `record_hash`: NULL or mistyped fields give NULL, which no current_hash equals."""
-    if not (isinstance(prev_hash, str) and isinstance(payload_hash, str) and isinstance(timestamp, int)
-            and isinstance(source, str) and isinstance(context_hash, str)):
+    if not (
+        isinstance(prev_hash, str)
+        and isinstance(payload_hash, str)
+        and isinstance(timestamp, int)
+        and isinstance(source, str)
+        and isinstance(context_hash, str)
+    ):
         return None
     return record_hash(prev_hash, payload_hash, timestamp, source, context_hash)
 
@@ -109,8 +116,9 @@ class WriteChain:
         row = self.conn.execute("SELECT current_hash FROM write_chain ORDER BY id DESC LIMIT 1").fetchone()
         return row[0] if row else ""
 
-    def append(self, payload: bytes | str, at: datetime, source: str, context: str, kind: str,
-               ref: str | None = None) -> ChainRecord:
+    def append(
+        self, payload: bytes | str, at: datetime, source: str, context: str, kind: str, ref: str | None = None
+    ) -> ChainRecord:
         """Seal one event. The chain keeps digests only: SHA-256 of `payload` and of `context`
         (the seed's view-tree snapshot; here the session/message the write came from)."""
         if "|" in source:
@@ -120,11 +128,14 @@ class WriteChain:
             prev = self.head()
             current = record_hash(prev, payload_hash, timestamp, source, context_hash)
             cursor = self.conn.execute(
-                "INSERT INTO write_chain (prev_hash, current_hash, payload_hash, timestamp, source, context_hash, kind, ref)"
+                "INSERT INTO write_chain"
+                " (prev_hash, current_hash, payload_hash, timestamp, source, context_hash, kind, ref)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (prev, current, payload_hash, timestamp, source, context_hash, kind, ref),
             )
-        return ChainRecord(int(cursor.lastrowid), prev, current, payload_hash, timestamp, source, context_hash, kind, ref)
+        return ChainRecord(
+            int(cursor.lastrowid), prev, current, payload_hash, timestamp, source, context_hash, kind, ref
+        )
 
     def records(self) -> list[ChainRecord]:
         rows = self.conn.execute(f"SELECT {_COLUMNS} FROM write_chain ORDER BY id").fetchall()
@@ -167,10 +178,16 @@ class WriteChain:
             prev = previous[0] if previous else ""
             replaced: list[str] = []
             for record in [r for r in self.records() if r.id >= first_bad]:
-                current = record_hash(prev, record.payload_hash, record.timestamp, record.source, record.context_hash)
+                current = record_hash(
+                    prev, record.payload_hash, record.timestamp, record.source, record.context_hash
+                )
                 replaced.append(f"{record.id}:{record.current_hash}")
-                self.conn.execute("UPDATE write_chain SET prev_hash = ?, current_hash = ? WHERE id = ?",
-                                  (prev, current, record.id))
+                self.conn.execute(
+                    "UPDATE write_chain SET prev_hash = ?, current_hash = ? WHERE id = ?",
+                    (prev, current, record.id),
+                )
                 prev = current
-            self.append("\n".join(replaced), at, source, f"repair from {first_bad}", "repair", f"from:{first_bad}")
+            self.append(
+                "\n".join(replaced), at, source, f"repair from {first_bad}", "repair", f"from:{first_bad}"
+            )
         return first_bad

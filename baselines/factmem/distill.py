@@ -38,20 +38,126 @@ from keme.text.tokens import search_terms
 MIN_STEPS = 3
 TRIGGER_WORDS = 2
 
-_LINE_ITEM = re.compile(r"^\s*(?:\d{1,2}\s*[.)、．]|[-*•·]|第[一二三四五六七八九十\d]+步[：:，,]?|[①-⑩])\s*(\S.*)$")
+_LINE_ITEM = re.compile(
+    r"^\s*(?:\d{1,2}\s*[.)、．]|[-*•·]|第[一二三四五六七八九十\d]+步[：:，,]?|[①-⑩])\s*(\S.*)$"
+)
 _INLINE_NUMBER = re.compile(r"(?:^|(?<=\s))(\d{1,2})[.)]\s+|[①-⑩]")
-_EN_STOP = frozenset((
-    "a", "an", "the", "and", "or", "but", "if", "of", "to", "in", "on", "at", "for", "with", "from",
-    "by", "about", "into", "over", "is", "are", "was", "were", "be", "been", "am", "do", "does", "did",
-    "doing", "have", "has", "had", "can", "could", "would", "should", "will", "shall", "may", "might",
-    "must", "i", "me", "my", "we", "our", "you", "your", "he", "she", "it", "its", "they", "them",
-    "their", "this", "that", "these", "those", "what", "which", "who", "whom", "how", "when", "where",
-    "why", "there", "here", "just", "so", "very", "too", "also", "some", "any", "all", "please", "tell",
-    "show", "help", "give", "get", "got", "make", "let", "want", "need", "know", "like", "again", "now",
-    "then", "than", "not", "no", "yes", "okay", "ok", "hi", "hey", "hello", "thanks", "thank", "way",
-    "ways", "step", "steps",
-))
-_ZH_FUNCTION = frozenset("我你他她它们的了吗呢吧啊呀么什怎如何个这那是有在和就都也要想请帮问好做给一下能会可以该还再把被让")
+_EN_STOP = frozenset(
+    (
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "if",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "from",
+        "by",
+        "about",
+        "into",
+        "over",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "am",
+        "do",
+        "does",
+        "did",
+        "doing",
+        "have",
+        "has",
+        "had",
+        "can",
+        "could",
+        "would",
+        "should",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "i",
+        "me",
+        "my",
+        "we",
+        "our",
+        "you",
+        "your",
+        "he",
+        "she",
+        "it",
+        "its",
+        "they",
+        "them",
+        "their",
+        "this",
+        "that",
+        "these",
+        "those",
+        "what",
+        "which",
+        "who",
+        "whom",
+        "how",
+        "when",
+        "where",
+        "why",
+        "there",
+        "here",
+        "just",
+        "so",
+        "very",
+        "too",
+        "also",
+        "some",
+        "any",
+        "all",
+        "please",
+        "tell",
+        "show",
+        "help",
+        "give",
+        "get",
+        "got",
+        "make",
+        "let",
+        "want",
+        "need",
+        "know",
+        "like",
+        "again",
+        "now",
+        "then",
+        "than",
+        "not",
+        "no",
+        "yes",
+        "okay",
+        "ok",
+        "hi",
+        "hey",
+        "hello",
+        "thanks",
+        "thank",
+        "way",
+        "ways",
+        "step",
+        "steps",
+    )
+)
+_ZH_FUNCTION = frozenset(
+    "我你他她它们的了吗呢吧啊呀么什怎如何个这那是有在和就都也要想请帮问好做给一下能会可以该还再把被让"
+)
 
 
 @dataclass(frozen=True)
@@ -92,7 +198,7 @@ def procedure_steps(text: str) -> list[str] | None:
     numbers = [int(m.group(1)) if m.group(1) else "①②③④⑤⑥⑦⑧⑨⑩".index(m.group(0)) + 1 for m in marks]
     if len(marks) >= MIN_STEPS and numbers == list(range(1, len(marks) + 1)):
         ends = [m.start() for m in marks[1:]] + [len(text)]
-        inline = [text[m.end():end].strip() for m, end in zip(marks, ends)]
+        inline = [text[m.end() : end].strip() for m, end in zip(marks, ends)]
         if all(inline):
             return inline
     return None
@@ -133,9 +239,13 @@ def _skill_draft(session: Session, request: Message | None, reply: Message) -> S
 
 def _user_drafts(session: Session, message: Message) -> list[FactDraft]:
     text = message.content
-    keys = [] if lexicon.is_question(text) or not lexicon.is_first_person(text) else lexicon.attribute_keys(text)
+    keys = (
+        [] if lexicon.is_question(text) or not lexicon.is_first_person(text) else lexicon.attribute_keys(text)
+    )
     if keys:
-        return [FactDraft(key, False, text, message.timestamp, "user", message.id, session.id) for key in keys]
+        return [
+            FactDraft(key, False, text, message.timestamp, "user", message.id, session.id) for key in keys
+        ]
     day = message.timestamp.date().isoformat()
     return [FactDraft(f"{lexicon.SAID}:{day}", True, text, message.timestamp, "user", message.id, session.id)]
 
@@ -150,8 +260,17 @@ def distill(session: Session) -> tuple[list[FactDraft], list[SkillDraft]]:
             continue
         if message.role == "system" and message.app:
             key = f"{lexicon.app_kind(message.app)}:{message.timestamp.date().isoformat()}"
-            facts.append(FactDraft(key, True, message_text(message), message.timestamp,
-                                   f"app:{message.app}".replace("|", "/"), message.id, session.id))
+            facts.append(
+                FactDraft(
+                    key,
+                    True,
+                    message_text(message),
+                    message.timestamp,
+                    f"app:{message.app}".replace("|", "/"),
+                    message.id,
+                    session.id,
+                )
+            )
         elif message.role == "user":
             facts += _user_drafts(session, message)
             last_request = message

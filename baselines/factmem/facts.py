@@ -66,8 +66,16 @@ class FactStore:
         self.conn, self._key, self.chain = conn, key, chain
         conn.executescript(SCHEMA)
 
-    def put(self, key: str, value: str, at: datetime, *, source: str = "factmem", context: str = "",
-            ref: str | None = None) -> FactVersion:
+    def put(
+        self,
+        key: str,
+        value: str,
+        at: datetime,
+        *,
+        source: str = "factmem",
+        context: str = "",
+        ref: str | None = None,
+    ) -> FactVersion:
         """Write `value` as the ACTIVE version of `key`, deprecating the previous one, atomically."""
         if not key:
             raise ValueError("a fact key may not be empty")
@@ -76,17 +84,23 @@ class FactStore:
             replaced = self.conn.execute(
                 "UPDATE facts SET status = 'DEPRECATED' WHERE key = ? AND status = 'ACTIVE'", (key,)
             ).rowcount
-            event = self.chain.append(_payload(key, blob), at, source, context,
-                                      "fact.update" if replaced else "fact.put", key)
+            event = self.chain.append(
+                _payload(key, blob), at, source, context, "fact.update" if replaced else "fact.put", key
+            )
             cursor = self.conn.execute(
-                "INSERT INTO facts (key, value, status, at, source, ref, chain_id) VALUES (?, ?, 'ACTIVE', ?, ?, ?, ?)",
+                "INSERT INTO facts (key, value, status, at, source, ref, chain_id)"
+                " VALUES (?, ?, 'ACTIVE', ?, ?, ?, ?)",
                 (key, blob, to_millis(at), source, ref, event.id),
             )
-        return FactVersion(int(cursor.lastrowid), key, value, "ACTIVE", from_millis(to_millis(at)), source, ref, event.id)
+        return FactVersion(
+            int(cursor.lastrowid), key, value, "ACTIVE", from_millis(to_millis(at)), source, ref, event.id
+        )
 
     def get(self, key: str) -> str | None:
         """The ACTIVE value of exactly `key`, or None."""
-        row = self.conn.execute("SELECT value FROM facts WHERE key = ? AND status = 'ACTIVE'", (key,)).fetchone()
+        row = self.conn.execute(
+            "SELECT value FROM facts WHERE key = ? AND status = 'ACTIVE'", (key,)
+        ).fetchone()
         return crypto.decrypt(self._key, row[0], key.encode("utf-8")) if row else None
 
     def has(self, key: str) -> bool:
@@ -95,7 +109,8 @@ class FactStore:
     def history(self, key: str) -> list[FactVersion]:
         """Every version of exactly `key`, oldest first, with its status."""
         rows = self.conn.execute(
-            "SELECT id, key, value, status, at, source, ref, chain_id FROM facts WHERE key = ? ORDER BY id", (key,)
+            "SELECT id, key, value, status, at, source, ref, chain_id FROM facts WHERE key = ? ORDER BY id",
+            (key,),
         ).fetchall()
         return [self._version(row) for row in rows]
 
@@ -104,7 +119,9 @@ class FactStore:
 
     def versions(self) -> Iterator[FactVersion]:
         """Every row of every key in write order (for full-text indexing, which needs plaintext)."""
-        cursor = self.conn.execute("SELECT id, key, value, status, at, source, ref, chain_id FROM facts ORDER BY id")
+        cursor = self.conn.execute(
+            "SELECT id, key, value, status, at, source, ref, chain_id FROM facts ORDER BY id"
+        )
         for row in cursor:
             yield self._version(row)
 
@@ -115,7 +132,8 @@ class FactStore:
         """Ids of fact rows whose stored ciphertext no longer matches the payload digest their chain
         event sealed (the chain itself is checked by WriteChain.verify)."""
         rows = self.conn.execute(
-            "SELECT f.id, f.key, f.value, w.payload_hash FROM facts f LEFT JOIN write_chain w ON w.id = f.chain_id"
+            "SELECT f.id, f.key, f.value, w.payload_hash FROM facts f"
+            " LEFT JOIN write_chain w ON w.id = f.chain_id"
             " ORDER BY f.id"
         ).fetchall()
         return [fid for fid, key, blob, sealed in rows if sealed != digest(_payload(key, blob))]

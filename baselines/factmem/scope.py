@@ -35,8 +35,13 @@ class ScopeMemory:
         key = crypto.load_or_create_key(directory / KEY_FILE)
         conn = connect(directory / DB_FILE)
         chain = WriteChain(conn)
-        return cls(directory, conn, chain, FactStore(conn, key, chain),
-                   SkillStore(conn, chain, idle_after=idle_after, archive_after=archive_after))
+        return cls(
+            directory,
+            conn,
+            chain,
+            FactStore(conn, key, chain),
+            SkillStore(conn, chain, idle_after=idle_after, archive_after=archive_after),
+        )
 
     def close(self) -> None:
         self.conn.close()

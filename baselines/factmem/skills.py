@@ -71,14 +71,24 @@ class Skill:
         re.compile(self.trigger)
 
     def to_json(self) -> str:
-        return json.dumps({"name": self.name, "trigger": self.trigger, "context": list(self.context),
-                           "steps": list(self.steps), "version": self.version},
-                          ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(
+            {
+                "name": self.name,
+                "trigger": self.trigger,
+                "context": list(self.context),
+                "steps": list(self.steps),
+                "version": self.version,
+            },
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
 
     @staticmethod
     def from_json(text: str) -> Skill:
         data = json.loads(text)
-        return Skill(data["name"], data["trigger"], tuple(data["context"]), tuple(data["steps"]), data["version"])
+        return Skill(
+            data["name"], data["trigger"], tuple(data["context"]), tuple(data["steps"]), data["version"]
+        )
 
 
 @dataclass(frozen=True)
@@ -106,8 +116,18 @@ _META = "name, version, trigger, context, status, created, last_used, length(bod
 
 def _meta(row: tuple) -> SkillMeta:
     name, version, trigger, context, status, created, last_used, stored, raw, ref = row
-    return SkillMeta(name, version, trigger, tuple(json.loads(context)), status, from_millis(created),
-                     from_millis(last_used) if last_used is not None else None, stored, raw, ref)
+    return SkillMeta(
+        name,
+        version,
+        trigger,
+        tuple(json.loads(context)),
+        status,
+        from_millis(created),
+        from_millis(last_used) if last_used is not None else None,
+        stored,
+        raw,
+        ref,
+    )
 
 
 @dataclass
@@ -117,7 +137,9 @@ class SkillStore:
     idle_after: timedelta = timedelta(minutes=30)
     archive_after: timedelta = timedelta(days=30)
     source: str = "factmem.skills"
-    _cache: dict[tuple[str, str], tuple[Skill, datetime]] = field(default_factory=dict, init=False, repr=False)
+    _cache: dict[tuple[str, str], tuple[Skill, datetime]] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         self.conn.executescript(SCHEMA)
@@ -130,29 +152,52 @@ class SkillStore:
         with atomic(self.conn):
             try:
                 self.conn.execute(
-                    "INSERT INTO skills (name, version, trigger, context, body, raw_bytes, status, created, ref)"
+                    "INSERT INTO skills"
+                    " (name, version, trigger, context, body, raw_bytes, status, created, ref)"
                     " VALUES (?, ?, ?, ?, ?, ?, 'STORED', ?, ?)",
-                    (skill.name, skill.version, skill.trigger, json.dumps(list(skill.context), ensure_ascii=False),
-                     body, len(raw), to_millis(at), ref),
+                    (
+                        skill.name,
+                        skill.version,
+                        skill.trigger,
+                        json.dumps(list(skill.context), ensure_ascii=False),
+                        body,
+                        len(raw),
+                        to_millis(at),
+                        ref,
+                    ),
                 )
             except sqlite3.IntegrityError as error:
                 raise ValueError(f"skill {skill.name}@{skill.version} already exists") from error
-            self.chain.append(body, at, self.source, context or f"{skill.name}@{skill.version}", "skill.add",
-                              f"{skill.name}@{skill.version}")
+            self.chain.append(
+                body,
+                at,
+                self.source,
+                context or f"{skill.name}@{skill.version}",
+                "skill.add",
+                f"{skill.name}@{skill.version}",
+            )
         return self.meta(skill.name, skill.version)
 
     def catalog(self) -> list[SkillMeta]:
-        return [_meta(row) for row in self.conn.execute(f"SELECT {_META} FROM skills ORDER BY created, name, version")]
+        return [
+            _meta(row)
+            for row in self.conn.execute(f"SELECT {_META} FROM skills ORDER BY created, name, version")
+        ]
 
     def meta(self, name: str, version: str) -> SkillMeta:
-        row = self.conn.execute(f"SELECT {_META} FROM skills WHERE name = ? AND version = ?", (name, version)).fetchone()
+        row = self.conn.execute(
+            f"SELECT {_META} FROM skills WHERE name = ? AND version = ?", (name, version)
+        ).fetchone()
         if row is None:
             raise KeyError(f"{name}@{version}")
         return _meta(row)
 
     def next_version(self, name: str) -> str:
         """1.0.0 for a new name, else the highest stored version with its patch number bumped."""
-        versions = [parse_version(v) for (v,) in self.conn.execute("SELECT version FROM skills WHERE name = ?", (name,))]
+        versions = [
+            parse_version(v)
+            for (v,) in self.conn.execute("SELECT version FROM skills WHERE name = ?", (name,))
+        ]
         if not versions:
             return "1.0.0"
         major, minor, patch = max(versions)
@@ -190,26 +235,42 @@ class SkillStore:
                 del self._cache[key]
         cutoff = to_millis(now - self.archive_after)
         stale = self.conn.execute(
-            "SELECT name, version FROM skills WHERE status = 'STORED' AND COALESCE(last_used, created) <= ?", (cutoff,)
+            "SELECT name, version FROM skills WHERE status = 'STORED' AND COALESCE(last_used, created) <= ?",
+            (cutoff,),
         ).fetchall()
         for name, version in stale:
             with atomic(self.conn):
-                self.conn.execute("UPDATE skills SET status = 'ARCHIVED' WHERE name = ? AND version = ?", (name, version))
-                self.chain.append(f"archive|{name}|{version}", now, self.source, f"{name}@{version}",
-                                  "skill.archive", f"{name}@{version}")
+                self.conn.execute(
+                    "UPDATE skills SET status = 'ARCHIVED' WHERE name = ? AND version = ?", (name, version)
+                )
+                self.chain.append(
+                    f"archive|{name}|{version}",
+                    now,
+                    self.source,
+                    f"{name}@{version}",
+                    "skill.archive",
+                    f"{name}@{version}",
+                )
             self._cache.pop((name, version), None)
 
     def restore(self, name: str, version: str, at: datetime) -> None:
         """Bring an archived skill back; its idle time restarts at `at`."""
         with atomic(self.conn):
             changed = self.conn.execute(
-                "UPDATE skills SET status = 'STORED', last_used = ? WHERE name = ? AND version = ? AND status = 'ARCHIVED'",
+                "UPDATE skills SET status = 'STORED', last_used = ?"
+                " WHERE name = ? AND version = ? AND status = 'ARCHIVED'",
                 (to_millis(at), name, version),
             ).rowcount
             if not changed:
                 raise KeyError(f"no archived skill {name}@{version}")
-            self.chain.append(f"restore|{name}|{version}", at, self.source, f"{name}@{version}",
-                              "skill.restore", f"{name}@{version}")
+            self.chain.append(
+                f"restore|{name}|{version}",
+                at,
+                self.source,
+                f"{name}@{version}",
+                "skill.restore",
+                f"{name}@{version}",
+            )
 
     def _use(self, meta: SkillMeta, now: datetime) -> Skill:
         key = (meta.name, meta.version)
@@ -221,10 +282,18 @@ class SkillStore:
                     "SELECT body FROM skills WHERE name = ? AND version = ?", key
                 ).fetchone()
                 skill = Skill.from_json(zlib.decompress(body).decode("utf-8"))
-                self.chain.append(body, now, self.source, f"{meta.name}@{meta.version}", "skill.load",
-                                  f"{meta.name}@{meta.version}")
-            self.conn.execute("UPDATE skills SET last_used = MAX(COALESCE(last_used, 0), ?) WHERE name = ? AND version = ?",
-                              (to_millis(now), *key))
+                self.chain.append(
+                    body,
+                    now,
+                    self.source,
+                    f"{meta.name}@{meta.version}",
+                    "skill.load",
+                    f"{meta.name}@{meta.version}",
+                )
+            self.conn.execute(
+                "UPDATE skills SET last_used = MAX(COALESCE(last_used, 0), ?) WHERE name = ? AND version = ?",
+                (to_millis(now), *key),
+            )
         previous = self._cache.get(key)
         self._cache[key] = (skill, max(now, previous[1]) if previous else now)
         return skill

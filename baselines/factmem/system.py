@@ -53,13 +53,20 @@ def _ids(ref: str | None) -> tuple[list[str], list[str]]:
 
 
 def scope_directory(root: Path, scope: str) -> Path:
-    """A file-system-safe directory per scope, inside `root` (an altered name gets a hash so two scopes never collide)."""
+    """A file-system-safe directory per scope, inside `root` (an altered name gets a hash so two scopes never
+    collide)."""
     return scope_path(root, scope)
 
 
 class FactMem:
-    def __init__(self, root: Path | str | None = None, k1: float = 1.2, b: float = 0.75,
-                 skill_idle_minutes: float = 30.0, skill_archive_days: float = 30.0):
+    def __init__(
+        self,
+        root: Path | str | None = None,
+        k1: float = 1.2,
+        b: float = 0.75,
+        skill_idle_minutes: float = 30.0,
+        skill_archive_days: float = 30.0,
+    ):
         self.name = "factmem"
         self._owns_root = root is None  # a root we made is ours to delete on close
         self.root = Path(root) if root is not None else Path(tempfile.mkdtemp(prefix="factmem-"))
@@ -72,15 +79,24 @@ class FactMem:
         self._index: dict[str, tuple[int, FactIndex]] = {}
 
     def config_fingerprint(self) -> str:
-        return fingerprint(self.name, k1=self.k1, b=self.b, idle=self.idle_after.total_seconds(),
-                           archive=self.archive_after.total_seconds(), lexicon=lexicon.fingerprint(),
-                           min_steps=MIN_STEPS, trigger_words=TRIGGER_WORDS)
+        return fingerprint(
+            self.name,
+            k1=self.k1,
+            b=self.b,
+            idle=self.idle_after.total_seconds(),
+            archive=self.archive_after.total_seconds(),
+            lexicon=lexicon.fingerprint(),
+            min_steps=MIN_STEPS,
+            trigger_words=TRIGGER_WORDS,
+        )
 
     # -- scopes
     def memory(self, scope: str) -> ScopeMemory:
         """The scope's open store (opened from disk on first use)."""
         if scope not in self._open:
-            self._open[scope] = ScopeMemory.open(scope_directory(self.root, scope), self.idle_after, self.archive_after)
+            self._open[scope] = ScopeMemory.open(
+                scope_directory(self.root, scope), self.idle_after, self.archive_after
+            )
         return self._open[scope]
 
     def _close(self, scope: str) -> None:
@@ -108,13 +124,22 @@ class FactMem:
         with atomic(memory.conn):
             for draft in facts:
                 key = allocate(draft.key, memory.facts.has) if draft.dated else draft.key
-                memory.facts.put(key, draft.value, draft.at, source=draft.source,
-                                 context=f"{draft.session_id}/{draft.message_id}",
-                                 ref=_ref([draft.message_id], draft.session_id))
+                memory.facts.put(
+                    key,
+                    draft.value,
+                    draft.at,
+                    source=draft.source,
+                    context=f"{draft.session_id}/{draft.message_id}",
+                    ref=_ref([draft.message_id], draft.session_id),
+                )
             for draft in skills:
                 skill = replace(draft.skill, version=memory.skills.next_version(draft.skill.name))
-                memory.skills.add(skill, draft.at, context=f"{draft.session_id}/{'+'.join(draft.message_ids)}",
-                                  ref=_ref(draft.message_ids, draft.session_id))
+                memory.skills.add(
+                    skill,
+                    draft.at,
+                    context=f"{draft.session_id}/{'+'.join(draft.message_ids)}",
+                    ref=_ref(draft.message_ids, draft.session_id),
+                )
         return Usage()
 
     def flush(self, scope: str) -> None:
@@ -141,8 +166,11 @@ class FactMem:
                     keys.append(f"{probe.key}:{n}")
                     n += 1
             for key in keys:
-                visible = sorted((v for v in memory.facts.history(key) if v.at <= query.now),
-                                 key=lambda v: (v.at, v.id), reverse=True)
+                visible = sorted(
+                    (v for v in memory.facts.history(key) if v.at <= query.now),
+                    key=lambda v: (v.at, v.id),
+                    reverse=True,
+                )
                 for rank, version in enumerate(visible):
                     label = key if rank == 0 else f"{key} (superseded)"
                     found.append(_Candidate(f"{label}: {version.value}", version.at, version.ref, version.id))
@@ -165,8 +193,14 @@ class FactMem:
         tiers = [self._exact(memory, query), self._skills(memory, query)]
         scores = index.scores(query.text)
         order = [i for i in sorted(range(len(scores)), key=lambda i: -scores[i]) if scores[i] > 0]
-        bm25 = [(_Candidate(index.docs[i].text, index.docs[i].at, index.docs[i].ref, index.docs[i].fact_id),
-                 float(scores[i])) for i in order if index.docs[i].at <= query.now]
+        bm25 = [
+            (
+                _Candidate(index.docs[i].text, index.docs[i].at, index.docs[i].ref, index.docs[i].fact_id),
+                float(scores[i]),
+            )
+            for i in order
+            if index.docs[i].at <= query.now
+        ]
 
         chosen: list[tuple[_Candidate, float | None]] = []
         seen: set[tuple[str, ...]] = set()
@@ -185,8 +219,15 @@ class FactMem:
         for position, (candidate, score) in enumerate(chosen):
             message_ids, session_ids = _ids(candidate.ref)
             value = score if score is not None else top + (ranked - position)
-            hits.append(Hit(text=candidate.text, score=value, timestamp=candidate.at,
-                            message_ids=message_ids, session_ids=session_ids))
+            hits.append(
+                Hit(
+                    text=candidate.text,
+                    score=value,
+                    timestamp=candidate.at,
+                    message_ids=message_ids,
+                    session_ids=session_ids,
+                )
+            )
         return Retrieval(hits=hits)
 
     # -- size and persistence

@@ -58,8 +58,14 @@ class Scored:
 
 
 class MemoryBank:
-    def __init__(self, store: SqliteStore | None = None, weights: Weights = Weights(), boosts: bool = True,
-                 semantic_limit: int = SEMANTIC_LIMIT, episodic_limit: int = EPISODIC_LIMIT):
+    def __init__(
+        self,
+        store: SqliteStore | None = None,
+        weights: Weights = Weights(),
+        boosts: bool = True,
+        semantic_limit: int = SEMANTIC_LIMIT,
+        episodic_limit: int = EPISODIC_LIMIT,
+    ):
         self.store = store
         self.boosts = boosts
         self.semantic_limit, self.episodic_limit = semantic_limit, episodic_limit
@@ -81,7 +87,11 @@ class MemoryBank:
             for episode in episodes:
                 self.episodes[episode.id] = episode
                 self.episode_index.add(episode.id, episode.goal, [], episode.text())
-            numbers = [int(i.split("-")[-1]) for i in list(self.semantic) + list(self.episodes) if i.split("-")[-1].isdigit()]
+            numbers = [
+                int(i.split("-")[-1])
+                for i in list(self.semantic) + list(self.episodes)
+                if i.split("-")[-1].isdigit()
+            ]
             self.counter = itertools.count(max(numbers, default=0) + 1)
             self._enforce_limits()
 
@@ -124,12 +134,17 @@ class MemoryBank:
         if count <= 0:
             return []
         candidates = (e for e in self.semantic.values() if e.id != keep)
-        return [e.id for e in heapq.nsmallest(count, candidates, key=lambda e: (e.lru_score(), e.created_at, e.id))]
+        return [
+            e.id
+            for e in heapq.nsmallest(count, candidates, key=lambda e: (e.lru_score(), e.created_at, e.id))
+        ]
 
     def _episode_victims(self, count: int) -> list[str]:
         if count <= 0:
             return []
-        return [e.id for e in heapq.nsmallest(count, self.episodes.values(), key=lambda e: (e.created_at, e.id))]
+        return [
+            e.id for e in heapq.nsmallest(count, self.episodes.values(), key=lambda e: (e.created_at, e.id))
+        ]
 
     def _forget(self, entry_id: str) -> None:
         """Drop an entry from memory and its index (the caller has dealt with storage)."""
@@ -141,7 +156,9 @@ class MemoryBank:
     def add_semantic(self, entry: SemanticEntry) -> list[str]:
         """Store an entry; returns the ids evicted by LRU to stay within the limit (never the new entry's)."""
         replacing = entry.id in self.semantic
-        victims = self._semantic_victims(len(self.semantic) + (not replacing) - self.semantic_limit, keep=entry.id)
+        victims = self._semantic_victims(
+            len(self.semantic) + (not replacing) - self.semantic_limit, keep=entry.id
+        )
         if self.store is not None:
             self.store.write(semantic=[entry], delete={"semantic": victims})
         for victim in victims:
@@ -152,16 +169,21 @@ class MemoryBank:
         return victims
 
     def add_episode(self, episode: Episode) -> list[str]:
-        """Store an episode; returns the ids evicted first-in-first-out (oldest createdAt, the new one included)."""
+        """Store an episode; returns the ids evicted first-in-first-out (oldest createdAt, the new one
+        included)."""
         if episode.id in self.episodes:
             self._forget(episode.id)
         incoming = {**self.episodes, episode.id: episode}
         over = len(incoming) - self.episodic_limit
-        victims = [e.id for e in heapq.nsmallest(max(over, 0), incoming.values(), key=lambda e: (e.created_at, e.id))]
+        victims = [
+            e.id for e in heapq.nsmallest(max(over, 0), incoming.values(), key=lambda e: (e.created_at, e.id))
+        ]
         stored = episode.id not in victims
         if self.store is not None:
-            self.store.write(episodes=[episode] if stored else [],
-                             delete={"episodic": [v for v in victims if v != episode.id]})
+            self.store.write(
+                episodes=[episode] if stored else [],
+                delete={"episodic": [v for v in victims if v != episode.id]},
+            )
         for victim in victims:
             self._forget(victim)
         if stored:

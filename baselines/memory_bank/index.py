@@ -82,8 +82,11 @@ class FieldIndex:
         if slot >= len(self.length):
             self.length = np.concatenate([self.length, np.zeros(len(self.length))])
         weighted = self.terms(title, keywords, body)
-        dl = (self.weights.title * len(memory_bank_terms(title)) + self.weights.keywords * sum(1 for k in keywords if keyword_term(k))
-              + self.weights.body * len(memory_bank_terms(body)))
+        dl = (
+            self.weights.title * len(memory_bank_terms(title))
+            + self.weights.keywords * sum(1 for k in keywords if keyword_term(k))
+            + self.weights.body * len(memory_bank_terms(body))
+        )
         self.length[slot] = dl
         self.total_length += dl
         self.terms_of[slot] = weighted
@@ -125,8 +128,10 @@ class FieldIndex:
             posting = self.postings.get(term)
             if not posting:
                 return None
-            cached = (np.fromiter(posting.keys(), dtype=np.int64, count=len(posting)),
-                      np.fromiter(posting.values(), dtype=np.float64, count=len(posting)))
+            cached = (
+                np.fromiter(posting.keys(), dtype=np.int64, count=len(posting)),
+                np.fromiter(posting.values(), dtype=np.float64, count=len(posting)),
+            )
             self.cache[term] = cached
         return cached
 

@@ -48,16 +48,22 @@ def build_server(bank: MemoryBank):
 
     def usable(action: str) -> None:
         if not bank.available:
-            raise ToolError(f"Memory Bank storage is unavailable ({getattr(bank, 'reason', 'unknown cause')}); "
-                            f"nothing was {action}. Restart the server with --db pointing at a writable SQLite file.")
+            raise ToolError(
+                f"Memory Bank storage is unavailable ({getattr(bank, 'reason', 'unknown cause')}); "
+                f"nothing was {action}. Restart the server with --db pointing at a writable SQLite file."
+            )
 
     @server.tool()
-    async def search_memory(query: str, type: Literal["semantic", "episodic"] = "semantic", limit: int = 5) -> list[dict]:
+    async def search_memory(
+        query: str, type: Literal["semantic", "episodic"] = "semantic", limit: int = 5
+    ) -> list[dict]:
         """Search memories: semantic experience (default) or episodic task logs, best first."""
         usable("searched")
         if type == "episodic":
-            return [{"id": e.id, "goal": e.goal, "summary": e.summary, "score": round(score, 4)}
-                    for e, score in bank.search_episodes(query, limit)]
+            return [
+                {"id": e.id, "goal": e.goal, "summary": e.summary, "score": round(score, 4)}
+                for e, score in bank.search_episodes(query, limit)
+            ]
         found = bank.search(query, datetime.now(), limit)
         now = ms(datetime.now())
         for scored in found:  # a hit is a use: hits + 1, lastUsedAt = now
@@ -67,16 +73,38 @@ def build_server(bank: MemoryBank):
             bank.commit()
         except StorageError as exc:
             raise ToolError(str(exc)) from exc
-        return [{"id": s.entry.id, "title": s.entry.title, "content": s.entry.content, "keywords": s.entry.keywords,
-                 "polarity": s.entry.polarity, "app": s.entry.app, "score": round(s.score, 4)} for s in found]
+        return [
+            {
+                "id": s.entry.id,
+                "title": s.entry.title,
+                "content": s.entry.content,
+                "keywords": s.entry.keywords,
+                "polarity": s.entry.polarity,
+                "app": s.entry.app,
+                "score": round(s.score, 4),
+            }
+            for s in found
+        ]
 
     @server.tool()
-    async def save_memory(title: str, content: str, keywords: list[str] | None = None,
-                          polarity: Literal["positive", "negative"] = "positive", app: str | None = None) -> Saved:
+    async def save_memory(
+        title: str,
+        content: str,
+        keywords: list[str] | None = None,
+        polarity: Literal["positive", "negative"] = "positive",
+        app: str | None = None,
+    ) -> Saved:
         """Write a semantic memory; returns its id (and any ids evicted to stay within 500)."""
         usable("saved")
-        entry = SemanticEntry(id=bank.new_id("sem"), title=title, content=content, keywords=keywords or [],
-                              polarity=polarity, app=app, created_at=ms(datetime.now()))
+        entry = SemanticEntry(
+            id=bank.new_id("sem"),
+            title=title,
+            content=content,
+            keywords=keywords or [],
+            polarity=polarity,
+            app=app,
+            created_at=ms(datetime.now()),
+        )
         try:
             evicted = bank.add_semantic(entry)
         except StorageError as exc:
@@ -109,7 +137,6 @@ def _claim_stdio() -> tuple[object, object]:
 
 def main(argv: list[str] | None = None) -> None:
     import anyio
-
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--db", type=Path, default=Path("memory-bank.sqlite"), help="SQLite file of the bank")

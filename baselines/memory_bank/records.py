@@ -33,7 +33,9 @@ class SemanticEntry(BaseModel):
 
     def lru_score(self) -> int:
         """The seed's eviction score: (lastUsedAt ?? createdAt) + hits × 86_400_000; lowest is evicted."""
-        return (self.last_used_at if self.last_used_at is not None else self.created_at) + self.hits * 86_400_000
+        return (
+            self.last_used_at if self.last_used_at is not None else self.created_at
+        ) + self.hits * 86_400_000
 
 
 class Episode(BaseModel):

@@ -33,7 +33,11 @@ Serve = Callable[[Any, Any], Awaitable[None]]  # (read stream, write stream) -> 
 
 
 def _error(request_id: Any, code: int, message: str) -> types.JSONRPCError:
-    usable = request_id if isinstance(request_id, str) or (isinstance(request_id, int) and not isinstance(request_id, bool)) else None
+    usable = (
+        request_id
+        if isinstance(request_id, str) or (isinstance(request_id, int) and not isinstance(request_id, bool))
+        else None
+    )
     return types.JSONRPCError(jsonrpc="2.0", id=usable, error=types.ErrorData(code=code, message=message))
 
 
@@ -69,28 +73,41 @@ def check_frame(line: bytes) -> types.JSONRPCMessage | types.JSONRPCError:
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return _error(_salvage_id(line), types.PARSE_ERROR,
-                      f"Parse error: the frame is not UTF-8 (byte {exc.start}: {line[exc.start:exc.end].hex(' ')}); "
-                      "a surrogate encoded as bytes is not UTF-8 either")
+        return _error(
+            _salvage_id(line),
+            types.PARSE_ERROR,
+            f"Parse error: the frame is not UTF-8 (byte {exc.start}: {line[exc.start : exc.end].hex(' ')}); "
+            "a surrogate encoded as bytes is not UTF-8 either",
+        )
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        return _error(None, types.PARSE_ERROR, f"Parse error: malformed JSON ({exc.msg} at column {exc.colno})")
+        return _error(
+            None, types.PARSE_ERROR, f"Parse error: malformed JSON ({exc.msg} at column {exc.colno})"
+        )
     except RecursionError:
         return _error(None, types.PARSE_ERROR, "Parse error: the JSON is nested too deeply")
     request_id = data.get("id") if isinstance(data, dict) else None
     where = lone_surrogate(data)
     if where is not None:
         code = types.INVALID_PARAMS if where.startswith("params") else types.INVALID_REQUEST
-        return _error(request_id, code, f"Invalid {'params' if code == types.INVALID_PARAMS else 'request'}: "
-                                        f"{where} holds a lone surrogate (an unpaired \\ud800-\\udfff escape), "
-                                        "which is not a Unicode character; send valid UTF-16 pairs")
+        return _error(
+            request_id,
+            code,
+            f"Invalid {'params' if code == types.INVALID_PARAMS else 'request'}: "
+            f"{where} holds a lone surrogate (an unpaired \\ud800-\\udfff escape), "
+            "which is not a Unicode character; send valid UTF-16 pairs",
+        )
     try:
         return types.jsonrpc_message_adapter.validate_python(data, by_name=False)
     except ValidationError as exc:
         problem = exc.errors()[0]
         field = ".".join(str(part) for part in problem["loc"][1:]) or "the message"
-        return _error(request_id, types.INVALID_REQUEST, f"Invalid request: not a JSON-RPC 2.0 message ({field}: {problem['msg']})")
+        return _error(
+            request_id,
+            types.INVALID_REQUEST,
+            f"Invalid request: not a JSON-RPC 2.0 message ({field}: {problem['msg']})",
+        )
 
 
 def encode(message: types.JSONRPCMessage) -> bytes:
@@ -98,8 +115,11 @@ def encode(message: types.JSONRPCMessage) -> bytes:
     try:
         return message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8") + b"\n"
     except Exception as exc:  # noqa: BLE001 - the client must get a reply whatever went wrong
-        fallback = _error(getattr(message, "id", None), types.INTERNAL_ERROR,
-                          f"Internal error: the reply could not be encoded ({type(exc).__name__})")
+        fallback = _error(
+            getattr(message, "id", None),
+            types.INTERNAL_ERROR,
+            f"Internal error: the reply could not be encoded ({type(exc).__name__})",
+        )
         return fallback.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8") + b"\n"
 
 

@@ -26,12 +26,12 @@ log = logging.getLogger("memory_bank")
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS semantic (
     id TEXT PRIMARY KEY, title TEXT NOT NULL, content TEXT NOT NULL, keywords TEXT NOT NULL,
-    polarity TEXT NOT NULL, app TEXT, hits INTEGER NOT NULL, last_used_at INTEGER, created_at INTEGER NOT NULL,
-    message_ids TEXT NOT NULL, session_ids TEXT NOT NULL
+    polarity TEXT NOT NULL, app TEXT, hits INTEGER NOT NULL, last_used_at INTEGER,
+    created_at INTEGER NOT NULL, message_ids TEXT NOT NULL, session_ids TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS episodic (
-    id TEXT PRIMARY KEY, goal TEXT NOT NULL, status TEXT NOT NULL, events TEXT NOT NULL, summary TEXT NOT NULL,
-    created_at INTEGER NOT NULL, message_ids TEXT NOT NULL, session_ids TEXT NOT NULL
+    id TEXT PRIMARY KEY, goal TEXT NOT NULL, status TEXT NOT NULL, events TEXT NOT NULL,
+    summary TEXT NOT NULL, created_at INTEGER NOT NULL, message_ids TEXT NOT NULL, session_ids TEXT NOT NULL
 );
 """
 TABLES = ("semantic", "episodic")
@@ -60,18 +60,38 @@ class SqliteStore:
                 self.db.rollback()
             except sqlite3.Error:
                 pass
-            raise StorageError(f"Memory Bank database {self.path}: cannot {action} ({exc}); nothing was changed") from exc
+            raise StorageError(
+                f"Memory Bank database {self.path}: cannot {action} ({exc}); nothing was changed"
+            ) from exc
 
     def load(self) -> tuple[list[SemanticEntry], list[Episode]]:
         semantic = [
-            SemanticEntry(id=r[0], title=r[1], content=r[2], keywords=json.loads(r[3]), polarity=r[4], app=r[5],
-                          hits=r[6], last_used_at=r[7], created_at=r[8], message_ids=json.loads(r[9]),
-                          session_ids=json.loads(r[10]))
+            SemanticEntry(
+                id=r[0],
+                title=r[1],
+                content=r[2],
+                keywords=json.loads(r[3]),
+                polarity=r[4],
+                app=r[5],
+                hits=r[6],
+                last_used_at=r[7],
+                created_at=r[8],
+                message_ids=json.loads(r[9]),
+                session_ids=json.loads(r[10]),
+            )
             for r in self.db.execute("SELECT * FROM semantic ORDER BY created_at, id")
         ]
         episodes = [
-            Episode(id=r[0], goal=r[1], status=r[2], events=json.loads(r[3]), summary=r[4], created_at=r[5],
-                    message_ids=json.loads(r[6]), session_ids=json.loads(r[7]))
+            Episode(
+                id=r[0],
+                goal=r[1],
+                status=r[2],
+                events=json.loads(r[3]),
+                summary=r[4],
+                created_at=r[5],
+                message_ids=json.loads(r[6]),
+                session_ids=json.loads(r[7]),
+            )
             for r in self.db.execute("SELECT * FROM episodic ORDER BY created_at, id")
         ]
         return semantic, episodes
@@ -79,19 +99,42 @@ class SqliteStore:
     def _put_semantic(self, e: SemanticEntry) -> None:
         self.db.execute(
             "INSERT OR REPLACE INTO semantic VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            (e.id, e.title, e.content, json.dumps(e.keywords, ensure_ascii=False), e.polarity, e.app, e.hits,
-             e.last_used_at, e.created_at, json.dumps(e.message_ids), json.dumps(e.session_ids)),
+            (
+                e.id,
+                e.title,
+                e.content,
+                json.dumps(e.keywords, ensure_ascii=False),
+                e.polarity,
+                e.app,
+                e.hits,
+                e.last_used_at,
+                e.created_at,
+                json.dumps(e.message_ids),
+                json.dumps(e.session_ids),
+            ),
         )
 
     def _put_episode(self, e: Episode) -> None:
         self.db.execute(
             "INSERT OR REPLACE INTO episodic VALUES (?,?,?,?,?,?,?,?)",
-            (e.id, e.goal, e.status, json.dumps(e.events, ensure_ascii=False, default=str), e.summary, e.created_at,
-             json.dumps(e.message_ids), json.dumps(e.session_ids)),
+            (
+                e.id,
+                e.goal,
+                e.status,
+                json.dumps(e.events, ensure_ascii=False, default=str),
+                e.summary,
+                e.created_at,
+                json.dumps(e.message_ids),
+                json.dumps(e.session_ids),
+            ),
         )
 
-    def write(self, semantic: list[SemanticEntry] = (), episodes: list[Episode] = (),
-              delete: dict[str, list[str]] | None = None) -> None:
+    def write(
+        self,
+        semantic: list[SemanticEntry] = (),
+        episodes: list[Episode] = (),
+        delete: dict[str, list[str]] | None = None,
+    ) -> None:
         """Put entries and delete ids (table -> ids) in one committed transaction."""
         with self._guard("write"):
             for table, ids in (delete or {}).items():
@@ -107,8 +150,10 @@ class SqliteStore:
     def touch(self, entries: list[SemanticEntry]) -> None:
         """Write back hit counts and lastUsedAt values (batched by the bank)."""
         with self._guard("record hits"):
-            self.db.executemany("UPDATE semantic SET hits = ?, last_used_at = ? WHERE id = ?",
-                                [(e.hits, e.last_used_at, e.id) for e in entries])
+            self.db.executemany(
+                "UPDATE semantic SET hits = ?, last_used_at = ? WHERE id = ?",
+                [(e.hits, e.last_used_at, e.id) for e in entries],
+            )
             self.db.commit()
 
     def commit(self) -> None:

@@ -55,8 +55,10 @@ class MemoryBankSystem:
         if scope not in self.banks:
             bank = open_bank(self._path(scope), **self.limits)
             if not bank.available:
-                raise KemeError(f"memory_bank: cannot open the bank for {scope}: {getattr(bank, 'reason', '')}; "
-                                "give it a writable `root` directory")
+                raise KemeError(
+                    f"memory_bank: cannot open the bank for {scope}: {getattr(bank, 'reason', '')}; "
+                    "give it a writable `root` directory"
+                )
             self.banks[scope] = bank
         return self.banks[scope]
 
@@ -81,14 +83,27 @@ class MemoryBankSystem:
         seen = {s.entry.id for s in injected}
         rest = [s for s in bank.search(query.text, query.now, limit=k + len(seen)) if s.entry.id not in seen]
         hits = [
-            Hit(text=f"{s.entry.title}\n{s.entry.content}", score=s.score, timestamp=from_ms(s.entry.created_at),
-                message_ids=s.entry.message_ids, session_ids=s.entry.session_ids)
-            for s in injected + rest if s.entry.created_at <= now_ms
+            Hit(
+                text=f"{s.entry.title}\n{s.entry.content}",
+                score=s.score,
+                timestamp=from_ms(s.entry.created_at),
+                message_ids=s.entry.message_ids,
+                session_ids=s.entry.session_ids,
+            )
+            for s in injected + rest
+            if s.entry.created_at <= now_ms
         ]
         for episode, score in bank.search_episodes(query.text, limit=k):
             if episode.created_at <= now_ms:
-                hits.append(Hit(text=f"{episode.goal}\n{episode.summary}", score=score, timestamp=from_ms(episode.created_at),
-                                message_ids=episode.message_ids, session_ids=episode.session_ids))
+                hits.append(
+                    Hit(
+                        text=f"{episode.goal}\n{episode.summary}",
+                        score=score,
+                        timestamp=from_ms(episode.created_at),
+                        message_ids=episode.message_ids,
+                        session_ids=episode.session_ids,
+                    )
+                )
         return Retrieval(hits=hits[:k])
 
     def size(self, scope: str) -> int:

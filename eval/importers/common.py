@@ -54,7 +54,8 @@ class Notes:
     renamed: dict[str, str] = field(default_factory=dict)
 
     def clean(self, text: str) -> str:
-        """Lone surrogates (from `\\ud800` escapes) cannot be written as UTF-8: replaced by U+FFFD and counted."""
+        """Lone surrogates (from `\\ud800` escapes) cannot be written as UTF-8: replaced by U+FFFD and
+        counted."""
         if _SURROGATE.search(text) is None:
             return text
         self.count("lone_surrogates_replaced")
@@ -81,7 +82,8 @@ class Notes:
             return None
 
     def unique_id(self, raw: str, used: set[str], kind: str, where: str, prefix: str = "") -> str:
-        """A safe id for the source id `raw`, not in `used`; renames are counted and remembered (prefix + new -> original)."""
+        """A safe id for the source id `raw`, not in `used`; renames are counted and remembered (prefix + new
+        -> original)."""
         new = safe_id(raw)
         if new != raw:
             self.problem("ids_renamed", where, f"id {raw[:60]!r} is not a safe file name; renamed {new!r}")
@@ -106,8 +108,15 @@ class Notes:
 
 
 def _json_type(value: Any) -> str:
-    names = {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number",
-             float: "a number", type(None): "null"}
+    names = {
+        dict: "an object",
+        list: "an array",
+        str: "a string",
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        type(None): "null",
+    }
     return names.get(type(value), type(value).__name__)
 
 
@@ -127,8 +136,10 @@ def _decode(path: Path, data: bytes) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
-        raise KemeError(f"{path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
-                        f"convert the file to UTF-8 (e.g. iconv -f <encoding> -t utf-8)") from exc
+        raise KemeError(
+            f"{path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+            f"convert the file to UTF-8 (e.g. iconv -f <encoding> -t utf-8)"
+        ) from exc
 
 
 def _loads(path: Path, text: str, line: int | None = None) -> Any:
@@ -139,8 +150,9 @@ def _loads(path: Path, text: str, line: int | None = None) -> Any:
         at = f"{path}:{line}" if line is not None else f"{path}:{exc.lineno}:{exc.colno}"
         raise KemeError(f"{at}: not valid JSON ({exc.msg})") from exc
     except RecursionError as exc:
-        raise KemeError(f"{where}: JSON nested too deeply to read (more than ~1000 levels); "
-                        f"this is not a benchmark file") from exc
+        raise KemeError(
+            f"{where}: JSON nested too deeply to read (more than ~1000 levels); this is not a benchmark file"
+        ) from exc
     except ValueError as exc:  # e.g. an integer literal with more than 4300 digits
         raise KemeError(f"{where}: unreadable JSON value ({exc})") from exc
 
@@ -174,8 +186,10 @@ def read_json_records(path: Path) -> list[Any]:
         if line.strip():
             records.append(_loads(path, line, number))
     if not any(isinstance(r, dict) for r in records):
-        raise KemeError(f"{path}: expected a JSON array of objects or JSON lines of objects, found "
-                        f"{_json_type(records[0])}")
+        raise KemeError(
+            f"{path}: expected a JSON array of objects or JSON lines of objects, found "
+            f"{_json_type(records[0])}"
+        )
     return records
 
 
@@ -183,17 +197,22 @@ def in_range(when: datetime) -> bool:
     return EARLIEST <= when.year <= LATEST
 
 
-def source_date(raw: Any, where: str, notes: Notes, parse: Callable[[str], datetime],
-                expected: str | None = None) -> datetime | None:
-    """A date of a source record, or None with the reason noted (missing, not text, unrecognised, out of range)."""
+def source_date(
+    raw: Any, where: str, notes: Notes, parse: Callable[[str], datetime], expected: str | None = None
+) -> datetime | None:
+    """A date of a source record, or None with the reason noted (missing, not text, unrecognised, out of
+    range)."""
     if not isinstance(raw, str):
         notes.problem("unparsed_dates", where, "missing" if raw is None else f"not a string ({raw!r:.40})")
         return None
     try:
         when = parse(raw)
     except ValueError:
-        notes.problem("unparsed_dates", where, f"unrecognised date {raw[:60]!r}"
-                      + (f" (expected {expected})" if expected else ""))
+        notes.problem(
+            "unparsed_dates",
+            where,
+            f"unrecognised date {raw[:60]!r}" + (f" (expected {expected})" if expected else ""),
+        )
         return None
     if not in_range(when):
         notes.problem("unparsed_dates", where, f"year {when.year} is out of range")
@@ -201,9 +220,11 @@ def source_date(raw: Any, where: str, notes: Notes, parse: Callable[[str], datet
     return when
 
 
-def arrange(starts: list[datetime], lengths: list[int], step: timedelta, gap: timedelta,
-            notes: Notes) -> list[tuple[int, datetime]]:
-    """Session order and start times: by start (stable), a session that would overlap the previous one moved after it.
+def arrange(
+    starts: list[datetime], lengths: list[int], step: timedelta, gap: timedelta, notes: Notes
+) -> list[tuple[int, datetime]]:
+    """Session order and start times: by start (stable), a session that would overlap the previous one moved
+    after it.
 
     Returns (original position, start) in time order; counts `sessions_out_of_order` and `sessions_moved`.
     """
@@ -232,7 +253,8 @@ def infer_spec(answer: str, year: int) -> AnswerSpec:
 
 
 def _visible(directory: Path) -> list[Path]:
-    """Entries that make a directory "not empty"; hidden ones (a lock file, .git) do not count and are never touched."""
+    """Entries that make a directory "not empty"; hidden ones (a lock file, .git) do not count and are never
+    touched."""
     return [entry for entry in directory.iterdir() if not entry.name.startswith(".")]
 
 
@@ -253,36 +275,54 @@ def prepare_output(out: Path, force: bool) -> None:
     if not _visible(out):
         return
     if not (out / MANIFEST).is_file():
-        raise KemeError(f"{out} is not empty and holds no keme dataset (no {MANIFEST}); refusing to write into it "
-                        f"(choose a new or empty directory)")
+        raise KemeError(
+            f"{out} is not empty and holds no keme dataset (no {MANIFEST}); refusing to write into it "
+            f"(choose a new or empty directory)"
+        )
     if not force:
-        raise KemeError(f"{out} already holds a keme dataset; pass --force to replace it, or choose another --out")
+        raise KemeError(
+            f"{out} already holds a keme dataset; pass --force to replace it, or choose another --out"
+        )
     owned = _owned_files(out)
     strays = [name for name in PART_FILES if (out / name).exists() and inside(out, name) not in owned]
     if strays:
-        raise KemeError(f"{out} holds {', '.join(strays)}, which its manifest does not list; refusing to replace "
-                        f"files the dataset does not own (move them away or choose another --out)")
+        raise KemeError(
+            f"{out} holds {', '.join(strays)}, which its manifest does not list; refusing to replace "
+            f"files the dataset does not own (move them away or choose another --out)"
+        )
 
 
 def _owned_files(out: Path) -> list[Path]:
-    """The files the existing dataset in `out` owns: those its manifest lists (inside `out`), and the manifest."""
+    """The files the existing dataset in `out` owns: those its manifest lists (inside `out`), and the
+    manifest."""
     try:
         listed = json.loads((out / MANIFEST).read_text(encoding="utf-8")).get("files", {})
     except (OSError, ValueError, AttributeError) as exc:
-        raise KemeError(f"{out / MANIFEST}: unreadable manifest ({exc}); remove the directory yourself "
-                        f"or choose another --out") from exc
+        raise KemeError(
+            f"{out / MANIFEST}: unreadable manifest ({exc}); remove the directory yourself "
+            f"or choose another --out"
+        ) from exc
     owned = []
     for name in listed if isinstance(listed, dict) else []:
         try:
             owned.append(inside(out, name))
         except PathEscape as exc:
-            raise KemeError(f"{out / MANIFEST}: lists {name!r}, a file outside the dataset; refusing to replace "
-                            f"this dataset (remove it yourself)") from exc
+            raise KemeError(
+                f"{out / MANIFEST}: lists {name!r}, a file outside the dataset; refusing to replace "
+                f"this dataset (remove it yourself)"
+            ) from exc
     return owned + [inside(out, MANIFEST)]
 
 
-def write_dataset(out: Path, name: str, personas: list[Persona], sessions: list[Session], qa: list[QAItem],
-                  stats: dict[str, Any], force: bool = False) -> Manifest:
+def write_dataset(
+    out: Path,
+    name: str,
+    personas: list[Persona],
+    sessions: list[Session],
+    qa: list[QAItem],
+    stats: dict[str, Any],
+    force: bool = False,
+) -> Manifest:
     """Write the imported dataset into `out` as one change (keme.dataset.commit), holding its lock.
 
     `out` must be new, empty, or (with `force`) an existing keme dataset, whose

@@ -115,7 +115,9 @@ def _session_keys(conversation: dict[str, Any], where: str, notes: Notes) -> lis
         if len(match.group(1)) > 6:
             notes.problem("sessions_skipped", f"{where}, {key[:40]}", "session number too large")
         elif (number := int(match.group(1))) in keys:
-            notes.problem("sessions_skipped", f"{where}, {key}", f"repeats session number {number} ({keys[number]})")
+            notes.problem(
+                "sessions_skipped", f"{where}, {key}", f"repeats session number {number} ({keys[number]})"
+            )
         else:
             keys[number] = key
     return sorted(keys.items())
@@ -133,8 +135,9 @@ def _turns(raw: Any, where: str, notes: Notes) -> list[tuple[int, Turn]]:
     return turns
 
 
-def _import_sample(sample: Any, index: int, used: set[str], notes: Notes
-                   ) -> tuple[Persona, list[Session], list[QAItem]] | None:
+def _import_sample(
+    sample: Any, index: int, used: set[str], notes: Notes
+) -> tuple[Persona, list[Session], list[QAItem]] | None:
     where = f"sample {index + 1}"
     if not isinstance(sample, dict):
         notes.problem("samples_skipped", where, f"expected a JSON object, found {type(sample).__name__}")
@@ -147,7 +150,9 @@ def _import_sample(sample: Any, index: int, used: set[str], notes: Notes
         return None
     speaker_a = conversation.get("speaker_a")
     if not isinstance(speaker_a, str) or not speaker_a:
-        notes.problem("samples_skipped", where, "conversation.speaker_a is not a name (needed to tell the user's turns)")
+        notes.problem(
+            "samples_skipped", where, "conversation.speaker_a is not a name (needed to tell the user's turns)"
+        )
         return None
     speaker_a = notes.clean(speaker_a)
     planned: list[tuple[int, list[tuple[int, Turn]]]] = []
@@ -156,9 +161,15 @@ def _import_sample(sample: Any, index: int, used: set[str], notes: Notes
         turns = _turns(conversation[key], f"{where}, {key}", notes)
         if not turns:
             continue
-        start = source_date(conversation.get(f"{key}_date_time"), f"{where}, {key}_date_time", notes, parse_when)
+        start = source_date(
+            conversation.get(f"{key}_date_time"), f"{where}, {key}_date_time", notes, parse_when
+        )
         if start is None:  # a day after the previous session, or a fixed day for the first
-            start = starts[-1] + STEP * len(planned[-1][1]) + timedelta(days=1) if starts else datetime(2023, 1, 1, 9)
+            start = (
+                starts[-1] + STEP * len(planned[-1][1]) + timedelta(days=1)
+                if starts
+                else datetime(2023, 1, 1, 9)
+            )
         planned.append((number, turns))
         starts.append(start)
     if not planned:
@@ -178,8 +189,11 @@ def _import_sample(sample: Any, index: int, used: set[str], notes: Notes
             turn_id = dia[0] if dia else f"D{number}:{position + 1}"
             message_id = f"{sample_id}:{turn_id}"
             if turn_id in known:
-                notes.problem("duplicate_turn_ids", f"{where}, session_{number}, turn {position + 1}",
-                              f"dia_id {turn_id} already used; kept for evidence is the first")
+                notes.problem(
+                    "duplicate_turn_ids",
+                    f"{where}, session_{number}, turn {position + 1}",
+                    f"dia_id {turn_id} already used; kept for evidence is the first",
+                )
                 message_id = f"{message_id}#{position + 1}"
                 if message_id in message_ids:
                     message_id = f"{sample_id}:{turn_id}#S{number}.{position + 1}"
@@ -187,26 +201,61 @@ def _import_sample(sample: Any, index: int, used: set[str], notes: Notes
             text = turn.text
             if turn.blip_caption:
                 text = f"{text} [shares a photo: {turn.blip_caption}]".strip()
-            messages.append(Message(id=message_id, role="user" if turn.speaker == speaker_a else "assistant",
-                                    speaker=turn.speaker or None, content=text, timestamp=start + STEP * offset))
+            messages.append(
+                Message(
+                    id=message_id,
+                    role="user" if turn.speaker == speaker_a else "assistant",
+                    speaker=turn.speaker or None,
+                    content=text,
+                    timestamp=start + STEP * offset,
+                )
+            )
             known.setdefault(turn_id, (message_id, session_id))
-        sessions.append(Session(id=session_id, persona_id=sample_id, event_id=session_id, language="en",
-                                pattern="locomo", start=messages[0].timestamp, end=messages[-1].timestamp,
-                                messages=messages))
+        sessions.append(
+            Session(
+                id=session_id,
+                persona_id=sample_id,
+                event_id=session_id,
+                language="en",
+                pattern="locomo",
+                start=messages[0].timestamp,
+                end=messages[-1].timestamp,
+                messages=messages,
+            )
+        )
     end = sessions[-1].end
-    persona = Persona(id=sample_id, name=speaker_a, language="en", country="US", start=sessions[0].start, end=end,
-                      dimensions={})
+    persona = Persona(
+        id=sample_id,
+        name=speaker_a,
+        language="en",
+        country="US",
+        start=sessions[0].start,
+        end=end,
+        dimensions={},
+    )
     qa = sample.get("qa")
     if qa is not None and not isinstance(qa, list):
-        notes.problem("qa_skipped", f"{where}, qa", f"expected a list of questions, found {type(qa).__name__}")
+        notes.problem(
+            "qa_skipped", f"{where}, qa", f"expected a list of questions, found {type(qa).__name__}"
+        )
         qa = []
-    items = [item for number, record in enumerate(qa or [], start=1)
-             if (item := _question(record, number, sample_id, where, end, known, notes)) is not None]
+    items = [
+        item
+        for number, record in enumerate(qa or [], start=1)
+        if (item := _question(record, number, sample_id, where, end, known, notes)) is not None
+    ]
     return persona, sessions, items
 
 
-def _question(record: Any, number: int, sample_id: str, where: str, end: datetime,
-              known: dict[str, tuple[str, str]], notes: Notes) -> QAItem | None:
+def _question(
+    record: Any,
+    number: int,
+    sample_id: str,
+    where: str,
+    end: datetime,
+    known: dict[str, tuple[str, str]],
+    notes: Notes,
+) -> QAItem | None:
     qa = notes.parse(QARecord, record, "qa_skipped", f"{where}, question {number}")
     if qa is None:
         return None
@@ -215,7 +264,9 @@ def _question(record: Any, number: int, sample_id: str, where: str, end: datetim
         notes.problem("unknown_category", f"{where}, question {number}", f"category {qa.category} is not 1-5")
         return None
     if qa.category != 5 and (qa.answer is None or str(qa.answer).strip() == ""):
-        notes.problem("qa_skipped", f"{where}, question {number}", "no answer (only category 5 may go without one)")
+        notes.problem(
+            "qa_skipped", f"{where}, question {number}", "no answer (only category 5 may go without one)"
+        )
         return None
     ids, junk = normalize_evidence(qa.evidence if qa.evidence is not None else [])
     notes.count("evidence_pieces_not_ids", junk)
@@ -228,22 +279,36 @@ def _question(record: Any, number: int, sample_id: str, where: str, end: datetim
     else:
         answer = str(qa.answer)
         spec = infer_spec(answer, end.year)
-    args = {"source": "locomo", "category": str(qa.category),
-            "adversarial_answer": "" if qa.adversarial_answer is None else str(qa.adversarial_answer)}
+    args = {
+        "source": "locomo",
+        "category": str(qa.category),
+        "adversarial_answer": "" if qa.adversarial_answer is None else str(qa.adversarial_answer),
+    }
     if sample_id in notes.renamed:
         args["source_sample_id"] = notes.renamed[sample_id]
     messages = [m for m, _ in resolved]
     return QAItem(
-        id=f"{sample_id}:q{number}", persona_id=sample_id, question=qa.question, answer=answer,
-        spec=spec, type=kind, subtype=f"locomo.category{qa.category}",  # type: ignore[arg-type]
-        evidence=messages, evidence_sessions=list(dict.fromkeys(s for _, s in resolved)),
-        asked_at=end + timedelta(days=1), hops=2 if qa.category == 1 else 1, difficulty="medium", language="en",
-        node=sample_id, proof=Proof(op="imported", quotes=[Quote(message_id=m) for m in messages], args=args),
+        id=f"{sample_id}:q{number}",
+        persona_id=sample_id,
+        question=qa.question,
+        answer=answer,
+        spec=spec,
+        type=kind,
+        subtype=f"locomo.category{qa.category}",  # type: ignore[arg-type]
+        evidence=messages,
+        evidence_sessions=list(dict.fromkeys(s for _, s in resolved)),
+        asked_at=end + timedelta(days=1),
+        hops=2 if qa.category == 1 else 1,
+        difficulty="medium",
+        language="en",
+        node=sample_id,
+        proof=Proof(op="imported", quotes=[Quote(message_id=m) for m in messages], args=args),
     )
 
 
 def import_locomo(path: Path, out: Path, force: bool = False) -> dict[str, Any]:
-    """Import a LoCoMo file into the dataset directory `out` (new or empty; an existing dataset only with `force`)."""
+    """Import a LoCoMo file into the dataset directory `out` (new or empty; an existing dataset only with
+    `force`)."""
     samples = read_json_records(path)
     notes = Notes()
     personas, sessions, items = [], [], []
@@ -257,8 +322,13 @@ def import_locomo(path: Path, out: Path, force: bool = False) -> dict[str, Any]:
     if not personas:
         first = "; ".join(notes.problems[:3]) or "no sample has a session with turns"
         raise KemeError(f"{path}: nothing usable in {len(samples)} record(s): {first}")
-    stats = {"personas": len(personas), "sessions": len(sessions), "messages": sum(len(s.messages) for s in sessions),
-             "qa": len(items), **notes.stats()}
+    stats = {
+        "personas": len(personas),
+        "sessions": len(sessions),
+        "messages": sum(len(s.messages) for s in sessions),
+        "qa": len(items),
+        **notes.stats(),
+    }
     write_dataset(out, "locomo", personas, sessions, items, stats, force=force)
     return stats
 
@@ -284,7 +354,9 @@ def _export_problems(data: Any) -> list[str]:
             problems.append(f"question {item.id} belongs to unknown persona {item.persona_id}")
         missing = [m for m in item.evidence if owner.get(m) != item.persona_id]
         if missing:
-            problems.append(f"question {item.id}: evidence {missing[:3]} is not a message of persona {item.persona_id}")
+            problems.append(
+                f"question {item.id}: evidence {missing[:3]} is not a message of persona {item.persona_id}"
+            )
     return problems
 
 
@@ -295,16 +367,21 @@ def export_locomo(data: Dataset, out: Path) -> dict[str, Any]:
     without a word) and an `out` inside the dataset or that is a directory.
     """
 
-
     if out.is_dir():
-        raise KemeError(f"--out {out} is a directory; give the JSON file to write, e.g. {out / 'locomo.json'}")
+        raise KemeError(
+            f"--out {out} is a directory; give the JSON file to write, e.g. {out / 'locomo.json'}"
+        )
     if data.root is not None and data.root.resolve() in out.resolve().parents:
         raise KemeError(f"--out {out} is inside the dataset {data.root}; write the export elsewhere")
     problems = _export_problems(data)
     if problems:
         more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
-        raise KemeError(f"{data.root}: cannot export: " + "; ".join(problems[:5]) + more
-                        + f"; run `keme validate {data.root}` and fix the dataset")
+        raise KemeError(
+            f"{data.root}: cannot export: "
+            + "; ".join(problems[:5])
+            + more
+            + f"; run `keme validate {data.root}` and fix the dataset"
+        )
     samples = []
     for view in data.views():
         persona = view.persona
@@ -315,21 +392,40 @@ def export_locomo(data: Dataset, out: Path) -> dict[str, Any]:
             for position, message in enumerate(session.messages, start=1):
                 dia[message.id] = f"D{number}:{position}"
                 speaker = persona.name if message.role == "user" else (message.app or "Assistant")
-                turns.append({"speaker": message.speaker or speaker, "dia_id": f"D{number}:{position}", "text": message.content})
+                turns.append(
+                    {
+                        "speaker": message.speaker or speaker,
+                        "dia_id": f"D{number}:{position}",
+                        "text": message.content,
+                    }
+                )
             conversation[f"session_{number}"] = turns
-            conversation[f"session_{number}_date_time"] = session.start.strftime("%-I:%M %p on %-d %B, %Y").lower()
+            conversation[f"session_{number}_date_time"] = session.start.strftime(
+                "%-I:%M %p on %-d %B, %Y"
+            ).lower()
         qa = []
         for item in view.qa:
             category = TYPE_CATEGORY.get(item.type, 3)
-            record: dict[str, Any] = {"question": item.question, "evidence": [dia[m] for m in item.evidence],
-                                      "category": category}
+            record: dict[str, Any] = {
+                "question": item.question,
+                "evidence": [dia[m] for m in item.evidence],
+                "category": category,
+            }
             if category == 5:
                 record["adversarial_answer"] = item.answer
             else:
                 record["answer"] = item.answer
             qa.append(record)
-        samples.append({"sample_id": persona.id, "conversation": conversation, "qa": qa,
-                        "observation": {}, "session_summary": {}, "event_summary": {}})
+        samples.append(
+            {
+                "sample_id": persona.id,
+                "conversation": conversation,
+                "qa": qa,
+                "observation": {},
+                "session_summary": {},
+                "event_summary": {},
+            }
+        )
     try:
         atomic_write_text(out, json.dumps(samples, ensure_ascii=False, indent=1))
     except OSError as exc:
@@ -337,6 +433,17 @@ def export_locomo(data: Dataset, out: Path) -> dict[str, Any]:
     return {"samples": len(samples), "qa": sum(len(s["qa"]) for s in samples)}
 
 
-TYPE_CATEGORY = {"multi_hop": 1, "temporal_reasoning": 2, "open_domain": 3, "single_hop": 4, "abstention": 5,
-                 "knowledge_update": 1, "summarization": 1, "relationship": 4, "implicit_preference": 3,
-                 "preference_generalization": 3, "adversarial": 4, "visual_reasoning": 4}
+TYPE_CATEGORY = {
+    "multi_hop": 1,
+    "temporal_reasoning": 2,
+    "open_domain": 3,
+    "single_hop": 4,
+    "abstention": 5,
+    "knowledge_update": 1,
+    "summarization": 1,
+    "relationship": 4,
+    "implicit_preference": 3,
+    "preference_generalization": 3,
+    "adversarial": 4,
+    "visual_reasoning": 4,
+}

@@ -37,9 +37,12 @@ from keme.errors import KemeError
 from keme.models import AnswerSpec, Message, Persona, Proof, QAItem, Quote, Session
 
 TYPES = {
-    "single-session-user": "single_hop", "single-session-assistant": "single_hop",
-    "single-session-preference": "preference_generalization", "temporal-reasoning": "temporal_reasoning",
-    "knowledge-update": "knowledge_update", "multi-session": "multi_hop",
+    "single-session-user": "single_hop",
+    "single-session-assistant": "single_hop",
+    "single-session-preference": "preference_generalization",
+    "temporal-reasoning": "temporal_reasoning",
+    "knowledge-update": "knowledge_update",
+    "multi-session": "multi_hop",
 }
 DATE_FORMAT = "%Y/%m/%d (%a) %H:%M"
 STEP = timedelta(seconds=30)  # between the turns of a session (LongMemEval dates a session, not its turns)
@@ -97,8 +100,9 @@ def _turns(raw: Any, where: str, notes: Notes) -> list[tuple[int, Turn]] | None:
     return turns
 
 
-def _import_instance(record: Any, index: int, used: set[str], notes: Notes
-                     ) -> tuple[Persona, list[Session], QAItem] | None:
+def _import_instance(
+    record: Any, index: int, used: set[str], notes: Notes
+) -> tuple[Persona, list[Session], QAItem] | None:
     instance = notes.parse(Instance, record, "instances_skipped", f"instance {index + 1}")
     if instance is None:
         return None
@@ -110,7 +114,11 @@ def _import_instance(record: Any, index: int, used: set[str], notes: Notes
     local: set[str] = set()
     for position, raw_turns in enumerate(instance.haystack_sessions):
         place = f"{where}, haystack session {position + 1}"
-        raw_id = _source_id(instance.haystack_session_ids[position]) if position < len(instance.haystack_session_ids) else None
+        raw_id = (
+            _source_id(instance.haystack_session_ids[position])
+            if position < len(instance.haystack_session_ids)
+            else None
+        )
         if raw_id is None:
             notes.problem("session_ids_missing", place, "no usable haystack_session_ids entry")
             raw_id = f"session-{position}"
@@ -119,11 +127,17 @@ def _import_instance(record: Any, index: int, used: set[str], notes: Notes
             if turns == []:
                 notes.count("empty_sessions")
             continue
-        session_id = f"{qid}:{notes.unique_id(raw_id, local, 'duplicate_session_ids', place, prefix=f'{qid}:')}"
+        session_id = (
+            f"{qid}:{notes.unique_id(raw_id, local, 'duplicate_session_ids', place, prefix=f'{qid}:')}"
+        )
         raw_date = instance.haystack_dates[position] if position < len(instance.haystack_dates) else None
         start = source_date(raw_date, f"{place}, date", notes, parse_date, DATE_FORMAT)
         if start is None:  # an hour after the previous session, or a fixed day for the first
-            start = starts[-1] + STEP * len(planned[-1][2]) + timedelta(hours=1) if starts else datetime(2023, 1, 1, 9)
+            start = (
+                starts[-1] + STEP * len(planned[-1][2]) + timedelta(hours=1)
+                if starts
+                else datetime(2023, 1, 1, 9)
+            )
         planned.append((raw_id, session_id, turns))
         starts.append(start)
     if not planned:
@@ -142,7 +156,9 @@ def _import_instance(record: Any, index: int, used: set[str], notes: Notes
                 notes.count("turns_unknown_role")
             role = "user" if turn.role == "user" else "assistant"
             message_id = f"{session_id}_{number}"
-            messages.append(Message(id=message_id, role=role, content=turn.content, timestamp=start + STEP * offset))
+            messages.append(
+                Message(id=message_id, role=role, content=turn.content, timestamp=start + STEP * offset)
+            )
             if turn.has_answer:
                 evidence_messages.append(message_id)
                 user_evidence = user_evidence or role == "user"
@@ -151,12 +167,23 @@ def _import_instance(record: Any, index: int, used: set[str], notes: Notes
                 evidence_sessions.append(session_id)
             else:
                 notes.count("noans_relabelled_sessions")
-        sessions.append(Session(id=session_id, persona_id=qid, event_id=session_id, language="en",
-                                pattern="longmemeval", start=messages[0].timestamp, end=messages[-1].timestamp,
-                                messages=messages))
+        sessions.append(
+            Session(
+                id=session_id,
+                persona_id=qid,
+                event_id=session_id,
+                language="en",
+                pattern="longmemeval",
+                start=messages[0].timestamp,
+                end=messages[-1].timestamp,
+                messages=messages,
+            )
+        )
     notes.count("answer_session_ids_unresolved", len(answer_sessions - {raw for raw, _, _ in planned}))
     last = sessions[-1].end
-    asked = source_date(instance.question_date, f"{where}, question_date", notes, parse_date, DATE_FORMAT) or last + timedelta(days=1)
+    asked = source_date(
+        instance.question_date, f"{where}, question_date", notes, parse_date, DATE_FORMAT
+    ) or last + timedelta(days=1)
     if asked < last:
         notes.count("question_before_last_session")
     asked = max(asked, last)
@@ -164,26 +191,41 @@ def _import_instance(record: Any, index: int, used: set[str], notes: Notes
     answer = str(instance.answer)
     spec = AnswerSpec(kind="abstain", value="abstain") if abstain else infer_spec(answer, asked.year)
     if not abstain and instance.question_type not in TYPES:
-        notes.problem("unknown_question_type", where, f"question_type {instance.question_type[:40]!r}; "
-                      f"imported as single_hop")
+        notes.problem(
+            "unknown_question_type",
+            where,
+            f"question_type {instance.question_type[:40]!r}; imported as single_hop",
+        )
     kind = "abstention" if abstain else TYPES.get(instance.question_type, "single_hop")
     args = {"source": "longmemeval", "question_type": instance.question_type}
     if qid in notes.renamed:
         args["source_question_id"] = notes.renamed[qid]
-    persona = Persona(id=qid, name="user", language="en", country="US", start=sessions[0].start, end=asked,
-                      dimensions={})
+    persona = Persona(
+        id=qid, name="user", language="en", country="US", start=sessions[0].start, end=asked, dimensions={}
+    )
     item = QAItem(
-        id=qid, persona_id=qid, question=instance.question, answer=answer, spec=spec,
-        type=kind, subtype=f"longmemeval.{instance.question_type or 'unknown'}",  # type: ignore[arg-type]
-        evidence=evidence_messages, evidence_sessions=evidence_sessions, asked_at=asked,
-        hops=2 if kind == "multi_hop" else 1, difficulty="medium", language="en", node=qid,
+        id=qid,
+        persona_id=qid,
+        question=instance.question,
+        answer=answer,
+        spec=spec,
+        type=kind,
+        subtype=f"longmemeval.{instance.question_type or 'unknown'}",  # type: ignore[arg-type]
+        evidence=evidence_messages,
+        evidence_sessions=evidence_sessions,
+        asked_at=asked,
+        hops=2 if kind == "multi_hop" else 1,
+        difficulty="medium",
+        language="en",
+        node=qid,
         proof=Proof(op="imported", quotes=[Quote(message_id=m) for m in evidence_messages], args=args),
     )
     return persona, sessions, item
 
 
 def import_longmemeval(path: Path, out: Path, force: bool = False) -> dict[str, Any]:
-    """Import a LongMemEval file into the dataset directory `out` (new or empty; an existing dataset only with `force`)."""
+    """Import a LongMemEval file into the dataset directory `out` (new or empty; an existing dataset only with
+    `force`)."""
     instances = read_json_records(path)
     notes = Notes()
     personas, sessions, items = [], [], []
@@ -197,7 +239,13 @@ def import_longmemeval(path: Path, out: Path, force: bool = False) -> dict[str, 
     if not personas:
         first = "; ".join(notes.problems[:3]) or "no instance has a haystack session with turns"
         raise KemeError(f"{path}: nothing usable in {len(instances)} record(s): {first}")
-    stats = {"personas": len(personas), "sessions": len(sessions), "messages": sum(len(s.messages) for s in sessions),
-             "qa": len(items), **notes.stats(), "conventions": {"retrieval_roles": ["user"]}}
+    stats = {
+        "personas": len(personas),
+        "sessions": len(sessions),
+        "messages": sum(len(s.messages) for s in sessions),
+        "qa": len(items),
+        **notes.stats(),
+        "conventions": {"retrieval_roles": ["user"]},
+    }
     write_dataset(out, "longmemeval", personas, sessions, items, stats, force=force)
     return stats

@@ -45,28 +45,78 @@ from keme.text.tokens import count_tokens, han_count, has_han
 T = TypeVar("T", bound=BaseModel)
 
 ATTRIBUTE_LABELS = {
-    "en": {"home.city": "city", "home.neighborhood": "neighborhood", "career.company": "employer",
-           "career.job_title": "job title", "diet.diet_type": "diet", "sport.main_sport": "main sport",
-           "sport.gym": "gym", "transport.commute_mode": "commute", "tech.phone": "phone",
-           "entertainment.favorite_show": "favorite show", "finance.monthly_budget": "monthly budget",
-           "finance.savings_goal": "savings goal", "social_circle.partner": "partner",
-           "pets.pet_name": "pet's name", "pets.pet_species": "pet", "learning.current_course": "current course"},
-    "zh": {"home.city": "城市", "home.neighborhood": "住的片区", "career.company": "公司", "career.job_title": "职位",
-           "diet.diet_type": "饮食", "sport.main_sport": "主要运动", "sport.gym": "健身房",
-           "transport.commute_mode": "通勤方式", "tech.phone": "手机", "entertainment.favorite_show": "最爱的剧",
-           "finance.monthly_budget": "每月预算", "finance.savings_goal": "存钱目标", "social_circle.partner": "对象",
-           "pets.pet_name": "宠物名字", "pets.pet_species": "宠物", "learning.current_course": "在学的课"},
+    "en": {
+        "home.city": "city",
+        "home.neighborhood": "neighborhood",
+        "career.company": "employer",
+        "career.job_title": "job title",
+        "diet.diet_type": "diet",
+        "sport.main_sport": "main sport",
+        "sport.gym": "gym",
+        "transport.commute_mode": "commute",
+        "tech.phone": "phone",
+        "entertainment.favorite_show": "favorite show",
+        "finance.monthly_budget": "monthly budget",
+        "finance.savings_goal": "savings goal",
+        "social_circle.partner": "partner",
+        "pets.pet_name": "pet's name",
+        "pets.pet_species": "pet",
+        "learning.current_course": "current course",
+    },
+    "zh": {
+        "home.city": "城市",
+        "home.neighborhood": "住的片区",
+        "career.company": "公司",
+        "career.job_title": "职位",
+        "diet.diet_type": "饮食",
+        "sport.main_sport": "主要运动",
+        "sport.gym": "健身房",
+        "transport.commute_mode": "通勤方式",
+        "tech.phone": "手机",
+        "entertainment.favorite_show": "最爱的剧",
+        "finance.monthly_budget": "每月预算",
+        "finance.savings_goal": "存钱目标",
+        "social_circle.partner": "对象",
+        "pets.pet_name": "宠物名字",
+        "pets.pet_species": "宠物",
+        "learning.current_course": "在学的课",
+    },
 }
 KIND_DESCRIPTIONS = {
-    "en": {"trip": "a trip away (at least 6 days including planning)", "work_project": "a project at work with a deadline",
-           "health": "feeling unwell, maybe a doctor visit", "fitness": "a training plan", "social": "an occasion with someone",
-           "shopping": "choosing and buying something", "cooking": "cooking a dish", "entertainment": "a show, book or film",
-           "finance": "a budget check", "learning": "a study session", "family": "a call with family",
-           "weekend": "a free-day activity", "wellbeing": "a low day", "tech": "a device problem", "pet": "pet care"},
-    "zh": {"trip": "出门旅行（含准备至少 6 天）", "work_project": "有截止日期的工作项目", "health": "身体不适，可能去看医生",
-           "fitness": "一段训练计划", "social": "和某人的聚会或纪念日", "shopping": "挑选并购买东西", "cooking": "在家做菜",
-           "entertainment": "追剧、看书或电影", "finance": "记账复盘", "learning": "学习打卡", "family": "和家人通话",
-           "weekend": "周末活动", "wellbeing": "情绪低落的一天", "tech": "设备出问题", "pet": "照顾宠物"},
+    "en": {
+        "trip": "a trip away (at least 6 days including planning)",
+        "work_project": "a project at work with a deadline",
+        "health": "feeling unwell, maybe a doctor visit",
+        "fitness": "a training plan",
+        "social": "an occasion with someone",
+        "shopping": "choosing and buying something",
+        "cooking": "cooking a dish",
+        "entertainment": "a show, book or film",
+        "finance": "a budget check",
+        "learning": "a study session",
+        "family": "a call with family",
+        "weekend": "a free-day activity",
+        "wellbeing": "a low day",
+        "tech": "a device problem",
+        "pet": "pet care",
+    },
+    "zh": {
+        "trip": "出门旅行（含准备至少 6 天）",
+        "work_project": "有截止日期的工作项目",
+        "health": "身体不适，可能去看医生",
+        "fitness": "一段训练计划",
+        "social": "和某人的聚会或纪念日",
+        "shopping": "挑选并购买东西",
+        "cooking": "在家做菜",
+        "entertainment": "追剧、看书或电影",
+        "finance": "记账复盘",
+        "learning": "学习打卡",
+        "family": "和家人通话",
+        "weekend": "周末活动",
+        "wellbeing": "情绪低落的一天",
+        "tech": "设备出问题",
+        "pet": "照顾宠物",
+    },
 }
 
 
@@ -92,7 +142,8 @@ class Exchange(BaseModel):
 
 
 class Dialogue(BaseModel):
-    """Exchanges rather than free turns: the shape itself makes the roles alternate, starting with the user."""
+    """Exchanges rather than free turns: the shape itself makes the roles alternate, starting with the
+    user."""
 
     exchanges: list[Exchange] = Field(min_length=3, max_length=6)
 
@@ -117,9 +168,31 @@ def _repeats(text: str) -> bool:
     return any(sentences.count(s) >= 3 for s in set(sentences))
 
 
-DETAIL_KEYS = frozenset({"destination", "attraction", "project", "colleague", "symptom", "clinic", "goal", "person",
-                         "restaurant", "product", "dish", "title", "relative", "activity", "place", "device",
-                         "target_company", "target_city", "vet_clinic", "resource", "gift"})
+DETAIL_KEYS = frozenset(
+    {
+        "destination",
+        "attraction",
+        "project",
+        "colleague",
+        "symptom",
+        "clinic",
+        "goal",
+        "person",
+        "restaurant",
+        "product",
+        "dish",
+        "title",
+        "relative",
+        "activity",
+        "place",
+        "device",
+        "target_company",
+        "target_city",
+        "vet_clinic",
+        "resource",
+        "gift",
+    }
+)
 
 
 def _size(text: str, lang: str) -> int:
@@ -145,22 +218,35 @@ class LLMBrain:
         self.stats = BrainStats()
 
     # ---------------------------------------------------------------- the ask / check / feedback loop
-    def _ask(self, role: str, prompt: str, shape: type[T], check: Callable[[T], list[str]],
-             max_tokens: int | None = None) -> tuple[T | None, str]:
+    def _ask(
+        self,
+        role: str,
+        prompt: str,
+        shape: type[T],
+        check: Callable[[T], list[str]],
+        max_tokens: int | None = None,
+    ) -> tuple[T | None, str]:
         history = [{"role": "user", "content": prompt}]
         problems: list[str] = []
         for attempt in range(self.cfg.brain.retries + 1):
             self.stats.add(role, "attempts")
             raw = ""
             try:
-                completion = self.client.chat(history, stage=f"synth.{role}", schema=shape.model_json_schema(),
-                                              max_tokens=max_tokens, seed=self.cfg.llm.seed + attempt)
+                completion = self.client.chat(
+                    history,
+                    stage=f"synth.{role}",
+                    schema=shape.model_json_schema(),
+                    max_tokens=max_tokens,
+                    seed=self.cfg.llm.seed + attempt,
+                )
                 raw = completion.content
                 output = parse_structured(raw, shape)
                 problems = check(output)
             except StructuredOutputError as exc:
                 problems, output = [str(exc)], None
-            except CallFailed as exc:  # counted by the client; a dead endpoint raises FatalError, which stops synthesis
+            except (
+                CallFailed
+            ) as exc:  # counted by the client; a dead endpoint raises FatalError, which stops synthesis
                 self.stats.add(role, "call_errors")
                 return None, f"the LLM call failed: {exc}"
             if not problems:
@@ -170,15 +256,21 @@ class LLMBrain:
                 self.stats.add(role, "retries")
                 history = history + [
                     {"role": "assistant", "content": raw[:3000]},
-                    {"role": "user", "content": "Your answer broke these rules:\n- " + "\n- ".join(problems[:8])
-                     + "\nReply again with corrected JSON only."},
+                    {
+                        "role": "user",
+                        "content": "Your answer broke these rules:\n- "
+                        + "\n- ".join(problems[:8])
+                        + "\nReply again with corrected JSON only.",
+                    },
                 ]
         return None, "; ".join(problems[:4])
 
     def _fallback(self, role: str, node: Event, reason: str, procedural: Callable[[], object]):
         mode = self.cfg.brain.fallback
         if mode == "fail":
-            raise SynthesisError(f"{role} failed for {node.id} after {self.cfg.brain.retries + 1} attempts: {reason}")
+            raise SynthesisError(
+                f"{role} failed for {node.id} after {self.cfg.brain.retries + 1} attempts: {reason}"
+            )
         self.stats.add(role, "fallbacks")
         result = procedural()
         if mode == "anomalous":
@@ -193,15 +285,25 @@ class LLMBrain:
         p = traj.persona
         value = lambda key: p.value_at(key, when)  # noqa: E731
         if p.language == "zh":
-            parts = [f"住在{value('home.city')}{value('home.neighborhood')}",
-                     f"在{value('career.company')}做{value('career.job_title')}", f"平时{value('sport.main_sport')}"]
-            parts.append(f"对象是{value('social_circle.partner')}" if value("social_circle.partner") else "单身")
+            parts = [
+                f"住在{value('home.city')}{value('home.neighborhood')}",
+                f"在{value('career.company')}做{value('career.job_title')}",
+                f"平时{value('sport.main_sport')}",
+            ]
+            parts.append(
+                f"对象是{value('social_circle.partner')}" if value("social_circle.partner") else "单身"
+            )
             if value("pets.pet_name"):
                 parts.append(f"养了一只{value('pets.pet_species')}叫{value('pets.pet_name')}")
             return {"name": p.name, "brief": "，".join(parts) + "。"}
-        parts = [f"lives in {value('home.neighborhood')}, {value('home.city')}",
-                 f"works as a {value('career.job_title')} at {value('career.company')}", f"into {value('sport.main_sport')}"]
-        parts.append(f"dating {value('social_circle.partner')}" if value("social_circle.partner") else "single")
+        parts = [
+            f"lives in {value('home.neighborhood')}, {value('home.city')}",
+            f"works as a {value('career.job_title')} at {value('career.company')}",
+            f"into {value('sport.main_sport')}",
+        ]
+        parts.append(
+            f"dating {value('social_circle.partner')}" if value("social_circle.partner") else "single"
+        )
         if value("pets.pet_name"):
             parts.append(f"has a {value('pets.pet_species')} called {value('pets.pet_name')}")
         return {"name": p.name.split(" ")[0], "brief": "; ".join(parts) + "."}
@@ -214,13 +316,27 @@ class LLMBrain:
         lo, hi = chapter.start.date(), chapter.end.date()
         days = (hi - lo).days + 1
         changes = chapter_changes(chapter)
-        allowed = [k for k in EPISODE_KINDS.values() if all(traj.persona.value_at(r, chapter.start) for r in k.requires)]
+        allowed = [
+            k
+            for k in EPISODE_KINDS.values()
+            if all(traj.persona.value_at(r, chapter.start) for r in k.requires)
+        ]
         graph = ctx.cfg.graph
-        count = max(graph.min_events, min(round(days / 30.4 * graph.episodes_per_month), graph.max_events - 3))
-        holidays = [((d - lo).days + 1, name) for d, name in holidays_between(lo, hi, traj.persona.country, lang)]
+        count = max(
+            graph.min_events, min(round(days / 30.4 * graph.episodes_per_month), graph.max_events - 3)
+        )
+        holidays = [
+            ((d - lo).days + 1, name) for d, name in holidays_between(lo, hi, traj.persona.country, lang)
+        ]
         prompt = render(
-            "planner", lang, persona=self._persona(traj, chapter.start), month=chapter.params["month_name"], days=days,
-            first_day=fmt.format_date(lo, lang), holidays=holidays[:8], count=count,
+            "planner",
+            lang,
+            persona=self._persona(traj, chapter.start),
+            month=chapter.params["month_name"],
+            days=days,
+            first_day=fmt.format_date(lo, lang),
+            holidays=holidays[:8],
+            count=count,
             changes=[{"name": c, "description": planner.title_and_summary(c, lang, {})[1]} for c in changes],
             kinds=[{"name": k.name, "description": KIND_DESCRIPTIONS[lang][k.name]} for k in allowed],
         )
@@ -229,12 +345,18 @@ class LLMBrain:
         def check(plan: ChapterPlan) -> list[str]:
             problems = []
             if not graph.min_events <= len(plan.episodes) <= graph.max_events - 3:
-                problems.append(f"plan between {graph.min_events} and {graph.max_events - 3} episodes, not {len(plan.episodes)}")
+                problems.append(
+                    f"plan between {graph.min_events} and {graph.max_events - 3} episodes, "
+                    f"not {len(plan.episodes)}"
+                )
             for i, ep in enumerate(plan.episodes, start=1):
                 if ep.kind not in names and ep.kind not in changes:
                     problems.append(f"episode {i}: kind {ep.kind!r} is not allowed")
                 if not 1 <= ep.start_day <= days or ep.days < 1 or ep.start_day + ep.days - 1 > days:
-                    problems.append(f"episode {i}: days {ep.start_day}..{ep.start_day + ep.days - 1} leave the month (1..{days})")
+                    problems.append(
+                        f"episode {i}: days {ep.start_day}..{ep.start_day + ep.days - 1} "
+                        f"leave the month (1..{days})"
+                    )
                 if ep.kind == "trip" and ep.days < 6:
                     problems.append(f"episode {i}: a trip needs at least 6 days")
                 if not ep.title.strip() or "{" in ep.title:
@@ -254,7 +376,9 @@ class LLMBrain:
             if built is not None:
                 return built
             reason = "the plan could not be placed in free day blocks"
-        return self._fallback("planner", chapter, reason, lambda: self.procedural.expand_chapter(chapter, traj, ctx, rng))
+        return self._fallback(
+            "planner", chapter, reason, lambda: self.procedural.expand_chapter(chapter, traj, ctx, rng)
+        )
 
     def _build_chapter(self, plan: ChapterPlan, chapter, traj, ctx, rng) -> list[Event] | None:
         lo = chapter.start.date()
@@ -265,7 +389,9 @@ class LLMBrain:
                 first = lo + timedelta(days=ep.start_day - 1)
                 last = first + timedelta(days=ep.days - 1)
                 if ep.kind in CHANGES:
-                    event = planner.plan_change_episode(ep.kind, chapter, traj, ctx, rng, earliest=lo, window=(first, last))
+                    event = planner.plan_change_episode(
+                        ep.kind, chapter, traj, ctx, rng, earliest=lo, window=(first, last)
+                    )
                 else:
                     event = planner.regular_episode(ep.kind, first, last, chapter, traj, ctx, rng)
                 if event is None:
@@ -295,20 +421,37 @@ class LLMBrain:
         res = resources.get(lang)
         for anchor_id in sorted(parent.pending_anchors, key=lambda a: traj.anchor_by_id[a].timestamp):
             anchor = traj.anchor_by_id[anchor_id]
-            candidates = [c for c in traj.children(parent.id) if c.start <= anchor.timestamp <= c.end
-                          and (not is_leaf(c) or c.anchor_id is None)]
+            candidates = [
+                c
+                for c in traj.children(parent.id)
+                if c.start <= anchor.timestamp <= c.end and (not is_leaf(c) or c.anchor_id is None)
+            ]
             if len(candidates) < 2:
                 continue  # no choice to make: the procedural rules decide
             ids = {c.id for c in candidates}
             prompt = render(
-                "grounder", lang, persona=self._persona(traj, now), when=f"{anchor.timestamp:%Y-%m-%d %H:%M}",
+                "grounder",
+                lang,
+                persona=self._persona(traj, now),
+                when=f"{anchor.timestamp:%Y-%m-%d %H:%M}",
                 record=anchor_message_text(anchor, res),
-                candidates=[{"id": c.id, "title": c.title, "start": f"{c.start:%Y-%m-%d %H:%M}", "end": f"{c.end:%Y-%m-%d %H:%M}"}
-                            for c in candidates],
+                candidates=[
+                    {
+                        "id": c.id,
+                        "title": c.title,
+                        "start": f"{c.start:%Y-%m-%d %H:%M}",
+                        "end": f"{c.end:%Y-%m-%d %H:%M}",
+                    }
+                    for c in candidates
+                ],
             )
-            choice, reason = self._ask("grounder", prompt, GroundChoice,
-                                       lambda out: [] if out.event_id in ids else [f"{out.event_id!r} is not a candidate"],
-                                       max_tokens=60)
+            choice, reason = self._ask(
+                "grounder",
+                prompt,
+                GroundChoice,
+                lambda out: [] if out.event_id in ids else [f"{out.event_id!r} is not a candidate"],
+                max_tokens=60,
+            )
             if choice is None:
                 self.stats.add("grounder", "fallbacks")
                 continue
@@ -335,7 +478,10 @@ class LLMBrain:
         res = resources.get(traj.persona.language)
         for anchor in traj.anchors:
             if abs(anchor.timestamp - leaf.start) <= timedelta(days=2) and anchor.id != leaf.anchor_id:
-                line = f"{anchor.timestamp:%Y-%m-%d %H:%M} {anchor.app_name}: {anchor_message_text(anchor, res)[:200]}"
+                line = (
+                    f"{anchor.timestamp:%Y-%m-%d %H:%M} {anchor.app_name}: "
+                    f"{anchor_message_text(anchor, res)[:200]}"
+                )
                 if count_tokens(line) > budget:
                     break
                 budget -= count_tokens(line)
@@ -352,17 +498,33 @@ class LLMBrain:
         ctx = Context(lang=lang, rng=rng, persona=values, pools=res.flat_pools)
         reveal_keys = realizer._reveals(pattern.reveals, ctx, persona, start, cfg, res)
         labels = ATTRIBUTE_LABELS[lang]
-        facts = [{"key": k, "label": labels.get(k, k.split(".")[1].replace("_", " ")), "value": values[k]} for k in reveal_keys]
+        facts = [
+            {"key": k, "label": labels.get(k, k.split(".")[1].replace("_", " ")), "value": values[k]}
+            for k in reveal_keys
+        ]
         params = realizer.merged_params(leaf, traj)
         change = CHANGES[leaf.change] if leaf.change else None
-        update = [{"key": k, "label": labels.get(k, k), "value": params[SET + k]} for k in change.attributes] if change else []
+        update = (
+            [{"key": k, "label": labels.get(k, k), "value": params[SET + k]} for k in change.attributes]
+            if change
+            else []
+        )
         details = sorted((k, v) for k, v in params.items() if not k.startswith(("_", SET)))
         record = {"app": anchor.app_name, "text": anchor_message_text(anchor, res)} if anchor else None
         prompt = render(
-            "realizer", lang, persona=self._persona(traj, start), date=fmt.format_date(start.date(), lang),
-            part_of_day=fmt.part_of_day(start, lang), event={"title": leaf.title, "summary": leaf.summary},
-            details=details, record=record, context=self._context(leaf, traj), facts=facts, update=update,
-            min_exchanges=3, max_exchanges=6,
+            "realizer",
+            lang,
+            persona=self._persona(traj, start),
+            date=fmt.format_date(start.date(), lang),
+            part_of_day=fmt.part_of_day(start, lang),
+            event={"title": leaf.title, "summary": leaf.summary},
+            details=details,
+            record=record,
+            context=self._context(leaf, traj),
+            facts=facts,
+            update=update,
+            min_exchanges=3,
+            max_exchanges=6,
         )
 
         def check(dialogue: Dialogue) -> list[str]:
@@ -376,22 +538,35 @@ class LLMBrain:
             if any(_repeats(t) for t in texts):
                 problems.append("a message repeats the same sentence over and over")
             problems += _language_problems(texts, lang, "message")
-            short = [i + 1 for i, (role, text) in enumerate(turns) if _size(text, lang) < (3 if role == "user" else 5)]
+            short = [
+                i + 1
+                for i, (role, text) in enumerate(turns)
+                if _size(text, lang) < (3 if role == "user" else 5)
+            ]
             if short:
                 problems.append(f"messages {short[:4]} are too short to be real conversation")
             named = [v for k, v in details if k in DETAIL_KEYS and len(v) > 2]
             if named and not any(v in text for v in named for _, text in turns):
-                problems.append("the chat never mentions what is happening (e.g. " + ", ".join(f'"{v}"' for v in named[:3]) + ")")
+                problems.append(
+                    "the chat never mentions what is happening (e.g. "
+                    + ", ".join(f'"{v}"' for v in named[:3])
+                    + ")"
+                )
             user = [text for role, text in turns if role == "user"]
             for fact in facts:
                 if not any(fact["value"] in u for u in user):
                     problems.append(f'the user never writes "{fact["value"]}" ({fact["label"]}) exactly')
             if update:
-                announcing = [i for i, (role, text) in enumerate(turns)
-                              if role == "user" and all(f["value"] in text for f in update)]
+                announcing = [
+                    i
+                    for i, (role, text) in enumerate(turns)
+                    if role == "user" and all(f["value"] in text for f in update)
+                ]
                 if not announcing:
-                    problems.append("no single user message states the new value(s) exactly: "
-                                    + ", ".join(f'"{f["value"]}"' for f in update))
+                    problems.append(
+                        "no single user message states the new value(s) exactly: "
+                        + ", ".join(f'"{f["value"]}"' for f in update)
+                    )
                 elif any(f["value"] in text for _, text in turns[: announcing[0]] for f in update):
                     problems.append("the new value appears before the user announces it")
             return problems
@@ -402,7 +577,9 @@ class LLMBrain:
             if session is not None:
                 return session
             reason = "the dialogue repeats an earlier session"
-        return self._fallback("realizer", leaf, reason, lambda: self.procedural.realize(leaf, traj, cfg, res, rng))
+        return self._fallback(
+            "realizer", leaf, reason, lambda: self.procedural.realize(leaf, traj, cfg, res, rng)
+        )
 
     def _commit_dialogue(self, dialogue: Dialogue, leaf, traj, anchor, facts, change, rng, res):
         drafts = []
@@ -413,8 +590,11 @@ class LLMBrain:
             draft = realizer.Draft(role, text.strip())
             if role == "user":
                 draft.links = {f["key"] for f in facts if f["value"] in text}
-                if change is not None and not announced and all(
-                        realizer.merged_params(leaf, traj)[SET + k] in text for k in change.attributes):
+                if (
+                    change is not None
+                    and not announced
+                    and all(realizer.merged_params(leaf, traj)[SET + k] in text for k in change.attributes)
+                ):
                     draft.update = change.name
                     announced = True
             drafts.append(draft)
@@ -423,23 +603,38 @@ class LLMBrain:
     # ---------------------------------------------------------------- reviser
     def revise(self, event, traj, ctx, rng, now):
         self.procedural.revise(event, traj, ctx, rng, now)
-        if self.hybrid or not is_leaf(event) or not (event.change or event.kind in ("health_symptom", "work_deadline")):
+        if (
+            self.hybrid
+            or not is_leaf(event)
+            or not (event.change or event.kind in ("health_symptom", "work_deadline"))
+        ):
             return
         lang = self._lang(traj)
-        future = sorted((e for e in traj.graph.events if e.state == "planned" and e.start > now and e.depth > 0),
-                        key=lambda e: e.start)[:12]
+        future = sorted(
+            (e for e in traj.graph.events if e.state == "planned" and e.start > now and e.depth > 0),
+            key=lambda e: e.start,
+        )[:12]
         if not future:
             return
         if event.change:
             params = realizer.merged_params(event, traj)
-            happened = f"{event.change}: " + ", ".join(params.get(SET + k, "") for k in CHANGES[event.change].attributes)
+            happened = f"{event.change}: " + ", ".join(
+                params.get(SET + k, "") for k in CHANGES[event.change].attributes
+            )
         else:
             happened = event.title
         listed = {e.id: e for e in future}
         fixed = {e.id for e in future if e.pending_anchors or e.anchor_id}
-        prompt = render("reviser", lang, persona=self._persona(traj, now), happened=happened,
-                        future=[{"id": e.id, "title": e.title, "start": f"{e.start:%Y-%m-%d}", "fixed": e.id in fixed}
-                                for e in future])
+        prompt = render(
+            "reviser",
+            lang,
+            persona=self._persona(traj, now),
+            happened=happened,
+            future=[
+                {"id": e.id, "title": e.title, "start": f"{e.start:%Y-%m-%d}", "fixed": e.id in fixed}
+                for e in future
+            ],
+        )
 
         def check(out: Revisions) -> list[str]:
             problems = []
@@ -447,7 +642,10 @@ class LLMBrain:
                 if action.event_id not in listed:
                     problems.append(f"action {i}: {action.event_id!r} is not one of the future events listed")
                 elif action.action == "delete" and action.event_id in fixed:
-                    problems.append(f"action {i}: {action.event_id} is fixed (it holds an app record) and cannot be deleted")
+                    problems.append(
+                        f"action {i}: {action.event_id} is fixed (it holds an app record) "
+                        "and cannot be deleted"
+                    )
                 if action.action == "modify" and (not action.title.strip() or len(action.title) > 80):
                     problems.append(f"action {i}: a modify needs a new title under 80 characters")
             return problems
@@ -466,8 +664,16 @@ class LLMBrain:
             else:
                 before = target.title
                 target.title = action.title.strip()
-                traj.record(Revision(at=now, agent="reviser", action="modify", event_id=target.id, reason=why,
-                                     detail={"title": f"{before} -> {target.title}"}))
+                traj.record(
+                    Revision(
+                        at=now,
+                        agent="reviser",
+                        action="modify",
+                        event_id=target.id,
+                        reason=why,
+                        detail={"title": f"{before} -> {target.title}"},
+                    )
+                )
 
 
 __all__ = ["LLMBrain", "SynthesisError"]

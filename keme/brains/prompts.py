@@ -13,8 +13,13 @@ PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 @functools.cache
 def environment() -> jinja2.Environment:
     # plain-text prompts, not HTML: no autoescaping, and a missing variable is an error
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(PROMPTS), undefined=jinja2.StrictUndefined,
-                              autoescape=False, keep_trailing_newline=False, trim_blocks=False)
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(PROMPTS),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=False,
+        trim_blocks=False,
+    )
 
 
 def render(role: str, lang: str, **values) -> str:

@@ -116,7 +116,9 @@ def commit(root: Path, files: dict[str, bytes], manifest: Manifest) -> list[str]
     listing = manifest_bytes(manifest)
     if not _holds(root / MANIFEST, listing):
         writes[MANIFEST] = listing  # last: the plan moves the files in this order
-    removals = [_checked(root, name) for name in _listed(root) if name not in manifest.files and name != MANIFEST]
+    removals = [
+        _checked(root, name) for name in _listed(root) if name not in manifest.files and name != MANIFEST
+    ]
     if not writes and not removals:
         return []
     faults = _Faults.from_env()
@@ -140,8 +142,10 @@ def _finish(root: Path, faults: _Faults) -> None:
         plan = json.loads((stage / PLAN).read_text(encoding="utf-8"))
         moves, removals = [str(n) for n in plan["move"]], [str(n) for n in plan["remove"]]
     except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise KemeError(f"{stage / PLAN}: the plan of an interrupted write cannot be read ({exc}); remove {stage} "
-                        "and check the dataset with `keme validate`") from exc
+        raise KemeError(
+            f"{stage / PLAN}: the plan of an interrupted write cannot be read ({exc}); remove {stage} "
+            "and check the dataset with `keme validate`"
+        ) from exc
     for name in [*moves, *removals]:
         _checked(root, name)
     for name in moves:
@@ -187,7 +191,8 @@ def _remove(root: Path, name: str) -> None:
 
 
 def recover(root: Path) -> str | None:
-    """Finish (roll forward) or discard (roll back) what a killed write left in `root`; the caller holds the lock."""
+    """Finish (roll forward) or discard (roll back) what a killed write left in `root`; the caller holds the
+    lock."""
     stage = root / STAGE
     if not stage.exists() and not stage.is_symlink():
         return None
@@ -204,7 +209,8 @@ def recover(root: Path) -> str | None:
 
 
 def recover_for_reading(root: Path) -> None:
-    """What a reader does first: recover a killed write, unless a live writer holds the directory (it is its stage)."""
+    """What a reader does first: recover a killed write, unless a live writer holds the directory (it is its
+    stage)."""
     if not (root / STAGE).exists():
         return
     try:

@@ -45,10 +45,14 @@ class Dataset:
     def __init__(self, manifest: Manifest, root: Path | None = None) -> None:
         self.manifest = manifest
         self.root = root
-        self.blobs: dict[str, bytes | Path] = {}  # binary files (screenshots) by path: new bytes, or a file on disk
+        self.blobs: dict[
+            str, bytes | Path
+        ] = {}  # binary files (screenshots) by path: new bytes, or a file on disk
         self.on_disk: dict[str, FileEntry] = {}  # the manifest and part files as they were read or written
         self._records: dict[str, list[Any]] = {}  # parts present, by name
-        self._kept: set[str] = set()  # parts whose file on disk is theirs: loaded (or skipped) and not replaced
+        self._kept: set[str] = (
+            set()
+        )  # parts whose file on disk is theirs: loaded (or skipped) and not replaced
         self._views: list[PersonaView] | None = None
 
     # ---------------------------------------------------------------- parts
@@ -57,7 +61,8 @@ class Dataset:
         return self._records.get(part.name, [])
 
     def replace(self, part: Part[Any], records: list[Any]) -> None:
-        """Set a part's records (what assigning the attribute does); the views are rebuilt when next asked for."""
+        """Set a part's records (what assigning the attribute does); the views are rebuilt when next asked
+        for."""
         self._records[part.name] = list(records)
         self._kept.discard(part.name)
         self._views = None
@@ -101,7 +106,9 @@ class Dataset:
         except KemeError as exc:
             problems.append(Violation("load", str(root / MANIFEST), _unprefixed(exc, root / MANIFEST)))
             unreadable.add(MANIFEST)
-            manifest = Manifest(name=root.name, source="unknown", files={})  # a stand-in; manifest checks are skipped
+            manifest = Manifest(
+                name=root.name, source="unknown", files={}
+            )  # a stand-in; manifest checks are skipped
         dataset = cls(manifest, root)
         if raw is not None:
             dataset.on_disk[MANIFEST] = _entry(raw, 1)
@@ -150,7 +157,8 @@ class Dataset:
         return scan.dataset
 
     def manifest_problems(self, skip: frozenset[str] = frozenset()) -> list[Violation]:
-        """Every listed file that is missing or differs from its hash or count, and every part file not listed."""
+        """Every listed file that is missing or differs from its hash or count, and every part file not
+        listed."""
         if self.root is None:
             return []
         out = []
@@ -167,22 +175,38 @@ class Dataset:
             found = self.on_disk.get(name)
             try:
                 sha = found.sha256 if found is not None else sha256_file(path)
-                records = found.records if found is not None else count_records(path) if path.suffix == ".jsonl" else 1
+                records = (
+                    found.records
+                    if found is not None
+                    else count_records(path)
+                    if path.suffix == ".jsonl"
+                    else 1
+                )
             except (OSError, KemeError) as exc:
                 out.append(Violation("manifest", name, f"listed in the manifest but cannot be read ({exc})"))
                 continue
             if sha != entry.sha256:
-                out.append(Violation("manifest", name, "SHA-256 differs from the manifest "
-                                                       "(the file changed after the dataset was written)"))
+                out.append(
+                    Violation(
+                        "manifest",
+                        name,
+                        "SHA-256 differs from the manifest (the file changed after the dataset was written)",
+                    )
+                )
             if path.suffix == ".jsonl" and records != entry.records:
                 out.append(Violation("manifest", name, f"{records} records, manifest says {entry.records}"))
         for name in PART_FILES:
             if name not in skip and name not in self.manifest.files and (self.root / name).exists():
-                out.append(Violation("manifest", name, "present but not listed in the manifest (its content is unverified)"))
+                out.append(
+                    Violation(
+                        "manifest", name, "present but not listed in the manifest (its content is unverified)"
+                    )
+                )
         return out
 
     def content_sha256(self) -> str:
-        """One hash over the manifest and every part file as read: the same path with edited content is another dataset."""
+        """One hash over the manifest and every part file as read: the same path with edited content is
+        another dataset."""
         digest = hashlib.sha256()
         for name in (MANIFEST, *PART_FILES):
             entry = self.on_disk.get(name)
@@ -192,7 +216,8 @@ class Dataset:
 
     # ---------------------------------------------------------------- writing
     def write(self, root: Path | None = None) -> Manifest:
-        """Put the dataset on disk at `root` (default: where it was loaded), as one change; returns the manifest.
+        """Put the dataset on disk at `root` (default: where it was loaded), as one change; returns the
+        manifest.
 
         Parts loaded and not replaced keep their files and manifest entries; the others are
         serialized, and only files whose bytes changed are written (keme.dataset.commit), under
@@ -231,8 +256,10 @@ class Dataset:
             with directory_lock(target):
                 commit(target, files, manifest)
         except OSError as exc:
-            raise KemeError(f"{target}: cannot write the dataset ({exc.strerror or exc}); the dataset there is "
-                            "as it was (check the disk and the permissions, then run the command again)") from exc
+            raise KemeError(
+                f"{target}: cannot write the dataset ({exc.strerror or exc}); the dataset there is "
+                "as it was (check the disk and the permissions, then run the command again)"
+            ) from exc
         self.manifest, self.root = manifest, target
         self.on_disk = {name: entry for name, entry in entries.items() if name in PART_FILES}
         self.on_disk[MANIFEST] = _entry(manifest_bytes(manifest), 1)
@@ -247,11 +274,14 @@ PART_FILES: tuple[str, ...] = tuple(part.file for part in PARTS)
 
 @dataclass
 class Scan:
-    """What a dataset directory holds: the records that loaded, and every file, line or manifest that did not."""
+    """What a dataset directory holds: the records that loaded, and every file, line or manifest that did
+    not."""
 
     dataset: Dataset
     problems: list[Violation]
-    unreadable: frozenset[str]  # manifest.json and part files with a problem; checks that need them are skipped
+    unreadable: frozenset[
+        str
+    ]  # manifest.json and part files with a problem; checks that need them are skipped
 
 
 def _unprefixed(exc: Exception, path: Path) -> str:

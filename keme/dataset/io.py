@@ -67,7 +67,9 @@ class _LineFault(KemeError):
 
 
 def _unreadable(path: Path, exc: OSError) -> KemeError:
-    return KemeError(f"{path}: cannot read ({exc.strerror or exc}); restore the file or re-create the dataset")
+    return KemeError(
+        f"{path}: cannot read ({exc.strerror or exc}); restore the file or re-create the dataset"
+    )
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
@@ -84,7 +86,8 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
 
 
 def read_bytes(path: Path) -> bytes:
-    """A whole file, or a KemeError naming it (the loader reads each file once: to hash it and to parse it)."""
+    """A whole file, or a KemeError naming it (the loader reads each file once: to hash it and to parse
+    it)."""
     try:
         return path.read_bytes()
     except OSError as exc:
@@ -106,9 +109,13 @@ def _parse(path: Path, number: int, raw: bytes, model: type[M]) -> M:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise _LineFault(path, number, f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
-                                       "the file was damaged or saved in another encoding: restore it, re-create "
-                                       "the dataset, or re-encode the file as UTF-8") from exc
+        raise _LineFault(
+            path,
+            number,
+            f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
+            "the file was damaged or saved in another encoding: restore it, re-create "
+            "the dataset, or re-encode the file as UTF-8",
+        ) from exc
     try:
         return model.model_validate_json(text)
     except ValidationError as exc:
@@ -118,8 +125,11 @@ def _parse(path: Path, number: int, raw: bytes, model: type[M]) -> M:
             hint = " (the line looks cut off: was the file truncated?)" if "EOF" in first["msg"] else ""
             raise _LineFault(path, number, f"not valid JSON ({first['msg']}){hint}") from exc
         if first["type"] == "model_type":
-            raise _LineFault(path, number, f"expected a JSON object (a {model.__name__} record), "
-                                           f"got {type(first['input']).__name__}") from exc
+            raise _LineFault(
+                path,
+                number,
+                f"expected a JSON object (a {model.__name__} record), got {type(first['input']).__name__}",
+            ) from exc
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise _LineFault(path, number, f"invalid {model.__name__}: {_describe(first)}{more}") from exc
 

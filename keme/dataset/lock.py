@@ -50,8 +50,9 @@ def _acquire(path: Path, directory: Path) -> int:
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            raise KemeError(f"{directory}: cannot take the lock {path} ({exc.strerror}); "
-                            "is the directory writable?") from exc
+            raise KemeError(
+                f"{directory}: cannot take the lock {path} ({exc.strerror}); is the directory writable?"
+            ) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -66,7 +67,9 @@ def _acquire(path: Path, directory: Path) -> int:
         if same:
             return fd
         os.close(fd)  # the holder removed the file as we opened it: lock the one that is there now
-    raise DirectoryLocked(f"{directory}: the lock file {path} keeps changing; is another program removing it?")
+    raise DirectoryLocked(
+        f"{directory}: the lock file {path} keeps changing; is another program removing it?"
+    )
 
 
 @contextmanager

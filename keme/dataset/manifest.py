@@ -41,16 +41,21 @@ class Manifest(BaseModel):
     @field_validator("files")
     @classmethod
     def _files_inside(cls, files: dict[str, FileEntry]) -> dict[str, FileEntry]:
-        """Every listed file is a relative path inside the dataset: a manifest never points elsewhere on disk."""
+        """Every listed file is a relative path inside the dataset: a manifest never points elsewhere on
+        disk."""
         for name in files:
             problem = relative_file_problem(name)
             if problem is not None:
-                raise ValueError(f"file {name[:80]!r} {problem}; every listed file must be a relative path inside the dataset")
+                raise ValueError(
+                    f"file {name[:80]!r} {problem}; "
+                    "every listed file must be a relative path inside the dataset"
+                )
         return files
 
 
 def manifest_bytes(manifest: Manifest) -> bytes:
-    """The manifest as it is written: canonical JSON (sorted keys), so the same dataset gives the same bytes."""
+    """The manifest as it is written: canonical JSON (sorted keys), so the same dataset gives the same
+    bytes."""
     return dump_json(manifest.model_dump(mode="json")).encode("utf-8")
 
 
@@ -66,7 +71,8 @@ def read_manifest(directory: Path) -> Manifest:
 
 
 def load_manifest(directory: Path) -> tuple[Manifest, bytes]:
-    """The manifest and the bytes it was read from (the loader hashes them into the dataset's content hash)."""
+    """The manifest and the bytes it was read from (the loader hashes them into the dataset's content
+    hash)."""
     path = directory / MANIFEST
     fix = "restore it or re-create the dataset (`keme synth`, `keme import`)"
     if not directory.exists():
@@ -74,7 +80,10 @@ def load_manifest(directory: Path) -> tuple[Manifest, bytes]:
     if not directory.is_dir():
         raise KemeError(f"{directory}: not a directory; pass a keme dataset directory")
     if not path.exists():
-        raise KemeError(f"{path}: no manifest; is {directory} a keme dataset? (create one with `keme synth` or `keme import`)")
+        raise KemeError(
+            f"{path}: no manifest; is {directory} a keme dataset? "
+            "(create one with `keme synth` or `keme import`)"
+        )
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -82,7 +91,9 @@ def load_manifest(directory: Path) -> tuple[Manifest, bytes]:
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise KemeError(f"{path}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); {fix}") from exc
+        raise KemeError(
+            f"{path}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); {fix}"
+        ) from exc
     try:
         return Manifest.model_validate_json(raw), raw
     except ValidationError as exc:
@@ -91,5 +102,7 @@ def load_manifest(directory: Path) -> tuple[Manifest, bytes]:
             raise KemeError(f"{path}: not valid JSON ({errors[0]['msg']}); {fix}") from exc
         if errors[0]["type"] == "model_type":
             raise KemeError(f"{path}: expected a JSON object; {fix}") from exc
-        detail = "; ".join(_problem(e) for e in errors[:5]) + (f"; and {len(errors) - 5} more" if len(errors) > 5 else "")
+        detail = "; ".join(_problem(e) for e in errors[:5]) + (
+            f"; and {len(errors) - 5} more" if len(errors) > 5 else ""
+        )
         raise KemeError(f"{path}: not a valid manifest: {detail}; {fix}") from exc

@@ -19,7 +19,8 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class Part(Generic[M]):
-    """On the class, the declaration (file name, model); on a dataset, its records (assign to replace them)."""
+    """On the class, the declaration (file name, model); on a dataset, its records (assign to replace
+    them)."""
 
     def __init__(self, file: str, model: type[M]) -> None:
         self.file = file

@@ -32,7 +32,11 @@ def inside(root: Path, relative: str | Path) -> Path:
     text = str(relative)
     if not text or "\x00" in text:
         raise PathEscape(f"{root}: refusing the path {text!r} (empty or contains a NUL byte)")
-    if PurePosixPath(text).is_absolute() or PureWindowsPath(text).drive or PureWindowsPath(text).is_absolute():
+    if (
+        PurePosixPath(text).is_absolute()
+        or PureWindowsPath(text).drive
+        or PureWindowsPath(text).is_absolute()
+    ):
         raise PathEscape(f"{root}: refusing the absolute path {text!r} (paths from data must be relative)")
     base = Path(root).resolve()
     target = (base / text).resolve()
@@ -42,7 +46,8 @@ def inside(root: Path, relative: str | Path) -> Path:
 
 
 def file_name(text: str) -> str:
-    """A file name for any text: the text itself when it is plainly safe, else a slug plus a hash (never collides)."""
+    """A file name for any text: the text itself when it is plainly safe, else a slug plus a hash (never
+    collides)."""
     if _FILE_SAFE.fullmatch(text):
         return text
     slug = _FILE_DROP.sub("_", text.encode("ascii", "ignore").decode()).lstrip("._-")[:60].rstrip("._-")
@@ -50,5 +55,6 @@ def file_name(text: str) -> str:
 
 
 def scope_path(root: Path, scope: str, suffix: str = "") -> Path:
-    """Where a memory system keeps the state of `scope` under `root` (a file when `suffix` is given, e.g. '.sqlite')."""
+    """Where a memory system keeps the state of `scope` under `root` (a file when `suffix` is given, e.g.
+    '.sqlite')."""
     return inside(root, file_name(scope) + suffix)

@@ -23,7 +23,8 @@ class Violation:
 
 
 class DatasetError(KemeError):
-    """A dataset that does not load or does not hold its invariants; the message names each problem and the fix."""
+    """A dataset that does not load or does not hold its invariants; the message names each problem and the
+    fix."""
 
     def __init__(self, root: Path, violations: list[Violation], hint: str = ""):
         self.violations = violations

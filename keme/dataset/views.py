@@ -14,16 +14,27 @@ from keme.models import Anchor, Event, EventGraph, ImageRecord, Message, Persona
 
 
 class PersonaView:
-    """A persona with its anchors, event graph (events by id), sessions (in time order), questions and screenshots."""
+    """A persona with its anchors, event graph (events by id), sessions (in time order), questions and
+    screenshots."""
 
-    def __init__(self, persona: Persona, *, anchors: Iterable[Anchor] = (), graph: EventGraph | None = None,
-                 sessions: Iterable[Session] = (), qa: Iterable[QAItem] = (), images: Iterable[ImageRecord] = ()):
+    def __init__(
+        self,
+        persona: Persona,
+        *,
+        anchors: Iterable[Anchor] = (),
+        graph: EventGraph | None = None,
+        sessions: Iterable[Session] = (),
+        qa: Iterable[QAItem] = (),
+        images: Iterable[ImageRecord] = (),
+    ):
         self.persona = persona
         self.anchors: dict[str, Anchor] = {a.id: a for a in anchors}
         if graph is None:
             graph = EventGraph(persona_id=persona.id, events=[], edges=[])
         ids = [e.id for e in graph.events]
-        if ids != sorted(ids):  # the order graphs.jsonl keeps, whether the graph comes from memory or from disk
+        if ids != sorted(
+            ids
+        ):  # the order graphs.jsonl keeps, whether the graph comes from memory or from disk
             graph = graph.model_copy(update={"events": sorted(graph.events, key=lambda e: e.id)})
         self.graph = graph
         self.sessions: list[Session] = sorted(sessions, key=lambda s: (s.start, s.id))

@@ -5,4 +5,12 @@ from keme.llm.client import Completion, LLMClient, StructuredOutputError
 from keme.llm.config import LLMConfig
 from keme.llm.errors import CallFailed, FatalError, LLMError
 
-__all__ = ["CallFailed", "Completion", "FatalError", "LLMClient", "LLMConfig", "LLMError", "StructuredOutputError"]
+__all__ = [
+    "CallFailed",
+    "Completion",
+    "FatalError",
+    "LLMClient",
+    "LLMConfig",
+    "LLMError",
+    "StructuredOutputError",
+]

@@ -45,4 +45,7 @@ class DiskCache:
             return None  # a damaged entry is a miss, and is overwritten by the next call
 
     def put(self, key: str, request: dict[str, Any], response: dict[str, Any]) -> None:
-        atomic_write_text(self._path(key), json.dumps({"request": request, "response": response}, ensure_ascii=False, indent=1))
+        atomic_write_text(
+            self._path(key),
+            json.dumps({"request": request, "response": response}, ensure_ascii=False, indent=1),
+        )

@@ -50,8 +50,15 @@ class Completion:
 
 
 class LLMClient:
-    def __init__(self, config: LLMConfig, provider: Provider | None = None, cache: DiskCache | None = None,
-                 ledger: Ledger | None = None, sleep=time.sleep, clock=time.monotonic):
+    def __init__(
+        self,
+        config: LLMConfig,
+        provider: Provider | None = None,
+        cache: DiskCache | None = None,
+        ledger: Ledger | None = None,
+        sleep=time.sleep,
+        clock=time.monotonic,
+    ):
         self.config = config
         self._provider = provider
         self.cache = cache or DiskCache(config.cache_dir)
@@ -66,52 +73,97 @@ class LLMClient:
             self._provider = make_provider(self.config)
         return self._provider
 
-    def _request(self, messages: list[dict[str, str]], params: dict[str, Any], schema: dict | None) -> dict[str, Any]:
+    def _request(
+        self, messages: list[dict[str, str]], params: dict[str, Any], schema: dict | None
+    ) -> dict[str, Any]:
         kind = self.config.replay_of if self.config.provider == "replay" else self.config.provider
-        return {"provider": kind, "model": self.config.model, "messages": messages, "params": params, "schema": schema}
+        return {
+            "provider": kind,
+            "model": self.config.model,
+            "messages": messages,
+            "params": params,
+            "schema": schema,
+        }
 
-    def chat(self, messages: list[dict[str, str]], *, stage: str, schema: dict | None = None,
-             temperature: float | None = None, max_tokens: int | None = None, seed: int | None = None) -> Completion:
-        params = {"temperature": self.config.temperature if temperature is None else temperature,
-                  "max_tokens": max_tokens or self.config.max_tokens,
-                  "seed": self.config.seed if seed is None else seed}
-        if schema is not None and self.config.provider == "openai" and self.config.structured_output == "prompt":
+    def chat(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        stage: str,
+        schema: dict | None = None,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        seed: int | None = None,
+    ) -> Completion:
+        params = {
+            "temperature": self.config.temperature if temperature is None else temperature,
+            "max_tokens": max_tokens or self.config.max_tokens,
+            "seed": self.config.seed if seed is None else seed,
+        }
+        if (
+            schema is not None
+            and self.config.provider == "openai"
+            and self.config.structured_output == "prompt"
+        ):
             messages = messages + [{"role": "system", "content": schema_instructions(schema)}]
         request = self._request(messages, params, schema)
         key = request_key(request)
         hit = self.cache.get(key)
         if hit is not None:
-            self.ledger.record(stage, prompt=hit["prompt_tokens"], completion=hit["completion_tokens"], latency=0.0,
-                               cached=True, price=None)
+            self.ledger.record(
+                stage,
+                prompt=hit["prompt_tokens"],
+                completion=hit["completion_tokens"],
+                latency=0.0,
+                cached=True,
+                price=None,
+            )
             return Completion(hit["content"], hit["prompt_tokens"], hit["completion_tokens"], cached=True)
         response, latency = self._call(messages, params, schema, stage)
         self.cache.put(key, request, response)
-        self.ledger.record(stage, prompt=response["prompt_tokens"], completion=response["completion_tokens"],
-                           latency=latency, cached=False, price=self.config.prices.get(self.config.model))
-        return Completion(response["content"], response["prompt_tokens"], response["completion_tokens"], cached=False)
+        self.ledger.record(
+            stage,
+            prompt=response["prompt_tokens"],
+            completion=response["completion_tokens"],
+            latency=latency,
+            cached=False,
+            price=self.config.prices.get(self.config.model),
+        )
+        return Completion(
+            response["content"], response["prompt_tokens"], response["completion_tokens"], cached=False
+        )
 
     def _call(self, messages, params, schema, stage: str) -> tuple[dict[str, Any], float]:
         config = self.config
-        provider = self.provider  # made (imports, the local model's start-up) before the budget's clock starts
+        provider = (
+            self.provider
+        )  # made (imports, the local model's start-up) before the budget's clock starts
         prepare = getattr(provider, "prepare", None)
         if prepare is not None:
             try:
                 prepare()
             except LLMError as exc:
-                raise self._failed(stage, exc if isinstance(exc, FatalError) else FatalError(str(exc)), exc,
-                                   transient=False)
+                raise self._failed(
+                    stage, exc if isinstance(exc, FatalError) else FatalError(str(exc)), exc, transient=False
+                )
         begun = self.clock()
         deadline = begun + config.retry_budget_s  # no retry starts after it; a retry's timeout ends at it
         attempt = 0
         while True:
             started = time.perf_counter()
-            timeout = config.timeout_s if attempt == 0 else max(0.5, min(config.timeout_s, deadline - self.clock()))
+            timeout = (
+                config.timeout_s if attempt == 0 else max(0.5, min(config.timeout_s, deadline - self.clock()))
+            )
             try:
                 with self.in_flight:
                     response = provider.complete(messages, params, schema, timeout=timeout)
             except Unreachable as exc:
-                if not self.gate.answered:  # a closed port or unknown host: known in seconds, not after retries
-                    raise self._failed(stage, FatalError(f"{exc}: is the server running? check llm.base_url"), exc)
+                if (
+                    not self.gate.answered
+                ):  # a closed port or unknown host: known in seconds, not after retries
+                    raise self._failed(
+                        stage, FatalError(f"{exc}: is the server running? check llm.base_url"), exc
+                    )
                 error = exc
             except RetryableError as exc:
                 error = exc
@@ -124,8 +176,14 @@ class LLMClient:
             if attempt >= config.max_retries or self.clock() + delay >= deadline:
                 spent = self.clock() - begun
                 tries = f"{attempt + 1} attempt" + ("s" if attempt else "")
-                raise self._failed(stage, CallFailed(f"{error} (gave up after {tries} in {spent:.0f}s; "
-                                                     "llm.max_retries, llm.retry_budget_s)"), error)
+                raise self._failed(
+                    stage,
+                    CallFailed(
+                        f"{error} (gave up after {tries} in {spent:.0f}s; "
+                        "llm.max_retries, llm.retry_budget_s)"
+                    ),
+                    error,
+                )
             self.sleep(delay)  # exponential backoff with jitter
             attempt += 1
             self.ledger.count(stage, "retries")
@@ -138,11 +196,13 @@ class LLMClient:
         return raised
 
     def unusable(self, stage: str) -> None:
-        """A caller could not use a reply (e.g. an unreadable verdict): it counts against the failure fraction."""
+        """A caller could not use a reply (e.g. an unreadable verdict): it counts against the failure
+        fraction."""
         self.ledger.count(stage, "unusable")
 
     def check_failures(self, what: str = "the run") -> FailureSummary:
-        """Raise (FatalError) when more than `llm.max_failure_fraction` of the requests failed or were unusable."""
+        """Raise (FatalError) when more than `llm.max_failure_fraction` of the requests failed or were
+        unusable."""
         return check(self.ledger.as_dict(), self.config.max_failure_fraction, what)
 
     def close(self) -> None:
@@ -162,9 +222,13 @@ def parse_structured(text: str, model: type[T]) -> T:
     try:
         data = json.loads(cleaned)
     except json.JSONDecodeError as exc:
-        raise StructuredOutputError(f"the reply is not valid JSON ({exc.msg} at character {exc.pos})", text) from exc
+        raise StructuredOutputError(
+            f"the reply is not valid JSON ({exc.msg} at character {exc.pos})", text
+        ) from exc
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'root'}: {e['msg']}" for e in exc.errors()[:6])
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'root'}: {e['msg']}" for e in exc.errors()[:6]
+        )
         raise StructuredOutputError(f"the JSON does not match the required shape: {problems}", text) from exc

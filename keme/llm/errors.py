@@ -32,7 +32,8 @@ class RetryableError(LLMError):
 
 
 class Unreachable(RetryableError):
-    """No connection at all (refused, unknown host, connect timeout): fatal unless the endpoint has answered before."""
+    """No connection at all (refused, unknown host, connect timeout): fatal unless the endpoint has answered
+    before."""
 
 
 class CallFailed(LLMError):

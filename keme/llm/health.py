@@ -32,28 +32,41 @@ class FailureSummary:
         return (self.failed + self.unusable) / self.requests if self.requests else 0.0
 
     def describe(self, limit: float) -> str:
-        return (f"LLM requests: {self.requests}, failed {self.failed}" + (f", unusable {self.unusable}" if self.unusable else "")
-                + f" ({self.fraction:.1%}; the limit is {limit:.0%}, llm.max_failure_fraction)")
+        return (
+            f"LLM requests: {self.requests}, failed {self.failed}"
+            + (f", unusable {self.unusable}" if self.unusable else "")
+            + f" ({self.fraction:.1%}; the limit is {limit:.0%}, llm.max_failure_fraction)"
+        )
 
     def as_dict(self, limit: float) -> dict:
-        return {"requests": self.requests, "failed": self.failed, "unusable": self.unusable,
-                "fraction": round(self.fraction, 4), "max_failure_fraction": limit}
+        return {
+            "requests": self.requests,
+            "failed": self.failed,
+            "unusable": self.unusable,
+            "fraction": round(self.fraction, 4),
+            "max_failure_fraction": limit,
+        }
 
 
 def summarize(stages: dict[str, dict]) -> FailureSummary:
     """Totals over a ledger's stages (`{stage: {calls, cache_hits, failures, unusable, ...}}`)."""
     calls = sum(s.get("calls", 0) + s.get("cache_hits", 0) + s.get("failures", 0) for s in stages.values())
-    return FailureSummary(requests=calls, failed=sum(s.get("failures", 0) for s in stages.values()),
-                          unusable=sum(s.get("unusable", 0) for s in stages.values()))
+    return FailureSummary(
+        requests=calls,
+        failed=sum(s.get("failures", 0) for s in stages.values()),
+        unusable=sum(s.get("unusable", 0) for s in stages.values()),
+    )
 
 
 def check(stages: dict[str, dict], limit: float, what: str = "the run") -> FailureSummary:
     """Raise when the failure fraction is above `limit`; return the summary otherwise."""
     summary = summarize(stages)
     if summary.fraction > limit:
-        raise FatalError(f"{summary.describe(limit)}: too many LLM calls failed for {what} to count; fix the endpoint "
-                         "(or the model's output format) and run the same command again: failed calls were not "
-                         "cached, so they are asked again")
+        raise FatalError(
+            f"{summary.describe(limit)}: too many LLM calls failed for {what} to count; fix the endpoint "
+            "(or the model's output format) and run the same command again: failed calls were not "
+            "cached, so they are asked again"
+        )
     return summary
 
 
@@ -76,14 +89,20 @@ class Gate:
         with self.lock:
             if isinstance(error, FatalError):
                 return error
-            if not transient:  # the endpoint answered, it cannot take this request: not a sign that it is down
+            if (
+                not transient
+            ):  # the endpoint answered, it cannot take this request: not a sign that it is down
                 self.answered, self.consecutive = True, 0
                 return error if isinstance(error, CallFailed) else CallFailed(str(error))
             self.consecutive += 1
             if not self.answered:
-                return FatalError(f"{error}; the endpoint has not answered a single request: check that it is "
-                                  "running and that llm.base_url points at it")
+                return FatalError(
+                    f"{error}; the endpoint has not answered a single request: check that it is "
+                    "running and that llm.base_url points at it"
+                )
             if self.consecutive >= self.max_consecutive:
-                return FatalError(f"{self.consecutive} LLM calls in a row failed, the last one: {error}; the endpoint "
-                                  "seems to be down (llm.max_consecutive_failures)")
+                return FatalError(
+                    f"{self.consecutive} LLM calls in a row failed, the last one: {error}; the endpoint "
+                    "seems to be down (llm.max_consecutive_failures)"
+                )
             return error if isinstance(error, CallFailed) else CallFailed(str(error))

@@ -23,8 +23,11 @@ class StageUsage:
     prompt_tokens_per_call: list[int] = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        data = {k: (round(v, 6) if isinstance(v, float) else v) for k, v in self.__dict__.items()
-                if k != "prompt_tokens_per_call"}
+        data = {
+            k: (round(v, 6) if isinstance(v, float) else v)
+            for k, v in self.__dict__.items()
+            if k != "prompt_tokens_per_call"
+        }
         return data
 
 
@@ -33,8 +36,9 @@ class Ledger:
         self.stages: dict[str, StageUsage] = defaultdict(StageUsage)
         self.lock = threading.Lock()
 
-    def record(self, stage: str, *, prompt: int, completion: int, latency: float, cached: bool,
-               price: Price | None) -> None:
+    def record(
+        self, stage: str, *, prompt: int, completion: int, latency: float, cached: bool, price: Price | None
+    ) -> None:
         with self.lock:
             usage = self.stages[stage]
             usage.prompt_tokens_per_call.append(prompt)
@@ -46,7 +50,9 @@ class Ledger:
             usage.prompt_tokens += prompt
             usage.completion_tokens += completion
             if price is not None:
-                usage.cost_usd += (prompt * price.prompt_per_mtok + completion * price.completion_per_mtok) / 1e6
+                usage.cost_usd += (
+                    prompt * price.prompt_per_mtok + completion * price.completion_per_mtok
+                ) / 1e6
 
     def count(self, stage: str, field_name: str) -> None:
         with self.lock:

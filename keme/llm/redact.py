@@ -13,8 +13,12 @@ from collections.abc import Iterable
 MASK = "[redacted]"
 _PATTERNS = (
     # Authorization: Bearer xyz / 'authorization': 'Basic xyz' / authorization=xyz
-    (re.compile(r"(?i)(\b(?:proxy-)?authorization\b['\"]?\s*[:=]\s*['\"]?)(?:(?:bearer|basic|token)\s+)?[^\s'\",;}\]]+"),
-     r"\1" + MASK),
+    (
+        re.compile(
+            r"(?i)(\b(?:proxy-)?authorization\b['\"]?\s*[:=]\s*['\"]?)(?:(?:bearer|basic|token)\s+)?[^\s'\",;}\]]+"
+        ),
+        r"\1" + MASK,
+    ),
     (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{6,}"), r"\1 " + MASK),
     (re.compile(r"\b(sk|rk|pk)-[A-Za-z0-9_-]{6,}"), r"\1-" + MASK),
     (re.compile(r"(?i)(\b(?:x-)?api[_-]?key\b['\"]?\s*[:=]\s*['\"]?)[^\s'\",;}\]&]+"), r"\1" + MASK),

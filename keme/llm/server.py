@@ -28,7 +28,14 @@ from pathlib import Path
 from keme.llm.errors import FatalError, LocalModelDied
 
 SETUP_FIX = "run scripts/setup.sh, which builds it portably"
-SERVER_MODULES = ("llama_cpp", "fastapi", "uvicorn", "sse_starlette", "starlette_context", "pydantic_settings")
+SERVER_MODULES = (
+    "llama_cpp",
+    "fastapi",
+    "uvicorn",
+    "sse_starlette",
+    "starlette_context",
+    "pydantic_settings",
+)
 
 
 def free_port() -> int:
@@ -43,13 +50,30 @@ def missing_modules() -> list[str]:
     return [name for name in SERVER_MODULES if find_spec(name) is None]
 
 
-def llama_server_command(model_path: str, *, alias: str, n_ctx: int, n_threads: int | None, seed: int,
-                         parent: int | None = None) -> Callable[[int], list[str]]:
+def llama_server_command(
+    model_path: str, *, alias: str, n_ctx: int, n_threads: int | None, seed: int, parent: int | None = None
+) -> Callable[[int], list[str]]:
     """The command for a given port: llama_cpp.server under keme.llm.child's parent watch."""
 
     def command(port: int) -> list[str]:
-        args = ["--model", model_path, "--model_alias", alias, "--host", "127.0.0.1", "--port", str(port),
-                "--n_ctx", str(n_ctx), "--seed", str(seed), "--interrupt_requests", "False", "--verbose", "False"]
+        args = [
+            "--model",
+            model_path,
+            "--model_alias",
+            alias,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            str(n_ctx),
+            "--seed",
+            str(seed),
+            "--interrupt_requests",
+            "False",
+            "--verbose",
+            "False",
+        ]
         if n_threads:
             args += ["--n_threads", str(n_threads)]
         return [sys.executable, "-m", "keme.llm.child", str(parent or os.getpid()), "llama_cpp.server", *args]
@@ -66,19 +90,27 @@ def describe_exit(code: int) -> str:
     except ValueError:
         return f"was killed by signal {-code}"
     if name == "SIGILL":
-        return f"was killed by SIGILL: llama-cpp-python was built with CPU features this machine lacks: {SETUP_FIX}"
+        return (
+            "was killed by SIGILL: llama-cpp-python was built with CPU features this machine lacks: "
+            f"{SETUP_FIX}"
+        )
     if name in ("SIGSEGV", "SIGBUS", "SIGABRT", "SIGFPE"):
-        return (f"crashed with {name}: a broken model file (check llm.model_path) or a broken build of "
-                f"llama-cpp-python ({SETUP_FIX})")
+        return (
+            f"crashed with {name}: a broken model file (check llm.model_path) or a broken build of "
+            f"llama-cpp-python ({SETUP_FIX})"
+        )
     if name == "SIGKILL":
         return "was killed by SIGKILL (out of memory? a smaller llm.n_ctx needs less)"
     return f"was killed by {name}"
 
 
 class LocalServer:
-    """One llama.cpp server child: `start()` returns its base URL; `death()` says whether (and how) it died."""
+    """One llama.cpp server child: `start()` returns its base URL; `death()` says whether (and how) it
+    died."""
 
-    def __init__(self, command: Callable[[int], list[str]], startup_timeout_s: float = 120, attempts: int = 3):
+    def __init__(
+        self, command: Callable[[int], list[str]], startup_timeout_s: float = 120, attempts: int = 3
+    ):
         self.command = command
         self.startup_timeout_s = startup_timeout_s
         self.attempts = attempts
@@ -102,8 +134,13 @@ class LocalServer:
         handle, path = tempfile.mkstemp(prefix="keme-llama-server-", suffix=".log")
         self.log_path = Path(path)
         with os.fdopen(handle, "wb") as log:
-            self.process = subprocess.Popen(self.command(port), stdin=subprocess.DEVNULL, stdout=log,
-                                            stderr=subprocess.STDOUT, start_new_session=True)
+            self.process = subprocess.Popen(
+                self.command(port),
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
         atexit.register(self.stop)
         url = f"http://127.0.0.1:{port}/v1"
         deadline = time.monotonic() + self.startup_timeout_s
@@ -121,8 +158,10 @@ class LocalServer:
             time.sleep(0.2)
         tail = self.log_tail()
         self.stop()
-        raise FatalError(f"the local model server did not come up within {self.startup_timeout_s:.0f}s "
-                         f"(llm.timeout_s); its log ends:\n{tail}")
+        raise FatalError(
+            f"the local model server did not come up within {self.startup_timeout_s:.0f}s "
+            f"(llm.timeout_s); its log ends:\n{tail}"
+        )
 
     def death(self, wait: float = 0.0) -> LocalModelDied | None:
         """The error to raise if the child has exited (waiting up to `wait` seconds for it to be reaped)."""
@@ -134,8 +173,10 @@ class LocalServer:
             code = None
         if code is None:
             return None
-        return LocalModelDied(f"the local model (llama.cpp server, pid {self.process.pid}) {describe_exit(code)}. "
-                              f"The end of its log:\n{self.log_tail()}")
+        return LocalModelDied(
+            f"the local model (llama.cpp server, pid {self.process.pid}) {describe_exit(code)}. "
+            f"The end of its log:\n{self.log_tail()}"
+        )
 
     def log_tail(self, lines: int = 15, chars: int = 2000) -> str:
         try:

@@ -68,7 +68,9 @@ EPISODE_KINDS: dict[str, EpisodeKind] = {
             days=(4, 12),
             weight=1.6,
         ),
-        EpisodeKind("health", ("symptom", "clinic"), ("health_symptom", "health_followup"), days=(3, 9), weight=0.7),
+        EpisodeKind(
+            "health", ("symptom", "clinic"), ("health_symptom", "health_followup"), days=(3, 9), weight=0.7
+        ),
         EpisodeKind("fitness", ("goal",), ("fitness_plan", "fitness_log"), days=(5, 14), weight=1.0),
         EpisodeKind(
             "social",
@@ -94,7 +96,9 @@ EPISODE_KINDS: dict[str, EpisodeKind] = {
             days=(3, 10),
             weight=0.9,
         ),
-        EpisodeKind("finance", (), ("budget_review", "savings_plan"), optional=("savings_plan",), days=(2, 6)),
+        EpisodeKind(
+            "finance", (), ("budget_review", "savings_plan"), optional=("savings_plan",), days=(2, 6)
+        ),
         EpisodeKind("learning", ("resource",), ("learning_session",), days=(1, 4), weight=0.7),
         EpisodeKind("family", ("relative",), ("family_call",), days=(1, 3), weight=0.8),
         EpisodeKind("weekend", ("activity", "place"), ("weekend_plan",), days=(1, 3), weight=1.0),
@@ -118,7 +122,13 @@ CHANGES: dict[str, Change] = {
             follow_ups=("commute_change",),
             days=(10, 20),
         ),
-        Change("promotion", ("career.job_title",), ("work_win",), update_index=0, params=("project", "colleague", "deadline")),
+        Change(
+            "promotion",
+            ("career.job_title",),
+            ("work_win",),
+            update_index=0,
+            params=("project", "colleague", "deadline"),
+        ),
         Change(
             "relocate",
             ("home.city", "home.neighborhood"),
@@ -130,7 +140,13 @@ CHANGES: dict[str, Change] = {
         ),
         Change("commute_change", ("transport.commute_mode",), ("commute_talk",), update_index=0, days=(2, 6)),
         Change("gym_change", ("sport.gym",), ("fitness_log",), update_index=0, params=("goal",), days=(2, 6)),
-        Change("diet_change", ("diet.diet_type",), ("recipe_help",), update_index=0, params=("dish", "ingredient")),
+        Change(
+            "diet_change",
+            ("diet.diet_type",),
+            ("recipe_help",),
+            update_index=0,
+            params=("dish", "ingredient"),
+        ),
         Change("new_sport", ("sport.main_sport",), ("fitness_plan",), update_index=0, params=("goal",)),
         Change(
             "new_phone",
@@ -139,7 +155,13 @@ CHANGES: dict[str, Change] = {
             update_index=1,
             params=("product", "product_category", "price"),
         ),
-        Change("new_show", ("entertainment.favorite_show",), ("show_discuss",), update_index=0, params=("title", "genre")),
+        Change(
+            "new_show",
+            ("entertainment.favorite_show",),
+            ("show_discuss",),
+            update_index=0,
+            params=("title", "genre"),
+        ),
         Change("budget_change", ("finance.monthly_budget",), ("budget_review",), update_index=0),
         Change("savings_goal", ("finance.savings_goal",), ("savings_plan",), update_index=0),
         Change(
@@ -157,7 +179,13 @@ CHANGES: dict[str, Change] = {
             params=("vet_clinic",),
             requires_absent=("pets.pet_name",),
         ),
-        Change("new_course", ("learning.current_course",), ("learning_session",), update_index=0, params=("resource",)),
+        Change(
+            "new_course",
+            ("learning.current_course",),
+            ("learning_session",),
+            update_index=0,
+            params=("resource",),
+        ),
     )
 }
 
@@ -186,4 +214,3 @@ def all_moments() -> dict[str, frozenset[str]]:
     for app, moment in ANCHOR_MOMENTS.items():
         moments.setdefault(moment, set()).update(ANCHOR_SLOTS[app])
     return {name: frozenset(params) for name, params in moments.items()}
-

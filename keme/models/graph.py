@@ -28,16 +28,21 @@ class Event(BaseModel):
     summary: str
     start: datetime
     end: datetime
-    requirements: list[str] = Field(default_factory=list, description="constraints the realization must honour")
+    requirements: list[str] = Field(
+        default_factory=list, description="constraints the realization must honour"
+    )
     params: dict[str, str] = Field(default_factory=dict)
     state: EventState = "planned"
     change: str | None = Field(default=None, description="id of the persona change this event realizes")
     anchor_id: Id | None = Field(default=None, description="grounded anchor (leaves only, at most one)")
     pending_anchors: list[Id] = Field(
-        default_factory=list, description="anchors inside this unexpanded event's window, grounded on expansion"
+        default_factory=list,
+        description="anchors inside this unexpanded event's window, grounded on expansion",
     )
     session_id: Id | None = None
-    anomaly: str | None = Field(default=None, description="why an LLM agent's output was not accepted; excluded from QA")
+    anomaly: str | None = Field(
+        default=None, description="why an LLM agent's output was not accepted; excluded from QA"
+    )
 
 
 class Edge(BaseModel):

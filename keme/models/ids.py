@@ -33,7 +33,8 @@ _SLUG_DROP = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 def _show(value: str) -> str:
-    """The value as the user should see it in a message: repr (NUL, surrogates visible), cut when very long."""
+    """The value as the user should see it in a message: repr (NUL, surrogates visible), cut when very
+    long."""
     text = repr(value)
     return text if len(text) <= 60 else f"{text[:50]}...' ({len(value)} characters)"
 
@@ -73,13 +74,16 @@ def is_safe_id(value: object) -> bool:
 def check_id(value: str) -> str:
     problem = id_problem(value)
     if problem is not None:
-        raise ValueError(f"id {_show(value)} {problem}; an id may hold only {ID_CHARS}, must start with a letter, "
-                         f"digit or _ and have at most {ID_MAX} characters (ids become file names)")
+        raise ValueError(
+            f"id {_show(value)} {problem}; an id may hold only {ID_CHARS}, must start with a letter, "
+            f"digit or _ and have at most {ID_MAX} characters (ids become file names)"
+        )
     return value
 
 
 def relative_file_problem(value: object) -> str | None:
-    """Why `value` is not a plain relative file path inside a dataset ('qa.jsonl', 'images/p01-img001.png')."""
+    """Why `value` is not a plain relative file path inside a dataset ('qa.jsonl',
+    'images/p01-img001.png')."""
     if not isinstance(value, str):
         return f"is a {type(value).__name__}, not a string"
     if "\\" in value:
@@ -101,15 +105,21 @@ def image_path_problem(value: object) -> str | None:
 def check_image_path(value: str) -> str:
     problem = image_path_problem(value)
     if problem is not None:
-        raise ValueError(f"image path {_show(value)} {problem}; image paths are relative to the dataset, under "
-                         f"{IMAGE_DIR}/, each segment {ID_CHARS}, not starting with '.'")
+        raise ValueError(
+            f"image path {_show(value)} {problem}; image paths are relative to the dataset, under "
+            f"{IMAGE_DIR}/, each segment {ID_CHARS}, not starting with '.'"
+        )
     return value
 
 
-Id = Annotated[str, AfterValidator(check_id),
-               WithJsonSchema({"type": "string", "pattern": ID_PATTERN, "maxLength": ID_MAX})]
-ImagePath = Annotated[str, AfterValidator(check_image_path),
-                      WithJsonSchema({"type": "string", "pattern": IMAGE_PATH_PATTERN})]
+Id = Annotated[
+    str,
+    AfterValidator(check_id),
+    WithJsonSchema({"type": "string", "pattern": ID_PATTERN, "maxLength": ID_MAX}),
+]
+ImagePath = Annotated[
+    str, AfterValidator(check_image_path), WithJsonSchema({"type": "string", "pattern": IMAGE_PATH_PATTERN})
+]
 
 
 def digest(text: str, length: int = 12) -> str:

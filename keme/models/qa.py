@@ -10,13 +10,30 @@ from pydantic import BaseModel, ConfigDict, Field
 from keme.models.ids import Id
 
 QAType = Literal[
-    "single_hop", "multi_hop", "temporal_reasoning", "knowledge_update", "implicit_preference",
-    "preference_generalization", "relationship", "summarization", "abstention", "adversarial", "visual_reasoning",
+    "single_hop",
+    "multi_hop",
+    "temporal_reasoning",
+    "knowledge_update",
+    "implicit_preference",
+    "preference_generalization",
+    "relationship",
+    "summarization",
+    "abstention",
+    "adversarial",
+    "visual_reasoning",
     "open_domain",  # LoCoMo category 3 (imported datasets)
 ]
 QA_TYPES: tuple[str, ...] = (
-    "single_hop", "multi_hop", "temporal_reasoning", "knowledge_update", "implicit_preference",
-    "preference_generalization", "relationship", "summarization", "abstention", "adversarial",
+    "single_hop",
+    "multi_hop",
+    "temporal_reasoning",
+    "knowledge_update",
+    "implicit_preference",
+    "preference_generalization",
+    "relationship",
+    "summarization",
+    "abstention",
+    "adversarial",
 )
 AnswerKind = Literal["entity", "number", "date", "duration", "set", "yes_no", "choice", "abstain", "free"]
 
@@ -27,14 +44,19 @@ class AnswerSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     kind: AnswerKind
-    value: str | None = Field(default=None, description="canonical value: entity text, number, ISO date, seconds, letter, yes/no")
+    value: str | None = Field(
+        default=None, description="canonical value: entity text, number, ISO date, seconds, letter, yes/no"
+    )
     aliases: list[str] = Field(default_factory=list, description="other accepted surface forms")
-    items: list[str] = Field(default_factory=list, description="set members or key points that must all be present")
+    items: list[str] = Field(
+        default_factory=list, description="set members or key points that must all be present"
+    )
     ordered: bool = Field(default=False, description="set items must appear in this order")
     unit: str | None = None
     tolerance: float = 0.0
     option_value: str | None = Field(
-        default=None, description="choice items made from an open question: the canonical value of the correct option"
+        default=None,
+        description="choice items made from an open question: the canonical value of the correct option",
     )
 
 
@@ -76,6 +98,8 @@ class QAItem(BaseModel):
     difficulty: Literal["easy", "medium", "hard"]
     language: Literal["en", "zh"]
     format: Literal["open", "single_choice", "multiple_choice"] = "open"
-    options: list[str] = Field(default_factory=list, description="choices shown with the question, labelled A, B, ...")
+    options: list[str] = Field(
+        default_factory=list, description="choices shown with the question, labelled A, B, ..."
+    )
     node: Id = Field(description="event graph node where the item was composed")
     proof: Proof

@@ -18,11 +18,17 @@ class Message(BaseModel):
     id: Id
     role: Role
     app: str | None = Field(default=None, description="app name for system messages reported by an app")
-    speaker: str | None = Field(default=None, description="speaker name in imported human-human dialogues (LoCoMo)")
+    speaker: str | None = Field(
+        default=None, description="speaker name in imported human-human dialogues (LoCoMo)"
+    )
     content: str
     timestamp: datetime
-    images: list[ImagePath] = Field(default_factory=list, description="paths under images/ shared with this message")
-    captions: list[str] = Field(default_factory=list, description="one caption per image, for caption-based systems")
+    images: list[ImagePath] = Field(
+        default_factory=list, description="paths under images/ shared with this message"
+    )
+    captions: list[str] = Field(
+        default_factory=list, description="one caption per image, for caption-based systems"
+    )
 
 
 class Session(BaseModel):
@@ -34,7 +40,9 @@ class Session(BaseModel):
     language: Literal["en", "zh"]
     pattern: str = Field(description="dialogue pattern the realizer used")
     anchor_id: Id | None = None
-    author: Literal["procedural", "llm"] = Field(default="procedural", description="which brain wrote the dialogue")
+    author: Literal["procedural", "llm"] = Field(
+        default="procedural", description="which brain wrote the dialogue"
+    )
     start: datetime
     end: datetime
     messages: list[Message]

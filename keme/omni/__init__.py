@@ -1,1 +1,2 @@
-"""MobileMem-Omni: app screenshots rendered from HTML templates, attached to sessions as visual memory points."""
+"""MobileMem-Omni: app screenshots rendered from HTML templates, attached to sessions as visual memory
+points."""

@@ -1,7 +1,7 @@
 """Look at screens: render one template's sample, or lay out a dataset's screenshots on one sheet.
 
-    python -m keme.omni.preview bill zh /tmp/bill-zh.png      # prints the facts read back from the page
-    python -m keme.omni.preview --sheet out/demo en sheet.png  # one screenshot per template, half size
+python -m keme.omni.preview bill zh /tmp/bill-zh.png      # prints the facts read back from the page
+python -m keme.omni.preview --sheet out/demo en sheet.png  # one screenshot per template, half size
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ def contact_sheet(dataset: Path, lang: str, out: Path, columns: int = 7, scale: 
     """The first screenshot of every template in `lang`, side by side (for the README)."""
     from PIL import Image
 
-
     first: dict[str, Path] = {}
     for record in Dataset.load(dataset).images:
         if record.language == lang:
@@ -38,7 +37,9 @@ def contact_sheet(dataset: Path, lang: str, out: Path, columns: int = 7, scale: 
     gap, rows = 10, -(-len(shots) // columns)
     sheet = Image.new("RGB", (columns * (width + gap) - gap, rows * (height + gap) - gap), "white")
     for i, shot in enumerate(shots):
-        sheet.paste(shot.resize((width, height)), ((i % columns) * (width + gap), (i // columns) * (height + gap)))
+        sheet.paste(
+            shot.resize((width, height)), ((i % columns) * (width + gap), (i // columns) * (height + gap))
+        )
     sheet.save(out, optimize=True)
     return len(shots)
 

@@ -28,19 +28,30 @@ from keme.errors import KemeError
 from keme.omni.screens import MODELS
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-CHROMIUM_ARGS = ["--no-sandbox", "--headless", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-                 # no hyperlink pings, no name or address resolves (IP literals included), WebRTC only
-                 # through the proxy, which goes nowhere (`_no_network_args`)
-                 "--no-pings", "--host-resolver-rules=MAP * ~NOTFOUND", "--webrtc-ip-handling-policy=disable_non_proxied_udp"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    # no hyperlink pings, no name or address resolves (IP literals included), WebRTC only
+    # through the proxy, which goes nowhere (`_no_network_args`)
+    "--no-pings",
+    "--host-resolver-rules=MAP * ~NOTFOUND",
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+]
 CJK_FAMILY = "Noto Sans CJK SC"
 
 
 @functools.cache
 def environment() -> jinja2.Environment:
     # autoescaped: dialogue text containing <script> or tags must render as text
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
-                              undefined=jinja2.StrictUndefined)
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, undefined=jinja2.StrictUndefined
+    )
 
 
 def html_for(template: str, screen) -> str:
@@ -57,11 +68,17 @@ class Rendered:
 
 
 def find_chromium() -> str:
-    for candidate in ("/usr/bin/chromium", shutil.which("chromium") or "", shutil.which("chromium-browser") or ""):
+    for candidate in (
+        "/usr/bin/chromium",
+        shutil.which("chromium") or "",
+        shutil.which("chromium-browser") or "",
+    ):
         if candidate and Path(candidate).exists():
             return candidate
-    raise KemeError("chromium not found: install Debian's chromium (apt-get install -y chromium fonts-noto-cjk); "
-                    "Playwright's own browser download does not work offline")
+    raise KemeError(
+        "chromium not found: install Debian's chromium (apt-get install -y chromium fonts-noto-cjk); "
+        "Playwright's own browser download does not work offline"
+    )
 
 
 def _nowhere() -> socket.socket:
@@ -91,10 +108,13 @@ def _route(route) -> None:
 
 
 class Renderer:
-    """One chromium for a whole run. No request leaves the page: scripts are off (no template has one), ordinary
+    """One chromium for a whole run. No request leaves the page: scripts are off (no template has one),
+    ordinary
     requests are aborted, and the browser's own connections go to a proxy that refuses them."""
 
-    def __init__(self, width: int = 390, height: int = 844, scale: float = 1.0, executable: str | None = None):
+    def __init__(
+        self, width: int = 390, height: int = 844, scale: float = 1.0, executable: str | None = None
+    ):
         self.size = {"width": width, "height": height}
         self.scale = scale
         self.executable = executable or find_chromium()
@@ -108,10 +128,12 @@ class Renderer:
             raise KemeError("rendering needs Playwright: pip install -e '.[render]'") from exc
         self._nowhere = _nowhere()
         self._playwright = sync_playwright().start()
-        self._browser = self._playwright.chromium.launch(executable_path=self.executable,
-                                                         args=CHROMIUM_ARGS + _no_network_args(self._nowhere))
-        self._context = self._browser.new_context(viewport=self.size, device_scale_factor=self.scale,
-                                                  java_script_enabled=False, locale="en-US")
+        self._browser = self._playwright.chromium.launch(
+            executable_path=self.executable, args=CHROMIUM_ARGS + _no_network_args(self._nowhere)
+        )
+        self._context = self._browser.new_context(
+            viewport=self.size, device_scale_factor=self.scale, java_script_enabled=False, locale="en-US"
+        )
         self._new_page()
         return self
 
@@ -135,17 +157,30 @@ class Renderer:
         page = self._page
         try:
             page.set_content(html, wait_until="load")
-            facts = dict(page.eval_on_selector_all("[data-fact]", "els => els.map(e => [e.dataset.fact, e.innerText.trim()])"))
+            facts = dict(
+                page.eval_on_selector_all(
+                    "[data-fact]", "els => els.map(e => [e.dataset.fact, e.innerText.trim()])"
+                )
+            )
             text = page.evaluate("() => document.body.innerText")
             png = page.screenshot(type="png")
-            page.evaluate("() => window.stop()")  # a refresh the page scheduled must not fire during the next one
-        except Error as exc:  # the page navigated (a meta refresh): its request was aborted, the document is gone
+            page.evaluate(
+                "() => window.stop()"
+            )  # a refresh the page scheduled must not fire during the next one
+        except (
+            Error
+        ) as exc:  # the page navigated (a meta refresh): its request was aborted, the document is gone
             self._new_page()
-            raise KemeError(f"a screen could not be rendered: {exc.message.splitlines()[0]}; a screen must be one "
-                            "self-contained page (no refresh, no navigation)") from exc
+            raise KemeError(
+                f"a screen could not be rendered: {exc.message.splitlines()[0]}; a screen must be one "
+                "self-contained page (no refresh, no navigation)"
+            ) from exc
         if page.url != "about:blank":
             self._new_page()
-            raise KemeError(f"a screen navigated to {page.url} while it rendered; a screen must be one self-contained page")
+            raise KemeError(
+                f"a screen navigated to {page.url} while it rendered; "
+                "a screen must be one self-contained page"
+            )
         return Rendered(png, facts, text)
 
     def render(self, template: str, screen) -> Rendered:
@@ -160,5 +195,6 @@ class Renderer:
         self._page.set_content("<canvas></canvas>", wait_until="load")
         width = self._page.evaluate(
             f"() => {{ const c = document.querySelector('canvas').getContext('2d');"
-            f" c.font = \"16px '{CJK_FAMILY}', sans-serif\"; return c.measureText('中文测试').width; }}")
+            f" c.font = \"16px '{CJK_FAMILY}', sans-serif\"; return c.measureText('中文测试').width; }}"
+        )
         return width >= 56

@@ -37,7 +37,8 @@ class ChatLine(BaseModel):
 
 
 class ChatScreen(_Screen):
-    """chat_wechat / chat_telegram / chat_x: a DM or group. Facts: `title`, and `line-<i>` for each message text."""
+    """chat_wechat / chat_telegram / chat_x: a DM or group. Facts: `title`, and `line-<i>` for each message
+    text."""
 
     title: str
     group: bool = False
@@ -74,7 +75,11 @@ class ShoppingOrder(_Screen):
     FACT_FIELDS = ("store", "order_id", "status", "total", "placed", "delivery", "address")
 
     def _list_facts(self) -> dict[str, str]:
-        return {k: v for i, item in enumerate(self.items) for k, v in ((f"item-{i}", item.name), (f"qty-{i}", str(item.quantity)))}
+        return {
+            k: v
+            for i, item in enumerate(self.items)
+            for k, v in ((f"item-{i}", item.name), (f"qty-{i}", str(item.quantity)))
+        }
 
 
 class PaymentTransfer(_Screen):
@@ -94,7 +99,8 @@ class PaymentTransfer(_Screen):
 
 
 class TrainTicket(_Screen):
-    """Facts: train_no, from_station, to_station, date, depart, arrive, car, seat, seat_class, passenger, price, booking_ref, gate."""
+    """Facts: train_no, from_station, to_station, date, depart, arrive, car, seat, seat_class, passenger,
+    price, booking_ref, gate."""
 
     train_no: str
     from_station: str
@@ -111,7 +117,21 @@ class TrainTicket(_Screen):
     booking_ref: str
     gate: str
 
-    FACT_FIELDS = ("train_no", "from_station", "to_station", "date", "depart", "arrive", "car", "seat", "seat_class", "passenger", "price", "booking_ref", "gate")
+    FACT_FIELDS = (
+        "train_no",
+        "from_station",
+        "to_station",
+        "date",
+        "depart",
+        "arrive",
+        "car",
+        "seat",
+        "seat_class",
+        "passenger",
+        "price",
+        "booking_ref",
+        "gate",
+    )
 
 
 class MusicPlayer(_Screen):
@@ -203,7 +223,11 @@ class CalendarScreen(_Screen):
     FACT_FIELDS = ("month", "day")
 
     def _list_facts(self) -> dict[str, str]:
-        return {f"event-{i}-{k}": getattr(e, k) for i, e in enumerate(self.events) for k in ("time", "title", "location")}
+        return {
+            f"event-{i}-{k}": getattr(e, k)
+            for i, e in enumerate(self.events)
+            for k in ("time", "title", "location")
+        }
 
 
 class BillScreen(_Screen):
@@ -235,8 +259,17 @@ class NoteScreen(_Screen):
 
 
 MODELS: dict[str, type[_Screen]] = {
-    "chat_wechat": ChatScreen, "chat_telegram": ChatScreen, "chat_x": ChatScreen, "shopping_order": ShoppingOrder,
-    "payment_transfer": PaymentTransfer, "train_ticket": TrainTicket, "music_player": MusicPlayer,
-    "video_page": VideoPage, "ebook_page": EbookPage, "social_post": SocialPost, "calendar": CalendarScreen,
-    "bill": BillScreen, "note": NoteScreen,
+    "chat_wechat": ChatScreen,
+    "chat_telegram": ChatScreen,
+    "chat_x": ChatScreen,
+    "shopping_order": ShoppingOrder,
+    "payment_transfer": PaymentTransfer,
+    "train_ticket": TrainTicket,
+    "music_player": MusicPlayer,
+    "video_page": VideoPage,
+    "ebook_page": EbookPage,
+    "social_post": SocialPost,
+    "calendar": CalendarScreen,
+    "bill": BillScreen,
+    "note": NoteScreen,
 }

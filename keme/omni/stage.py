@@ -40,20 +40,30 @@ class RenderReport:
     face_check: str = "off"
 
     def as_dict(self) -> dict:
-        return {"images": self.images, "by_template": dict(sorted(self.by_template.items())),
-                "by_language": dict(sorted(self.by_language.items())), "seconds": round(self.seconds, 2),
-                "shots_per_second": round(self.images / self.seconds, 1) if self.seconds else None,
-                "missing_templates": self.missing, "face_check": self.face_check}
+        return {
+            "images": self.images,
+            "by_template": dict(sorted(self.by_template.items())),
+            "by_language": dict(sorted(self.by_language.items())),
+            "seconds": round(self.seconds, 2),
+            "shots_per_second": round(self.images / self.seconds, 1) if self.seconds else None,
+            "missing_templates": self.missing,
+            "face_check": self.face_check,
+        }
 
 
 def strip_images(sessions: list[Session]) -> list[Session]:
     """The sessions without earlier image messages (re-rendering starts from the text trajectory)."""
-    return [s.model_copy(update={"messages": [m for m in s.messages if not m.images]}) if any(m.images for m in s.messages)
-            else s for s in sessions]
+    return [
+        s.model_copy(update={"messages": [m for m in s.messages if not m.images]})
+        if any(m.images for m in s.messages)
+        else s
+        for s in sessions
+    ]
 
 
 def _slot(session: Session) -> int | None:
-    """Where a shared-screenshot message fits: after the first message with room for a strictly later stamp."""
+    """Where a shared-screenshot message fits: after the first message with room for a strictly later
+    stamp."""
     for index in range(len(session.messages) - 1):
         gap = session.messages[index + 1].timestamp - session.messages[index].timestamp
         if gap >= timedelta(seconds=2):
@@ -65,13 +75,21 @@ def _contexts(persona: Persona, sessions: list[Session], graph: EventGraph, anch
     events = {e.id: e for e in graph.events}
     for session in sessions:
         leaf = events.get(session.event_id)
-        episode = events.get(leaf.parent_id) if leaf is not None and leaf.depth == 2 and leaf.parent_id else leaf
+        episode = (
+            events.get(leaf.parent_id) if leaf is not None and leaf.depth == 2 and leaf.parent_id else leaf
+        )
         anchor = anchors.get(session.anchor_id) if session.anchor_id else None
         yield session, leaf, episode, anchor
 
 
-def plan(persona: Persona, sessions: list[Session], graph: EventGraph, anchors: dict[str, Anchor], spec: OmniSpec,
-         seed: int) -> list[tuple[Session, str, scenes.Context]]:
+def plan(
+    persona: Persona,
+    sessions: list[Session],
+    graph: EventGraph,
+    anchors: dict[str, Anchor],
+    spec: OmniSpec,
+    seed: int,
+) -> list[tuple[Session, str, scenes.Context]]:
     """Which session shows which template: every template once where possible, then the best fits."""
     rng = rng_for(seed, persona.id, "omni")
     months = max(1, round((persona.end - persona.start).days / 30))
@@ -117,12 +135,24 @@ def plan(persona: Persona, sessions: list[Session], graph: EventGraph, anchors: 
 def share_message(session: Session, index: int, text: str, path: str, caption: str) -> Message:
     before, after = session.messages[index - 1].timestamp, session.messages[index].timestamp
     stamp = before + timedelta(seconds=max(1, int((after - before).total_seconds()) // 2))
-    return Message(id=f"{session.id}{IMAGE_MARK}1", role="user", content=text, timestamp=stamp, images=[path],
-                   captions=[caption])
+    return Message(
+        id=f"{session.id}{IMAGE_MARK}1",
+        role="user",
+        content=text,
+        timestamp=stamp,
+        images=[path],
+        captions=[caption],
+    )
 
 
-def render_views(views: list[PersonaView], sessions: list[Session], spec: OmniSpec, seed: int, renderer: Renderer,
-                 progress=None) -> tuple[list[Session], list[ImageRecord], dict[str, bytes], RenderReport]:
+def render_views(
+    views: list[PersonaView],
+    sessions: list[Session],
+    spec: OmniSpec,
+    seed: int,
+    renderer: Renderer,
+    progress=None,
+) -> tuple[list[Session], list[ImageRecord], dict[str, bytes], RenderReport]:
     """Render every planned screenshot of every persona.
 
     Returns `sessions` (the dataset's, in their order) with earlier image messages gone and the new
@@ -133,8 +163,10 @@ def render_views(views: list[PersonaView], sessions: list[Session], spec: OmniSp
     text_only = {s.id: s for s in sessions}
     started = time.perf_counter()
     if any(v.persona.language == "zh" for v in views) and not renderer.cjk_fonts_ok():
-        raise KemeError("Chinese text would render as missing-glyph boxes: no CJK font in chromium "
-                        "(install one: apt-get install -y fonts-noto-cjk)")
+        raise KemeError(
+            "Chinese text would render as missing-glyph boxes: no CJK font in chromium "
+            "(install one: apt-get install -y fonts-noto-cjk)"
+        )
     replaced: dict[str, Session] = {}
     records: list[ImageRecord] = []
     pngs: dict[str, bytes] = {}
@@ -155,12 +187,27 @@ def render_views(views: list[PersonaView], sessions: list[Session], spec: OmniSp
             text = random.Random(image_id).choice(scenes.resources(session.language)["share"])
             message = share_message(session, index, text, path, caption)
             replaced[session.id] = session.model_copy(
-                update={"messages": [*session.messages[:index], message, *session.messages[index:]]})
-            records.append(ImageRecord(
-                id=image_id, persona_id=persona.id, session_id=session.id, message_id=message.id, path=path,
-                sha256=hashlib.sha256(shot.png).hexdigest(), template=template, language=session.language,
-                caption=caption, about=scene.about, facts=shot.facts, dom_text=shot.text,
-                screen=scene.screen.model_dump(mode="json"), width=renderer.size["width"], height=renderer.size["height"]))
+                update={"messages": [*session.messages[:index], message, *session.messages[index:]]}
+            )
+            records.append(
+                ImageRecord(
+                    id=image_id,
+                    persona_id=persona.id,
+                    session_id=session.id,
+                    message_id=message.id,
+                    path=path,
+                    sha256=hashlib.sha256(shot.png).hexdigest(),
+                    template=template,
+                    language=session.language,
+                    caption=caption,
+                    about=scene.about,
+                    facts=shot.facts,
+                    dom_text=shot.text,
+                    screen=scene.screen.model_dump(mode="json"),
+                    width=renderer.size["width"],
+                    height=renderer.size["height"],
+                )
+            )
             report.images += 1
             report.by_template[template] += 1
             report.by_language[session.language] += 1
@@ -180,13 +227,18 @@ def face_check(records: list[ImageRecord], pngs: dict[str, bytes]) -> str:
         analysis = FaceAnalysis(providers=["CPUExecutionProvider"])
         analysis.prepare(ctx_id=-1)
     except Exception as exc:  # noqa: BLE001 - its model download fails offline in many ways
-        return f"skipped: insightface could not load its models ({type(exc).__name__}: {exc}); they download from the network"
+        return (
+            f"skipped: insightface could not load its models ({type(exc).__name__}: {exc}); "
+            "they download from the network"
+        )
 
     import numpy as np
     from PIL import Image
 
-    faces = sum(len(analysis.get(np.asarray(Image.open(io.BytesIO(pngs[r.path])).convert("RGB"))[:, :, ::-1]))
-                for r in records)
+    faces = sum(
+        len(analysis.get(np.asarray(Image.open(io.BytesIO(pngs[r.path])).convert("RGB"))[:, :, ::-1]))
+        for r in records
+    )
     return f"ran: {faces} faces in {len(records)} images"
 
 
@@ -197,14 +249,16 @@ def render_stage(dataset: Dataset, spec: OmniSpec, seed: int, progress=None) -> 
     (the files go when the dataset is written). The manifest gets the counts and the stage's report.
     """
     with Renderer(scale=spec.scale) as renderer:
-        sessions, records, pngs, report = render_views(dataset.views(), dataset.sessions, spec, seed, renderer,
-                                                       progress)
+        sessions, records, pngs, report = render_views(
+            dataset.views(), dataset.sessions, spec, seed, renderer, progress
+        )
     report.face_check = face_check(records, pngs) if spec.face_check else "off"
     dataset.sessions = sessions
     dataset.images = records
     dataset.blobs = dict(pngs)
     dataset.manifest.stats["images"] = report.images
     dataset.manifest.stats["images_by_template"] = dict(sorted(report.by_template.items()))
-    dataset.manifest.stages["render"] = {k: v for k, v in report.as_dict().items()
-                                         if k not in ("seconds", "shots_per_second")}
+    dataset.manifest.stages["render"] = {
+        k: v for k, v in report.as_dict().items() if k not in ("seconds", "shots_per_second")
+    }
     return report

@@ -69,18 +69,22 @@ def _count(rng: random.Random, rate: float, fraction: float) -> int:
 def anchor_cap(days_in: int) -> int:
     """At most half the day blocks of a month window hold anchors, so the sessions around them keep room.
 
-    Only a window of a few days (a trajectory starting on the 30th) ever reaches it within the config's bounds.
+    Only a window of a few days (a trajectory starting on the 30th) ever reaches it within the config's
+    bounds.
     """
     return len(BLOCKS) * days_in // 2
 
 
 def most_anchors(rates: dict[str, float], days_in: int) -> int:
-    """The most anchors a month window of `days_in` days can receive: each app's expected count rounded up, capped."""
+    """The most anchors a month window of `days_in` days can receive: each app's expected count rounded up,
+    capped."""
     fraction = days_in / 30.4
     return min(anchor_cap(days_in), sum(math.ceil(rate * fraction) for rate in rates.values()))
 
 
-def _pick_time(rng: random.Random, app: str, start: datetime, end: datetime, taken: set[tuple[date, Block]]) -> datetime:
+def _pick_time(
+    rng: random.Random, app: str, start: datetime, end: datetime, taken: set[tuple[date, Block]]
+) -> datetime:
     for _ in range(200):
         day = start.date() + timedelta(rng.randrange((end.date() - start.date()).days + 1))
         block = rng.choices(BLOCKS, BLOCK_WEIGHTS[app])[0]
@@ -93,7 +97,10 @@ def _pick_time(rng: random.Random, app: str, start: datetime, end: datetime, tak
         if start <= moment <= end:
             taken.add((day, block))
             return moment
-    raise NoFit(f"no free block for a {app} anchor between {start} and {end}; lower anchors.per_month.{app} in the config")
+    raise NoFit(
+        f"no free block for a {app} anchor between {start} and {end}; "
+        f"lower anchors.per_month.{app} in the config"
+    )
 
 
 def _record(app: str, moment: datetime, rng: random.Random, ctx: Context, res: Resources):
@@ -116,7 +123,8 @@ def _record(app: str, moment: datetime, rng: random.Random, ctx: Context, res: R
         rate = 4.0 if res.lang == "zh" else 2.4  # characters / words per second when speaking
         units = len(transcript) if res.lang == "zh" else len(transcript.split())
         return VoiceMemoRecord(
-            title=_text(item.title, ctx), duration_seconds=max(5, int(units / rate) + rng.randint(2, 15)),
+            title=_text(item.title, ctx),
+            duration_seconds=max(5, int(units / rate) + rng.randint(2, 15)),
             transcript=transcript,
         )
     if app == "calendar":
@@ -137,14 +145,23 @@ def _record(app: str, moment: datetime, rng: random.Random, ctx: Context, res: R
     if app == "todo":
         item = rng.choice(text.todo.items)
         due = datetime.combine(moment.date() + timedelta(rng.randint(1, 10)), time(18, 0))
-        return TodoRecord(title=_text(item.title, ctx), due=due, priority=item.priority, list_name=_text(item.list_name, ctx))
+        return TodoRecord(
+            title=_text(item.title, ctx),
+            due=due,
+            priority=item.priority,
+            list_name=_text(item.list_name, ctx),
+        )
     if app == "screen":
         item = rng.choice(text.screen.items)
-        return ScreenRecord(source_app=_text(item.source_app, ctx), title=_text(item.title, ctx), text=_text(item.text, ctx))
+        return ScreenRecord(
+            source_app=_text(item.source_app, ctx), title=_text(item.title, ctx), text=_text(item.text, ctx)
+        )
     item = rng.choice(text.document.items)
     return DocumentRecord(
-        title=_text(item.title, ctx), doc_type=_text(item.doc_type, ctx),
-        pages=rng.randint(*item.pages), summary=_text(item.summary, ctx),
+        title=_text(item.title, ctx),
+        doc_type=_text(item.doc_type, ctx),
+        pages=rng.randint(*item.pages),
+        summary=_text(item.summary, ctx),
     )
 
 
@@ -185,16 +202,23 @@ def anchor_slots(anchor: Anchor, lang: str, res: Resources) -> dict[str, str]:
     r = anchor.record
     if r.kind == "bill":
         return {
-            "merchant": r.merchant, "amount": fmt.format_money(r.amount, lang),
-            "category": r.category, "payment_method": r.payment_method,
+            "merchant": r.merchant,
+            "amount": fmt.format_money(r.amount, lang),
+            "category": r.category,
+            "payment_method": r.payment_method,
         }
     if r.kind == "voice_memo":
-        return {"title": r.title, "duration": fmt.format_duration(r.duration_seconds, lang), "transcript": r.transcript}
+        return {
+            "title": r.title,
+            "duration": fmt.format_duration(r.duration_seconds, lang),
+            "transcript": r.transcript,
+        }
     if r.kind == "calendar":
         return {
             "title": r.title,
             "event_date": f"{fmt.format_date(r.start.date(), lang)} ({fmt.weekday(r.start.date(), lang)})"
-            if lang == "en" else f"{fmt.format_date(r.start.date(), lang)}（{fmt.weekday(r.start.date(), lang)}）",
+            if lang == "en"
+            else f"{fmt.format_date(r.start.date(), lang)}（{fmt.weekday(r.start.date(), lang)}）",
             "event_time": f"{fmt.format_time(r.start, lang)}–{fmt.format_time(r.end, lang)}",
             "location": r.location,
             "attendees": fmt.join_list(r.attendees, lang) or ("—"),
@@ -203,8 +227,10 @@ def anchor_slots(anchor: Anchor, lang: str, res: Resources) -> dict[str, str]:
         return {"title": r.title, "body": r.body}
     if r.kind == "todo":
         return {
-            "title": r.title, "due_date": fmt.format_date(r.due.date(), lang),
-            "priority": res.anchors.todo.priorities[r.priority], "list_name": r.list_name,
+            "title": r.title,
+            "due_date": fmt.format_date(r.due.date(), lang),
+            "priority": res.anchors.todo.priorities[r.priority],
+            "list_name": r.list_name,
         }
     if r.kind == "screen":
         return {"source_app": r.source_app, "title": r.title, "text": r.text}
@@ -213,7 +239,9 @@ def anchor_slots(anchor: Anchor, lang: str, res: Resources) -> dict[str, str]:
 
 def anchor_message_text(anchor: Anchor, res: Resources) -> str:
     """How the app reports the record; a pure function of the anchor (checked by `keme validate`)."""
-    ctx = Context(lang=res.lang, rng=random.Random(anchor.id), persona={}, slots=anchor_slots(anchor, res.lang, res))
+    ctx = Context(
+        lang=res.lang, rng=random.Random(anchor.id), persona={}, slots=anchor_slots(anchor, res.lang, res)
+    )
     return render(res.anchor_messages[anchor.app], ctx)
 
 

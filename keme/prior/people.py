@@ -6,7 +6,6 @@ import random
 
 from keme.text.resources import Resources
 
-
 FEMALE_MARKERS = ("sister", "姐", "妹")
 MALE_MARKERS = ("brother", "哥", "弟")
 
@@ -20,8 +19,14 @@ def gender_of_relation(relation: str) -> str | None:
     return None
 
 
-def person_name(rng: random.Random, res: Resources, *, full: bool = False, gender: str | None = None,
-                family: str | None = None) -> str:
+def person_name(
+    rng: random.Random,
+    res: Resources,
+    *,
+    full: bool = False,
+    gender: str | None = None,
+    family: str | None = None,
+) -> str:
     """A name as friends would write it: given name in English, full name in Chinese (or `full`)."""
     names = res.pools.names
     gender = gender or rng.choice(("female", "male"))

@@ -47,13 +47,17 @@ def build_persona(spec: PersonaSpec, index: int, seed: int, res: Resources) -> P
     }
     dimensions: dict[str, dict[str, Attribute]] = {}
     for attr in ATTRIBUTES:
-        if attr.initial == "absent" and not (attr.key == "social_circle.partner" and rng.random() < PARTNER_AT_START):
+        if attr.initial == "absent" and not (
+            attr.key == "social_circle.partner" and rng.random() < PARTNER_AT_START
+        ):
             versions: list[AttributeVersion] = []
         else:
             value = generated.get(attr.key) or rng.choice(res.persona.attributes[attr.key].values)
             versions = [AttributeVersion(value=value, valid_from=start)]
         dim, _, field = attr.key.partition(".")
-        dimensions.setdefault(dim, {})[field] = Attribute(key=attr.key, mutable=attr.mutable, versions=versions)
+        dimensions.setdefault(dim, {})[field] = Attribute(
+            key=attr.key, mutable=attr.mutable, versions=versions
+        )
     return Persona(
         id=persona_id(index),
         name=name,

@@ -45,8 +45,11 @@ class QAReport:
     selected: Counter = field(default_factory=Counter)
 
     def as_dict(self) -> dict:
-        return {"candidates": self.candidates, "rejected_by_reason": dict(sorted(self.rejected.items())),
-                "selected_by_type": dict(sorted(self.selected.items()))}
+        return {
+            "candidates": self.candidates,
+            "rejected_by_reason": dict(sorted(self.rejected.items())),
+            "selected_by_type": dict(sorted(self.selected.items())),
+        }
 
 
 # ---------------------------------------------------------------- traversal
@@ -97,7 +100,6 @@ def candidates(world: World, spec: QASpec, seed: int) -> list[Draft]:
     composed += gen.adversarials(g, root, atoms)
     composed += gen.life_changes(g, root)
     if world.images:
-
         composed += visual_drafts(g)
     drafts.extend(composed)
     return drafts
@@ -131,7 +133,10 @@ def filter_drafts(drafts: list[Draft], world: World, report: QAReport) -> list[D
             continue
         tokens, evidence = shingles(draft.question), set(draft.evidence)
         bucket = buckets[(draft.type, _answer_key(draft))]
-        if any(_jaccard(tokens, t) >= 0.8 and (_jaccard(evidence, e) >= 0.5 or not (evidence or e)) for t, e in bucket):
+        if any(
+            _jaccard(tokens, t) >= 0.8 and (_jaccard(evidence, e) >= 0.5 or not (evidence or e))
+            for t, e in bucket
+        ):
             report.rejected["near_duplicate"] += 1
             continue
         seen_exact.add(exact)
@@ -142,7 +147,8 @@ def filter_drafts(drafts: list[Draft], world: World, report: QAReport) -> list[D
 
 # ---------------------------------------------------------------- selection
 def select(drafts: list[Draft], target: int, spec: QASpec, rng: random.Random) -> list[Draft]:
-    """Pick `target` drafts to the type mix, subtypes interleaved, with every composed item's sub-questions."""
+    """Pick `target` drafts to the type mix, subtypes interleaved, with every composed item's
+    sub-questions."""
     by_type: dict[str, dict[str, list[Draft]]] = defaultdict(lambda: defaultdict(list))
     for draft in drafts:
         by_type[draft.type][draft.subtype].append(draft)
@@ -196,7 +202,6 @@ def _display(spec: AnswerSpec, value: str, lang: str) -> str:
     if spec.kind == "number" and spec.unit in ("USD", "CNY"):
         return fmt.format_money(Decimal(value), lang)
     if spec.kind == "date":
-
         return fmt.format_date(date.fromisoformat(value), lang)
     return value
 
@@ -207,7 +212,9 @@ def _numeric_distractors(spec: AnswerSpec, rng: random.Random) -> list[str]:
         factors = rng.sample(["0.5", "0.75", "1.25", "1.5", "2"], 3)
         return [str((value * Decimal(f)).quantize(Decimal("0.01"))) for f in factors]
     steps = rng.sample([-3, -2, -1, 1, 2, 3, 5], 3)
-    return [str(max(0, int(value) + s)) for s in steps if int(value) + s >= 0 and int(value) + s != int(value)]
+    return [
+        str(max(0, int(value) + s)) for s in steps if int(value) + s >= 0 and int(value) + s != int(value)
+    ]
 
 
 def _date_distractors(spec: AnswerSpec, rng: random.Random) -> list[str]:
@@ -229,7 +236,11 @@ def apply_formats(drafts: list[Draft], spec: QASpec, rng: random.Random, lang: s
             elif kind == "date":
                 wrong = _date_distractors(draft.spec, rng)
             else:
-                wrong = [w for w in dict.fromkeys(draft.distractors) if norm_text(w) != norm_text(draft.spec.value or "")]
+                wrong = [
+                    w
+                    for w in dict.fromkeys(draft.distractors)
+                    if norm_text(w) != norm_text(draft.spec.value or "")
+                ]
                 wrong = rng.sample(wrong, min(3, len(wrong)))
             wrong_shown = list(dict.fromkeys(_display(draft.spec, w, lang) for w in wrong))
             # entities show the answer as written (a localized label may stand for a canonical key)
@@ -242,10 +253,17 @@ def apply_formats(drafts: list[Draft], spec: QASpec, rng: random.Random, lang: s
             letter = LETTERS[options.index(right)]
             draft.options = options
             draft.format = "single_choice"
-            draft.spec = AnswerSpec(kind="choice", value=letter, aliases=[right], option_value=draft.spec.value)
+            draft.spec = AnswerSpec(
+                kind="choice", value=letter, aliases=[right], option_value=draft.spec.value
+            )
             draft.answer = f"{letter}. {right}"
-        elif kind in ("set", "free") and draft.spec.items and not draft.spec.ordered and draft.distractors \
-                and rng.random() < spec.multiple_choice_share:
+        elif (
+            kind in ("set", "free")
+            and draft.spec.items
+            and not draft.spec.ordered
+            and draft.distractors
+            and rng.random() < spec.multiple_choice_share
+        ):
             wrong = [w for w in draft.distractors if w not in draft.spec.items][:3]
             if not wrong:
                 continue
@@ -292,7 +310,6 @@ def synthesize_qa(worlds: list[World], cfg: SynthConfig, brain=None) -> tuple[li
             spec = spec.model_copy(update={"mix": spec.mix | {"visual_reasoning": cfg.omni.visual_share}})
         own = build_items(world, spec, cfg.seed, report)
         if brain is not None and getattr(brain, "client", None) is not None and cfg.brain.mode == "llm":
-
             own, dropped = apply_llm_roles(own, world, brain, cfg)
             if dropped:
                 report.rejected["llm_verifier"] += dropped
@@ -304,18 +321,22 @@ def synthesize_qa(worlds: list[World], cfg: SynthConfig, brain=None) -> tuple[li
 def qa_config(dataset: Dataset) -> SynthConfig:
     """The synthesis config QA is built with (`keme qa`): the one the dataset's manifest records."""
     if dataset.manifest.config is None:
-        raise KemeError(f"{dataset.root}: the manifest has no synthesis config; QA synthesis needs one "
-                        "(imported datasets bring their own QA)")
+        raise KemeError(
+            f"{dataset.root}: the manifest has no synthesis config; QA synthesis needs one "
+            "(imported datasets bring their own QA)"
+        )
     return SynthConfig.model_validate(dataset.manifest.config)
 
 
 def qa_stage(dataset: Dataset, cfg: SynthConfig, brain=None) -> QAReport:
-    """The QA stage: every persona's questions from its view, added to the dataset with their stats (in memory)."""
+    """The QA stage: every persona's questions from its view, added to the dataset with their stats (in
+    memory)."""
     worlds = worlds_of(dataset)
     items, report = synthesize_qa(worlds, cfg, brain)
     dataset.qa = items
     manifest = dataset.manifest
-    manifest.stats = {k: v for k, v in manifest.stats.items() if not k.startswith("qa")} \
-        | qa_stats(items, {w.persona.id: w for w in worlds})
+    manifest.stats = {k: v for k, v in manifest.stats.items() if not k.startswith("qa")} | qa_stats(
+        items, {w.persona.id: w for w in worlds}
+    )
     manifest.stages["qa"] = report.as_dict()
     return report

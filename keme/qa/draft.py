@@ -38,11 +38,24 @@ class Draft:
         evidence = self.evidence
         sessions = list(dict.fromkeys(world.session_of[m] for m in evidence))
         return QAItem(
-            id=item_id, persona_id=world.persona.id, question=self.question, answer=self.answer, spec=self.spec,
-            type=self.type, subtype=self.subtype, evidence=evidence, evidence_sessions=sessions,  # type: ignore[arg-type]
-            asked_at=self.asked_at, hops=self.hops, sub_questions=sub_ids,
-            difficulty=difficulty(self, world), language=world.lang, format=self.format,  # type: ignore[arg-type]
-            options=self.options, node=self.node, proof=self.proof,
+            id=item_id,
+            persona_id=world.persona.id,
+            question=self.question,
+            answer=self.answer,
+            spec=self.spec,
+            type=self.type,
+            subtype=self.subtype,
+            evidence=evidence,
+            evidence_sessions=sessions,  # type: ignore[arg-type]
+            asked_at=self.asked_at,
+            hops=self.hops,
+            sub_questions=sub_ids,
+            difficulty=difficulty(self, world),
+            language=world.lang,
+            format=self.format,  # type: ignore[arg-type]
+            options=self.options,
+            node=self.node,
+            proof=self.proof,
         )
 
 
@@ -51,7 +64,11 @@ def difficulty(draft: Draft, world: World) -> str:
     spread = (max(stamps) - min(stamps)).days if stamps else 0
     if draft.type in ("summarization", "adversarial") or draft.hops >= 3 or spread > 45:
         return "hard"
-    if draft.hops == 2 or spread > 7 or draft.type in ("knowledge_update", "implicit_preference", "abstention"):
+    if (
+        draft.hops == 2
+        or spread > 7
+        or draft.type in ("knowledge_update", "implicit_preference", "abstention")
+    ):
         return "medium"
     return "easy"
 
@@ -112,8 +129,9 @@ def final_time(world: World) -> datetime:
     return datetime.combine(world.persona.end.date() + timedelta(days=1), time(20, 0))
 
 
-def ask_time(rng: random.Random, world: World, last: datetime, mid_share: float,
-             until: datetime | None = None) -> datetime | None:
+def ask_time(
+    rng: random.Random, world: World, last: datetime, mid_share: float, until: datetime | None = None
+) -> datetime | None:
     """When the question is asked: after `last`, before `until` if the answer stops being true then.
 
     A share of questions is asked mid-trajectory (an hour to a few weeks after

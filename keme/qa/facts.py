@@ -14,14 +14,36 @@ from datetime import datetime
 from keme.dataset import Dataset, PersonaView
 from keme.models import Anchor, Event, Message, Session
 from keme.prior.anchors import anchor_slots
-from keme.text.normalize import norm_text
 from keme.synth.planner import SET
 from keme.text import resources
+from keme.text.normalize import norm_text
 
 PARAM_KEYS = (
-    "destination", "attraction", "local_food", "companion", "project", "colleague", "deadline", "symptom", "clinic",
-    "goal", "person", "occasion", "restaurant", "gift", "product", "price", "dish", "title", "resource",
-    "relative", "activity", "place", "device", "issue", "vet_clinic",
+    "destination",
+    "attraction",
+    "local_food",
+    "companion",
+    "project",
+    "colleague",
+    "deadline",
+    "symptom",
+    "clinic",
+    "goal",
+    "person",
+    "occasion",
+    "restaurant",
+    "gift",
+    "product",
+    "price",
+    "dish",
+    "title",
+    "resource",
+    "relative",
+    "activity",
+    "place",
+    "device",
+    "issue",
+    "vet_clinic",
 )
 
 
@@ -42,8 +64,14 @@ class World(PersonaView):
     """One persona's view of the dataset plus the facts QA asks about (`world_of` fills them)."""
 
     def __init__(self, view: PersonaView):
-        super().__init__(view.persona, anchors=view.anchors.values(), graph=view.graph, sessions=view.sessions,
-                         qa=view.qa, images=view.images.values())
+        super().__init__(
+            view.persona,
+            anchors=view.anchors.values(),
+            graph=view.graph,
+            sessions=view.sessions,
+            qa=view.qa,
+            images=view.images.values(),
+        )
         self.facts: list[Fact] = []
         self.by_session: dict[str, list[Fact]] = defaultdict(list)
 
@@ -72,7 +100,9 @@ class World(PersonaView):
         return {k: v for k, v in merged.items() if not k.startswith("_") and not k.startswith(SET)}
 
 
-def _first_message_with(session: Session, value: str, roles: tuple[str, ...] = ("user", "assistant")) -> Message | None:
+def _first_message_with(
+    session: Session, value: str, roles: tuple[str, ...] = ("user", "assistant")
+) -> Message | None:
     for message in session.messages:
         if message.role in roles and value in message.content:
             return message
@@ -91,10 +121,19 @@ def extract(world: World) -> None:
                 if message is None:
                     continue
                 session_id = world.session_of[message_id]
-                facts.append(Fact(
-                    "attr", attr.key, version.value, message_id, session_id, world.sessions_by_id[session_id].event_id,
-                    message.timestamp, {}, index,
-                ))
+                facts.append(
+                    Fact(
+                        "attr",
+                        attr.key,
+                        version.value,
+                        message_id,
+                        session_id,
+                        world.sessions_by_id[session_id].event_id,
+                        message.timestamp,
+                        {},
+                        index,
+                    )
+                )
     anomalous = _anomalous_sessions(world)
     facts = [f for f in facts if f.session_id not in anomalous]
     for session in world.sessions:
@@ -109,7 +148,18 @@ def extract(world: World) -> None:
             context = dict(slots) | _record_context(anchor)
             for key, value in slots.items():
                 if value and value in system.content:
-                    facts.append(Fact(anchor.app, key, value, system.id, session.id, session.event_id, system.timestamp, context))
+                    facts.append(
+                        Fact(
+                            anchor.app,
+                            key,
+                            value,
+                            system.id,
+                            session.id,
+                            session.event_id,
+                            system.timestamp,
+                            context,
+                        )
+                    )
         # episode details, where the dialogue states them
         if leaf is None:
             continue
@@ -122,7 +172,9 @@ def extract(world: World) -> None:
                 continue
             message = _first_message_with(session, value)
             if message is not None:
-                facts.append(Fact(kind, key, value, message.id, session.id, leaf.id, message.timestamp, context))
+                facts.append(
+                    Fact(kind, key, value, message.id, session.id, leaf.id, message.timestamp, context)
+                )
     facts.sort(key=lambda f: (f.when, f.message_id, f.kind, f.key))
     world.facts = facts
     world.by_session = defaultdict(list)

@@ -31,10 +31,17 @@ MONEY_ATTRS = frozenset({"finance.monthly_budget", "finance.savings_goal"})
 NUMBER_ATTRS = frozenset({"basic_info.age"}) | MONEY_ATTRS
 SOCIAL_NAMES = ("social_circle.best_friend", "social_circle.sibling", "social_circle.partner")
 GENERALIZABLE = (
-    "travel.seat_preference", "diet.favorite_cuisine", "sport.main_sport", "shopping.favorite_platform",
-    "entertainment.music_genre", "diet.diet_type", "transport.commute_mode", "health.allergy",
+    "travel.seat_preference",
+    "diet.favorite_cuisine",
+    "sport.main_sport",
+    "shopping.favorite_platform",
+    "entertainment.music_genre",
+    "diet.diet_type",
+    "transport.commute_mode",
+    "health.allergy",
 )
-# episode param facts that make single-hop questions: (episode kind, param) -> (generator, question slots, parse)
+# episode param facts that make single-hop questions: (episode kind, param) -> (generator, question slots,
+# parse)
 PARAM_QUESTIONS: dict[tuple[str, str], tuple[str, tuple[str, ...], str]] = {
     ("trip", "destination"): ("trip.destination", ("date",), "text"),
     ("trip", "attraction"): ("trip.attraction", ("destination",), "text"),
@@ -87,13 +94,51 @@ SUMMARY_KEYS: dict[str, tuple[str, ...]] = {
     "job_change": ("target_company", "target_title"),
     "relocate": ("target_city", "target_neighborhood"),
 }
-SALIENT = ("destination", "project", "symptom", "product", "title", "dish", "person", "goal", "target_company",
-           "target_city", "restaurant", "place", "resource", "device")
-TOPIC_SLOTS = {"trip": ("destination",), "work_project": ("project",), "health": ("symptom",), "fitness": ("goal",),
-               "social": ("person", "occasion"), "shopping": ("product",), "entertainment": ("title",),
-               "job_change": ("target_company",), "relocate": ("target_city",)}
-EVENT_KINDS = frozenset({"bill", "trip", "shopping", "health", "social", "cooking", "work_project", "entertainment",
-                         "calendar", "todo", "voice_memo", "note", "screen", "document"})
+SALIENT = (
+    "destination",
+    "project",
+    "symptom",
+    "product",
+    "title",
+    "dish",
+    "person",
+    "goal",
+    "target_company",
+    "target_city",
+    "restaurant",
+    "place",
+    "resource",
+    "device",
+)
+TOPIC_SLOTS = {
+    "trip": ("destination",),
+    "work_project": ("project",),
+    "health": ("symptom",),
+    "fitness": ("goal",),
+    "social": ("person", "occasion"),
+    "shopping": ("product",),
+    "entertainment": ("title",),
+    "job_change": ("target_company",),
+    "relocate": ("target_city",),
+}
+EVENT_KINDS = frozenset(
+    {
+        "bill",
+        "trip",
+        "shopping",
+        "health",
+        "social",
+        "cooking",
+        "work_project",
+        "entertainment",
+        "calendar",
+        "todo",
+        "voice_memo",
+        "note",
+        "screen",
+        "document",
+    }
+)
 
 
 @dataclass
@@ -108,10 +153,16 @@ class Gen:
         return self.world.lang
 
     def day(self, when: datetime | date) -> str:
-        return fmt.format_date(when if isinstance(when, date) and not isinstance(when, datetime) else when.date(), self.lang)
+        return fmt.format_date(
+            when if isinstance(when, date) and not isinstance(when, datetime) else when.date(), self.lang
+        )
 
     def month(self, start: date) -> str:
-        return f"{start.year}年{start.month}月" if self.lang == "zh" else f"{fmt.MONTHS_EN[start.month - 1]} {start.year}"
+        return (
+            f"{start.year}年{start.month}月"
+            if self.lang == "zh"
+            else f"{fmt.MONTHS_EN[start.month - 1]} {start.year}"
+        )
 
     def when(self, last: datetime, until: datetime | None = None) -> datetime | None:
         return d.ask_time(self.rng, self.world, last, self.mid_share, until)
@@ -120,8 +171,9 @@ class Gen:
 # ================================================================ leaves
 def _attr_spec(key: str, value: str, lang: str):
     if key in MONEY_ATTRS:
-        return d.number(Decimal(value), unit=fmt.CURRENCY[lang], aliases=[fmt.format_money(Decimal(value), lang)]), \
-            fmt.format_money(Decimal(value), lang)
+        return d.number(
+            Decimal(value), unit=fmt.CURRENCY[lang], aliases=[fmt.format_money(Decimal(value), lang)]
+        ), fmt.format_money(Decimal(value), lang)
     if key in NUMBER_ATTRS:
         return d.number(int(value)), value
     return d.entity(value), value
@@ -148,11 +200,17 @@ def attribute_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
         quotes = [d.quote(fact)]
         if fact.key == "social_circle.sibling":
             relation = persona.attribute("social_circle.sibling_relation").version_at(fact.when)
-            if relation is None or not relation.evidence or g.world.messages[relation.evidence[0]].timestamp > fact.when:
+            if (
+                relation is None
+                or not relation.evidence
+                or g.world.messages[relation.evidence[0]].timestamp > fact.when
+            ):
                 continue
             slots["relation"] = relation.value
             quotes.append(Quote(message_id=relation.evidence[0], text=relation.value))
-        following = attr.versions[fact.version + 1].valid_from if fact.version + 1 < len(attr.versions) else None
+        following = (
+            attr.versions[fact.version + 1].valid_from if fact.version + 1 < len(attr.versions) else None
+        )
         last = max(g.world.messages[q.message_id].timestamp for q in quotes)
         asked = g.when(last, following)
         if asked is None:
@@ -160,11 +218,23 @@ def attribute_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
         question = g.say.attribute(fact.key, "ask", g.rng, **slots)
         spec, answer = _attr_spec(fact.key, fact.value, g.lang)
         kind = "relationship" if fact.key in SOCIAL_NAMES else "single_hop"
-        drafts.append(Draft(
-            kind, f"attribute.{fact.key}", question or "", answer, spec,
-            d.proof("attribute", quotes, key=fact.key), asked, 1, node, fact=fact,
-            distractors=_attr_distractors(fact.key, fact.value, g.lang) if fact.key not in SOCIAL_NAMES else [],
-        ))
+        drafts.append(
+            Draft(
+                kind,
+                f"attribute.{fact.key}",
+                question or "",
+                answer,
+                spec,
+                d.proof("attribute", quotes, key=fact.key),
+                asked,
+                1,
+                node,
+                fact=fact,
+                distractors=_attr_distractors(fact.key, fact.value, g.lang)
+                if fact.key not in SOCIAL_NAMES
+                else [],
+            )
+        )
     return drafts
 
 
@@ -175,7 +245,9 @@ def _premise_quotes(g: Gen, session: Session, fact: Fact, slots: tuple[str, ...]
         if slot == "date":
             quotes.append(Quote(message_id=fact.message_id, on=fact.when.date()))
             continue
-        holder = next((f for f in g.world.by_session[session.id] if f.key == slot and f.kind == fact.kind), None)
+        holder = next(
+            (f for f in g.world.by_session[session.id] if f.key == slot and f.kind == fact.kind), None
+        )
         if holder is None:
             if fact.context.get(slot) and fact.context[slot] in g.world.messages[fact.message_id].content:
                 quotes.append(Quote(message_id=fact.message_id, text=fact.context[slot]))
@@ -199,7 +271,9 @@ def record_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
         slots["date"] = g.day(fact.when)
         answer = fact.value
         if kind == "number" and parse == "money":
-            spec = d.number(Decimal(fact.context["amount_value"]), unit=fmt.CURRENCY[g.lang], aliases=[fact.value])
+            spec = d.number(
+                Decimal(fact.context["amount_value"]), unit=fmt.CURRENCY[g.lang], aliases=[fact.value]
+            )
         elif kind == "number":
             spec = d.number(int(fact.value))
         elif kind == "date":
@@ -215,10 +289,20 @@ def record_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
         asked = g.when(fact.when)
         if asked is None:
             continue
-        drafts.append(Draft(
-            "single_hop", generator, g.say.question(generator, g.rng, **slots), answer, spec,
-            d.proof("value", quotes, parse=parse), asked, 1, node, fact=fact,
-        ))
+        drafts.append(
+            Draft(
+                "single_hop",
+                generator,
+                g.say.question(generator, g.rng, **slots),
+                answer,
+                spec,
+                d.proof("value", quotes, parse=parse),
+                asked,
+                1,
+                node,
+                fact=fact,
+            )
+        )
     # note and screenshot contents: key points
     for fact in g.world.by_session[session.id]:
         if fact.kind in ("note", "screen") and fact.key == "title" and fact.context.get("lines"):
@@ -231,10 +315,20 @@ def record_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
             asked = g.when(fact.when)
             if asked is None:
                 continue
-            drafts.append(Draft(
-                "single_hop", generator, g.say.question(generator, g.rng, title=fact.value), "\n".join(lines),
-                d.key_points(lines), d.proof("key_points", quotes), asked, 1, node, fact=fact,
-            ))
+            drafts.append(
+                Draft(
+                    "single_hop",
+                    generator,
+                    g.say.question(generator, g.rng, title=fact.value),
+                    "\n".join(lines),
+                    d.key_points(lines),
+                    d.proof("key_points", quotes),
+                    asked,
+                    1,
+                    node,
+                    fact=fact,
+                )
+            )
     return drafts
 
 
@@ -266,10 +360,20 @@ def param_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
         if asked is None:
             continue
         kind = "relationship" if generator.startswith("rel.") else "single_hop"
-        drafts.append(Draft(
-            kind, generator, g.say.question(generator, g.rng, **slots), fact.value, spec,
-            d.proof("value", [d.quote(fact)] + premises, parse=parse), asked, 1, node, fact=fact,
-        ))
+        drafts.append(
+            Draft(
+                kind,
+                generator,
+                g.say.question(generator, g.rng, **slots),
+                fact.value,
+                spec,
+                d.proof("value", [d.quote(fact)] + premises, parse=parse),
+                asked,
+                1,
+                node,
+                fact=fact,
+            )
+        )
     return drafts
 
 
@@ -284,7 +388,11 @@ def leaf_drafts(g: Gen, leaf: Event) -> list[Draft]:
     session = g.world.sessions_by_id.get(leaf.session_id or "")
     if session is None:
         return []
-    return attribute_atoms(g, session, leaf.id) + record_atoms(g, session, leaf.id) + param_atoms(g, session, leaf.id)
+    return (
+        attribute_atoms(g, session, leaf.id)
+        + record_atoms(g, session, leaf.id)
+        + param_atoms(g, session, leaf.id)
+    )
 
 
 # ================================================================ composition (internal nodes)
@@ -295,8 +403,15 @@ def _event_phrase(g: Gen, fact: Fact, form: str) -> str | None:
     phrase = g.say.event(fact.kind, form, **slots)
     if phrase is None:
         return None
-    needed = {"bill": ("amount", "merchant"), "calendar": ("title",), "todo": ("title",), "voice_memo": ("title",),
-              "note": ("title",), "screen": ("title",), "document": ("title",)}.get(fact.kind)
+    needed = {
+        "bill": ("amount", "merchant"),
+        "calendar": ("title",),
+        "todo": ("title",),
+        "voice_memo": ("title",),
+        "note": ("title",),
+        "screen": ("title",),
+        "document": ("title",),
+    }.get(fact.kind)
     if needed and not all(slots.get(k) for k in needed):
         return None
     return phrase
@@ -313,8 +428,12 @@ def _event_quotes(g: Gen, atom: Draft) -> list[Quote]:
 def compose_pairs(g: Gen, node: str, sample: list[Draft], limit: int) -> list[Draft]:
     """Temporal and multi-hop questions from pairs of child questions about different sessions."""
     eventful = [a for a in sample if a.fact is not None and _event_phrase(g, a.fact, "verb")]
-    pairs = [(a, b) for i, a in enumerate(eventful) for b in eventful[i + 1:]
-             if a.fact.session_id != b.fact.session_id and a.fact.when.date() != b.fact.when.date()]
+    pairs = [
+        (a, b)
+        for i, a in enumerate(eventful)
+        for b in eventful[i + 1 :]
+        if a.fact.session_id != b.fact.session_id and a.fact.when.date() != b.fact.when.date()
+    ]
     g.rng.shuffle(pairs)
     drafts: list[Draft] = []
     for a, b in pairs:
@@ -328,16 +447,32 @@ def compose_pairs(g: Gen, node: str, sample: list[Draft], limit: int) -> list[Dr
         choice = g.rng.random()
         if first.subtype == "bill.amount" and second.subtype == "bill.amount" and choice < 0.5:
             total = Decimal(first.spec.value) + Decimal(second.spec.value)
-            slots = {"merchant1": first.fact.context["merchant"], "date1": g.day(first.fact.when),
-                     "merchant2": second.fact.context["merchant"], "date2": g.day(second.fact.when)}
-            quotes = [Quote(message_id=first.fact.message_id, text=first.fact.value),
-                      Quote(message_id=second.fact.message_id, text=second.fact.value)]
-            drafts.append(Draft(
-                "multi_hop", "mh.sum_bills", g.say.question("mh.sum_bills", g.rng, **slots),
-                fmt.format_money(total, g.lang), d.number(total, unit=fmt.CURRENCY[g.lang], aliases=[fmt.format_money(total, g.lang)]),
-                d.proof("sum", quotes + [q for q in first.proof.quotes[1:] + second.proof.quotes[1:]], n="2"), asked, 2, node,
-                sub=[first, second],
-            ))
+            slots = {
+                "merchant1": first.fact.context["merchant"],
+                "date1": g.day(first.fact.when),
+                "merchant2": second.fact.context["merchant"],
+                "date2": g.day(second.fact.when),
+            }
+            quotes = [
+                Quote(message_id=first.fact.message_id, text=first.fact.value),
+                Quote(message_id=second.fact.message_id, text=second.fact.value),
+            ]
+            drafts.append(
+                Draft(
+                    "multi_hop",
+                    "mh.sum_bills",
+                    g.say.question("mh.sum_bills", g.rng, **slots),
+                    fmt.format_money(total, g.lang),
+                    d.number(total, unit=fmt.CURRENCY[g.lang], aliases=[fmt.format_money(total, g.lang)]),
+                    d.proof(
+                        "sum", quotes + [q for q in first.proof.quotes[1:] + second.proof.quotes[1:]], n="2"
+                    ),
+                    asked,
+                    2,
+                    node,
+                    sub=[first, second],
+                )
+            )
         elif choice < 0.75:
             days = (second.fact.when.date() - first.fact.when.date()).days
             event1, event2 = _event_phrase(g, first.fact, "past"), _event_phrase(g, second.fact, "past")
@@ -346,11 +481,20 @@ def compose_pairs(g: Gen, node: str, sample: list[Draft], limit: int) -> list[Dr
             question = g.say.question("tmp.days_between", g.rng, event1=event1, event2=event2)
             head_a, *rest_a = _event_quotes(g, first)
             head_b, *rest_b = _event_quotes(g, second)
-            drafts.append(Draft(
-                "temporal_reasoning", "tmp.days_between", question, g.say.answer("days", n=days),
-                d.number(days, unit="days"), d.proof("days_between", [head_a, head_b] + rest_a + rest_b), asked, 2, node,
-                sub=[first, second],
-            ))
+            drafts.append(
+                Draft(
+                    "temporal_reasoning",
+                    "tmp.days_between",
+                    question,
+                    g.say.answer("days", n=days),
+                    d.number(days, unit="days"),
+                    d.proof("days_between", [head_a, head_b] + rest_a + rest_b),
+                    asked,
+                    2,
+                    node,
+                    sub=[first, second],
+                )
+            )
         else:
             shown = [first, second]
             g.rng.shuffle(shown)
@@ -360,11 +504,22 @@ def compose_pairs(g: Gen, node: str, sample: list[Draft], limit: int) -> list[Dr
             question = g.say.question("tmp.order", g.rng, event1=nouns[0], event2=nouns[1])
             letter = "A" if shown[0] is first else "B"
             quotes = [Quote(message_id=x.fact.message_id, text=x.fact.value) for x in shown]
-            drafts.append(Draft(
-                "temporal_reasoning", "tmp.order", question, f"{letter}. {nouns[0 if letter == 'A' else 1]}",
-                d.choice(letter, nouns[0 if letter == "A" else 1]), d.proof("order", quotes), asked, 2, node,
-                sub=[first, second], options=list(nouns), format="single_choice",
-            ))
+            drafts.append(
+                Draft(
+                    "temporal_reasoning",
+                    "tmp.order",
+                    question,
+                    f"{letter}. {nouns[0 if letter == 'A' else 1]}",
+                    d.choice(letter, nouns[0 if letter == "A" else 1]),
+                    d.proof("order", quotes),
+                    asked,
+                    2,
+                    node,
+                    sub=[first, second],
+                    options=list(nouns),
+                    format="single_choice",
+                )
+            )
     return drafts
 
 
@@ -372,7 +527,9 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
     """Date-of, days-ago and attribute-at-the-time questions built on one child question."""
     drafts: list[Draft] = []
     persona = g.world.persona
-    changing = [a for a in persona.attributes() if len(a.versions) >= 2 and all(v.evidence for v in a.versions)]
+    changing = [
+        a for a in persona.attributes() if len(a.versions) >= 2 and all(v.evidence for v in a.versions)
+    ]
     for atom in sample:
         if len(drafts) >= limit or atom.fact is None or atom.fact.kind == "attr":
             continue
@@ -383,10 +540,20 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
             if asked is None:
                 continue
             day = atom.fact.when.date()
-            drafts.append(Draft(
-                "temporal_reasoning", "tmp.date_of", g.say.question("tmp.date_of", g.rng, event=verb),
-                g.day(day), d.day_spec(day), d.proof("date", _event_quotes(g, atom)), asked, 1, node, sub=[atom],
-            ))
+            drafts.append(
+                Draft(
+                    "temporal_reasoning",
+                    "tmp.date_of",
+                    g.say.question("tmp.date_of", g.rng, event=verb),
+                    g.day(day),
+                    d.day_spec(day),
+                    d.proof("date", _event_quotes(g, atom)),
+                    asked,
+                    1,
+                    node,
+                    sub=[atom],
+                )
+            )
         elif verb and roll < 0.6:
             asked = g.when(atom.fact.when)
             if asked is None:
@@ -394,11 +561,20 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
             days = (asked.date() - atom.fact.when.date()).days
             if days <= 0:
                 continue
-            drafts.append(Draft(
-                "temporal_reasoning", "tmp.days_ago", g.say.question("tmp.days_ago", g.rng, event=verb),
-                g.say.answer("days", n=days), d.number(days, unit="days"), d.proof("days_before", _event_quotes(g, atom)),
-                asked, 2, node, sub=[atom],
-            ))
+            drafts.append(
+                Draft(
+                    "temporal_reasoning",
+                    "tmp.days_ago",
+                    g.say.question("tmp.days_ago", g.rng, event=verb),
+                    g.say.answer("days", n=days),
+                    d.number(days, unit="days"),
+                    d.proof("days_before", _event_quotes(g, atom)),
+                    asked,
+                    2,
+                    node,
+                    sub=[atom],
+                )
+            )
         elif changing:
             when = _event_phrase(g, atom.fact, "when")
             attr = g.rng.choice(changing)
@@ -406,17 +582,34 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
             forms = g.say.text.attributes[attr.key].at_event
             if not when or version is None or not forms:
                 continue
-            evidence = next((m for m in version.evidence if g.world.messages[m].timestamp <= max(atom.fact.when, version.valid_from)), None)
+            evidence = next(
+                (
+                    m
+                    for m in version.evidence
+                    if g.world.messages[m].timestamp <= max(atom.fact.when, version.valid_from)
+                ),
+                None,
+            )
             if evidence is None:
                 continue
             asked = d.final_time(g.world)
             spec, answer = _attr_spec(attr.key, version.value, g.lang)
             quotes = _event_quotes(g, atom) + [Quote(message_id=evidence, text=version.value)]
-            drafts.append(Draft(
-                "multi_hop", f"mh.attr_at_event.{attr.key}", d.fill_question(g.rng, forms, event=when), answer, spec,
-                d.proof("attribute", quotes, key=attr.key, at=atom.fact.when.isoformat()), asked, 2, node, sub=[atom],
-                distractors=_attr_distractors(attr.key, version.value, g.lang),
-            ))
+            drafts.append(
+                Draft(
+                    "multi_hop",
+                    f"mh.attr_at_event.{attr.key}",
+                    d.fill_question(g.rng, forms, event=when),
+                    answer,
+                    spec,
+                    d.proof("attribute", quotes, key=attr.key, at=atom.fact.when.isoformat()),
+                    asked,
+                    2,
+                    node,
+                    sub=[atom],
+                    distractors=_attr_distractors(attr.key, version.value, g.lang),
+                )
+            )
     return drafts
 
 
@@ -444,25 +637,49 @@ def episode_drafts(g: Gen, episode: Event, sessions: list[Session]) -> list[Draf
         if asked is not None:
             items = [f.value for f in points]
             keys = {f.key for f in points}
-            others = list(dict.fromkeys(f.value for f in g.world.facts if f.kind == kind and f.key in keys
-                                        and f.value not in items and f.value not in topic))
-            drafts.append(Draft(
-                "summarization", "sum.episode", g.say.question("sum.episode", g.rng, topic=topic), "; ".join(items),
-                d.key_points(items), d.proof("key_points", [d.quote(f) for f in points]), asked, len(points), episode.id,
-                distractors=g.rng.sample(others, min(3, len(others))),
-            ))
+            others = list(
+                dict.fromkeys(
+                    f.value
+                    for f in g.world.facts
+                    if f.kind == kind and f.key in keys and f.value not in items and f.value not in topic
+                )
+            )
+            drafts.append(
+                Draft(
+                    "summarization",
+                    "sum.episode",
+                    g.say.question("sum.episode", g.rng, topic=topic),
+                    "; ".join(items),
+                    d.key_points(items),
+                    d.proof("key_points", [d.quote(f) for f in points]),
+                    asked,
+                    len(points),
+                    episode.id,
+                    distractors=g.rng.sample(others, min(3, len(others))),
+                )
+            )
     firsts = sorted({s.id: s for s in sessions}.values(), key=lambda s: s.start)
-    anchor_facts = [next((f for f in g.world.by_session[s.id] if f.kind == kind), None) for s in (firsts[0], firsts[-1])]
+    anchor_facts = [
+        next((f for f in g.world.by_session[s.id] if f.kind == kind), None) for s in (firsts[0], firsts[-1])
+    ]
     if len(firsts) >= 2 and all(anchor_facts) and anchor_facts[0].when.date() != anchor_facts[1].when.date():
         first, second = anchor_facts
         asked = g.when(second.when)
         if asked is not None:
             days = (second.when.date() - first.when.date()).days
-            drafts.append(Draft(
-                "temporal_reasoning", "tmp.episode_span", g.say.question("tmp.episode_span", g.rng, topic=topic),
-                g.say.answer("days", n=days), d.number(days, unit="days"),
-                d.proof("days_between", [d.dated(first), d.dated(second)]), asked, 2, episode.id,
-            ))
+            drafts.append(
+                Draft(
+                    "temporal_reasoning",
+                    "tmp.episode_span",
+                    g.say.question("tmp.episode_span", g.rng, topic=topic),
+                    g.say.answer("days", n=days),
+                    d.number(days, unit="days"),
+                    d.proof("days_between", [d.dated(first), d.dated(second)]),
+                    asked,
+                    2,
+                    episode.id,
+                )
+            )
     return drafts
 
 
@@ -483,20 +700,36 @@ def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
     # recap of the month
     points: list[Fact] = []
     for episode in [e for e in g.world.graph.events if e.parent_id == chapter.id]:
-        sessions = [g.world.sessions_by_id[e.session_id] for e in g.world.graph.events
-                    if e.session_id and (e.id == episode.id or e.parent_id == episode.id)]
-        facts = [f for s in sessions for f in g.world.by_session[s.id]
-                 if f.kind != "attr" and f.kind not in APP_TYPES and f.key in SALIENT]
+        sessions = [
+            g.world.sessions_by_id[e.session_id]
+            for e in g.world.graph.events
+            if e.session_id and (e.id == episode.id or e.parent_id == episode.id)
+        ]
+        facts = [
+            f
+            for s in sessions
+            for f in g.world.by_session[s.id]
+            if f.kind != "attr" and f.kind not in APP_TYPES and f.key in SALIENT
+        ]
         facts.sort(key=lambda f: SALIENT.index(f.key))
         if facts and facts[0].value not in [p.value for p in points]:
             points.append(facts[0])
     if len(points) >= 3:
         chosen = sorted(g.rng.sample(points, min(5, len(points))), key=lambda f: f.when)
         items = [f.value for f in chosen]
-        drafts.append(Draft(
-            "summarization", "sum.month", g.say.question("sum.month", g.rng, month=month), "; ".join(items),
-            d.key_points(items), d.proof("key_points", [d.quote(f) for f in chosen]), final, len(items), chapter.id,
-        ))
+        drafts.append(
+            Draft(
+                "summarization",
+                "sum.month",
+                g.say.question("sum.month", g.rng, month=month),
+                "; ".join(items),
+                d.key_points(items),
+                d.proof("key_points", [d.quote(f) for f in chosen]),
+                final,
+                len(items),
+                chapter.id,
+            )
+        )
     bills = _bills(g, start, end)
     # the category that shows up most (implicit preference)
     counts = Counter(ctx["category"] for _, ctx in bills)
@@ -504,11 +737,20 @@ def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
     if ranked and ranked[0][1] >= 2 and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]):
         label = ranked[0][0]
         quotes = [Quote(message_id=f.message_id, text=label) for f, ctx in bills if ctx["category"] == label]
-        drafts.append(Draft(
-            "implicit_preference", "imp.category.month", g.say.question("imp.category.month", g.rng, month=month),
-            label, d.entity(label), d.proof("majority", quotes, field="category", start=start.isoformat(), end=end.isoformat()),
-            final, 2, chapter.id, distractors=[c for c in counts if c != label],
-        ))
+        drafts.append(
+            Draft(
+                "implicit_preference",
+                "imp.category.month",
+                g.say.question("imp.category.month", g.rng, month=month),
+                label,
+                d.entity(label),
+                d.proof("majority", quotes, field="category", start=start.isoformat(), end=end.isoformat()),
+                final,
+                2,
+                chapter.id,
+                distractors=[c for c in counts if c != label],
+            )
+        )
     # repeated merchant: count; category with several payments: total
     merchants = Counter(ctx["merchant"] for _, ctx in bills)
     app = resources.get(g.lang).anchors.bill.app_name
@@ -518,13 +760,26 @@ def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
             matching = _matching_system(g, app, merchant, start, end)
             if {m for m in matching} != {f.message_id for f in rows}:
                 continue
-            drafts.append(Draft(
-                "multi_hop", "mh.count_merchant", g.say.question("mh.count_merchant", g.rng, merchant=merchant, month=month),
-                g.say.answer("times", n=count), d.number(count),
-                d.proof("count", [Quote(message_id=m, text=merchant) for m in matching], app=app, needle=merchant,
-                        start=start.isoformat(), end=end.isoformat()),
-                final, count, chapter.id,
-            ))
+            drafts.append(
+                Draft(
+                    "multi_hop",
+                    "mh.count_merchant",
+                    g.say.question("mh.count_merchant", g.rng, merchant=merchant, month=month),
+                    g.say.answer("times", n=count),
+                    d.number(count),
+                    d.proof(
+                        "count",
+                        [Quote(message_id=m, text=merchant) for m in matching],
+                        app=app,
+                        needle=merchant,
+                        start=start.isoformat(),
+                        end=end.isoformat(),
+                    ),
+                    final,
+                    count,
+                    chapter.id,
+                )
+            )
     for label, count in counts.items():
         if count < 2:
             continue
@@ -532,21 +787,36 @@ def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
         rows = [f for f, ctx in bills if ctx["category"] == label]
         if set(matching) != {f.message_id for f in rows}:
             continue
-        total = sum((Decimal(ctx["amount_value"]) for f, ctx in bills if ctx["category"] == label), Decimal("0"))
+        total = sum(
+            (Decimal(ctx["amount_value"]) for f, ctx in bills if ctx["category"] == label), Decimal("0")
+        )
         quotes = [Quote(message_id=f.message_id, text=f.value) for f in rows]
-        drafts.append(Draft(
-            "multi_hop", "mh.total_category", g.say.question("mh.total_category", g.rng, category=label, month=month),
-            fmt.format_money(total, g.lang), d.number(total, unit=fmt.CURRENCY[g.lang], aliases=[fmt.format_money(total, g.lang)]),
-            d.proof("sum_where", quotes, app=app, needle=label, start=start.isoformat(), end=end.isoformat()),
-            final, count, chapter.id,
-        ))
+        drafts.append(
+            Draft(
+                "multi_hop",
+                "mh.total_category",
+                g.say.question("mh.total_category", g.rng, category=label, month=month),
+                fmt.format_money(total, g.lang),
+                d.number(total, unit=fmt.CURRENCY[g.lang], aliases=[fmt.format_money(total, g.lang)]),
+                d.proof(
+                    "sum_where", quotes, app=app, needle=label, start=start.isoformat(), end=end.isoformat()
+                ),
+                final,
+                count,
+                chapter.id,
+            )
+        )
     drafts += _time_of_day(g, start, end, chapter.id, "imp.time_of_day.month", month=month)
     return drafts
 
 
 def _matching_system(g: Gen, app: str, needle: str, start: date, end: date) -> list[str]:
-    return [m.id for s in g.world.sessions for m in s.messages
-            if m.role == "system" and m.app == app and start <= m.timestamp.date() <= end and needle in m.content]
+    return [
+        m.id
+        for s in g.world.sessions
+        for m in s.messages
+        if m.role == "system" and m.app == app and start <= m.timestamp.date() <= end and needle in m.content
+    ]
 
 
 def _time_of_day(g: Gen, start: date, end: date, node: str, generator: str, **slots: str) -> list[Draft]:
@@ -558,14 +828,24 @@ def _time_of_day(g: Gen, start: date, end: date, node: str, generator: str, **sl
     block = str(ranked[0][0])
     chosen = [s for s in sessions if block_of(s.start) == block]
     sample = g.rng.sample(chosen, min(8, len(chosen)))
-    quotes = [Quote(message_id=s.messages[0].id, on=s.start.date()) for s in sorted(sample, key=lambda s: s.start)]
+    quotes = [
+        Quote(message_id=s.messages[0].id, on=s.start.date()) for s in sorted(sample, key=lambda s: s.start)
+    ]
     answer = g.say.answer(block)
-    return [Draft(
-        "implicit_preference", generator, g.say.question(generator, g.rng, **slots), answer,
-        d.AnswerSpec(kind="entity", value=block, aliases=[answer]),
-        d.proof("time_of_day", quotes, start=start.isoformat(), end=end.isoformat()), d.final_time(g.world), 2, node,
-        distractors=[g.say.answer(b) for b in ("morning", "afternoon", "evening") if b != block],
-    )]
+    return [
+        Draft(
+            "implicit_preference",
+            generator,
+            g.say.question(generator, g.rng, **slots),
+            answer,
+            d.AnswerSpec(kind="entity", value=block, aliases=[answer]),
+            d.proof("time_of_day", quotes, start=start.isoformat(), end=end.isoformat()),
+            d.final_time(g.world),
+            2,
+            node,
+            distractors=[g.say.answer(b) for b in ("morning", "afternoon", "evening") if b != block],
+        )
+    ]
 
 
 # ================================================================ the root: persona-level questions
@@ -582,31 +862,60 @@ def knowledge_updates(g: Gen, node: str) -> list[Draft]:
         q_last = Quote(message_id=last.evidence[0], text=last.value)
         q_prev = Quote(message_id=previous.evidence[0], text=previous.value)
         spec, answer = _attr_spec(attr.key, last.value, g.lang)
-        after_change = max(g.world.messages[last.evidence[0]].timestamp, g.world.messages[previous.evidence[0]].timestamp)
+        after_change = max(
+            g.world.messages[last.evidence[0]].timestamp, g.world.messages[previous.evidence[0]].timestamp
+        )
         asked = g.when(after_change) or final
         if forms.current:
-            drafts.append(Draft(
-                "knowledge_update", "knowledge_update.current", g.rng.choice(forms.current), answer, spec,
-                d.proof("attribute", [q_prev, q_last], key=attr.key), asked, 2, node,
-                distractors=[v.value for v in versions[:-1]] + _attr_distractors(attr.key, last.value, g.lang)[:2],
-            ))
+            drafts.append(
+                Draft(
+                    "knowledge_update",
+                    "knowledge_update.current",
+                    g.rng.choice(forms.current),
+                    answer,
+                    spec,
+                    d.proof("attribute", [q_prev, q_last], key=attr.key),
+                    asked,
+                    2,
+                    node,
+                    distractors=[v.value for v in versions[:-1]]
+                    + _attr_distractors(attr.key, last.value, g.lang)[:2],
+                )
+            )
         if forms.previous:
             spec_prev, answer_prev = _attr_spec(attr.key, previous.value, g.lang)
             current = answer
-            drafts.append(Draft(
-                "knowledge_update", "knowledge_update.previous",
-                d.fill_question(g.rng, forms.previous, current=current), answer_prev, spec_prev,
-                d.proof("attribute", [q_prev, q_last], key=attr.key, version="previous"), asked, 2, node,
-                distractors=[last.value] + _attr_distractors(attr.key, previous.value, g.lang)[:2],
-            ))
+            drafts.append(
+                Draft(
+                    "knowledge_update",
+                    "knowledge_update.previous",
+                    d.fill_question(g.rng, forms.previous, current=current),
+                    answer_prev,
+                    spec_prev,
+                    d.proof("attribute", [q_prev, q_last], key=attr.key, version="previous"),
+                    asked,
+                    2,
+                    node,
+                    distractors=[last.value] + _attr_distractors(attr.key, previous.value, g.lang)[:2],
+                )
+            )
         if forms.history:
             items = [v.value for v in versions]
             quotes = [Quote(message_id=v.evidence[0], text=v.value) for v in versions]
             shown = [_attr_spec(attr.key, v, g.lang)[1] for v in items]
-            drafts.append(Draft(
-                "knowledge_update", "knowledge_update.history", g.rng.choice(forms.history), " → ".join(shown),
-                d.set_spec(items, ordered=True), d.proof("history", quotes, key=attr.key), final, len(items), node,
-            ))
+            drafts.append(
+                Draft(
+                    "knowledge_update",
+                    "knowledge_update.history",
+                    g.rng.choice(forms.history),
+                    " → ".join(shown),
+                    d.set_spec(items, ordered=True),
+                    d.proof("history", quotes, key=attr.key),
+                    final,
+                    len(items),
+                    node,
+                )
+            )
         if forms.at_time:
             for older, newer in zip(versions, versions[1:]):
                 first_day = older.valid_from.date() + timedelta(days=1)
@@ -615,16 +924,33 @@ def knowledge_updates(g: Gen, node: str) -> list[Draft]:
                     continue
                 day = first_day + timedelta(days=g.rng.randint(0, (last_day - first_day).days))
                 at = datetime.combine(day, time(12, 0))
-                evidence = [m for m in older.evidence if g.world.messages[m].timestamp <= datetime.combine(last_day, time(23, 59))]
+                evidence = [
+                    m
+                    for m in older.evidence
+                    if g.world.messages[m].timestamp <= datetime.combine(last_day, time(23, 59))
+                ]
                 if not evidence:
                     continue
                 spec_at, answer_at = _attr_spec(attr.key, older.value, g.lang)
-                drafts.append(Draft(
-                    "knowledge_update", "knowledge_update.at_time",
-                    d.fill_question(g.rng, forms.at_time, date=g.day(day)), answer_at, spec_at,
-                    d.proof("attribute", [Quote(message_id=evidence[0], text=older.value), q_last], key=attr.key, at=at.isoformat()),
-                    final, 2, node, distractors=[newer.value],
-                ))
+                drafts.append(
+                    Draft(
+                        "knowledge_update",
+                        "knowledge_update.at_time",
+                        d.fill_question(g.rng, forms.at_time, date=g.day(day)),
+                        answer_at,
+                        spec_at,
+                        d.proof(
+                            "attribute",
+                            [Quote(message_id=evidence[0], text=older.value), q_last],
+                            key=attr.key,
+                            at=at.isoformat(),
+                        ),
+                        final,
+                        2,
+                        node,
+                        distractors=[newer.value],
+                    )
+                )
                 break
     return drafts
 
@@ -635,8 +961,11 @@ def implicit_overall(g: Gen, node: str) -> list[Draft]:
     bills = _bills(g, start, end)
     drafts: list[Draft] = []
     final = d.final_time(g.world)
-    for field, generator, minimum in (("category", "imp.category.all", 3), ("payment_method", "imp.method.all", 3),
-                                      ("merchant", "imp.merchant.all", 3)):
+    for field, generator, minimum in (
+        ("category", "imp.category.all", 3),
+        ("payment_method", "imp.method.all", 3),
+        ("merchant", "imp.merchant.all", 3),
+    ):
         counts = Counter(ctx[field] for _, ctx in bills)
         ranked = counts.most_common(2)
         if not ranked or ranked[0][1] < minimum or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]):
@@ -644,11 +973,20 @@ def implicit_overall(g: Gen, node: str) -> list[Draft]:
         value = ranked[0][0]
         rows = [f for f, ctx in bills if ctx[field] == value]
         quotes = [Quote(message_id=f.message_id, text=value) for f in rows]
-        drafts.append(Draft(
-            "implicit_preference", generator, g.say.question(generator, g.rng), value, d.entity(value),
-            d.proof("majority", quotes, field=field, start=start.isoformat(), end=end.isoformat()), final, 2, node,
-            distractors=[c for c in counts if c != value],
-        ))
+        drafts.append(
+            Draft(
+                "implicit_preference",
+                generator,
+                g.say.question(generator, g.rng),
+                value,
+                d.entity(value),
+                d.proof("majority", quotes, field=field, start=start.isoformat(), end=end.isoformat()),
+                final,
+                2,
+                node,
+                distractors=[c for c in counts if c != value],
+            )
+        )
     drafts += _time_of_day(g, start, end, node, "imp.time_of_day.all")
     return drafts
 
@@ -671,30 +1009,57 @@ def generalizations(g: Gen, node: str) -> list[Draft]:
                     options = [g.say.answer("snack_with", value=version.value), g.say.answer("snack_safe")]
                     mode = "avoid"
                 else:
-                    others = [v for v in resources.get(g.lang).persona.attributes[key].values
-                              if v != version.value and version.value not in v and v not in version.value]
+                    others = [
+                        v
+                        for v in resources.get(g.lang).persona.attributes[key].values
+                        if v != version.value and version.value not in v and v not in version.value
+                    ]
                     if not others:
                         break
-                    options = [fill(text.option, {"value": version.value}), fill(text.option, {"value": g.rng.choice(others)})]
+                    options = [
+                        fill(text.option, {"value": version.value}),
+                        fill(text.option, {"value": g.rng.choice(others)}),
+                    ]
                     mode = "match"
                 g.rng.shuffle(options)
                 holding = [i for i, o in enumerate(options) if version.value in o]
-                correct = holding[0] if mode == "match" else next(i for i in range(len(options)) if i not in holding)
+                correct = (
+                    holding[0]
+                    if mode == "match"
+                    else next(i for i in range(len(options)) if i not in holding)
+                )
                 letter = "AB"[correct]
                 asked = g.when(g.world.messages[version.evidence[0]].timestamp, until)
                 if asked is None:
                     continue
-                drafts.append(Draft(
-                    "preference_generalization", f"gen.{key}", situation, f"{letter}. {options[correct]}",
-                    d.choice(letter, options[correct]),
-                    d.proof("preference", [Quote(message_id=version.evidence[0], text=version.value)], key=key, mode=mode),
-                    asked, 2, node, options=options, format="single_choice",
-                ))
+                drafts.append(
+                    Draft(
+                        "preference_generalization",
+                        f"gen.{key}",
+                        situation,
+                        f"{letter}. {options[correct]}",
+                        d.choice(letter, options[correct]),
+                        d.proof(
+                            "preference",
+                            [Quote(message_id=version.evidence[0], text=version.value)],
+                            key=key,
+                            mode=mode,
+                        ),
+                        asked,
+                        2,
+                        node,
+                        options=options,
+                        format="single_choice",
+                    )
+                )
     return drafts
 
 
-def _relation(mode: str, label: str, relation_version, quotes: list[Quote], args: dict[str, str]) -> str | None:
-    """The relation word for a person, adding its proof: a fixed label, or the sibling relation as revealed."""
+def _relation(
+    mode: str, label: str, relation_version, quotes: list[Quote], args: dict[str, str]
+) -> str | None:
+    """The relation word for a person, adding its proof: a fixed label, or the sibling relation as
+    revealed."""
     if mode == "label":
         args["label"] = label
         return label
@@ -711,9 +1076,11 @@ def relationships(g: Gen, node: str) -> list[Draft]:
     final = d.final_time(g.world)
     relation = persona.attribute("social_circle.sibling_relation").versions
     relation_version = relation[-1] if relation and relation[-1].evidence else None
-    labels = {"social_circle.best_friend": ("label", g.say.answer("best_friend")),
-              "social_circle.partner": ("label", g.say.answer("partner")),
-              "social_circle.sibling": ("label_key", "social_circle.sibling_relation")}
+    labels = {
+        "social_circle.best_friend": ("label", g.say.answer("best_friend")),
+        "social_circle.partner": ("label", g.say.answer("partner")),
+        "social_circle.sibling": ("label_key", "social_circle.sibling_relation"),
+    }
     for key, (mode, label) in labels.items():
         attr = persona.attribute(key)
         if not attr.versions or not attr.versions[-1].evidence:
@@ -724,10 +1091,19 @@ def relationships(g: Gen, node: str) -> list[Draft]:
         answer = _relation(mode, label, relation_version, quotes, args)
         if answer is None:
             continue
-        drafts.append(Draft(
-            "relationship", "rel.who_is", g.say.question("rel.who_is", g.rng, name=name), answer, d.entity(answer),
-            d.proof("relation", quotes, **args), final, 1, node,
-        ))
+        drafts.append(
+            Draft(
+                "relationship",
+                "rel.who_is",
+                g.say.question("rel.who_is", g.rng, name=name),
+                answer,
+                d.entity(answer),
+                d.proof("relation", quotes, **args),
+                final,
+                1,
+                node,
+            )
+        )
     # who did I travel with, and how are they related to me
     for fact in g.world.facts:
         if fact.kind != "trip" or fact.key != "companion":
@@ -738,23 +1114,44 @@ def relationships(g: Gen, node: str) -> list[Draft]:
                 continue
             destination = fact.context.get("destination", "")
             dest_fact = next((f for f in g.world.by_session[fact.session_id] if f.key == "destination"), None)
-            quotes = [Quote(message_id=fact.message_id, text=fact.value), Quote(message_id=version.evidence[0], text=fact.value)]
+            quotes = [
+                Quote(message_id=fact.message_id, text=fact.value),
+                Quote(message_id=version.evidence[0], text=fact.value),
+            ]
             args = {"name_key": key, "name": fact.value}
             answer = _relation(mode, label, relation_version, quotes, args)
             if answer is None:
                 continue
             if dest_fact is not None:
                 quotes.append(d.quote(dest_fact))
-            drafts.append(Draft(
-                "relationship", "rel.companion_relation", g.say.question("rel.companion_relation", g.rng, destination=destination),
-                answer, d.entity(answer), d.proof("relation", quotes, **args), final, 2, node,
-            ))
+            drafts.append(
+                Draft(
+                    "relationship",
+                    "rel.companion_relation",
+                    g.say.question("rel.companion_relation", g.rng, destination=destination),
+                    answer,
+                    d.entity(answer),
+                    d.proof("relation", quotes, **args),
+                    final,
+                    2,
+                    node,
+                )
+            )
             if dest_fact is not None:
                 bridge = [d.quote(dest_fact)] + quotes[:-1]
-                drafts.append(Draft(
-                    "multi_hop", "mh.trip_with_relation", g.say.question("mh.trip_with_relation", g.rng, relation=answer),
-                    dest_fact.value, d.entity(dest_fact.value), d.proof("value", bridge), final, 2, node,
-                ))
+                drafts.append(
+                    Draft(
+                        "multi_hop",
+                        "mh.trip_with_relation",
+                        g.say.question("mh.trip_with_relation", g.rng, relation=answer),
+                        dest_fact.value,
+                        d.entity(dest_fact.value),
+                        d.proof("value", bridge),
+                        final,
+                        2,
+                        node,
+                    )
+                )
     return drafts
 
 
@@ -764,31 +1161,58 @@ def abstentions(g: Gen, node: str) -> list[Draft]:
     drafts: list[Draft] = []
     final = d.final_time(g.world)
     answer = g.say.answer("abstain")
+
     def unseen(candidates: list[str]) -> list[str]:
         return [c for c in candidates if not g.world.mentions(c)]
 
     for key in ("pets.pet_name", "social_circle.partner"):
         if not persona.attribute(key).versions:
-            drafts.append(Draft(
-                "abstention", f"abs.{key}", g.say.question(f"abs.{key}", g.rng), answer, d.abstain(),
-                d.proof("absent", [], key=key, terms=""), final, 1, node,
-            ))
+            drafts.append(
+                Draft(
+                    "abstention",
+                    f"abs.{key}",
+                    g.say.question(f"abs.{key}", g.rng),
+                    answer,
+                    d.abstain(),
+                    d.proof("absent", [], key=key, terms=""),
+                    final,
+                    1,
+                    node,
+                )
+            )
     merchants = sorted({m for c in res.anchors.bill.categories.values() for m in c.merchants if "{" not in m})
     pools = res.pools
     sources = {
         "abs.merchant": ("merchant", merchants),
         "abs.destination": ("destination", [x.name for x in pools.destinations]),
         "abs.project": ("project", pools.lists["projects"]),
-        "abs.person": ("person", sorted(set(pools.names.given_female + pools.names.given_male)) if g.lang == "en"
-                       else [pools.names.format.format(family=f, given=n) for f in pools.names.family[:8] for n in pools.names.given_female[:6]]),
+        "abs.person": (
+            "person",
+            sorted(set(pools.names.given_female + pools.names.given_male))
+            if g.lang == "en"
+            else [
+                pools.names.format.format(family=f, given=n)
+                for f in pools.names.family[:8]
+                for n in pools.names.given_female[:6]
+            ],
+        ),
     }
     for generator, (slot, candidates) in sources.items():
         fresh = unseen(candidates)
         for value in g.rng.sample(fresh, min(6, len(fresh))):
-            drafts.append(Draft(
-                "abstention", generator, g.say.question(generator, g.rng, **{slot: value}), answer, d.abstain(),
-                d.proof("absent", [], terms=value), final, 1, node,
-            ))
+            drafts.append(
+                Draft(
+                    "abstention",
+                    generator,
+                    g.say.question(generator, g.rng, **{slot: value}),
+                    answer,
+                    d.abstain(),
+                    d.proof("absent", [], terms=value),
+                    final,
+                    1,
+                    node,
+                )
+            )
     return drafts
 
 
@@ -807,62 +1231,150 @@ def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
             false_day = true_day + timedelta(days=g.rng.choice((-3, -2, -1, 1, 2, 3)))
             if _matching_system(g, app, merchant, false_day, false_day):
                 continue
-            slots = {"merchant": merchant, "false_date": g.day(false_day), "amount": fact.value, "date": g.day(true_day)}
-            quotes = [Quote(message_id=fact.message_id, text=merchant, on=true_day), Quote(message_id=fact.message_id, text=fact.value)]
-            drafts.append(Draft(
-                "adversarial", "adv.bill_date", g.say.question("adv.bill_date", g.rng, **slots),
-                g.say.answer("adv.bill_date", **slots), d.day_spec(true_day, aliases=[g.day(true_day)]),
-                d.proof("premise", quotes, base="date", false=false_day.isoformat(), check="no_record_on", app=app, needle=merchant),
-                final, 2, node, sub=[atom],
-            ))
+            slots = {
+                "merchant": merchant,
+                "false_date": g.day(false_day),
+                "amount": fact.value,
+                "date": g.day(true_day),
+            }
+            quotes = [
+                Quote(message_id=fact.message_id, text=merchant, on=true_day),
+                Quote(message_id=fact.message_id, text=fact.value),
+            ]
+            drafts.append(
+                Draft(
+                    "adversarial",
+                    "adv.bill_date",
+                    g.say.question("adv.bill_date", g.rng, **slots),
+                    g.say.answer("adv.bill_date", **slots),
+                    d.day_spec(true_day, aliases=[g.day(true_day)]),
+                    d.proof(
+                        "premise",
+                        quotes,
+                        base="date",
+                        false=false_day.isoformat(),
+                        check="no_record_on",
+                        app=app,
+                        needle=merchant,
+                    ),
+                    final,
+                    2,
+                    node,
+                    sub=[atom],
+                )
+            )
         else:
             true_amount = Decimal(fact.context["amount_value"])
-            false_amount = (true_amount * Decimal(g.rng.choice(("1.5", "2", "0.5", "3")))).quantize(Decimal("0.01"))
-            slots = {"merchant": merchant, "false_amount": fmt.format_money(false_amount, g.lang), "amount": fact.value,
-                     "date": g.day(true_day)}
-            quotes = [Quote(message_id=fact.message_id, text=fact.value), Quote(message_id=fact.message_id, text=merchant, on=true_day)]
-            drafts.append(Draft(
-                "adversarial", "adv.bill_amount", g.say.question("adv.bill_amount", g.rng, **slots),
-                g.say.answer("adv.bill_amount", **slots),
-                d.number(true_amount, unit=fmt.CURRENCY[g.lang], aliases=[fact.value]),
-                d.proof("premise", quotes, base="value", parse="money", false=slots["false_amount"], check="amount_differs"),
-                final, 2, node, sub=[atom],
-            ))
+            false_amount = (true_amount * Decimal(g.rng.choice(("1.5", "2", "0.5", "3")))).quantize(
+                Decimal("0.01")
+            )
+            slots = {
+                "merchant": merchant,
+                "false_amount": fmt.format_money(false_amount, g.lang),
+                "amount": fact.value,
+                "date": g.day(true_day),
+            }
+            quotes = [
+                Quote(message_id=fact.message_id, text=fact.value),
+                Quote(message_id=fact.message_id, text=merchant, on=true_day),
+            ]
+            drafts.append(
+                Draft(
+                    "adversarial",
+                    "adv.bill_amount",
+                    g.say.question("adv.bill_amount", g.rng, **slots),
+                    g.say.answer("adv.bill_amount", **slots),
+                    d.number(true_amount, unit=fmt.CURRENCY[g.lang], aliases=[fact.value]),
+                    d.proof(
+                        "premise",
+                        quotes,
+                        base="value",
+                        parse="money",
+                        false=slots["false_amount"],
+                        check="amount_differs",
+                    ),
+                    final,
+                    2,
+                    node,
+                    sub=[atom],
+                )
+            )
     companions = [a for a in atoms if a.subtype == "rel.companion"]
-    people = [persona.value_at(k, persona.end) for k in SOCIAL_NAMES] + [d2 for d2 in res.pools.names.given_female[:5]]
+    people = [persona.value_at(k, persona.end) for k in SOCIAL_NAMES] + [
+        d2 for d2 in res.pools.names.given_female[:5]
+    ]
     for atom in g.rng.sample(companions, min(6, len(companions))):
         fact = atom.fact
-        sessions = {s.id for s in g.world.sessions if g.world.events[s.event_id].parent_id == g.world.events[fact.event_id].parent_id}
+        sessions = {
+            s.id
+            for s in g.world.sessions
+            if g.world.events[s.event_id].parent_id == g.world.events[fact.event_id].parent_id
+        }
         texts = [m.content for s in sessions for m in g.world.sessions_by_id[s].messages]
         false = next((p for p in people if p and p != fact.value and not any(p in t for t in texts)), None)
         if false is None:
             continue
-        slots = {"false_person": false, "destination": fact.context.get("destination", ""), "companion": fact.value}
-        drafts.append(Draft(
-            "adversarial", "adv.companion", g.say.question("adv.companion", g.rng, **slots),
-            g.say.answer("adv.companion", **slots), d.entity(fact.value),
-            d.proof("premise", [d.quote(fact)] + atom.proof.quotes[1:], base="value", false=false, check="not_in_sessions"),
-            final, 2, node, sub=[atom],
-        ))
-    for key, generator, slot, answer_slot in (("career.company", "adv.company", "false_company", "company"),
-                                              ("home.city", "adv.city", "false_city", "city")):
+        slots = {
+            "false_person": false,
+            "destination": fact.context.get("destination", ""),
+            "companion": fact.value,
+        }
+        drafts.append(
+            Draft(
+                "adversarial",
+                "adv.companion",
+                g.say.question("adv.companion", g.rng, **slots),
+                g.say.answer("adv.companion", **slots),
+                d.entity(fact.value),
+                d.proof(
+                    "premise",
+                    [d.quote(fact)] + atom.proof.quotes[1:],
+                    base="value",
+                    false=false,
+                    check="not_in_sessions",
+                ),
+                final,
+                2,
+                node,
+                sub=[atom],
+            )
+        )
+    for key, generator, slot, answer_slot in (
+        ("career.company", "adv.company", "false_company", "company"),
+        ("home.city", "adv.city", "false_city", "city"),
+    ):
         attr = persona.attribute(key)
         version = attr.versions[-1] if attr.versions else None
         if version is None or not version.evidence:
             continue
         held = {v.value for v in attr.versions}
-        pool = [c.name for c in res.pools.cities] if key == "home.city" else res.persona.attributes[key].values
+        pool = (
+            [c.name for c in res.pools.cities] if key == "home.city" else res.persona.attributes[key].values
+        )
         false = next((v for v in g.rng.sample(pool, len(pool)) if v not in held), None)
         if false is None:
             continue
         slots = {slot: false, answer_slot: version.value}
-        drafts.append(Draft(
-            "adversarial", generator, g.say.question(generator, g.rng, **slots), g.say.answer(generator, **slots),
-            d.entity(version.value),
-            d.proof("premise", [Quote(message_id=version.evidence[0], text=version.value)], base="attribute", key=key,
-                    false=false, check="never_value"),
-            final, 2, node,
-        ))
+        drafts.append(
+            Draft(
+                "adversarial",
+                generator,
+                g.say.question(generator, g.rng, **slots),
+                g.say.answer(generator, **slots),
+                d.entity(version.value),
+                d.proof(
+                    "premise",
+                    [Quote(message_id=version.evidence[0], text=version.value)],
+                    base="attribute",
+                    key=key,
+                    false=false,
+                    check="never_value",
+                ),
+                final,
+                2,
+                node,
+            )
+        )
     return drafts
 
 
@@ -871,8 +1383,11 @@ def life_changes(g: Gen, node: str) -> list[Draft]:
     points: list[tuple[Quote, str]] = []
     for attr in persona.attributes():
         for index, version in enumerate(attr.versions):
-            if (index > 0 or version.valid_from > persona.start) and version.evidence and attr.key not in (
-                    "home.neighborhood", "pets.pet_species"):
+            if (
+                (index > 0 or version.valid_from > persona.start)
+                and version.evidence
+                and attr.key not in ("home.neighborhood", "pets.pet_species")
+            ):
                 shown = _attr_spec(attr.key, version.value, g.lang)[1]
                 points.append((Quote(message_id=version.evidence[0], text=version.value), shown))
     points.sort(key=lambda p: g.world.messages[p[0].message_id].timestamp)
@@ -881,9 +1396,16 @@ def life_changes(g: Gen, node: str) -> list[Draft]:
     chosen = [q for q, _ in points[:6]]
     months = max(1, round((persona.end - persona.start).days / 30.4))
     items = [q.text or "" for q in chosen]
-    return [Draft(
-        "summarization", "sum.changes", g.say.question("sum.changes", g.rng, n=months), "; ".join(s for _, s in points[:6]),
-        d.key_points(items), d.proof("key_points", chosen), d.final_time(g.world), len(items), node,
-    )]
-
-
+    return [
+        Draft(
+            "summarization",
+            "sum.changes",
+            g.say.question("sum.changes", g.rng, n=months),
+            "; ".join(s for _, s in points[:6]),
+            d.key_points(items),
+            d.proof("key_points", chosen),
+            d.final_time(g.world),
+            len(items),
+            node,
+        )
+    ]

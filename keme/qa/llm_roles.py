@@ -47,13 +47,24 @@ def reword(item: QAItem, world: World, client: LLMClient, stats: BrainStats, ret
     lang = world.lang
     keep = _kept_details(item, lang)
     verifier = Verifier(world)
-    history = [{"role": "user", "content": render("qa_composer", lang, persona={"name": world.persona.name},
-                                                  keep=keep, question=item.question)}]
+    history = [
+        {
+            "role": "user",
+            "content": render(
+                "qa_composer", lang, persona={"name": world.persona.name}, keep=keep, question=item.question
+            ),
+        }
+    ]
     for attempt in range(retries + 1):
         stats.add("qa_composer", "attempts")
         try:
-            raw = client.chat(history, stage="qa.composer", schema=Reworded.model_json_schema(), max_tokens=120,
-                              seed=attempt).content
+            raw = client.chat(
+                history,
+                stage="qa.composer",
+                schema=Reworded.model_json_schema(),
+                max_tokens=120,
+                seed=attempt,
+            ).content
             text = parse_structured(raw, Reworded).question.strip()
         except StructuredOutputError as exc:
             raw, text, problems = exc.raw, "", [str(exc)]
@@ -79,9 +90,15 @@ def reword(item: QAItem, world: World, client: LLMClient, stats: BrainStats, ret
                 problems.append("it gives the answer away or changes the question")
         if attempt < retries:
             stats.add("qa_composer", "retries")
-            history = history + [{"role": "assistant", "content": raw[:1000]},
-                                 {"role": "user", "content": "Problems:\n- " + "\n- ".join(problems)
-                                  + "\nReply again with corrected JSON only."}]
+            history = history + [
+                {"role": "assistant", "content": raw[:1000]},
+                {
+                    "role": "user",
+                    "content": "Problems:\n- "
+                    + "\n- ".join(problems)
+                    + "\nReply again with corrected JSON only.",
+                },
+            ]
     stats.add("qa_composer", "fallbacks")
     return item
 
@@ -92,14 +109,24 @@ def second_opinion(item: QAItem, world: World, client: LLMClient, stats: BrainSt
     if not evidence:
         return None
     prompt = render(
-        "qa_verifier", world.lang, question=item.question, answer=item.answer, asked_at=f"{item.asked_at:%Y-%m-%d}",
-        evidence=[{"time": f"{m.timestamp:%Y-%m-%d %H:%M}", "role": m.app or m.role, "content": m.content[:400]}
-                  for m in evidence],
+        "qa_verifier",
+        world.lang,
+        question=item.question,
+        answer=item.answer,
+        asked_at=f"{item.asked_at:%Y-%m-%d}",
+        evidence=[
+            {"time": f"{m.timestamp:%Y-%m-%d %H:%M}", "role": m.app or m.role, "content": m.content[:400]}
+            for m in evidence
+        ],
     )
     stats.add("qa_verifier", "attempts")
     try:
-        raw = client.chat([{"role": "user", "content": prompt}], stage="qa.verifier",
-                          schema=Opinion.model_json_schema(), max_tokens=120).content
+        raw = client.chat(
+            [{"role": "user", "content": prompt}],
+            stage="qa.verifier",
+            schema=Opinion.model_json_schema(),
+            max_tokens=120,
+        ).content
         opinion = parse_structured(raw, Opinion)
     except (StructuredOutputError, CallFailed):
         stats.add("qa_verifier", "unreadable")

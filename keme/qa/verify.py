@@ -15,8 +15,8 @@ from datetime import date, datetime
 from decimal import Decimal
 
 from keme.days import block_of
-from keme.models import QAItem, Quote
 from keme.errors import KemeError
+from keme.models import QAItem, Quote
 from keme.qa.facts import World
 from keme.text.dates import dates_in, parse_display_date, parse_duration, strip_dates
 from keme.text.normalize import contains, norm_text, numbers_in, parse_money
@@ -84,8 +84,12 @@ class Verifier:
     def _system_messages(self, app: str, needle: str, start: date, end: date):
         for session in self.world.sessions:
             for message in session.messages:
-                if message.role == "system" and message.app == app and start <= message.timestamp.date() <= end \
-                        and needle in message.content:
+                if (
+                    message.role == "system"
+                    and message.app == app
+                    and start <= message.timestamp.date() <= end
+                    and needle in message.content
+                ):
                     yield message
 
     # -------------------------------------------------------------- operations
@@ -96,7 +100,9 @@ class Verifier:
         op = proof.op
         if op == "value":
             quote = proof.quotes[int(args.get("index", "0"))]
-            return self._parse(quote.text or "", args.get("parse", "text"), self._message(quote.message_id).timestamp)
+            return self._parse(
+                quote.text or "", args.get("parse", "text"), self._message(quote.message_id).timestamp
+            )
         if op == "attribute":
             attr = persona.attribute(args["key"])
             at = datetime.fromisoformat(args["at"]) if "at" in args else item.asked_at
@@ -116,7 +122,9 @@ class Verifier:
             attr = persona.attribute(args["key"])
             values = [v for v in attr.versions if v.valid_from <= item.asked_at]
             for version in values:
-                if not any(q.message_id in version.evidence and q.text == version.value for q in proof.quotes):
+                if not any(
+                    q.message_id in version.evidence and q.text == version.value for q in proof.quotes
+                ):
                     raise ProofError(f"no quote is evidence of {args['key']}={version.value!r}")
             return [v.value for v in values]
         if op == "date":
@@ -131,8 +139,13 @@ class Verifier:
             return "A" if first < second else "B"
         if op == "sum":  # the first `n` quotes are the amounts; the rest are premises
             terms = proof.quotes[: int(args.get("n", len(proof.quotes)))]
-            total = sum((Decimal(self._parse(q.text or "", "money", self._message(q.message_id).timestamp))
-                         for q in terms), Decimal("0"))
+            total = sum(
+                (
+                    Decimal(self._parse(q.text or "", "money", self._message(q.message_id).timestamp))
+                    for q in terms
+                ),
+                Decimal("0"),
+            )
             return str(total.quantize(Decimal("0.01")))
         if op in ("count", "sum_where"):
             start, end = date.fromisoformat(args["start"]), date.fromisoformat(args["end"])
@@ -147,7 +160,8 @@ class Verifier:
             start, end = date.fromisoformat(args["start"]), date.fromisoformat(args["end"])
             field = args["field"]
             counts = Counter(
-                getattr(a.record, field) for a in self.world.anchors.values()
+                getattr(a.record, field)
+                for a in self.world.anchors.values()
                 if a.app == "bill" and start <= a.timestamp.date() <= end
             )
             ranked = counts.most_common(2)
@@ -156,9 +170,7 @@ class Verifier:
             return ranked[0][0]
         if op == "time_of_day":
             start, end = date.fromisoformat(args["start"]), date.fromisoformat(args["end"])
-            counts = Counter(
-                block_of(s.start) for s in self.world.sessions if start <= s.start.date() <= end
-            )
+            counts = Counter(block_of(s.start) for s in self.world.sessions if start <= s.start.date() <= end)
             ranked = counts.most_common(2)
             if not ranked or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]):
                 raise ProofError("no single usual time of day")
@@ -176,8 +188,11 @@ class Verifier:
             if not any(q.message_id in version.evidence for q in proof.quotes):
                 raise ProofError("the preference is not quoted from its evidence")
             holding = [i for i, option in enumerate(item.options) if value in option]
-            chosen = holding if args.get("mode", "match") == "match" else [
-                i for i in range(len(item.options)) if i not in holding]
+            chosen = (
+                holding
+                if args.get("mode", "match") == "match"
+                else [i for i in range(len(item.options)) if i not in holding]
+            )
             if len(chosen) != 1:
                 raise ProofError("the options do not single out one answer")
             return "ABCDEFGH"[chosen[0]]
@@ -202,7 +217,9 @@ class Verifier:
             return "abstain"
         if op in ("image_fact", "image_count", "image_sum"):
             return self._visual(item)
-        if op == "imported":  # items from public benchmarks: their gold is taken as given, their evidence must exist
+        if (
+            op == "imported"
+        ):  # items from public benchmarks: their gold is taken as given, their evidence must exist
             return list(item.spec.items) if item.spec.items else (item.spec.value or "")
         if op == "premise":
             base = item.model_copy(update={"proof": proof.model_copy(update={"op": args["base"]})})
@@ -217,7 +234,11 @@ class Verifier:
                     raise ProofError("the false premise is true")
             elif check == "not_in_sessions":
                 sessions = {self.world.session_of[q.message_id] for q in proof.quotes}
-                if any(contains(m.content, false) for s in sessions for m in self.world.sessions_by_id[s].messages):
+                if any(
+                    contains(m.content, false)
+                    for s in sessions
+                    for m in self.world.sessions_by_id[s].messages
+                ):
                     raise ProofError(f"{false!r} does appear in the quoted sessions")
             elif check == "never_value":
                 if any(v.value == false for v in persona.attribute(args["key"]).versions):
@@ -231,14 +252,21 @@ class Verifier:
     def _image_for(self, quote: Quote):
         """The screenshot a quoted message shares, with the text read back from its rendered page."""
         message = self._message(quote.message_id)
-        found = [r for r in self.world.images.values() if r.message_id == message.id and r.path in message.images]
+        found = [
+            r for r in self.world.images.values() if r.message_id == message.id and r.path in message.images
+        ]
         if not found:
             raise ProofError(f"message {quote.message_id} shares no rendered screenshot")
         return found[0]
 
     def _images_in(self, template: str, start: date, end: date) -> list:
-        return [r for r in self.world.images.values() if r.template == template and r.message_id in self.world.messages
-                and start <= self.world.messages[r.message_id].timestamp.date() <= end]
+        return [
+            r
+            for r in self.world.images.values()
+            if r.template == template
+            and r.message_id in self.world.messages
+            and start <= self.world.messages[r.message_id].timestamp.date() <= end
+        ]
 
     def _visual(self, item: QAItem) -> str:
         proof, args = item.proof, item.proof.args
@@ -264,7 +292,9 @@ class Verifier:
         start, end = date.fromisoformat(args["start"]), date.fromisoformat(args["end"])
         found = self._images_in(args["template"], start, end)
         if {r.message_id for r in found} != {q.message_id for q in proof.quotes}:
-            raise ProofError(f"quoted messages are not exactly the {args['template']} screenshots of {start}..{end}")
+            raise ProofError(
+                f"quoted messages are not exactly the {args['template']} screenshots of {start}..{end}"
+            )
         if proof.op == "image_count":
             return str(len(found))
         total = Decimal("0")
@@ -279,7 +309,11 @@ class Verifier:
     def expected_matches(self, item: QAItem, derived: str | list[str]) -> bool:
         spec = item.spec
         if isinstance(derived, list):
-            return derived == spec.items if spec.ordered or spec.kind == "free" else sorted(derived) == sorted(spec.items)
+            return (
+                derived == spec.items
+                if spec.ordered or spec.kind == "free"
+                else sorted(derived) == sorted(spec.items)
+            )
         if spec.kind == "choice" and spec.option_value is not None:
             try:
                 return Decimal(spec.option_value) == Decimal(derived)
@@ -325,7 +359,13 @@ class Verifier:
                 raise ProofError(f"asked at {item.asked_at} before its evidence ({last})")
             derived = self.derive(item)
             if not self.expected_matches(item, derived):
-                problems.append(Rejection(item.id, "wrong_answer", f"proof gives {derived!r}, spec says {item.spec.value or item.spec.items!r}"))
+                problems.append(
+                    Rejection(
+                        item.id,
+                        "wrong_answer",
+                        f"proof gives {derived!r}, spec says {item.spec.value or item.spec.items!r}",
+                    )
+                )
         except ProofError as exc:
             problems.append(Rejection(item.id, "unsupported", str(exc)))
         leak = self.leaks(item) if item.proof.op != "imported" else None

@@ -33,39 +33,69 @@ class Ask:
 
 
 ASKS: dict[str, tuple[Ask, ...]] = {
-    "train_ticket": (Ask("vis.train.seat", "seat", "text", ("destination", "trip_date")),
-                     Ask("vis.train.car", "car", "text", ("destination",)),
-                     Ask("vis.train.number", "train_no", "text", ("destination",)),
-                     Ask("vis.train.depart", "depart", "text", ("trip_date",)),
-                     Ask("vis.train.gate", "gate", "text", ("destination",)),
-                     Ask("vis.train.price", "price", "money", ("destination",))),
-    "shopping_order": (Ask("vis.order.delivery", "delivery", "date", ("product",)),
-                       Ask("vis.order.total", "total", "money", ("product",)),
-                       Ask("vis.order.store", "store", "text", ("product",)),
-                       Ask("vis.order.extra", "item-1", "text", ("product",))),
+    "train_ticket": (
+        Ask("vis.train.seat", "seat", "text", ("destination", "trip_date")),
+        Ask("vis.train.car", "car", "text", ("destination",)),
+        Ask("vis.train.number", "train_no", "text", ("destination",)),
+        Ask("vis.train.depart", "depart", "text", ("trip_date",)),
+        Ask("vis.train.gate", "gate", "text", ("destination",)),
+        Ask("vis.train.price", "price", "money", ("destination",)),
+    ),
+    "shopping_order": (
+        Ask("vis.order.delivery", "delivery", "date", ("product",)),
+        Ask("vis.order.total", "total", "money", ("product",)),
+        Ask("vis.order.store", "store", "text", ("product",)),
+        Ask("vis.order.extra", "item-1", "text", ("product",)),
+    ),
     "payment_transfer": (Ask("vis.transfer.amount", "amount", "money", ("person",)),),
-    "music_player": (Ask("vis.music.track", "track", "text"), Ask("vis.music.artist", "artist", "text"),
-                     Ask("vis.music.playlist", "playlist", "text")),
-    "video_page": (Ask("vis.video.channel", "channel", "text"), Ask("vis.video.duration", "duration", "text")),
-    "ebook_page": (Ask("vis.ebook.book", "book", "text"), Ask("vis.ebook.author", "author", "text"),
-                   Ask("vis.ebook.chapter", "chapter", "text")),
-    "social_post": (Ask("vis.post.likes", "likes", "int", ("place",)), Ask("vis.post.comments", "comments_count", "int", ("place",))),
+    "music_player": (
+        Ask("vis.music.track", "track", "text"),
+        Ask("vis.music.artist", "artist", "text"),
+        Ask("vis.music.playlist", "playlist", "text"),
+    ),
+    "video_page": (
+        Ask("vis.video.channel", "channel", "text"),
+        Ask("vis.video.duration", "duration", "text"),
+    ),
+    "ebook_page": (
+        Ask("vis.ebook.book", "book", "text"),
+        Ask("vis.ebook.author", "author", "text"),
+        Ask("vis.ebook.chapter", "chapter", "text"),
+    ),
+    "social_post": (
+        Ask("vis.post.likes", "likes", "int", ("place",)),
+        Ask("vis.post.comments", "comments_count", "int", ("place",)),
+    ),
     "bill": (Ask("vis.bill.txn", "transaction_id", "text", ("merchant", "date")),),
-    "note": (Ask("vis.note.count", "", "lines", ("title",)), Ask("vis.note.first", "line-0", "text", ("title",))),
+    "note": (
+        Ask("vis.note.count", "", "lines", ("title",)),
+        Ask("vis.note.first", "line-0", "text", ("title",)),
+    ),
 }
-SUMS = {"bill": ("vis.sum.bill", "amount", "month"), "payment_transfer": ("vis.sum.transfer", "amount", "all")}
+SUMS = {
+    "bill": ("vis.sum.bill", "amount", "month"),
+    "payment_transfer": ("vis.sum.transfer", "amount", "all"),
+}
 
 
 def _spec_and_answer(text: str, parse: str, lang: str, sent) -> tuple | None:
     if parse == "money":
         value = parse_money(text)
-        return None if value is None else (d.number(value, unit=fmt.CURRENCY[lang], aliases=[text.lstrip("-")]), text.lstrip("-"))
+        return (
+            None
+            if value is None
+            else (d.number(value, unit=fmt.CURRENCY[lang], aliases=[text.lstrip("-")]), text.lstrip("-"))
+        )
     if parse == "int":
         numbers = numbers_in(text)
         return None if not numbers else (d.number(int(numbers[0]), aliases=[text]), text)
     if parse == "date":
         day = parse_display_date(text, sent)
-        return None if day is None else (d.day_spec(day, aliases=[fmt.format_date(day, lang)]), fmt.format_date(day, lang))
+        return (
+            None
+            if day is None
+            else (d.day_spec(day, aliases=[fmt.format_date(day, lang)]), fmt.format_date(day, lang))
+        )
     return d.entity(text), text
 
 
@@ -75,15 +105,22 @@ def _details(g, record: ImageRecord, message) -> list[tuple[str, Draft]]:
     slots = dict(record.about) | {"day": g.day(message.timestamp)}
     asks = [(ask, slots) for ask in ASKS.get(record.template, ())]
     if record.template.startswith("chat_") and record.about.get("topic"):
-        asks.append((Ask(f"vis.chat.{record.about['topic']}", record.about["value_fact"], "contains", ("person",)), slots))
+        asks.append(
+            (
+                Ask(f"vis.chat.{record.about['topic']}", record.about["value_fact"], "contains", ("person",)),
+                slots,
+            )
+        )
     if record.template == "calendar":
         anchored = record.about.get("anchored", "")
         for i in range(len(record.screen.get("events", []))):
             title = record.facts.get(f"event-{i}-title", "")
             if title and title != anchored:
                 at = slots | {"time": record.facts.get(f"event-{i}-time", ""), "title": title}
-                asks += [(Ask("vis.cal.title", f"event-{i}-title", "text", ("date", "time")), at),
-                         (Ask("vis.cal.location", f"event-{i}-location", "text", ("date", "title")), at)]
+                asks += [
+                    (Ask("vis.cal.title", f"event-{i}-title", "text", ("date", "time")), at),
+                    (Ask("vis.cal.location", f"event-{i}-location", "text", ("date", "title")), at),
+                ]
     out = []
     for ask, slots in asks:
         if any(not slots.get(n) for n in ask.needs):
@@ -97,11 +134,18 @@ def _details(g, record: ImageRecord, message) -> list[tuple[str, Draft]]:
             line, value = record.facts.get(ask.fact, ""), record.about.get("value", "")
             if not value or value not in line or world.mentions(value):
                 continue
-            spec, answer, args = d.entity(value), value, {"fact": ask.fact, "parse": "text", "contains": value}
+            spec, answer, args = (
+                d.entity(value),
+                value,
+                {"fact": ask.fact, "parse": "text", "contains": value},
+            )
         else:
             text = record.facts.get(ask.fact, "")
-            if not text or (ask.parse in ("text", "date") and world.mentions(text)) or (
-                    ask.parse == "money" and world.mentions(text.lstrip("-"))):
+            if (
+                not text
+                or (ask.parse in ("text", "date") and world.mentions(text))
+                or (ask.parse == "money" and world.mentions(text.lstrip("-")))
+            ):
                 continue
             made = _spec_and_answer(text, ask.parse, lang, message.timestamp)
             if made is None:
@@ -113,8 +157,22 @@ def _details(g, record: ImageRecord, message) -> list[tuple[str, Draft]]:
             continue
         question = g.say.question(ask.key, g.rng, **slots)
         proof = d.proof("image_fact", [Quote(message_id=message.id)], image=record.id, **args)
-        out.append((question, Draft(VISUAL, ask.key.replace("vis.", "visual."), question, answer, spec, proof, asked, 1,
-                                    f"{world.persona.id}-root")))
+        out.append(
+            (
+                question,
+                Draft(
+                    VISUAL,
+                    ask.key.replace("vis.", "visual."),
+                    question,
+                    answer,
+                    spec,
+                    proof,
+                    asked,
+                    1,
+                    f"{world.persona.id}-root",
+                ),
+            )
+        )
     return out
 
 
@@ -142,18 +200,42 @@ def _statistics(g, records: list[ImageRecord]) -> list[Draft]:
         months: dict[date, list[ImageRecord]] = defaultdict(list)
         for record in group:
             months[_month_range(world.messages[record.message_id].timestamp.date())[0]].append(record)
-        windows = [("vis.count.all", world.persona.start.date(), final.date(), group)] if len(group) >= 2 else []
-        windows += [("vis.count.month", m, _month_range(m)[1], rs) for m, rs in sorted(months.items()) if len(months) > 1]
+        windows = (
+            [("vis.count.all", world.persona.start.date(), final.date(), group)] if len(group) >= 2 else []
+        )
+        windows += [
+            ("vis.count.month", m, _month_range(m)[1], rs)
+            for m, rs in sorted(months.items())
+            if len(months) > 1
+        ]
         for key, start, end, rs in windows:
             question = g.say.question(key, g.rng, noun=noun[template], month=g.month(start))
-            out.append(Draft(VISUAL, key.replace("vis.", "visual."), question, str(len(rs)), d.number(len(rs)),
-                             d.proof("image_count", _shared_quotes(world, rs), template=template,
-                                     start=start.isoformat(), end=end.isoformat()),
-                             final, len(rs), node))
+            out.append(
+                Draft(
+                    VISUAL,
+                    key.replace("vis.", "visual."),
+                    question,
+                    str(len(rs)),
+                    d.number(len(rs)),
+                    d.proof(
+                        "image_count",
+                        _shared_quotes(world, rs),
+                        template=template,
+                        start=start.isoformat(),
+                        end=end.isoformat(),
+                    ),
+                    final,
+                    len(rs),
+                    node,
+                )
+            )
         if template in SUMS:
             key, fact, span = SUMS[template]
-            windows = ([(world.persona.start.date(), final.date(), group)] if span == "all" else
-                       [(m, _month_range(m)[1], rs) for m, rs in sorted(months.items())])
+            windows = (
+                [(world.persona.start.date(), final.date(), group)]
+                if span == "all"
+                else [(m, _month_range(m)[1], rs) for m, rs in sorted(months.items())]
+            )
             for start, end, rs in windows:
                 values = [parse_money(r.facts.get(fact, "")) for r in rs]
                 if len(rs) < 2 or any(v is None for v in values):
@@ -161,16 +243,32 @@ def _statistics(g, records: list[ImageRecord]) -> list[Draft]:
                 total = sum(values, Decimal("0"))
                 question = g.say.question(key, g.rng, month=g.month(start))
                 money = fmt.format_money(total, g.lang)
-                out.append(Draft(VISUAL, key.replace("vis.", "visual."), question, money,
-                                 d.number(total, unit=fmt.CURRENCY[g.lang], aliases=[money]),
-                                 d.proof("image_sum", _shared_quotes(world, rs), template=template, fact=fact,
-                                         start=start.isoformat(),
-                                         end=end.isoformat()), final, len(rs), node))
+                out.append(
+                    Draft(
+                        VISUAL,
+                        key.replace("vis.", "visual."),
+                        question,
+                        money,
+                        d.number(total, unit=fmt.CURRENCY[g.lang], aliases=[money]),
+                        d.proof(
+                            "image_sum",
+                            _shared_quotes(world, rs),
+                            template=template,
+                            fact=fact,
+                            start=start.isoformat(),
+                            end=end.isoformat(),
+                        ),
+                        final,
+                        len(rs),
+                        node,
+                    )
+                )
     return out
 
 
 def visual_drafts(g) -> list[Draft]:
-    """All visual candidates of one persona; a question two screenshots would answer differently is dropped."""
+    """All visual candidates of one persona; a question two screenshots would answer differently is
+    dropped."""
     world = g.world
     records = sorted(world.images.values(), key=lambda r: r.id)
     details: list[tuple[str, Draft]] = []

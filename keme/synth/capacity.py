@@ -22,12 +22,15 @@ from keme.prior.anchors import build_anchors, most_anchors
 from keme.prior.persona import build_persona, trajectory_window
 from keme.text import resources
 
-ROOMY_MOMENTS = 2  # an episode with this many moments that are never dropped can take anchors down to its leaves
+ROOMY_MOMENTS = (
+    2  # an episode with this many moments that are never dropped can take anchors down to its leaves
+)
 ROOMY_PER_KIND = 2  # the planner plans at most two episodes of one kind per chapter
 
 
 def chapter_windows(start: datetime, end: datetime, max_chapters: int) -> list[tuple[datetime, datetime]]:
-    """Calendar months; a one-month trajectory is halved, a long one grouped, to keep 2..max_chapters chapters."""
+    """Calendar months; a one-month trajectory is halved, a long one grouped, to keep 2..max_chapters
+    chapters."""
     months = month_windows(start, end)
     if len(months) == 1:
         first, last = months[0]
@@ -38,13 +41,17 @@ def chapter_windows(start: datetime, end: datetime, max_chapters: int) -> list[t
 
 
 def roomy_kinds(weights: dict[str, float]) -> list[str]:
-    """Episode kinds the planner can add to make room for anchors: two moments at least, positive weight, no trip.
+    """Episode kinds the planner can add to make room for anchors: two moments at least, positive weight, no
+    trip.
 
     A trip is left out because it only fits around a weekend; `weights` overrides the catalog's weights.
     """
     return [
-        kind.name for kind in EPISODE_KINDS.values()
-        if kind.name != "trip" and not kind.requires and len(kind.moments) - len(kind.optional) >= ROOMY_MOMENTS
+        kind.name
+        for kind in EPISODE_KINDS.values()
+        if kind.name != "trip"
+        and not kind.requires
+        and len(kind.moments) - len(kind.optional) >= ROOMY_MOMENTS
         and weights.get(kind.name, kind.weight) > 0
     ]
 
@@ -97,6 +104,10 @@ def chapter_loads(cfg: SynthConfig, index: int, exact: bool = False) -> list[Cha
         if exact:
             most = sum(1 for t in stamps if lo <= t <= hi)
         else:  # a month's anchors may all fall in one half of a halved month: count whole months
-            most = sum(most_anchors(rates, (b - a).days + 1) for a, b in months if a <= hi.date() and b >= lo.date())
-        loads.append(ChapterLoad(lo.date(), hi.date(), most, chapter_room(cfg.graph, (hi - lo).days + 1, kinds)))
+            most = sum(
+                most_anchors(rates, (b - a).days + 1) for a, b in months if a <= hi.date() and b >= lo.date()
+            )
+        loads.append(
+            ChapterLoad(lo.date(), hi.date(), most, chapter_room(cfg.graph, (hi - lo).days + 1, kinds))
+        )
     return loads

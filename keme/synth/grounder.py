@@ -12,9 +12,9 @@ from __future__ import annotations
 from datetime import datetime, time, timedelta
 
 from keme.days import BLOCKS, block_window
+from keme.errors import NoFit
 from keme.models import Anchor, Event, Revision
 from keme.models.catalog import ANCHOR_MOMENTS
-from keme.errors import NoFit
 from keme.synth.planner import PlanContext, next_child_id
 from keme.synth.state import Trajectory, is_leaf, slots_of
 from keme.text.titles import title_and_summary
@@ -51,28 +51,51 @@ def _stretch_leaf(leaf: Event, anchor: Anchor, traj: Trajectory, now: datetime) 
     before = f"{leaf.start:%Y-%m-%d %H:%M}..{leaf.end:%H:%M}"
     traj.move_event(leaf, min(leaf.start, block_lo), max(leaf.end, block_hi))
     leaf.anchor_id = anchor.id
-    traj.record(Revision(
-        at=now, agent="grounder", action="stretch", event_id=leaf.id,
-        reason=f"anchor {_describe(anchor)} fell in the next day block; stretched the leaf to cover it",
-        detail={"before": before, "after": f"{leaf.start:%Y-%m-%d %H:%M}..{leaf.end:%H:%M}", "anchor": anchor.id},
-    ))
+    traj.record(
+        Revision(
+            at=now,
+            agent="grounder",
+            action="stretch",
+            event_id=leaf.id,
+            reason=f"anchor {_describe(anchor)} fell in the next day block; stretched the leaf to cover it",
+            detail={
+                "before": before,
+                "after": f"{leaf.start:%Y-%m-%d %H:%M}..{leaf.end:%H:%M}",
+                "anchor": anchor.id,
+            },
+        )
+    )
 
 
-def _add_anchor_leaf(parent: Event, anchor: Anchor, traj: Trajectory, ctx: PlanContext, now: datetime) -> Event:
+def _add_anchor_leaf(
+    parent: Event, anchor: Anchor, traj: Trajectory, ctx: PlanContext, now: datetime
+) -> Event:
     start, end = block_window(*traj.anchor_slot(anchor.id))
     prefix = "e" if parent.depth == 0 else "l"
     title, summary = title_and_summary("errand", ctx.lang, {"app_name": anchor.app_name})
     leaf = Event(
-        id=next_child_id(traj, parent, prefix), parent_id=parent.id, depth=parent.depth + 1,
-        kind=ANCHOR_MOMENTS[anchor.app], title=title, summary=summary, start=start, end=end,
-        params={"_episode": "errand"}, anchor_id=anchor.id,
+        id=next_child_id(traj, parent, prefix),
+        parent_id=parent.id,
+        depth=parent.depth + 1,
+        kind=ANCHOR_MOMENTS[anchor.app],
+        title=title,
+        summary=summary,
+        start=start,
+        end=end,
+        params={"_episode": "errand"},
+        anchor_id=anchor.id,
     )
     traj.add_event(leaf)
-    traj.record(Revision(
-        at=now, agent="grounder", action="add", event_id=leaf.id,
-        reason=f"no event of {parent.id} covers anchor {_describe(anchor)}; added a leaf for it",
-        detail={"anchor": anchor.id},
-    ))
+    traj.record(
+        Revision(
+            at=now,
+            agent="grounder",
+            action="add",
+            event_id=leaf.id,
+            reason=f"no event of {parent.id} covers anchor {_describe(anchor)}; added a leaf for it",
+            detail={"anchor": anchor.id},
+        )
+    )
     return leaf
 
 
@@ -83,11 +106,23 @@ def _stretch_episode(episode: Event, anchor: Anchor, traj: Trajectory, now: date
     end = max(episode.end, datetime.combine(day, time(23, 59, 59)))
     traj.move_event(episode, start, end)
     episode.pending_anchors.append(anchor.id)
-    traj.record(Revision(
-        at=now, agent="grounder", action="stretch", event_id=episode.id,
-        reason=f"anchor {_describe(anchor)} outside every episode and the graph is full; stretched the nearest episode",
-        detail={"before": before, "after": f"{episode.start:%Y-%m-%d}..{episode.end:%Y-%m-%d}", "anchor": anchor.id},
-    ))
+    traj.record(
+        Revision(
+            at=now,
+            agent="grounder",
+            action="stretch",
+            event_id=episode.id,
+            reason=(
+                f"anchor {_describe(anchor)} outside every episode and the graph is full; "
+                "stretched the nearest episode"
+            ),
+            detail={
+                "before": before,
+                "after": f"{episode.start:%Y-%m-%d}..{episode.end:%Y-%m-%d}",
+                "anchor": anchor.id,
+            },
+        )
+    )
 
 
 def _move_leaf(leaf: Event, anchor: Anchor, traj: Trajectory, now: datetime) -> None:
@@ -95,11 +130,19 @@ def _move_leaf(leaf: Event, anchor: Anchor, traj: Trajectory, now: datetime) -> 
     start, end = block_window(*traj.anchor_slot(anchor.id))
     traj.move_event(leaf, start, end)
     leaf.anchor_id = anchor.id
-    traj.record(Revision(
-        at=now, agent="grounder", action="modify", event_id=leaf.id,
-        reason=f"anchor {_describe(anchor)} outside every event and the graph is full; moved a planned leaf onto it",
-        detail={"before": before, "after": f"{start:%Y-%m-%d %H:%M}", "anchor": anchor.id},
-    ))
+    traj.record(
+        Revision(
+            at=now,
+            agent="grounder",
+            action="modify",
+            event_id=leaf.id,
+            reason=(
+                f"anchor {_describe(anchor)} outside every event and the graph is full; "
+                "moved a planned leaf onto it"
+            ),
+            detail={"before": before, "after": f"{start:%Y-%m-%d %H:%M}", "anchor": anchor.id},
+        )
+    )
 
 
 def ground(parent: Event, traj: Trajectory, ctx: PlanContext, now: datetime) -> None:
@@ -128,14 +171,18 @@ def ground(parent: Event, traj: Trajectory, ctx: PlanContext, now: datetime) -> 
             # only an episode with room left can take another anchor down to its own expansion
             episodes = [c for c in children if not is_leaf(c) and _capacity(c, ctx) > 0]
             free_leaves = [c for c in children if is_leaf(c) and c.anchor_id is None and c.state == "planned"]
-            distance = lambda c: min(abs((c.start - moment).total_seconds()), abs((c.end - moment).total_seconds()))  # noqa: E731
+
+            def distance(c: Event) -> float:
+                return min(abs((c.start - moment).total_seconds()), abs((c.end - moment).total_seconds()))
+
             if episodes:
                 _stretch_episode(min(episodes, key=distance), anchor, traj, now)
             elif free_leaves:
                 _move_leaf(min(free_leaves, key=distance), anchor, traj, now)
             else:
                 raise NoFit(
-                    f"{parent.id} already has {len(children)} children, all anchored; anchor {anchor_id} does not fit. "
+                    f"{parent.id} already has {len(children)} children, all anchored; "
+                    f"anchor {anchor_id} does not fit. "
                     "Raise graph.max_events or lower anchors.per_month in the config."
                 )
     _note_compatibility(parent, traj)

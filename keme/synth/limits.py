@@ -1,4 +1,5 @@
-"""A config the planner can carry out: keme.config's schema, then the planner's limits, checked when it is loaded.
+"""A config the planner can carry out: keme.config's schema, then the planner's limits, checked when it is
+loaded.
 
 A config within the schema can still ask a chapter to ground more anchors than its graph can hold
 (`keme.synth.capacity`); that depends on the planner, which the config module sits below, so it is
@@ -56,18 +57,28 @@ def limit_problems(cfg: SynthConfig) -> list[Problem]:
             continue
         graph = cfg.graph
         if graph.max_depth == 1:
-            why = (f"at graph.max_depth 1 every anchor is a session of its own, and a chapter has at most "
-                   f"graph.max_events ({graph.max_events}) sessions")
+            why = (
+                f"at graph.max_depth 1 every anchor is a session of its own, and a chapter has at most "
+                f"graph.max_events ({graph.max_events}) sessions"
+            )
             fixes = "lower anchors.per_month, use graph.max_depth 2, or raise graph.max_events"
         else:
-            why = (f"with graph.max_events {graph.max_events} and the episode kinds the weights allow, a chapter "
-                   f"grounds at most {worst.room}")
+            why = (
+                f"with graph.max_events {graph.max_events} and the episode kinds the weights allow, "
+                f"a chapter grounds at most {worst.room}"
+            )
             fixes = "lower anchors.per_month or raise graph.max_events"
         if (worst.start.year, worst.start.month) != (worst.end.year, worst.end.month):
             fixes += f" (one-month chapters need graph.max_events of at least {_calendar_months(cfg, index)})"
-        problems.append((("personas", index), (
-            f"with seed {cfg.seed} the chapter {worst.months} receives {worst.most_anchors} anchors, but {why}; "
-            f"{fixes}")))
+        problems.append(
+            (
+                ("personas", index),
+                (
+                    f"with seed {cfg.seed} the chapter {worst.months} receives {worst.most_anchors} anchors, "
+                    f"but {why}; {fixes}"
+                ),
+            )
+        )
     return problems
 
 

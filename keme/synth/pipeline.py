@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
+from keme.brains import Brain, ProceduralBrain, make_brain
 from keme.config import SynthConfig
 from keme.dataset import Dataset
 from keme.dataset.commit import recover
@@ -32,7 +33,6 @@ from keme.prior.anchors import build_anchors
 from keme.prior.persona import build_persona, persona_id
 from keme.seeding import rng_for
 from keme.stats import trajectory_stats
-from keme.brains import Brain, ProceduralBrain, make_brain
 from keme.synth import planner
 from keme.synth.planner import PlanContext
 from keme.synth.state import Checkpoint, Trajectory, is_leaf
@@ -95,7 +95,10 @@ class _Work:
         for number, count in enumerate(chunks):
             part = list(iter_jsonl(self.chunk_path(pid, number), Session))
             if len(part) != count:
-                raise KemeError(f"{self.chunk_path(pid, number)}: expected {count} sessions, found {len(part)}; rerun without --resume")
+                raise KemeError(
+                    f"{self.chunk_path(pid, number)}: expected {count} sessions, found {len(part)}; "
+                    "rerun without --resume"
+                )
             sessions += part
         cp = cp.model_copy(update={"sessions": sessions})
         return Trajectory.from_checkpoint(cp), chunks, cp.done
@@ -138,9 +141,14 @@ def step(event, traj: Trajectory, cfg: SynthConfig, res: resources.Resources, br
     brain.revise(event, traj, ctx, rng_for(seed, pid, "revise", event.id), now)
 
 
-def run_trajectory(traj: Trajectory, cfg: SynthConfig, res: resources.Resources,
-                   save: Callable[[Trajectory, bool], None] | None = None,
-                   on_chapter: Callable[[int, int], None] | None = None, brain: Brain | None = None) -> Trajectory:
+def run_trajectory(
+    traj: Trajectory,
+    cfg: SynthConfig,
+    res: resources.Resources,
+    save: Callable[[Trajectory, bool], None] | None = None,
+    on_chapter: Callable[[int, int], None] | None = None,
+    brain: Brain | None = None,
+) -> Trajectory:
     brain = brain or ProceduralBrain()
     chapters = len(traj.children(None))
     while (event := traj.next_planned()) is not None:
@@ -158,8 +166,14 @@ def run_trajectory(traj: Trajectory, cfg: SynthConfig, res: resources.Resources,
 
 def check_anchors_untouched(traj: Trajectory) -> None:
     for anchor in traj.anchors:
-        if anchor.content_hash() != traj.anchor_hashes[anchor.id] or anchor.sha256 != traj.anchor_hashes[anchor.id]:
-            raise SynthesisError(f"anchor {anchor.id} changed during synthesis; anchors are fixed inputs the QA is proved against, so a brain must not edit them")
+        if (
+            anchor.content_hash() != traj.anchor_hashes[anchor.id]
+            or anchor.sha256 != traj.anchor_hashes[anchor.id]
+        ):
+            raise SynthesisError(
+                f"anchor {anchor.id} changed during synthesis; anchors are fixed inputs the QA is proved "
+                "against, so a brain must not edit them"
+            )
 
 
 def synthesize_persona(index: int, cfg: SynthConfig, brain: Brain | None = None) -> Trajectory:
@@ -181,7 +195,8 @@ def _read_identity(marker: Path) -> dict | None:
 
 
 def _present(out: Path) -> list[str]:
-    """Top-level entries and the files under images/, as paths relative to `out` (the lock and work area aside)."""
+    """Top-level entries and the files under images/, as paths relative to `out` (the lock and work area
+    aside)."""
     if not out.is_dir():
         return []
     found = []
@@ -215,11 +230,16 @@ def prepare_output(out: Path, cfg: SynthConfig, *, resume: bool, force: bool) ->
         try:
             manifest = read_manifest(out)
         except KemeError as exc:
-            raise KemeError(f"{exc}; keme cannot tell which files in {out} are the dataset's, so it will not write "
-                            f"there: remove the directory yourself or choose another --out") from exc
+            raise KemeError(
+                f"{exc}; keme cannot tell which files in {out} are the dataset's, so it will not write "
+                f"there: remove the directory yourself or choose another --out"
+            ) from exc
         for name in manifest.files:
             inside(out, name)
-        same = manifest.config_fingerprint == identity["config_fingerprint"] and manifest.seed == identity["seed"]
+        same = (
+            manifest.config_fingerprint == identity["config_fingerprint"]
+            and manifest.seed == identity["seed"]
+        )
         if not same and not force and not (resume and current == identity):
             raise KemeError(
                 f"{out} holds a dataset from another config or seed ({manifest.name}, seed {manifest.seed}); "
@@ -227,20 +247,26 @@ def prepare_output(out: Path, cfg: SynthConfig, *, resume: bool, force: bool) ->
             )
     elif present := _present(out):
         shown = ", ".join(present[:5]) + (" …" if len(present) > 5 else "")
-        raise KemeError(f"{out} is not empty and holds no keme dataset ({shown}); keme deletes only files a "
-                        "dataset of its own lists, even with --force: choose another --out or empty it yourself")
+        raise KemeError(
+            f"{out} is not empty and holds no keme dataset ({shown}); keme deletes only files a "
+            "dataset of its own lists, even with --force: choose another --out or empty it yourself"
+        )
     if work.exists():
         if resume and current != identity and not force:
-            raise KemeError(f"{work} belongs to another config or seed; rerun without --resume, or pass --force")
+            raise KemeError(
+                f"{work} belongs to another config or seed; rerun without --resume, or pass --force"
+            )
         if not resume or current != identity:
             shutil.rmtree(work)
     work.mkdir(parents=True, exist_ok=True)
     atomic_write_text(marker, dump_json(identity))
 
 
-def synthesize(cfg: SynthConfig, out: Path, brain: Brain, *, resume: bool = False,
-               progress: Progress | None = None) -> Dataset:
-    """The synthesis stage: every persona's trajectory, checkpointed per chapter in out/.work, as a new dataset.
+def synthesize(
+    cfg: SynthConfig, out: Path, brain: Brain, *, resume: bool = False, progress: Progress | None = None
+) -> Dataset:
+    """The synthesis stage: every persona's trajectory, checkpointed per chapter in out/.work, as a new
+    dataset.
 
     The dataset (personas, anchors, graphs, sessions, their counts) is in memory; the command adds
     its other stages and writes it (see `keme.cli.synthesize_dataset`), then removes the work area.
@@ -270,17 +296,27 @@ def synthesize(cfg: SynthConfig, out: Path, brain: Brain, *, resume: bool = Fals
                 atomic_write_text(brain_file, dump_json({"stats": brain.stats.as_dict()}))
                 state["chunks"] = work.save(t, state["chunks"], finished)
 
-            run_trajectory(traj, cfg, res, save, lambda d, n, pid=pid: progress.on_chapter(pid, d, n), brain=brain)
+            run_trajectory(
+                traj, cfg, res, save, lambda d, n, pid=pid: progress.on_chapter(pid, d, n), brain=brain
+            )
         trajectories.append(traj)
         progress.on_persona(pid, index + 1, total)
-    dataset = Dataset(Manifest(name=cfg.name, seed=cfg.seed, config=cfg.model_dump(mode="json"),
-                               config_fingerprint=cfg.fingerprint(), files={}))
+    dataset = Dataset(
+        Manifest(
+            name=cfg.name,
+            seed=cfg.seed,
+            config=cfg.model_dump(mode="json"),
+            config_fingerprint=cfg.fingerprint(),
+            files={},
+        )
+    )
     add_trajectories(dataset, trajectories)
     return dataset
 
 
 def add_trajectories(dataset: Dataset, trajectories: list[Trajectory]) -> None:
-    """Synthesis's part of the dataset: the trajectories' own records (graphs put in the order the file keeps)."""
+    """Synthesis's part of the dataset: the trajectories' own records (graphs put in the order the file
+    keeps)."""
     for traj in trajectories:
         traj.graph.events.sort(key=lambda e: e.id)
         traj.graph.edges.sort(key=lambda x: (x.source, x.target))
@@ -288,7 +324,9 @@ def add_trajectories(dataset: Dataset, trajectories: list[Trajectory]) -> None:
     dataset.anchors = [a for t in trajectories for a in t.anchors]
     dataset.graphs = [t.graph for t in trajectories]
     dataset.sessions = [s for t in trajectories for s in t.sessions]
-    dataset.manifest.stats = trajectory_stats(dataset.personas, dataset.anchors, dataset.graphs, dataset.sessions)
+    dataset.manifest.stats = trajectory_stats(
+        dataset.personas, dataset.anchors, dataset.graphs, dataset.sessions
+    )
 
 
 def record_brain(dataset: Dataset, brain: Brain) -> None:
@@ -296,8 +334,11 @@ def record_brain(dataset: Dataset, brain: Brain) -> None:
     entry: dict = {"brain": brain.name, "personas": len(dataset.personas), "agents": brain.stats.as_dict()}
     client = getattr(brain, "client", None)
     if client is not None:
-        entry["llm"] = {"provider": client.config.provider, "model": client.config.model,
-                        "stages": client.ledger.as_dict()}
+        entry["llm"] = {
+            "provider": client.config.provider,
+            "model": client.config.model,
+            "stages": client.ledger.as_dict(),
+        }
     dataset.manifest.stages["synth"] = entry
 
 

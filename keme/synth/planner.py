@@ -56,12 +56,21 @@ def _month_name(day: date, lang: str) -> str:
 
 def plan_chapters(persona: Persona, ctx: PlanContext, rng: random.Random) -> list[Event]:
     chapters = []
-    for number, (start, end) in enumerate(chapter_windows(persona.start, persona.end, ctx.cfg.graph.max_events), start=1):
+    for number, (start, end) in enumerate(
+        chapter_windows(persona.start, persona.end, ctx.cfg.graph.max_events), start=1
+    ):
         params = {"month_name": _month_name(start.date(), ctx.lang), "changes": ""}
         chapters.append(
             Event(
-                id=f"{persona.id}-c{number:02d}", parent_id=None, depth=0, kind="chapter",
-                title=params["month_name"], summary="", start=start, end=end, params=params,
+                id=f"{persona.id}-c{number:02d}",
+                parent_id=None,
+                depth=0,
+                kind="chapter",
+                title=params["month_name"],
+                summary="",
+                start=start,
+                end=end,
+                params=params,
             )
         )
     schedule_changes(persona, chapters, ctx, rng)
@@ -82,7 +91,11 @@ def schedule_changes(persona: Persona, chapters: list[Event], ctx: PlanContext, 
     for i, change in enumerate(chosen):
         position = (i + rng.uniform(0.15, 0.85)) * len(chapters) / max(1, len(chosen))
         index = _long_enough(chapters, min(len(chapters) - 1, int(position)))
-        while change in BIG_CHANGES and any(c in BIG_CHANGES for c in slots[index]) and index + 1 < len(chapters):
+        while (
+            change in BIG_CHANGES
+            and any(c in BIG_CHANGES for c in slots[index])
+            and index + 1 < len(chapters)
+        ):
             index += 1
         slots[index].append(change)
     for chapter, changes in zip(chapters, slots):
@@ -105,7 +118,9 @@ def _long_enough(chapters: list[Event], index: int) -> int:
 
 def _describe_chapter(chapter: Event, persona: Persona, ctx: PlanContext) -> None:
     themes = [title_and_summary(c, ctx.lang, {})[0] for c in chapter_changes(chapter)]
-    themes += sorted({n for _, n in holidays_between(chapter.start.date(), chapter.end.date(), persona.country, ctx.lang)})[:2]
+    themes += sorted(
+        {n for _, n in holidays_between(chapter.start.date(), chapter.end.date(), persona.country, ctx.lang)}
+    )[:2]
     joiner = "、" if ctx.lang == "zh" else "; "
     default = "日常" if ctx.lang == "zh" else "everyday life"
     chapter.params["themes"] = joiner.join(themes) or default
@@ -122,8 +137,12 @@ def next_child_id(traj: Trajectory, parent: Event, prefix: str) -> str:
     """Ids are never reused, not even for deleted events named in the revision log."""
     seen = [e.id for e in traj.graph.events] + [r.event_id for r in traj.graph.revisions]
     base = f"{parent.id}-{prefix}"
-    numbers = [int(i[len(base):]) for i in seen if i.startswith(base) and i[len(base):].isdigit()]
-    return f"{base}{max(numbers, default=0) + 1:02d}" if prefix == "e" else f"{base}{max(numbers, default=0) + 1}"
+    numbers = [int(i[len(base) :]) for i in seen if i.startswith(base) and i[len(base) :].isdigit()]
+    return (
+        f"{base}{max(numbers, default=0) + 1:02d}"
+        if prefix == "e"
+        else f"{base}{max(numbers, default=0) + 1}"
+    )
 
 
 def colleagues(seed: int, persona: Persona, company: str, res: Resources) -> list[str]:
@@ -133,7 +152,10 @@ def colleagues(seed: int, persona: Persona, company: str, res: Resources) -> lis
 
 
 def _companion(rng: random.Random, persona: Persona, when: datetime) -> str:
-    options = [persona.value_at("social_circle.best_friend", when), persona.value_at("social_circle.sibling", when)]
+    options = [
+        persona.value_at("social_circle.best_friend", when),
+        persona.value_at("social_circle.sibling", when),
+    ]
     partner = persona.value_at("social_circle.partner", when)
     if partner:
         options += [partner, partner]
@@ -145,7 +167,9 @@ def _money(rng: random.Random, low: int, high: int, lang: str) -> str:
     return fmt.format_money(rng.randrange(low, high + 1, step) if high > low else low, lang)
 
 
-def episode_params(kind: str, rng: random.Random, traj: Trajectory, ctx: PlanContext, when: datetime) -> dict[str, str]:
+def episode_params(
+    kind: str, rng: random.Random, traj: Trajectory, ctx: PlanContext, when: datetime
+) -> dict[str, str]:
     """Concrete details of an episode, drawn from the pools and the persona as it is at `when`."""
     res, lang, persona = ctx.res, ctx.lang, traj.persona
     lists = res.pools.lists
@@ -153,7 +177,9 @@ def episode_params(kind: str, rng: random.Random, traj: Trajectory, ctx: PlanCon
         home = persona.value_at("home.city", when)
         dest = rng.choice([d for d in res.pools.destinations if d.name != home] or res.pools.destinations)
         return {
-            "destination": dest.name, "attraction": rng.choice(dest.attractions), "local_food": rng.choice(dest.foods),
+            "destination": dest.name,
+            "attraction": rng.choice(dest.attractions),
+            "local_food": rng.choice(dest.foods),
             "companion": _companion(rng, persona, when),
         }
     if kind in ("work_project", "promotion"):
@@ -167,16 +193,25 @@ def episode_params(kind: str, rng: random.Random, traj: Trajectory, ctx: PlanCon
     if kind in ("fitness", "gym_change", "new_sport"):
         return {"goal": rng.choice(lists["fitness_goals"])}
     if kind == "social":
-        people = [persona.value_at("social_circle.best_friend", when), persona.value_at("social_circle.sibling", when)]
+        people = [
+            persona.value_at("social_circle.best_friend", when),
+            persona.value_at("social_circle.sibling", when),
+        ]
         people += [persona.value_at("social_circle.partner", when)] * 2
         people += [person_name(rng, res)] * 2
         return {
-            "person": rng.choice([p for p in people if p]), "occasion": rng.choice(lists["occasions"]),
-            "restaurant": rng.choice(lists["restaurants"]), "gift": rng.choice(lists["gifts"]),
+            "person": rng.choice([p for p in people if p]),
+            "occasion": rng.choice(lists["occasions"]),
+            "restaurant": rng.choice(lists["restaurants"]),
+            "gift": rng.choice(lists["gifts"]),
         }
     if kind == "shopping":
         product = rng.choice(res.pools.products)
-        return {"product": product.name, "product_category": product.category, "price": _money(rng, *product.price, lang)}
+        return {
+            "product": product.name,
+            "product_category": product.category,
+            "price": _money(rng, *product.price, lang),
+        }
     if kind in ("cooking", "diet_change"):
         return {"dish": rng.choice(lists["dishes"]), "ingredient": rng.choice(lists["ingredients"])}
     if kind == "entertainment":
@@ -200,7 +235,9 @@ def _new_value(key: str, rng: random.Random, current: str | None, res: Resources
     return rng.choice(options)
 
 
-def change_params(change: Change, rng: random.Random, traj: Trajectory, ctx: PlanContext, when: datetime) -> dict[str, str]:
+def change_params(
+    change: Change, rng: random.Random, traj: Trajectory, ctx: PlanContext, when: datetime
+) -> dict[str, str]:
     """The new attribute values a change will set (as `set:<key>`) and its slot params."""
     persona, res, lang = traj.persona, ctx.res, ctx.lang
     params = episode_params(change.name, rng, traj, ctx, when)
@@ -215,11 +252,22 @@ def change_params(change: Change, rng: random.Random, traj: Trajectory, ctx: Pla
         new = {"social_circle.partner": distinct_names(rng, res, 1, avoid)[0]}
     elif change.name == "new_phone":
         new = {"tech.phone": _new_value("tech.phone", rng, current["tech.phone"], res)}
-        params |= {"product": new["tech.phone"], "product_category": PHONE_LABEL[lang], "price": _money(rng, 399, 1299, lang) if lang == "en" else _money(rng, 2999, 8999, lang)}
+        params |= {
+            "product": new["tech.phone"],
+            "product_category": PHONE_LABEL[lang],
+            "price": _money(rng, 399, 1299, lang) if lang == "en" else _money(rng, 2999, 8999, lang),
+        }
     elif change.name == "new_show":
-        new = {"entertainment.favorite_show": _new_value("entertainment.favorite_show", rng, current["entertainment.favorite_show"], res)}
+        new = {
+            "entertainment.favorite_show": _new_value(
+                "entertainment.favorite_show", rng, current["entertainment.favorite_show"], res
+            )
+        }
         genres = {t.title: t.genre for t in res.pools.titles}
-        params |= {"title": new["entertainment.favorite_show"], "genre": genres.get(new["entertainment.favorite_show"], SHOW_GENRE[lang])}
+        params |= {
+            "title": new["entertainment.favorite_show"],
+            "genre": genres.get(new["entertainment.favorite_show"], SHOW_GENRE[lang]),
+        }
     for key in change.attributes:
         if key not in new:
             new[key] = _new_value(key, rng, current[key], res)
@@ -257,13 +305,29 @@ def _holiday_clusters(chapter: Event, country: str, lang: str) -> list[tuple[dat
     return clusters
 
 
-def _episode_event(traj: Trajectory, parent: Event, kind: str, first: date, last: date, params: dict[str, str],
-                   ctx: PlanContext, change: str | None = None, requirements: list[str] | None = None) -> Event:
+def _episode_event(
+    traj: Trajectory,
+    parent: Event,
+    kind: str,
+    first: date,
+    last: date,
+    params: dict[str, str],
+    ctx: PlanContext,
+    change: str | None = None,
+    requirements: list[str] | None = None,
+) -> Event:
     title, summary = title_and_summary(change or kind, ctx.lang, params)
     return Event(
-        id=next_child_id(traj, parent, "e"), parent_id=parent.id, depth=parent.depth + 1, kind=kind,
-        title=title, summary=summary, start=datetime.combine(first, time()),
-        end=datetime.combine(last, time(23, 59, 59)), params=params, change=change,
+        id=next_child_id(traj, parent, "e"),
+        parent_id=parent.id,
+        depth=parent.depth + 1,
+        kind=kind,
+        title=title,
+        summary=summary,
+        start=datetime.combine(first, time()),
+        end=datetime.combine(last, time(23, 59, 59)),
+        params=params,
+        change=change,
         requirements=requirements or [],
     )
 
@@ -288,11 +352,11 @@ def expand_chapter(chapter: Event, traj: Trajectory, ctx: PlanContext, rng: rand
     planned = _plan_chapter(chapter, traj, ctx, rng)
     need = len(chapter.pending_anchors)
     if ctx.cfg.graph.max_depth == 2 and anchor_room(planned, ctx.cfg.graph.max_events) < need:
-
         for event in planned:
             traj.remove_event(event.id)
-        planned = _plan_chapter(chapter, traj, ctx, rng_for(ctx.cfg.seed, traj.persona.id, "plan-room", chapter.id),
-                                room_for=need)
+        planned = _plan_chapter(
+            chapter, traj, ctx, rng_for(ctx.cfg.seed, traj.persona.id, "plan-room", chapter.id), room_for=need
+        )
     return planned
 
 
@@ -301,13 +365,17 @@ def anchor_room(children: list[Event], max_events: int) -> int:
     place an episode has left for leaves (see `keme.synth.grounder.ground`)."""
     free = max_events - len(children)
     leaves = sum(1 for e in children if "_moments" not in e.params)
-    inner = sum(max(0, max_events - len(e.params["_moments"].split(","))) for e in children if "_moments" in e.params)
+    inner = sum(
+        max(0, max_events - len(e.params["_moments"].split(","))) for e in children if "_moments" in e.params
+    )
     return free + leaves + inner
 
 
-def _plan_chapter(chapter: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random,
-                  room_for: int | None = None) -> list[Event]:
-    """One plan of a chapter; with `room_for`, only changes and episodes that make room for that many anchors."""
+def _plan_chapter(
+    chapter: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random, room_for: int | None = None
+) -> list[Event]:
+    """One plan of a chapter; with `room_for`, only changes and episodes that make room for that many
+    anchors."""
     persona, lang = traj.persona, ctx.lang
     graph = ctx.cfg.graph
     now = chapter.start
@@ -326,11 +394,19 @@ def _plan_chapter(chapter: Event, traj: Trajectory, ctx: PlanContext, rng: rando
 
     weights = _weights(traj, ctx, now)
     if room_for is not None:
-        roomy = [k for k in roomy_kinds(ctx.cfg.episodes.weights) if k in weights and EPISODE_KINDS[k].days[0] <= span]
+        roomy = [
+            k
+            for k in roomy_kinds(ctx.cfg.episodes.weights)
+            if k in weights and EPISODE_KINDS[k].days[0] <= span
+        ]
         per_kind = dict.fromkeys(roomy, 0)
         added = 0
-        while roomy and added < graph.max_events // 2 and len(planned) < graph.max_events and (
-                anchor_room(planned, graph.max_events) < room_for or len(planned) < graph.min_events):
+        while (
+            roomy
+            and added < graph.max_events // 2
+            and len(planned) < graph.max_events
+            and (anchor_room(planned, graph.max_events) < room_for or len(planned) < graph.min_events)
+        ):
             kind = EPISODE_KINDS[rng.choices(roomy, [weights[k] for k in roomy])[0]]
             length = rng.randint(kind.days[0], min(kind.days[1], span))
             first = lo + timedelta(days=rng.randint(0, span - length))
@@ -347,16 +423,36 @@ def _plan_chapter(chapter: Event, traj: Trajectory, ctx: PlanContext, rng: rando
     for first, last, holiday in _holiday_clusters(chapter, persona.country, lang):
         if last > first and trips == 0 and rng.random() < 0.75:
             params = episode_params("trip", rng, traj, ctx, now)
-            ep_first, ep_last = _clip_window(chapter, first - timedelta(days=rng.randint(3, 6)), (last - first).days + 8)
-            trip_start, trip_end = max(first, ep_first + timedelta(days=2)), min(last, ep_last - timedelta(days=1))
+            ep_first, ep_last = _clip_window(
+                chapter, first - timedelta(days=rng.randint(3, 6)), (last - first).days + 8
+            )
+            trip_start, trip_end = (
+                max(first, ep_first + timedelta(days=2)),
+                min(last, ep_last - timedelta(days=1)),
+            )
             if trip_end <= trip_start:
                 continue
             params |= _trip_dates(trip_start, trip_end, lang)
-            commit(_episode_event(traj, chapter, "trip", ep_first, ep_last, params, ctx, requirements=[f"holiday: {holiday}"]))
+            commit(
+                _episode_event(
+                    traj,
+                    chapter,
+                    "trip",
+                    ep_first,
+                    ep_last,
+                    params,
+                    ctx,
+                    requirements=[f"holiday: {holiday}"],
+                )
+            )
             trips += 1
         elif rng.random() < 0.6:
             params = episode_params("family", rng, traj, ctx, now)
-            commit(_episode_event(traj, chapter, "family", first, last, params, ctx, requirements=[f"holiday: {holiday}"]))
+            commit(
+                _episode_event(
+                    traj, chapter, "family", first, last, params, ctx, requirements=[f"holiday: {holiday}"]
+                )
+            )
 
     target = round(span / 30.4 * graph.episodes_per_month)
     # leave room for the leaves the grounder may add for anchors (every anchor needs its own leaf at depth 1)
@@ -386,8 +482,9 @@ def _plan_chapter(chapter: Event, traj: Trajectory, ctx: PlanContext, rng: rando
     return planned
 
 
-def regular_episode(kind: str, first: date, last: date, chapter: Event, traj: Trajectory, ctx: PlanContext,
-                    rng: random.Random) -> Event | None:
+def regular_episode(
+    kind: str, first: date, last: date, chapter: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random
+) -> Event | None:
     """An everyday episode in [first, last] with its details; None if a trip does not fit the window."""
     params = episode_params(kind, rng, traj, ctx, chapter.start)
     if kind == "trip":
@@ -406,13 +503,23 @@ def regular_episode(kind: str, first: date, last: date, chapter: Event, traj: Tr
 
 def _trip_dates(start: date, end: date, lang: str) -> dict[str, str]:
     return {
-        "start_date": fmt.format_date(start, lang), "end_date": fmt.format_date(end, lang),
-        "nights": str((end - start).days), "_trip_start": start.isoformat(), "_trip_end": end.isoformat(),
+        "start_date": fmt.format_date(start, lang),
+        "end_date": fmt.format_date(end, lang),
+        "nights": str((end - start).days),
+        "_trip_start": start.isoformat(),
+        "_trip_end": end.isoformat(),
     }
 
 
-def plan_change_episode(name: str, parent: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random,
-                        earliest: date, window: tuple[date, date] | None = None) -> Event:
+def plan_change_episode(
+    name: str,
+    parent: Event,
+    traj: Trajectory,
+    ctx: PlanContext,
+    rng: random.Random,
+    earliest: date,
+    window: tuple[date, date] | None = None,
+) -> Event:
     """The milestone episode of a life change, in `window` or a random one after `earliest`."""
     change = CHANGES[name]
     lo, hi = max(parent.start.date(), earliest), parent.end.date()
@@ -424,7 +531,14 @@ def plan_change_episode(name: str, parent: Event, traj: Trajectory, ctx: PlanCon
     if "project" in params:
         params["deadline"] = fmt.format_date(last, ctx.lang)
     return _episode_event(
-        traj, parent, name, first, last, params, ctx, change=name,
+        traj,
+        parent,
+        name,
+        first,
+        last,
+        params,
+        ctx,
+        change=name,
         requirements=[f"reveals change {name}: " + ", ".join(change.attributes)],
     )
 
@@ -440,8 +554,9 @@ def moments_for(event: Event, rng: random.Random, max_depth: int = 2) -> list[st
     return [m for m in kind.moments if m not in kind.optional or rng.random() < 0.6]
 
 
-def shrink_to_leaf_if_single(event: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random,
-                             own: frozenset[str] = frozenset()) -> None:
+def shrink_to_leaf_if_single(
+    event: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random, own: frozenset[str] = frozenset()
+) -> None:
     """An episode with one moment is a leaf itself: its window becomes one day block."""
     moments = moments_for(event, rng, ctx.cfg.graph.max_depth)
     if len(moments) != 1:
@@ -450,9 +565,13 @@ def shrink_to_leaf_if_single(event: Event, traj: Trajectory, ctx: PlanContext, r
     moment = moments[0]
     slots = place_moments(traj, [moment], event.start.date(), event.end.date(), event, ctx, rng, own, {})
     if not slots:
-        slots = place_moments(traj, [moment], event.start.date(), event.end.date(), event, ctx, rng, own, {}, strict=False)
+        slots = place_moments(
+            traj, [moment], event.start.date(), event.end.date(), event, ctx, rng, own, {}, strict=False
+        )
     if not slots:
-        raise NoRoom(f"no free day block for {event.id} ({moment}) in {event.start.date()}..{event.end.date()}")
+        raise NoRoom(
+            f"no free day block for {event.id} ({moment}) in {event.start.date()}..{event.end.date()}"
+        )
     day, block = slots[0]
     event.params["_episode"] = event.kind
     event.kind = moment
@@ -464,7 +583,10 @@ def _ranges(moments: list[str], event: Event) -> list[tuple[date, date]]:
     """Allowed day range for each moment, in order."""
     lo, hi = event.start.date(), event.end.date()
     if event.kind == "trip" and "_trip_start" in event.params:
-        start, end = date.fromisoformat(event.params["_trip_start"]), date.fromisoformat(event.params["_trip_end"])
+        start, end = (
+            date.fromisoformat(event.params["_trip_start"]),
+            date.fromisoformat(event.params["_trip_end"]),
+        )
         table = {
             "trip_planning": (lo, max(lo, start - timedelta(days=2))),
             "trip_packing": (max(lo, start - timedelta(days=1)), max(lo, start - timedelta(days=1))),
@@ -482,9 +604,19 @@ def _ranges(moments: list[str], event: Event) -> list[tuple[date, date]]:
     return ranges
 
 
-def place_moments(traj: Trajectory, moments: list[str], lo: date, hi: date, event: Event, ctx: PlanContext,
-                  rng: random.Random, own: frozenset[str], fixed: dict[int, tuple[date, date]],
-                  strict: bool = True, day_rules: bool = True) -> list[Slot]:
+def place_moments(
+    traj: Trajectory,
+    moments: list[str],
+    lo: date,
+    hi: date,
+    event: Event,
+    ctx: PlanContext,
+    rng: random.Random,
+    own: frozenset[str],
+    fixed: dict[int, tuple[date, date]],
+    strict: bool = True,
+    day_rules: bool = True,
+) -> list[Slot]:
     """One free day block per moment, in increasing order; own pending anchors' blocks are welcome."""
     country = traj.persona.country
     ranges = [fixed.get(i, (lo, hi)) for i in range(len(moments))]
@@ -500,7 +632,11 @@ def place_moments(traj: Trajectory, moments: list[str], lo: date, hi: date, even
             last = first if first <= hi else hi
         found = None
         # an own anchor inside the range: let this moment happen right there (the grounder will assign it)
-        anchored = [s for s in anchor_days if first <= s[0] <= last and (previous is None or slot_key(s) > slot_key(previous))]
+        anchored = [
+            s
+            for s in anchor_days
+            if first <= s[0] <= last and (previous is None or slot_key(s) > slot_key(previous))
+        ]
         if anchored and rng.random() < 0.5:
             found = min(anchored, key=slot_key)
             if found in traj.occupied:
@@ -548,8 +684,9 @@ def expand_episode(episode: Event, traj: Trajectory, ctx: PlanContext, rng: rand
         if len(slots) < needed:
             # honouring a day rule can put the first moment on the window's last workday (a week of
             # holidays): place them in order, as early as they fit, on any day
-            slots = place_moments(traj, moments, lo, chapter_end, episode, ctx, rng, own, relaxed, strict=False,
-                                  day_rules=False)
+            slots = place_moments(
+                traj, moments, lo, chapter_end, episode, ctx, rng, own, relaxed, strict=False, day_rules=False
+            )
         if slots and block_window(*slots[-1])[1] > episode.end:
             traj.move_event(episode, episode.start, datetime.combine(slots[-1][0], time(23, 59, 59)))
     kept = moments[: len(slots)]
@@ -561,8 +698,14 @@ def expand_episode(episode: Event, traj: Trajectory, ctx: PlanContext, rng: rand
     for i, (moment, (day, block)) in enumerate(zip(kept, slots)):
         start, end = block_window(day, block)
         leaf = Event(
-            id=f"{episode.id}-l{i + 1}", parent_id=episode.id, depth=episode.depth + 1, kind=moment,
-            title=leaf_title(episode.title, moment, ctx.lang), summary=episode.summary, start=start, end=end,
+            id=f"{episode.id}-l{i + 1}",
+            parent_id=episode.id,
+            depth=episode.depth + 1,
+            kind=moment,
+            title=leaf_title(episode.title, moment, ctx.lang),
+            summary=episode.summary,
+            start=start,
+            end=end,
             change=episode.change if i == update_index else None,
         )
         traj.add_event(leaf)

@@ -77,8 +77,14 @@ def _say(exchange: Exchange, ctx: Context, drafts: list[Draft], update: str | No
         drafts.append(Draft(role, text, links=links, update=update if role == "user" else None))
 
 
-def _reveals(pattern_reveals: tuple[str, ...], ctx: Context, persona: Persona, when: datetime,
-             cfg: SynthConfig, res: Resources) -> list[str]:
+def _reveals(
+    pattern_reveals: tuple[str, ...],
+    ctx: Context,
+    persona: Persona,
+    when: datetime,
+    cfg: SynthConfig,
+    res: Resources,
+) -> list[str]:
     """Attributes to mention in passing: topical ones first, unrevealed ones preferred."""
     weights = cfg.dialogue.reveal_weights
     count = ctx.rng.choices(range(len(weights)), weights)[0]
@@ -103,18 +109,38 @@ def _revealed(persona: Persona, key: str, when: datetime) -> bool:
     return bool(version and version.evidence)
 
 
-def compose(leaf: Event, parent: Event | None, anchor: Anchor | None, persona: Persona, start: datetime,
-            cfg: SynthConfig, res: Resources, rng: random.Random) -> list[Draft]:
+def compose(
+    leaf: Event,
+    parent: Event | None,
+    anchor: Anchor | None,
+    persona: Persona,
+    start: datetime,
+    cfg: SynthConfig,
+    res: Resources,
+    rng: random.Random,
+) -> list[Draft]:
     """The messages of a session, in order, without timestamps."""
     lang = res.lang
     values = _persona_values(persona, start)
-    ctx = Context(lang=lang, rng=rng, persona=values, slots=_slots(leaf, parent, persona, start, lang), pools=res.flat_pools)
+    ctx = Context(
+        lang=lang,
+        rng=rng,
+        persona=values,
+        slots=_slots(leaf, parent, persona, start, lang),
+        pools=res.flat_pools,
+    )
     drafts: list[Draft] = []
     moment = leaf.kind
     if anchor is not None:
         drafts.append(Draft("system", anchor_message_text(anchor, res), app=anchor.app_name))
         if moment != ANCHOR_MOMENTS[anchor.app]:
-            actx = Context(lang=lang, rng=rng, persona=values, slots=ctx.slots | anchor_slots(anchor, lang, res), pools=res.flat_pools)
+            actx = Context(
+                lang=lang,
+                rng=rng,
+                persona=values,
+                slots=ctx.slots | anchor_slots(anchor, lang, res),
+                pools=res.flat_pools,
+            )
             exchange = _pick(res.anchor_mentions[anchor.app], actx)
             if exchange is not None:
                 _say(exchange, actx, drafts)
@@ -128,7 +154,13 @@ def compose(leaf: Event, parent: Event | None, anchor: Anchor | None, persona: P
     for beat in beats:
         if beat == "reveal":
             for key in _reveals(pattern.reveals, ctx, persona, start, cfg, res):
-                rctx = Context(lang=lang, rng=rng, persona=values, slots=ctx.slots | {"value": values[key]}, pools=res.flat_pools)
+                rctx = Context(
+                    lang=lang,
+                    rng=rng,
+                    persona=values,
+                    slots=ctx.slots | {"value": values[key]},
+                    pools=res.flat_pools,
+                )
                 exchange = _pick(res.reveals[key], rctx)
                 if exchange is None:
                     continue
@@ -182,7 +214,9 @@ def timestamps(drafts: list[Draft], leaf: Event, anchor: Anchor | None, rng: ran
         scale = room / total
         gaps = [max(1, int(g * scale)) for g in gaps]
         if sum(gaps) > room:
-            raise RealizationError(f"{leaf.id}: {len(drafts)} messages do not fit in {leaf.start}..{leaf.end}")
+            raise RealizationError(
+                f"{leaf.id}: {len(drafts)} messages do not fit in {leaf.start}..{leaf.end}"
+            )
     moments = [start.replace(microsecond=0)]
     for gap in gaps:
         moments.append(moments[-1] + timedelta(seconds=gap))
@@ -208,9 +242,11 @@ def merged_params(leaf: Event, traj: Trajectory) -> dict[str, str]:
     return (dict(parent.params) if parent is not None and parent.depth > 0 else {}) | leaf.params
 
 
-def commit(leaf: Event, drafts: list[Draft], traj: Trajectory, rng: random.Random,
-           author: str = "procedural") -> Session | None:
-    """Time-stamp the drafts into a session, link evidence, apply the change; None if the dialogue is a repeat."""
+def commit(
+    leaf: Event, drafts: list[Draft], traj: Trajectory, rng: random.Random, author: str = "procedural"
+) -> Session | None:
+    """Time-stamp the drafts into a session, link evidence, apply the change; None if the dialogue is a
+    repeat."""
     persona = traj.persona
     anchor = traj.anchor_by_id[leaf.anchor_id] if leaf.anchor_id else None
     session_id = f"{persona.id}-s{len(traj.sessions) + 1:04d}"
@@ -220,8 +256,16 @@ def commit(leaf: Event, drafts: list[Draft], traj: Trajectory, rng: random.Rando
         for i, (d, t) in enumerate(zip(drafts, times))
     ]
     session = Session(
-        id=session_id, persona_id=persona.id, event_id=leaf.id, language=persona.language, pattern=leaf.kind,
-        anchor_id=leaf.anchor_id, author=author, start=times[0], end=times[-1], messages=messages,  # type: ignore[arg-type]
+        id=session_id,
+        persona_id=persona.id,
+        event_id=leaf.id,
+        language=persona.language,
+        pattern=leaf.kind,
+        anchor_id=leaf.anchor_id,
+        author=author,
+        start=times[0],
+        end=times[-1],
+        messages=messages,  # type: ignore[arg-type]
     )
     digest = dialogue_hash(session)
     if digest in traj.dialogues:
@@ -233,7 +277,9 @@ def commit(leaf: Event, drafts: list[Draft], traj: Trajectory, rng: random.Rando
     return session
 
 
-def _apply(drafts: list[Draft], messages: list[Message], persona: Persona, leaf: Event, params: dict[str, str]) -> None:
+def _apply(
+    drafts: list[Draft], messages: list[Message], persona: Persona, leaf: Event, params: dict[str, str]
+) -> None:
     """Evidence links and version changes, in message order."""
     for draft, message in zip(drafts, messages):
         if draft.update:
@@ -245,7 +291,11 @@ def _apply(drafts: list[Draft], messages: list[Message], persona: Persona, leaf:
                 )
         for key in sorted(draft.links):
             version = persona.attribute(key).version_at(message.timestamp)
-            if version is not None and message.id not in version.evidence and version.value in message.content:
+            if (
+                version is not None
+                and message.id not in version.evidence
+                and version.value in message.content
+            ):
                 version.evidence.append(message.id)
 
 

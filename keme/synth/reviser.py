@@ -49,23 +49,31 @@ def _movable(event: Event) -> bool:
 
 def _delete(event: Event, traj: Trajectory, now: datetime, reason: str) -> None:
     traj.remove_event(event.id)
-    traj.record(Revision(
-        at=now, agent="reviser", action="delete", event_id=event.id, reason=reason,
-        detail={"title": event.title, "window": f"{event.start:%Y-%m-%d}..{event.end:%Y-%m-%d}"},
-    ))
+    traj.record(
+        Revision(
+            at=now,
+            agent="reviser",
+            action="delete",
+            event_id=event.id,
+            reason=reason,
+            detail={"title": event.title, "window": f"{event.start:%Y-%m-%d}..{event.end:%Y-%m-%d}"},
+        )
+    )
 
 
 def _modify(event: Event, traj: Trajectory, now: datetime, reason: str, **changes: str) -> None:
     detail = {}
     for field, value in changes.items():
         if field.startswith("param:"):
-            key = field[len("param:"):]
+            key = field[len("param:") :]
             detail[key] = f"{event.params.get(key, '')} -> {value}"
             event.params[key] = value
         else:
             detail[field] = f"{getattr(event, field)} -> {value}"
             setattr(event, field, value)
-    traj.record(Revision(at=now, agent="reviser", action="modify", event_id=event.id, reason=reason, detail=detail))
+    traj.record(
+        Revision(at=now, agent="reviser", action="modify", event_id=event.id, reason=reason, detail=detail)
+    )
 
 
 def _replace_text(traj: Trajectory, now: datetime, old: str, new: str, reason: str) -> None:
@@ -85,8 +93,15 @@ def _replace_text(traj: Trajectory, now: datetime, old: str, new: str, reason: s
             _modify(event, traj, now, reason, **changes)
 
 
-def add_follow_up(name: str, cause: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random,
-                  now: datetime, reason: str) -> None:
+def add_follow_up(
+    name: str,
+    cause: Event,
+    traj: Trajectory,
+    ctx: PlanContext,
+    rng: random.Random,
+    now: datetime,
+    reason: str,
+) -> None:
     """Schedule a change episode soon after `cause`: in this chapter if it fits, else in the next one."""
     chapter = _chapter_of(cause, traj)
     pending = [e for e in traj.graph.events if e.change == name and e.state == "planned"]
@@ -103,16 +118,33 @@ def add_follow_up(name: str, cause: Event, traj: Trajectory, ctx: PlanContext, r
         if not traj.add_edge(cause.id, episode.id, "causes"):
             traj.chain_edges(traj.children(chapter.id))
         return
-    later = [c for c in traj.children(None) if c.start > chapter.end and c.state == "planned" and holds_changes(c)]
+    later = [
+        c for c in traj.children(None) if c.start > chapter.end and c.state == "planned" and holds_changes(c)
+    ]
     if later:
         target = later[0]
         changes = [c for c in target.params.get("changes", "").split(",") if c]
         if name not in changes:
-            _modify(target, traj, now, reason + " (no room left this chapter)", **{"param:changes": ",".join(changes + [name])})
+            _modify(
+                target,
+                traj,
+                now,
+                reason + " (no room left this chapter)",
+                **{"param:changes": ",".join(changes + [name])},
+            )
 
 
-def _add_episode(kind: str, params: dict[str, str], cause: Event, traj: Trajectory, ctx: PlanContext,
-                 rng: random.Random, now: datetime, days_ahead: tuple[int, int], reason: str) -> None:
+def _add_episode(
+    kind: str,
+    params: dict[str, str],
+    cause: Event,
+    traj: Trajectory,
+    ctx: PlanContext,
+    rng: random.Random,
+    now: datetime,
+    days_ahead: tuple[int, int],
+    reason: str,
+) -> None:
     chapter = _chapter_of(cause, traj)
     first = (now + timedelta(days=rng.randint(*days_ahead))).date()
     last = first + timedelta(days=rng.randint(1, 3))
@@ -133,45 +165,100 @@ def _after_change(leaf: Event, traj: Trajectory, ctx: PlanContext, rng: random.R
     assert name is not None
     persona = traj.persona
     change = CHANGES[name]
-    old = {k: (persona.attribute(k).versions[-2].value if len(persona.attribute(k).versions) > 1 else "") for k in change.attributes}
+    old = {
+        k: (persona.attribute(k).versions[-2].value if len(persona.attribute(k).versions) > 1 else "")
+        for k in change.attributes
+    }
     new = {k: persona.attribute(k).versions[-1].value for k in change.attributes}
     cause = traj.events.get(leaf.parent_id) if leaf.depth == 2 and leaf.parent_id else leaf
     for follow_up in change.follow_ups:
         if rng.random() < FOLLOW_UP_CHANCE.get(follow_up, 1.0):
-            add_follow_up(follow_up, cause, traj, ctx, rng, now, f"{name} realized in {leaf.id}: {follow_up} follows")
+            add_follow_up(
+                follow_up, cause, traj, ctx, rng, now, f"{name} realized in {leaf.id}: {follow_up} follows"
+            )
     if name == "job_change":
-        _replace_text(traj, now, old["career.company"], new["career.company"], f"now working at {new['career.company']}")
+        _replace_text(
+            traj, now, old["career.company"], new["career.company"], f"now working at {new['career.company']}"
+        )
         team = colleagues(ctx.cfg.seed, persona, new["career.company"], ctx.res)
         for event in _future(traj, now):
             if _episode_kind(event) in ("work_project", "promotion") and "colleague" in event.params:
-                _modify(event, traj, now, f"new team at {new['career.company']}", **{"param:colleague": rng.choice(team)})
+                _modify(
+                    event,
+                    traj,
+                    now,
+                    f"new team at {new['career.company']}",
+                    **{"param:colleague": rng.choice(team)},
+                )
     elif name == "relocate":
         _replace_text(traj, now, old["home.city"], new["home.city"], f"moved to {new['home.city']}")
         for event in _future(traj, now):
             if _episode_kind(event) == "fitness" and _movable(event):
-                _delete(event, traj, now, f"moved to {new['home.city']}: training at the old gym stops until a new one is found")
+                _delete(
+                    event,
+                    traj,
+                    now,
+                    f"moved to {new['home.city']}: training at the old gym stops until a new one is found",
+                )
     elif name == "adopt_pet":
         params = episode_params("pet", rng, traj, ctx, now)
-        _add_episode("pet", params, leaf, traj, ctx, rng, now, (7, 20), f"{new['pets.pet_name']} needs a first vet check-up")
+        _add_episode(
+            "pet",
+            params,
+            leaf,
+            traj,
+            ctx,
+            rng,
+            now,
+            (7, 20),
+            f"{new['pets.pet_name']} needs a first vet check-up",
+        )
     elif name == "relationship":
         params = episode_params("social", rng, traj, ctx, now) | {"person": new["social_circle.partner"]}
-        _add_episode("social", params, leaf, traj, ctx, rng, now, (3, 12), f"seeing {new['social_circle.partner']} again")
+        _add_episode(
+            "social",
+            params,
+            leaf,
+            traj,
+            ctx,
+            rng,
+            now,
+            (3, 12),
+            f"seeing {new['social_circle.partner']} again",
+        )
     elif name == "new_phone":
         params = episode_params("tech", rng, traj, ctx, now) | {"device": new["tech.phone"]}
-        _add_episode("tech", params, leaf, traj, ctx, rng, now, (1, 6), f"setting up the new {new['tech.phone']}")
+        _add_episode(
+            "tech", params, leaf, traj, ctx, rng, now, (1, 6), f"setting up the new {new['tech.phone']}"
+        )
     else:
-        topic = {"new_sport": "fitness", "diet_change": "cooking", "budget_change": "finance",
-                 "savings_goal": "finance", "new_course": "learning", "promotion": "work_project",
-                 "new_show": "entertainment", "gym_change": "fitness", "commute_change": "work_project"}.get(name)
+        topic = {
+            "new_sport": "fitness",
+            "diet_change": "cooking",
+            "budget_change": "finance",
+            "savings_goal": "finance",
+            "new_course": "learning",
+            "promotion": "work_project",
+            "new_show": "entertainment",
+            "gym_change": "fitness",
+            "commute_change": "work_project",
+        }.get(name)
         note = f"after {name}: " + ", ".join(f"{k}={v}" for k, v in new.items())
         for event in _future(traj, now):
             if _episode_kind(event) == topic and note not in event.requirements:
-                _modify(event, traj, now, f"{name} changes what this event assumes",
-                        requirements=event.requirements + [note])  # type: ignore[arg-type]
+                _modify(
+                    event,
+                    traj,
+                    now,
+                    f"{name} changes what this event assumes",
+                    requirements=event.requirements + [note],
+                )  # type: ignore[arg-type]
 
 
 def _rest_after_illness(leaf: Event, traj: Trajectory, rng: random.Random, now: datetime) -> None:
-    symptom = (traj.events[leaf.parent_id].params if leaf.parent_id else leaf.params).get("symptom", "illness")
+    symptom = (traj.events[leaf.parent_id].params if leaf.parent_id else leaf.params).get(
+        "symptom", "illness"
+    )
     chapter_end = _chapter_of(leaf, traj).end
     for event in _future(traj, now):
         if _episode_kind(event) != "fitness" or event.start > now + timedelta(days=7) or not _movable(event):
@@ -181,11 +268,16 @@ def _rest_after_illness(leaf: Event, traj: Trajectory, rng: random.Random, now: 
         else:
             before = f"{event.start:%Y-%m-%d}..{event.end:%Y-%m-%d}"
             traj.move_event(event, event.start + timedelta(days=7), event.end + timedelta(days=7))
-            traj.record(Revision(
-                at=now, agent="reviser", action="modify", event_id=event.id,
-                reason=f"recovering from {symptom}: training postponed a week",
-                detail={"window": f"{before} -> {event.start:%Y-%m-%d}..{event.end:%Y-%m-%d}"},
-            ))
+            traj.record(
+                Revision(
+                    at=now,
+                    agent="reviser",
+                    action="modify",
+                    event_id=event.id,
+                    reason=f"recovering from {symptom}: training postponed a week",
+                    detail={"window": f"{before} -> {event.start:%Y-%m-%d}..{event.end:%Y-%m-%d}"},
+                )
+            )
 
 
 def _deadline_crunch(leaf: Event, traj: Trajectory, rng: random.Random, now: datetime) -> None:

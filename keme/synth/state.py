@@ -81,8 +81,12 @@ class Trajectory:
 
     def checkpoint(self, done: bool = False) -> Checkpoint:
         return Checkpoint(
-            persona=self.persona, anchors=self.anchors, anchor_hashes=self.anchor_hashes,
-            graph=self.graph, sessions=self.sessions, done=done,
+            persona=self.persona,
+            anchors=self.anchors,
+            anchor_hashes=self.anchor_hashes,
+            graph=self.graph,
+            sessions=self.sessions,
+            done=done,
         )
 
     def view(self) -> PersonaView:
@@ -136,8 +140,7 @@ class Trajectory:
             for slot in slots_of(start, end):
                 self.occupied[slot] = event.id
         self.graph.edges = [
-            x for x in self.graph.edges
-            if not (event.id in (x.source, x.target) and not self._edge_ok(x))
+            x for x in self.graph.edges if not (event.id in (x.source, x.target) and not self._edge_ok(x))
         ]
         if event.state == "planned":
             heapq.heappush(self.queue, (event.start, event.depth, event.id))
@@ -147,7 +150,9 @@ class Trajectory:
 
     def add_edge(self, source: str, target: str, relation: str = "before") -> bool:
         edge = Edge(source=source, target=target, relation=relation)  # type: ignore[arg-type]
-        if not self._edge_ok(edge) or any(x.source == source and x.target == target for x in self.graph.edges):
+        if not self._edge_ok(edge) or any(
+            x.source == source and x.target == target for x in self.graph.edges
+        ):
             return False
         self.graph.edges.append(edge)
         return True
@@ -173,7 +178,9 @@ class Trajectory:
         self.graph.revisions.append(revision)
 
     # -- slots --------------------------------------------------------------
-    def slot_free(self, slot: Slot, allow_anchor: str | None = None, own_anchors: frozenset[str] = frozenset()) -> bool:
+    def slot_free(
+        self, slot: Slot, allow_anchor: str | None = None, own_anchors: frozenset[str] = frozenset()
+    ) -> bool:
         if slot in self.occupied:
             return False
         anchor_id = self.anchor_slots.get(slot)

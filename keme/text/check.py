@@ -18,18 +18,40 @@ from keme.text.template import Template, compile_template
 
 UPDATE_MOMENTS = frozenset(change.moments[change.update_index] for change in CHANGES.values())
 REQUIRED_LISTS = {
-    "projects": 12, "restaurants": 12, "dishes": 12, "ingredients": 12, "symptoms": 12, "clinics": 12,
-    "occasions": 12, "gifts": 12, "activities": 12, "places": 12, "relatives": 5, "fitness_goals": 12,
-    "devices": 12, "tech_issues": 12, "learning_resources": 12, "vet_clinics": 12, "packing_items": 12,
+    "projects": 12,
+    "restaurants": 12,
+    "dishes": 12,
+    "ingredients": 12,
+    "symptoms": 12,
+    "clinics": 12,
+    "occasions": 12,
+    "gifts": 12,
+    "activities": 12,
+    "places": 12,
+    "relatives": 5,
+    "fitness_goals": 12,
+    "devices": 12,
+    "tech_issues": 12,
+    "learning_resources": 12,
+    "vet_clinics": 12,
+    "packing_items": 12,
 }
 NAME_VALUED = frozenset(
-    {"home.city", "home.neighborhood", "social_circle.best_friend", "social_circle.sibling", "social_circle.partner"}
+    {
+        "home.city",
+        "home.neighborhood",
+        "social_circle.best_friend",
+        "social_circle.sibling",
+        "social_circle.partner",
+    }
 )
 ABSENT_AT_START = frozenset(spec.key for spec in ATTRIBUTES if spec.initial == "absent")
 PARTS = ("pools", "persona", "anchors", "patterns")
 
 
-def _slot_problems(t: Template, slots: set[str], pools: set[str], persona: set[str], old: set[str]) -> list[str]:
+def _slot_problems(
+    t: Template, slots: set[str], pools: set[str], persona: set[str], old: set[str]
+) -> list[str]:
     problems = []
     if bad := t.slots - slots:
         problems.append(f"unknown slots {sorted(bad)}")
@@ -57,7 +79,9 @@ def check_pools(folder: Path) -> list[str]:
     problems = []
     for name, minimum in REQUIRED_LISTS.items():
         if len(pools.lists.get(name, [])) < minimum:
-            problems.append(f"pools.yaml lists.{name}: {len(pools.lists.get(name, []))} items, expected >= {minimum}")
+            problems.append(
+                f"pools.yaml lists.{name}: {len(pools.lists.get(name, []))} items, expected >= {minimum}"
+            )
     for field in ("given_female", "given_male", "family"):
         if len(getattr(pools.names, field)) < 30:
             problems.append(f"pools.yaml names.{field}: expected >= 30")
@@ -65,7 +89,9 @@ def check_pools(folder: Path) -> list[str]:
         if len(getattr(pools, field)) < minimum:
             problems.append(f"pools.yaml {field}: expected >= {minimum}")
     problems += [
-        f"pools.yaml cities.{c.name}: expected >= 5 neighborhoods" for c in pools.cities if len(c.neighborhoods) < 5
+        f"pools.yaml cities.{c.name}: expected >= 5 neighborhoods"
+        for c in pools.cities
+        if len(c.neighborhoods) < 5
     ]
     for d in pools.destinations:
         if len(d.attractions) < 3 or len(d.foods) < 3:
@@ -125,7 +151,9 @@ def check_anchors(folder: Path) -> list[str]:
     for app, slots in ANCHOR_SLOTS.items():
         app_text = getattr(text, app)
         message = compile_template(app_text.message)
-        problems += [f"{where} {app}.message: {p}" for p in _slot_problems(message, set(slots), set(), set(), set())]
+        problems += [
+            f"{where} {app}.message: {p}" for p in _slot_problems(message, set(slots), set(), set(), set())
+        ]
         if len(app_text.mention) < 3:
             problems.append(f"{where} {app}.mention: expected >= 3 exchanges")
         for j, ex in enumerate(app_text.mention):
@@ -157,7 +185,9 @@ def check_patterns(folder: Path, only: set[str] | None = None) -> list[str]:
     moments = all_moments()
     expected = set(moments) if only is None else only
     problems = [f"patterns: missing pattern for moment {m!r}" for m in sorted(expected - patterns.keys())]
-    problems += [f"patterns: {m!r} is not a moment of the catalogue" for m in sorted(patterns.keys() - moments.keys())]
+    problems += [
+        f"patterns: {m!r} is not a moment of the catalogue" for m in sorted(patterns.keys() - moments.keys())
+    ]
     for name, pattern in patterns.items():
         if name not in moments:
             continue
@@ -187,7 +217,12 @@ def check_patterns(folder: Path, only: set[str] | None = None) -> list[str]:
     return problems
 
 
-CHECKS = {"pools": check_pools, "persona": check_persona, "anchors": check_anchors, "patterns": check_patterns}
+CHECKS = {
+    "pools": check_pools,
+    "persona": check_persona,
+    "anchors": check_anchors,
+    "patterns": check_patterns,
+}
 
 
 def check(lang: str, parts: tuple[str, ...] = PARTS, root: Path = r.ROOT) -> list[str]:

@@ -1,4 +1,5 @@
-"""Dates and durations written in text: the one reader for synthesis, the verifier, the judge and the importers.
+"""Dates and durations written in text: the one reader for synthesis, the verifier, the judge and the
+importers.
 
 A date may be written 'March 4', 'Mar 4, 2026', '4th of March', '3月4日',
 '2026-03-04' or '3/4' (a year left out is the caller's); a duration as the
@@ -16,8 +17,12 @@ from keme.text.lang import MONTHS_EN
 _MONTHS = {m.lower(): i for i, m in enumerate(MONTHS_EN, start=1)}
 _MONTHS |= {name[:3]: i for name, i in list(_MONTHS.items())}
 _MONTH_NAMES = "|".join(sorted(_MONTHS, key=len, reverse=True))
-_EN_DATE = re.compile(r"\b(" + _MONTH_NAMES + r")\.?\s+(\d{1,2})(?!\d)(?:st|nd|rd|th)?(?:,?\s+(\d{4}))?", re.I)
-_EN_DATE_DAY_FIRST = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(" + _MONTH_NAMES + r")\b\.?(?:,?\s+(\d{4}))?", re.I)
+_EN_DATE = re.compile(
+    r"\b(" + _MONTH_NAMES + r")\.?\s+(\d{1,2})(?!\d)(?:st|nd|rd|th)?(?:,?\s+(\d{4}))?", re.I
+)
+_EN_DATE_DAY_FIRST = re.compile(
+    r"\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?(" + _MONTH_NAMES + r")\b\.?(?:,?\s+(\d{4}))?", re.I
+)
 _ZH_DATE = re.compile(r"(?:(\d{4})年)?(\d{1,2})月(\d{1,2})[日号]")
 _ISO_DATE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _SLASH_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})(?:/(\d{2,4}))?\b")
@@ -49,7 +54,8 @@ def dates_in(text: str, default_year: int) -> list[date]:
 
 
 def parse_display_date(text: str, sent: datetime) -> date | None:
-    """The first date in `text`, as meant by a message sent at `sent`: 'January 3' written in December is next year's."""
+    """The first date in `text`, as meant by a message sent at `sent`: 'January 3' written in December is next
+    year's."""
     found = dates_in(text, sent.year)
     if not found:
         return None
@@ -76,6 +82,12 @@ def strip_dates(text: str) -> str:
     """`text` with its dates blanked out, so that the numbers left in it are amounts and counts, not days."""
     text = re.sub(r"\d{4}-\d{2}-\d{2}", " ", text)
     text = re.sub(r"(?:\d{4}年)?\d{1,2}月\d{1,2}[日号]?|\d{4}年\d{1,2}月", " ", text)
-    text = re.sub(r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+\d{1,2}(?:,\s*\d{4})?", " ", text)
-    text = re.sub(r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December)\s+\d{4}", " ", text)
+    text = re.sub(
+        r"\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.?\s+\d{1,2}(?:,\s*\d{4})?", " ", text
+    )
+    text = re.sub(
+        r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December)\s+\d{4}",
+        " ",
+        text,
+    )
     return text

@@ -25,7 +25,9 @@ class _Slots(dict):
         self.template = template
 
     def __missing__(self, key: str) -> str:
-        raise PhrasingError(f"template {self.template!r} uses slot {{{key}}}, which this question does not provide")
+        raise PhrasingError(
+            f"template {self.template!r} uses slot {{{key}}}, which this question does not provide"
+        )
 
 
 def fill(template: str, slots: dict[str, object]) -> str:

@@ -10,8 +10,18 @@ WEEKDAYS = {
     "zh": ("周一", "周二", "周三", "周四", "周五", "周六", "周日"),
 }
 MONTHS_EN = (
-    "January", "February", "March", "April", "May", "June",
-    "July", "August", "September", "October", "November", "December",
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
 )
 CURRENCY = {"en": "USD", "zh": "CNY"}
 

@@ -39,7 +39,19 @@ def numbers_in(text: str) -> list[Decimal]:
     return found
 
 
-_ZH_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_ZH_DIGITS = {
+    "零": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
 
 
 def _zh_numbers(text: str) -> list[int]:
@@ -51,7 +63,9 @@ def _zh_numbers(text: str) -> list[int]:
         token = match.group(0)
         if "十" in token:
             tens, _, ones = token.partition("十")
-            values.append((_ZH_DIGITS.get(tens, 1) if tens else 1) * 10 + (_ZH_DIGITS.get(ones, 0) if ones else 0))
+            values.append(
+                (_ZH_DIGITS.get(tens, 1) if tens else 1) * 10 + (_ZH_DIGITS.get(ones, 0) if ones else 0)
+            )
         else:
             values.append(_ZH_DIGITS[token])
     return values

@@ -322,8 +322,14 @@ def load(lang: str, root: Path = ROOT) -> Resources:
     anchors = parse_file(AnchorText, folder / "anchors.yaml")
     patterns = load_patterns(folder)
     where_p = folder / "persona.yaml"
-    reveals = {key: _exchanges(attr.reveal, f"{where_p}: attributes.{key}.reveal") for key, attr in persona.attributes.items()}
-    updates = {key: _exchanges(change.update, f"{where_p}: changes.{key}.update") for key, change in persona.changes.items()}
+    reveals = {
+        key: _exchanges(attr.reveal, f"{where_p}: attributes.{key}.reveal")
+        for key, attr in persona.attributes.items()
+    }
+    updates = {
+        key: _exchanges(change.update, f"{where_p}: changes.{key}.update")
+        for key, change in persona.changes.items()
+    }
     where_a = folder / "anchors.yaml"
     anchor_messages = {}
     anchor_mentions = {}
@@ -331,7 +337,9 @@ def load(lang: str, root: Path = ROOT) -> Resources:
         app_text = getattr(anchors, app)
         anchor_messages[app] = _compile(app_text.message, f"{where_a}: {app}.message")
         anchor_mentions[app] = _exchanges(app_text.mention, f"{where_a}: {app}.mention")
-    return Resources(lang, pools, flat, persona, reveals, updates, patterns, anchors, anchor_messages, anchor_mentions)
+    return Resources(
+        lang, pools, flat, persona, reveals, updates, patterns, anchors, anchor_messages, anchor_mentions
+    )
 
 
 @functools.cache

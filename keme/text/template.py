@@ -30,7 +30,8 @@ _NAME = re.compile(r"^[a-z_]+$")
 
 
 class TemplateError(KemeError, ValueError):
-    """A dialogue template line does not compile: fix the line in keme/text/<lang>/ (syntax: this module's docstring)."""
+    """A dialogue template line does not compile: fix the line in keme/text/<lang>/ (syntax: this module's
+    docstring)."""
 
 
 @dataclass(frozen=True)

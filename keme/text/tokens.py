@@ -23,7 +23,9 @@ import re
 
 from keme.text.normalize import norm_text
 
-HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK unified ideographs, extension A, compatibility ideographs
+HAN = (
+    "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"  # CJK unified ideographs, extension A, compatibility ideographs
+)
 KANA = "\u3040-\u30ff"  # hiragana and katakana
 
 _HAN = re.compile(f"[{HAN}]")
@@ -61,7 +63,8 @@ def search_terms(text: str) -> list[str]:
 
 
 def memory_bank_terms(text: str) -> list[str]:
-    """The Memory Bank seed's tokenization: lowercase `[a-z0-9_]+` for English and numbers, Han bigrams for Chinese.
+    """The Memory Bank seed's tokenization: lowercase `[a-z0-9_]+` for English and numbers, Han bigrams for
+    Chinese.
 
     The seed names only these two scripts; other letters are dropped. A Chinese run of one character is kept
     as a unigram (a bigram needs two).

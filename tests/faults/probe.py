@@ -53,7 +53,8 @@ def record(outcome: str, name: str | None = None) -> str:
 
 
 def classify(returncode: int | None, text: str, expect: str) -> str:
-    """The outcome of a finished command: its exit code and everything it printed, against `expect` (error|ok)."""
+    """The outcome of a finished command: its exit code and everything it printed, against `expect`
+    (error|ok)."""
     if expect not in ("error", "ok"):
         raise ValueError(f"expect must be 'error' or 'ok', not {expect!r}")
     if returncode is None:
@@ -83,8 +84,16 @@ def _in_process(args: list[str]) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def run(args: list[str], *, expect: str, in_process: bool = False, timeout: float = 120, cwd: Path | None = None,
-        env: dict[str, str] | None = None, input: str | bytes | None = None) -> Run:
+def run(
+    args: list[str],
+    *,
+    expect: str,
+    in_process: bool = False,
+    timeout: float = 120,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    input: str | bytes | None = None,
+) -> Run:
     """Run a command and classify it against `expect` (error|ok).
 
     `keme ...` becomes `python -m keme.cli ...`, or with `in_process` a call of keme.cli.main.
@@ -96,11 +105,20 @@ def run(args: list[str], *, expect: str, in_process: bool = False, timeout: floa
         return Run(record(classify(code, stdout + stderr, expect)), code, stdout, stderr)
     if args and args[0] == "keme":
         args = [sys.executable, "-m", "keme.cli", *args[1:]]
-    environment = os.environ | {"PYTHONPATH": str(ROOT), "COLUMNS": "500"} | (env or {})  # no wrapped messages
+    environment = (
+        os.environ | {"PYTHONPATH": str(ROOT), "COLUMNS": "500"} | (env or {})
+    )  # no wrapped messages
     environment.pop("KEME_DEBUG", None)
     try:
-        done = subprocess.run(args, capture_output=True, timeout=timeout, cwd=cwd, env=environment, input=input,
-                              text=not isinstance(input, bytes))
+        done = subprocess.run(
+            args,
+            capture_output=True,
+            timeout=timeout,
+            cwd=cwd,
+            env=environment,
+            input=input,
+            text=not isinstance(input, bytes),
+        )
     except subprocess.TimeoutExpired as exc:
         out = exc.stdout.decode(errors="replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
         err = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
@@ -121,7 +139,9 @@ def refuses(args: list[str], match: str | None = None, *, code: int | None = Non
         assert result.returncode == code, result.output[-3000:]
     if match is not None:
         text = result.output.replace("\n", "")
-        assert re.search(match, text, re.I | re.S), f"message does not match {match!r}:\n{result.output[-3000:]}"
+        assert re.search(match, text, re.I | re.S), (
+            f"message does not match {match!r}:\n{result.output[-3000:]}"
+        )
     return result
 
 
@@ -142,9 +162,13 @@ def worked(args: list[str]) -> Run:
     return works(["keme", *args], in_process=True)
 
 
-def raises_clearly(call: Callable[[], Any], errors: type[BaseException] | tuple[type[BaseException], ...],
-                   match: str | None = None) -> BaseException:
-    """In-process probe: `call` must raise one of `errors` (clear); another exception is a crash, none is silent."""
+def raises_clearly(
+    call: Callable[[], Any],
+    errors: type[BaseException] | tuple[type[BaseException], ...],
+    match: str | None = None,
+) -> BaseException:
+    """In-process probe: `call` must raise one of `errors` (clear); another exception is a crash, none is
+    silent."""
     try:
         call()
     except errors as exc:

@@ -1,4 +1,5 @@
-"""Bad `keme eval` options: every one is refused by name before anything runs; a resumed run must be the same run."""
+"""Bad `keme eval` options: every one is refused by name before anything runs; a resumed run must be the same
+run."""
 
 from __future__ import annotations
 
@@ -24,39 +25,52 @@ def evaluate(tmp_path: Path, *extra: str, systems: str = "bm25") -> list[str]:
 
 
 # ---------------------------------------------------------------- option values
-@pytest.mark.parametrize(("extra", "match"), [
-    (["--k", "-5"], r"--k: Input should be greater than or equal to 1 \(got -5\)"),
-    (["--k", "0"], r"--k: .*greater than or equal to 1"),
-    (["--depth", "0"], r"--depth: .*greater than or equal to 1"),
-    (["--limit", "-1"], r"--limit: .*greater than or equal to 1"),
-    (["--limit", "0"], r"--limit: .*greater than or equal to 1"),
-    (["--roles", "bogus"], r"--roles: Input should be 'user', 'assistant' or 'system' \(got 'bogus'\)"),
-    (["--roles", "user,robot"], r"--roles: .*\(got 'robot'\)"),
-    (["--roles", ","], r"--roles: names none"),
-    (["--judge-runs", "0"], r"--judge-runs: .*greater than or equal to 1"),
-    (["--images", "bogus"], r"Invalid value for '--images'.*'caption'.*'none'"),  # typer refuses a choice not listed
-    (["--mode", "bogus"], r"Invalid value for '--mode'.*'offline'.*'online'"),
-    (["--reader", "bogus"], r"Invalid value for '--reader'"),
-    (["--judge", "bogus"], r"Invalid value for '--judge'"),
-    (["--judge-prompts", "bogus"], r"--judge-prompts: one of mobilemem, longmemeval, locomo"),
-    (["--k", "abc"], r"Invalid value for '--k'"),
-], ids=lambda v: " ".join(v) if isinstance(v, list) else None)
+@pytest.mark.parametrize(
+    ("extra", "match"),
+    [
+        (["--k", "-5"], r"--k: Input should be greater than or equal to 1 \(got -5\)"),
+        (["--k", "0"], r"--k: .*greater than or equal to 1"),
+        (["--depth", "0"], r"--depth: .*greater than or equal to 1"),
+        (["--limit", "-1"], r"--limit: .*greater than or equal to 1"),
+        (["--limit", "0"], r"--limit: .*greater than or equal to 1"),
+        (["--roles", "bogus"], r"--roles: Input should be 'user', 'assistant' or 'system' \(got 'bogus'\)"),
+        (["--roles", "user,robot"], r"--roles: .*\(got 'robot'\)"),
+        (["--roles", ","], r"--roles: names none"),
+        (["--judge-runs", "0"], r"--judge-runs: .*greater than or equal to 1"),
+        (
+            ["--images", "bogus"],
+            r"Invalid value for '--images'.*'caption'.*'none'",
+        ),  # typer refuses a choice not listed
+        (["--mode", "bogus"], r"Invalid value for '--mode'.*'offline'.*'online'"),
+        (["--reader", "bogus"], r"Invalid value for '--reader'"),
+        (["--judge", "bogus"], r"Invalid value for '--judge'"),
+        (["--judge-prompts", "bogus"], r"--judge-prompts: one of mobilemem, longmemeval, locomo"),
+        (["--k", "abc"], r"Invalid value for '--k'"),
+    ],
+    ids=lambda v: " ".join(v) if isinstance(v, list) else None,
+)
 def test_a_bad_option_value_is_refused_by_name(tmp_path, extra, match):
     refused(evaluate(tmp_path, *extra), match=match, code=2)
     assert not (tmp_path / "run").exists()
 
 
 def test_every_bad_option_is_named_at_once(tmp_path):
-    refused(evaluate(tmp_path, "--k", "0", "--depth", "-1", "--judge-runs", "0"), match=r"--k: .*--depth: .*--judge-runs: ")
+    refused(
+        evaluate(tmp_path, "--k", "0", "--depth", "-1", "--judge-runs", "0"),
+        match=r"--k: .*--depth: .*--judge-runs: ",
+    )
 
 
-@pytest.mark.parametrize(("systems", "match"), [
-    ("", r"--systems names no memory system"),
-    (" , ", r"--systems names no memory system"),
-    ("bm25,nosuch", r"unknown memory systems \['nosuch'\]"),
-    ("subprocess:", r"subprocess: needs the name"),
-    ("subprocess:../../escape", r"cannot name a directory"),
-])
+@pytest.mark.parametrize(
+    ("systems", "match"),
+    [
+        ("", r"--systems names no memory system"),
+        (" , ", r"--systems names no memory system"),
+        ("bm25,nosuch", r"unknown memory systems \['nosuch'\]"),
+        ("subprocess:", r"subprocess: needs the name"),
+        ("subprocess:../../escape", r"cannot name a directory"),
+    ],
+)
 def test_a_bad_system_list_is_refused(tmp_path, systems, match):
     refused(evaluate(tmp_path, systems=systems), match=match, code=2)
 
@@ -73,31 +87,49 @@ def params_file(tmp_path: Path, text: str | bytes) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("text", "match"), [
-    ("memory_bnak: {semantic_limit: 10}\n", r"--params: unknown memory system 'memory_bnak'"),
-    ("memory_bank: {limt: 10}\n",
-     r"--params: memory_bank has no parameter 'limt' \(parameters: root, semantic_limit, episodic_limit\)"),
-    ("memory_bank: {semantic_limit: many}\n", r"--params: memory_bank.semantic_limit: Input should be a valid integer"),
-    ("memory_bank: {semantic_limit: 2.5}\n", r"memory_bank.semantic_limit: .*integer \(got 2.5\)"),
-    ("bm25: {k1: [1, 2]}\n", r"--params: bm25.k1: Input should be a valid number"),
-    ("- bm25\n- recency\n", r"expected a mapping of system name to its parameters, got list"),
-    ("memory_bank: 5\n", r"memory_bank: expected a mapping of parameter to value, got int"),
-    ("memory_bank: [semantic_limit]\n", r"memory_bank: expected a mapping of parameter to value, got list"),
-    ("1: {k1: 1}\n", r"system names are strings"),
-    ("memory_bank: {semantic_limit: 10\n", r"params.yaml:\d+:\d+: not valid YAML"),
-    ("bm25: {k1: 1}\n\tb: 2\n", r"not valid YAML"),
-    (b"bm25: {k1: \xff}\n", r"--params .*: not valid UTF-8"),
-    ("subprocess:bm25: {command: 5}\n", r"subprocess:bm25.command: a list of strings"),
-    ("subprocess:bm25: {k9: 1}\n", r"bm25 has no parameter 'k9'"),
-    ("[" * 5000 + "]" * 5000 + "\n", r"--params .*(nested too deeply|expected a mapping)"),
-], ids=lambda v: v[:30] if isinstance(v, str) else None)
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("memory_bnak: {semantic_limit: 10}\n", r"--params: unknown memory system 'memory_bnak'"),
+        (
+            "memory_bank: {limt: 10}\n",
+            (
+                r"--params: memory_bank has no parameter 'limt' "
+                r"\(parameters: root, semantic_limit, episodic_limit\)"
+            ),
+        ),
+        (
+            "memory_bank: {semantic_limit: many}\n",
+            r"--params: memory_bank.semantic_limit: Input should be a valid integer",
+        ),
+        ("memory_bank: {semantic_limit: 2.5}\n", r"memory_bank.semantic_limit: .*integer \(got 2.5\)"),
+        ("bm25: {k1: [1, 2]}\n", r"--params: bm25.k1: Input should be a valid number"),
+        ("- bm25\n- recency\n", r"expected a mapping of system name to its parameters, got list"),
+        ("memory_bank: 5\n", r"memory_bank: expected a mapping of parameter to value, got int"),
+        (
+            "memory_bank: [semantic_limit]\n",
+            r"memory_bank: expected a mapping of parameter to value, got list",
+        ),
+        ("1: {k1: 1}\n", r"system names are strings"),
+        ("memory_bank: {semantic_limit: 10\n", r"params.yaml:\d+:\d+: not valid YAML"),
+        ("bm25: {k1: 1}\n\tb: 2\n", r"not valid YAML"),
+        (b"bm25: {k1: \xff}\n", r"--params .*: not valid UTF-8"),
+        ("subprocess:bm25: {command: 5}\n", r"subprocess:bm25.command: a list of strings"),
+        ("subprocess:bm25: {k9: 1}\n", r"bm25 has no parameter 'k9'"),
+        ("[" * 5000 + "]" * 5000 + "\n", r"--params .*(nested too deeply|expected a mapping)"),
+    ],
+    ids=lambda v: v[:30] if isinstance(v, str) else None,
+)
 def test_bad_params_are_refused_naming_the_system_and_parameter(tmp_path, text, match):
     path = params_file(tmp_path, text)
     refused(evaluate(tmp_path, "--params", str(path), systems="bm25,memory_bank"), match=match, code=2)
 
 
 def test_an_unreadable_params_file_is_named(tmp_path):
-    refused(evaluate(tmp_path, "--params", str(tmp_path / "nowhere.yaml")), match=r"--params .*nowhere.yaml: cannot read")
+    refused(
+        evaluate(tmp_path, "--params", str(tmp_path / "nowhere.yaml")),
+        match=r"--params .*nowhere.yaml: cannot read",
+    )
     refused(evaluate(tmp_path, "--params", str(tmp_path)), match=r"--params .*: cannot read")
 
 
@@ -109,8 +141,10 @@ def test_declared_params_reach_the_system(tmp_path):
 
 def test_a_subprocess_that_cannot_start_is_named(tmp_path):
     path = params_file(tmp_path, "subprocess:bm25: {command: [/nonexistent/python]}\n")
-    refused(evaluate(tmp_path, "--params", str(path), "--limit", "2", systems="subprocess:bm25"),
-            match=r"subprocess:bm25: cannot start .*nonexistent")
+    refused(
+        evaluate(tmp_path, "--params", str(path), "--limit", "2", systems="subprocess:bm25"),
+        match=r"subprocess:bm25: cannot start .*nonexistent",
+    )
 
 
 # ---------------------------------------------------------------- the run directory
@@ -123,13 +157,17 @@ def test_out_inside_the_dataset_is_refused(tmp_path):
     data = tmp_path / "d"
     shutil.copytree(SAMPLE, data)
     for out in (data, data / "run"):
-        refused(["eval", "--data", str(data), "--systems", "bm25", "--out", str(out)], match=r"inside the dataset")
+        refused(
+            ["eval", "--data", str(data), "--systems", "bm25", "--out", str(out)], match=r"inside the dataset"
+        )
     assert sorted(p.name for p in data.iterdir()) == sorted(p.name for p in SAMPLE.iterdir())
 
 
 def test_a_run_with_other_options_is_not_resumed(tmp_path):
     worked(evaluate(tmp_path, "--limit", "2"))
-    refused(evaluate(tmp_path, "--limit", "2", "--k", "5"), match=r"other settings \(k was 10, now 5\).*--force")
+    refused(
+        evaluate(tmp_path, "--limit", "2", "--k", "5"), match=r"other settings \(k was 10, now 5\).*--force"
+    )
     refused(evaluate(tmp_path, "--limit", "3"), match=r"limit was 2, now 3")
     worked(evaluate(tmp_path, "--limit", "2", "--k", "5", "--force"))
 
@@ -156,5 +194,19 @@ def test_force_deletes_only_what_a_run_wrote(tmp_path):
 
 
 def test_the_real_console_refuses_a_bad_option(tmp_path):
-    refuses(["keme", "eval", "--data", str(SAMPLE), "--systems", "bm25", "--out", str(tmp_path / "run"), "--k", "-5"],
-            match=r"--k: Input should be greater than or equal to 1", env={"COLUMNS": "400"})
+    refuses(
+        [
+            "keme",
+            "eval",
+            "--data",
+            str(SAMPLE),
+            "--systems",
+            "bm25",
+            "--out",
+            str(tmp_path / "run"),
+            "--k",
+            "-5",
+        ],
+        match=r"--k: Input should be greater than or equal to 1",
+        env={"COLUMNS": "400"},
+    )

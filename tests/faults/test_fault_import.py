@@ -1,4 +1,5 @@
-"""Bad benchmark files through `keme import` / `keme export`: every record that cannot be used is counted, never a traceback.
+"""Bad benchmark files through `keme import` / `keme export`: every record that cannot be used is counted,
+never a traceback.
 
 A bad record is skipped and noted (probe outcome `ok` when the import notes
 it, `silent` when it imports without a word); a file with nothing usable, an
@@ -27,29 +28,50 @@ pytestmark = pytest.mark.fault
 
 
 def _turns(number: int, tag: str = "") -> list[dict[str, Any]]:
-    return [{"speaker": "Ann", "dia_id": f"D{number}:1", "text": f"Ann's line {tag} in session {number}"},
-            {"speaker": "Bob", "dia_id": f"D{number}:2", "text": f"Bob's line {tag} in session {number}"}]
+    return [
+        {"speaker": "Ann", "dia_id": f"D{number}:1", "text": f"Ann's line {tag} in session {number}"},
+        {"speaker": "Bob", "dia_id": f"D{number}:2", "text": f"Bob's line {tag} in session {number}"},
+    ]
 
 
 def locomo_sample(sample_id: Any = "c1", tag: str | None = None) -> dict[str, Any]:
     tag = str(sample_id) if tag is None else tag
-    return {"sample_id": sample_id,
-            "conversation": {"speaker_a": "Ann", "speaker_b": "Bob",
-                             "session_1_date_time": "1:56 pm on 8 May, 2023", "session_1": _turns(1, tag),
-                             "session_2_date_time": "10:37 am on 27 June, 2023", "session_2": _turns(2, tag)},
-            "qa": [{"question": "What does Ann say?", "answer": "her line", "evidence": ["D1:1"], "category": 4}]}
+    return {
+        "sample_id": sample_id,
+        "conversation": {
+            "speaker_a": "Ann",
+            "speaker_b": "Bob",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": _turns(1, tag),
+            "session_2_date_time": "10:37 am on 27 June, 2023",
+            "session_2": _turns(2, tag),
+        },
+        "qa": [{"question": "What does Ann say?", "answer": "her line", "evidence": ["D1:1"], "category": 4}],
+    }
 
 
 def lme_instance(qid: Any = "q1", tag: str | None = None) -> dict[str, Any]:
     tag = str(qid) if tag is None else tag
-    return {"question_id": qid, "question_type": "single-session-user", "question": "Where do I work?",
-            "answer": "Acme", "question_date": "2023/05/30 (Tue) 23:40", "haystack_session_ids": ["s1", "s2"],
-            "haystack_dates": ["2023/05/20 (Sat) 02:21", "2023/05/25 (Thu) 10:02"],
-            "haystack_sessions": [[{"role": "user", "content": f"{tag}: I work at Acme", "has_answer": True},
-                                   {"role": "assistant", "content": "Noted."}],
-                                  [{"role": "user", "content": f"{tag}: tips for a trip?"},
-                                   {"role": "assistant", "content": "Pack light."}]],
-            "answer_session_ids": ["s1"]}
+    return {
+        "question_id": qid,
+        "question_type": "single-session-user",
+        "question": "Where do I work?",
+        "answer": "Acme",
+        "question_date": "2023/05/30 (Tue) 23:40",
+        "haystack_session_ids": ["s1", "s2"],
+        "haystack_dates": ["2023/05/20 (Sat) 02:21", "2023/05/25 (Thu) 10:02"],
+        "haystack_sessions": [
+            [
+                {"role": "user", "content": f"{tag}: I work at Acme", "has_answer": True},
+                {"role": "assistant", "content": "Noted."},
+            ],
+            [
+                {"role": "user", "content": f"{tag}: tips for a trip?"},
+                {"role": "assistant", "content": "Pack light."},
+            ],
+        ],
+        "answer_session_ids": ["s1"],
+    }
 
 
 def _file(tmp_path: Path, records: Any, name: str = "in.json") -> Path:
@@ -77,9 +99,8 @@ def notes_it(importer: Callable[[Path, Path], dict], path: Path, out: Path, kind
     return stats
 
 
-
-
 # -- LoCoMo: one bad thing each, skipped and counted
+
 
 def _sample_with(change: Callable[[dict], None]) -> list[dict]:
     bad = locomo_sample("c1")
@@ -93,28 +114,51 @@ LOCOMO_BAD_RECORDS = {
     "turns_not_a_list": (lambda s: s["conversation"].update(session_2="hello"), "sessions_skipped"),
     "int_date": (lambda s: s["conversation"].update(session_1_date_time=20230508), "unparsed_dates"),
     "null_date": (lambda s: s["conversation"].update(session_2_date_time=None), "unparsed_dates"),
-    "unparseable_date": (lambda s: s["conversation"].update(session_1_date_time="yesterday-ish"), "unparsed_dates"),
-    "year_9999": (lambda s: s["conversation"].update(session_2_date_time="11:59 pm on 31 December, 9999"),
-                  "unparsed_dates"),
+    "unparseable_date": (
+        lambda s: s["conversation"].update(session_1_date_time="yesterday-ish"),
+        "unparsed_dates",
+    ),
+    "year_9999": (
+        lambda s: s["conversation"].update(session_2_date_time="11:59 pm on 31 December, 9999"),
+        "unparsed_dates",
+    ),
     "null_speaker": (lambda s: s["conversation"]["session_1"][0].update(speaker=None), "turns_skipped"),
     "int_speaker": (lambda s: s["conversation"]["session_1"][0].update(speaker=7), "turns_skipped"),
     "int_dia_id": (lambda s: s["conversation"]["session_1"][1].update(dia_id=3), "turns_skipped"),
     "text_an_object": (lambda s: s["conversation"]["session_1"][1].update(text={"a": 1}), "turns_skipped"),
-    "text_deeply_nested": (lambda s: s["conversation"]["session_1"][1].update(text=json.loads("[" * 500 + "]" * 500)),
-                           "turns_skipped"),
-    "lone_surrogate_in_text": (lambda s: s["conversation"]["session_1"][0].update(text="a \ud800 b"),
-                               "lone_surrogates_replaced"),
+    "text_deeply_nested": (
+        lambda s: s["conversation"]["session_1"][1].update(text=json.loads("[" * 500 + "]" * 500)),
+        "turns_skipped",
+    ),
+    "lone_surrogate_in_text": (
+        lambda s: s["conversation"]["session_1"][0].update(text="a \ud800 b"),
+        "lone_surrogates_replaced",
+    ),
     "lone_surrogate_in_sample_id": (lambda s: s.update(sample_id="c\udc00"), "ids_renamed"),
-    "duplicate_dia_id": (lambda s: s["conversation"]["session_2"][0].update(dia_id="D1:1"), "duplicate_turn_ids"),
-    "huge_dia_id": (lambda s: s["conversation"]["session_1"][0].update(dia_id="D" + "9" * 30 + ":1"),
-                    "turns_without_dia_id"),
-    "out_of_order_dates": (lambda s: s["conversation"].update(session_1_date_time="1:00 pm on 1 July, 2023"),
-                           "sessions_out_of_order"),
-    "same_date_twice": (lambda s: s["conversation"].update(session_2_date_time="1:56 pm on 8 May, 2023"),
-                        "sessions_moved"),
-    "repeated_session_number": (lambda s: s["conversation"].update(session_01=_turns(1, "x")), "sessions_skipped"),
-    "huge_session_number": (lambda s: s["conversation"].update({"session_" + "9" * 40: _turns(3, "x")}),
-                            "sessions_skipped"),
+    "duplicate_dia_id": (
+        lambda s: s["conversation"]["session_2"][0].update(dia_id="D1:1"),
+        "duplicate_turn_ids",
+    ),
+    "huge_dia_id": (
+        lambda s: s["conversation"]["session_1"][0].update(dia_id="D" + "9" * 30 + ":1"),
+        "turns_without_dia_id",
+    ),
+    "out_of_order_dates": (
+        lambda s: s["conversation"].update(session_1_date_time="1:00 pm on 1 July, 2023"),
+        "sessions_out_of_order",
+    ),
+    "same_date_twice": (
+        lambda s: s["conversation"].update(session_2_date_time="1:56 pm on 8 May, 2023"),
+        "sessions_moved",
+    ),
+    "repeated_session_number": (
+        lambda s: s["conversation"].update(session_01=_turns(1, "x")),
+        "sessions_skipped",
+    ),
+    "huge_session_number": (
+        lambda s: s["conversation"].update({"session_" + "9" * 40: _turns(3, "x")}),
+        "sessions_skipped",
+    ),
     "no_conversation": (lambda s: s.pop("conversation"), "samples_skipped"),
     "conversation_a_list": (lambda s: s.update(conversation=[1]), "samples_skipped"),
     "no_speaker_a": (lambda s: s["conversation"].pop("speaker_a"), "samples_skipped"),
@@ -125,7 +169,10 @@ LOCOMO_BAD_RECORDS = {
     "category_a_string": (lambda s: s["qa"][0].update(category="4"), "qa_skipped"),
     "category_unknown": (lambda s: s["qa"][0].update(category=9), "unknown_category"),
     "answer_missing": (lambda s: s["qa"][0].pop("answer"), "qa_skipped"),
-    "evidence_garbage": (lambda s: s["qa"][0].update(evidence=[{"x": 1}, 3, "nothing"]), "evidence_pieces_not_ids"),
+    "evidence_garbage": (
+        lambda s: s["qa"][0].update(evidence=[{"x": 1}, 3, "nothing"]),
+        "evidence_pieces_not_ids",
+    ),
     "evidence_out_of_range": (lambda s: s["qa"][0].update(evidence=["D40:1"]), "evidence_unresolved"),
 }
 
@@ -137,12 +184,17 @@ def test_locomo_bad_record_is_skipped_and_counted(tmp_path, case):
 
 
 def test_locomo_repeated_sample_id_keeps_both(tmp_path):
-    stats = notes_it(import_locomo, _file(tmp_path, [locomo_sample("c1"), locomo_sample("c1", tag="other")]), tmp_path / "out",
-                     "duplicate_sample_ids")
+    stats = notes_it(
+        import_locomo,
+        _file(tmp_path, [locomo_sample("c1"), locomo_sample("c1", tag="other")]),
+        tmp_path / "out",
+        "duplicate_sample_ids",
+    )
     assert stats["personas"] == 2
 
 
 # -- LongMemEval: one bad thing each, skipped and counted
+
 
 def _instance_with(change: Callable[[dict], None]) -> list[dict]:
     bad = lme_instance("q1")
@@ -156,7 +208,10 @@ LME_BAD_RECORDS = {
     "question_id_a_list": (lambda i: i.update(question_id=[1]), "instances_skipped"),
     "answer_null": (lambda i: i.update(answer=None), "instances_skipped"),
     "haystack_not_a_list": (lambda i: i.update(haystack_sessions="x"), "instances_skipped"),
-    "session_not_a_list": (lambda i: i["haystack_sessions"].__setitem__(1, {"role": "user"}), "sessions_skipped"),
+    "session_not_a_list": (
+        lambda i: i["haystack_sessions"].__setitem__(1, {"role": "user"}),
+        "sessions_skipped",
+    ),
     "turn_not_an_object": (lambda i: i["haystack_sessions"][1].append("hi"), "turns_skipped"),
     "role_null": (lambda i: i["haystack_sessions"][1][0].update(role=None), "turns_skipped"),
     "content_an_int": (lambda i: i["haystack_sessions"][1][0].update(content=5), "turns_skipped"),
@@ -166,14 +221,25 @@ LME_BAD_RECORDS = {
     "dates_too_short": (lambda i: i["haystack_dates"].pop(), "unparsed_dates"),
     "question_date_bad": (lambda i: i.update(question_date="soon"), "unparsed_dates"),
     "session_ids_too_short": (lambda i: i["haystack_session_ids"].pop(), "session_ids_missing"),
-    "session_id_an_object": (lambda i: i["haystack_session_ids"].__setitem__(1, {"a": 1}), "session_ids_missing"),
+    "session_id_an_object": (
+        lambda i: i["haystack_session_ids"].__setitem__(1, {"a": 1}),
+        "session_ids_missing",
+    ),
     "duplicate_session_ids": (lambda i: i.update(haystack_session_ids=["s1", "s1"]), "duplicate_session_ids"),
     "same_date_twice": (lambda i: i.update(haystack_dates=["2023/05/20 (Sat) 02:21"] * 2), "sessions_moved"),
-    "dates_out_of_order": (lambda i: i.update(haystack_dates=["2023/05/25 (Thu) 10:02", "2023/05/20 (Sat) 02:21"]),
-                           "sessions_out_of_order"),
-    "lone_surrogate": (lambda i: i["haystack_sessions"][0][0].update(content="\udfff"), "lone_surrogates_replaced"),
+    "dates_out_of_order": (
+        lambda i: i.update(haystack_dates=["2023/05/25 (Thu) 10:02", "2023/05/20 (Sat) 02:21"]),
+        "sessions_out_of_order",
+    ),
+    "lone_surrogate": (
+        lambda i: i["haystack_sessions"][0][0].update(content="\udfff"),
+        "lone_surrogates_replaced",
+    ),
     "unknown_question_type": (lambda i: i.update(question_type="vibes"), "unknown_question_type"),
-    "answer_session_unknown": (lambda i: i.update(answer_session_ids=["nope"]), "answer_session_ids_unresolved"),
+    "answer_session_unknown": (
+        lambda i: i.update(answer_session_ids=["nope"]),
+        "answer_session_ids_unresolved",
+    ),
 }
 
 
@@ -184,12 +250,18 @@ def test_longmemeval_bad_record_is_skipped_and_counted(tmp_path, case):
 
 
 def test_longmemeval_a_record_that_is_not_an_object_is_skipped(tmp_path):
-    notes_it(import_longmemeval, _file(tmp_path, ["q0", lme_instance("q1")]), tmp_path / "out", "instances_skipped")
+    notes_it(
+        import_longmemeval, _file(tmp_path, ["q0", lme_instance("q1")]), tmp_path / "out", "instances_skipped"
+    )
 
 
 def test_longmemeval_repeated_question_id_keeps_both(tmp_path):
-    stats = notes_it(import_longmemeval, _file(tmp_path, [lme_instance("q1"), lme_instance("q1", tag="other")]), tmp_path / "out",
-                     "duplicate_question_ids")
+    stats = notes_it(
+        import_longmemeval,
+        _file(tmp_path, [lme_instance("q1"), lme_instance("q1", tag="other")]),
+        tmp_path / "out",
+        "duplicate_question_ids",
+    )
     assert stats["personas"] == 2
 
 
@@ -220,27 +292,37 @@ def test_an_unusable_file_is_refused(tmp_path, case, importer):
 
 
 def test_a_missing_file_is_refused(tmp_path):
-    raises_clearly(lambda: import_locomo(tmp_path / "nope.json", tmp_path / "out"), KemeError, match="cannot read")
+    raises_clearly(
+        lambda: import_locomo(tmp_path / "nope.json", tmp_path / "out"), KemeError, match="cannot read"
+    )
 
 
 def test_samples_with_nothing_usable_are_refused(tmp_path):
     path = _file(tmp_path, [{"sample_id": "c1"}, {"sample_id": "c2", "conversation": {"speaker_a": "Ann"}}])
-    raises_clearly(lambda: import_locomo(path, tmp_path / "out"), KemeError, match="nothing usable in 2 record")
+    raises_clearly(
+        lambda: import_locomo(path, tmp_path / "out"), KemeError, match="nothing usable in 2 record"
+    )
 
 
 # -- through the CLI: the boundary prints one message
 
+
 def test_cli_invalid_utf8_names_the_line(tmp_path):
     path = tmp_path / "locomo.json"
     path.write_bytes(b'[\n{"sample_id": "c\xff1"}\n]')
-    refuses(["keme", "import", "locomo", str(path), "--out", str(tmp_path / "out")],
-            match=r"locomo\.json:2: not valid UTF-8")
+    refuses(
+        ["keme", "import", "locomo", str(path), "--out", str(tmp_path / "out")],
+        match=r"locomo\.json:2: not valid UTF-8",
+    )
 
 
 def test_cli_deep_nesting_is_refused(tmp_path):
     path = tmp_path / "lme.json"
     path.write_bytes(b"[" * 100_000 + b"]" * 100_000)
-    refuses(["keme", "import", "longmemeval", str(path), "--out", str(tmp_path / "out")], match="nested too deeply")
+    refuses(
+        ["keme", "import", "longmemeval", str(path), "--out", str(tmp_path / "out")],
+        match="nested too deeply",
+    )
 
 
 def test_cli_bad_records_are_listed_by_position(tmp_path):
@@ -262,15 +344,27 @@ def test_cli_lone_surrogates_are_replaced(tmp_path):
 
 
 def test_cli_nothing_usable_is_refused(tmp_path):
-    refuses(["keme", "import", "locomo", str(_file(tmp_path, [{"sample_id": "c1"}])), "--out", str(tmp_path / "out")],
-            match="nothing usable")
+    refuses(
+        [
+            "keme",
+            "import",
+            "locomo",
+            str(_file(tmp_path, [{"sample_id": "c1"}])),
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        match="nothing usable",
+    )
 
 
 def test_cli_an_existing_dataset_is_refused_without_force(tmp_path):
     shutil.copytree(ROOT / "data/sample", tmp_path / "ds")
     before = (tmp_path / "ds/qa.jsonl").read_bytes()
     source = str(_file(tmp_path, [locomo_sample()]))
-    refuses(["keme", "import", "locomo", source, "--out", str(tmp_path / "ds")], match="already holds a keme dataset.*--force")
+    refuses(
+        ["keme", "import", "locomo", source, "--out", str(tmp_path / "ds")],
+        match="already holds a keme dataset.*--force",
+    )
     assert (tmp_path / "ds/qa.jsonl").read_bytes() == before
     works(["keme", "import", "locomo", source, "--out", str(tmp_path / "ds"), "--force"])
     assert validate(tmp_path / "ds") == []
@@ -279,18 +373,31 @@ def test_cli_an_existing_dataset_is_refused_without_force(tmp_path):
 def test_cli_a_non_dataset_directory_is_refused_even_with_force(tmp_path):
     (tmp_path / "photos").mkdir()
     (tmp_path / "photos/holiday.jpg").write_bytes(b"\xff\xd8jpg")
-    refuses(["keme", "import", "longmemeval", str(_file(tmp_path, [lme_instance()])), "--out", str(tmp_path / "photos"),
-             "--force"], match="not empty and holds no keme dataset")
+    refuses(
+        [
+            "keme",
+            "import",
+            "longmemeval",
+            str(_file(tmp_path, [lme_instance()])),
+            "--out",
+            str(tmp_path / "photos"),
+            "--force",
+        ],
+        match="not empty and holds no keme dataset",
+    )
     assert [p.name for p in (tmp_path / "photos").iterdir()] == ["holiday.jpg"]
 
 
 def test_cli_an_output_that_is_a_file_is_refused(tmp_path):
     (tmp_path / "out").write_text("x")
-    refuses(["keme", "import", "locomo", str(_file(tmp_path, [locomo_sample()])), "--out", str(tmp_path / "out")],
-            match="not a directory")
+    refuses(
+        ["keme", "import", "locomo", str(_file(tmp_path, [locomo_sample()])), "--out", str(tmp_path / "out")],
+        match="not a directory",
+    )
 
 
 # -- export
+
 
 def _sample_copy(tmp_path: Path) -> Path:
     shutil.copytree(ROOT / "data/sample", tmp_path / "ds")
@@ -306,13 +413,17 @@ def _edit(path: Path, old: str, new: str) -> None:
 def test_export_dangling_evidence_is_refused(tmp_path):
     data = _sample_copy(tmp_path)
     _edit(data / "qa.jsonl", '"evidence":["', '"evidence":["p01-s9999-m01","')
-    raises_clearly(lambda: export_locomo(Dataset.load(data), tmp_path / "x.json"), KemeError, match="evidence")
+    raises_clearly(
+        lambda: export_locomo(Dataset.load(data), tmp_path / "x.json"), KemeError, match="evidence"
+    )
 
 
 def test_export_question_of_an_unknown_persona_is_refused(tmp_path):
     data = _sample_copy(tmp_path)
     _edit(data / "qa.jsonl", '"persona_id":"p01"', '"persona_id":"p99"')
-    raises_clearly(lambda: export_locomo(Dataset.load(data), tmp_path / "x.json"), KemeError, match="unknown persona p99")
+    raises_clearly(
+        lambda: export_locomo(Dataset.load(data), tmp_path / "x.json"), KemeError, match="unknown persona p99"
+    )
 
 
 def test_export_duplicate_persona_is_refused(tmp_path):
@@ -320,26 +431,39 @@ def test_export_duplicate_persona_is_refused(tmp_path):
     first = (data / "personas.jsonl").read_text(encoding="utf-8").splitlines()[0]
     with (data / "personas.jsonl").open("a", encoding="utf-8") as handle:
         handle.write(first + "\n")
-    raises_clearly(lambda: export_locomo(Dataset.load(data), tmp_path / "x.json"), KemeError, match="occurs twice")
+    raises_clearly(
+        lambda: export_locomo(Dataset.load(data), tmp_path / "x.json"), KemeError, match="occurs twice"
+    )
 
 
 def test_export_into_the_dataset_is_refused(tmp_path):
     data = _sample_copy(tmp_path)
-    raises_clearly(lambda: export_locomo(Dataset.load(data), data / "qa.jsonl"), KemeError, match="inside the dataset")
+    raises_clearly(
+        lambda: export_locomo(Dataset.load(data), data / "qa.jsonl"), KemeError, match="inside the dataset"
+    )
 
 
 def test_cli_export_of_a_dataset_with_an_unsafe_id_is_refused(tmp_path):
     data = _sample_copy(tmp_path)
     _edit(data / "personas.jsonl", '"id":"p01"', '"id":"../p01"')
-    refuses(["keme", "export", "locomo", str(data), "--out", str(tmp_path / "x.json")], match=r"personas\.jsonl:1.*'\.\./p01'")
+    refuses(
+        ["keme", "export", "locomo", str(data), "--out", str(tmp_path / "x.json")],
+        match=r"personas\.jsonl:1.*'\.\./p01'",
+    )
 
 
 def test_cli_export_of_a_missing_dataset_is_refused(tmp_path):
-    refuses(["keme", "export", "locomo", str(tmp_path / "nope"), "--out", str(tmp_path / "x.json")], match="no manifest|no such directory")
+    refuses(
+        ["keme", "export", "locomo", str(tmp_path / "nope"), "--out", str(tmp_path / "x.json")],
+        match="no manifest|no such directory",
+    )
 
 
 def test_cli_export_to_a_directory_is_refused(tmp_path):
-    refuses(["keme", "export", "locomo", str(ROOT / "data/sample"), "--out", str(tmp_path)], match="is a directory")
+    refuses(
+        ["keme", "export", "locomo", str(ROOT / "data/sample"), "--out", str(tmp_path)],
+        match="is a directory",
+    )
 
 
 def test_cli_export_round_trip_works(tmp_path):

@@ -39,8 +39,13 @@ REFUSALS = {mode: pattern.replace(" ", r"\s+") for mode, pattern in REFUSALS.ite
 
 
 def llm_settings(url: str, cache) -> dict:
-    return {"provider": "openai", "base_url": url, "model": "probe-model", "api_key_env": KEY_ENV,
-            "cache_dir": str(cache)} | FAST
+    return {
+        "provider": "openai",
+        "base_url": url,
+        "model": "probe-model",
+        "api_key_env": KEY_ENV,
+        "cache_dir": str(cache),
+    } | FAST
 
 
 def closed_url() -> str:
@@ -51,8 +56,13 @@ def closed_url() -> str:
 
 def leaks(result, *roots) -> bool:
     """Whether the key is in the output or in a file the command wrote (run directory, dataset, cache)."""
-    return SECRET in result.output or any(SECRET in p.read_text(errors="ignore") for root in roots if root.exists()
-                                          for p in root.rglob("*") if p.is_file())
+    return SECRET in result.output or any(
+        SECRET in p.read_text(errors="ignore")
+        for root in roots
+        if root.exists()
+        for p in root.rglob("*")
+        if p.is_file()
+    )
 
 
 def no_secret_anywhere(result, *roots) -> None:
@@ -69,18 +79,35 @@ def eval_args(tmp_path, url: str, limit: int = 1) -> list[str]:
         shutil.copytree(ROOT / "data/sample", data)
     settings = tmp_path / "llm.yaml"
     settings.write_text(json.dumps(llm_settings(url, tmp_path / "cache")))
-    return ["keme", "eval", "--data", str(data), "--systems", "bm25", "--out", str(tmp_path / "run"), "--limit", str(limit),
-            "--reader", "openai", "--llm", str(settings)]
+    return [
+        "keme",
+        "eval",
+        "--data",
+        str(data),
+        "--systems",
+        "bm25",
+        "--out",
+        str(tmp_path / "run"),
+        "--limit",
+        str(limit),
+        "--reader",
+        "openai",
+        "--llm",
+        str(settings),
+    ]
 
 
 @pytest.mark.parametrize("mode", list(REFUSALS))
 def test_eval_against_a_broken_endpoint_is_an_error_not_a_score(tmp_path, mode):
     if mode == "closed-port":
-        result = refuses(eval_args(tmp_path, closed_url()), match=REFUSALS[mode], timeout=60, env={KEY_ENV: SECRET})
+        result = refuses(
+            eval_args(tmp_path, closed_url()), match=REFUSALS[mode], timeout=60, env={KEY_ENV: SECRET}
+        )
     else:
         with Endpoint(mode) as endpoint:
-            result = refuses(eval_args(tmp_path, endpoint.url), match=REFUSALS[mode], timeout=60,
-                             env={KEY_ENV: SECRET})
+            result = refuses(
+                eval_args(tmp_path, endpoint.url), match=REFUSALS[mode], timeout=60, env={KEY_ENV: SECRET}
+            )
     assert not (tmp_path / "run/summary.json").exists() and not (tmp_path / "run/bm25/answer.jsonl").exists()
     if mode == "500-echo":
         no_secret_anywhere(result, tmp_path / "run", tmp_path / "cache")
@@ -91,7 +118,9 @@ def test_eval_rides_out_a_429_and_scores_every_answer(tmp_path):
     with Endpoint("429-once") as endpoint:
         result = works(eval_args(tmp_path, endpoint.url), timeout=60, env={KEY_ENV: SECRET})
     summary = json.loads((tmp_path / "run/summary.json").read_text())
-    assert summary["systems"]["bm25"]["answers_missing"] == 0 and summary["llm"]["eval.reader"]["retries"] == 1
+    assert (
+        summary["systems"]["bm25"]["answers_missing"] == 0 and summary["llm"]["eval.reader"]["retries"] == 1
+    )
     assert re.search(r"LLM\s+requests:\s+2,\s+failed\s+0", result.stdout)
 
 
@@ -102,7 +131,10 @@ def test_eval_with_one_failed_answer_reports_it_and_never_stores_the_key(tmp_pat
         (tmp_path / "llm.yaml").write_text(json.dumps(settings))
         result = works(args, timeout=60, env={KEY_ENV: SECRET})
     summary = json.loads((tmp_path / "run/summary.json").read_text())
-    assert summary["systems"]["bm25"]["answers_missing"] == 1 and "missing after failed LLM calls" in summary["note"]
+    assert (
+        summary["systems"]["bm25"]["answers_missing"] == 1
+        and "missing after failed LLM calls" in summary["note"]
+    )
     assert re.search(r"failed\s+1", result.stdout)
     no_secret_anywhere(result, tmp_path / "run", tmp_path / "cache")
     with Endpoint("ok") as endpoint:  # the endpoint fixed: the rerun asks for the missing answer only
@@ -115,8 +147,12 @@ def test_eval_with_one_failed_answer_reports_it_and_never_stores_the_key(tmp_pat
 
 def test_eval_with_a_key_env_that_is_not_set_names_the_variable(tmp_path):
     args = eval_args(tmp_path, "https://llm.example.invalid/v1")
-    refuses(args, match=r"no\s+API\s+key:\s+set\s+the\s+environment\s+variable\s+KEME_PROBE_KEY", timeout=60,
-            env={KEY_ENV: ""})
+    refuses(
+        args,
+        match=r"no\s+API\s+key:\s+set\s+the\s+environment\s+variable\s+KEME_PROBE_KEY",
+        timeout=60,
+        env={KEY_ENV: ""},
+    )
 
 
 # ---------------------------------------------------------------- keme synth --brain llm
@@ -133,11 +169,14 @@ def synth_args(tmp_path, url: str) -> list[str]:
 @pytest.mark.parametrize("mode", list(REFUSALS))
 def test_synth_against_a_broken_endpoint_stops_instead_of_falling_back(tmp_path, mode):
     if mode == "closed-port":
-        result = refuses(synth_args(tmp_path, closed_url()), match=REFUSALS[mode], timeout=90, env={KEY_ENV: SECRET})
+        result = refuses(
+            synth_args(tmp_path, closed_url()), match=REFUSALS[mode], timeout=90, env={KEY_ENV: SECRET}
+        )
     else:
         with Endpoint(mode) as endpoint:
-            result = refuses(synth_args(tmp_path, endpoint.url), match=REFUSALS[mode], timeout=90,
-                             env={KEY_ENV: SECRET})
+            result = refuses(
+                synth_args(tmp_path, endpoint.url), match=REFUSALS[mode], timeout=90, env={KEY_ENV: SECRET}
+            )
             assert endpoint.requests <= FAST["max_retries"] + 1  # stopped at the first call
     assert not (tmp_path / "d/manifest.json").exists()
     if mode == "500-echo":
@@ -154,11 +193,17 @@ def test_synth_rides_out_a_429(tmp_path):
 
 def test_synth_with_a_failing_call_over_the_limit_fails_after_saying_how_many(tmp_path):
     args = synth_args(tmp_path, "http://unused")
-    config = (tmp_path / "tiny.yaml").read_text().replace("max_retries: 3", "max_retries: 0\n  max_failure_fraction: 0.0")
+    config = (
+        (tmp_path / "tiny.yaml")
+        .read_text()
+        .replace("max_retries: 3", "max_retries: 0\n  max_failure_fraction: 0.0")
+    )
     (tmp_path / "tiny.yaml").write_text(config)
     with Endpoint("fail-second") as endpoint:
         (tmp_path / "tiny.yaml").write_text(config.replace("http://unused", endpoint.url))
         result = run(args, expect="error", timeout=180, env={KEY_ENV: SECRET})
     assert result.outcome == "clear", result.output[-2000:]
-    assert re.search(r"failed\s+1", result.output) and re.search(r"too\s+many\s+LLM\s+calls\s+failed", result.output)
+    assert re.search(r"failed\s+1", result.output) and re.search(
+        r"too\s+many\s+LLM\s+calls\s+failed", result.output
+    )
     no_secret_anywhere(result, tmp_path / "d", tmp_path / "cache")

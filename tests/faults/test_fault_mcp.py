@@ -31,7 +31,9 @@ class Server:
     def __init__(self, db: Path):
         self.process = subprocess.Popen(
             [sys.executable, "-m", "baselines.memory_bank.mcp_server", "--db", str(db)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             env=os.environ | {"PYTHONPATH": str(ROOT)},
         )
         self.buffer = b""
@@ -58,16 +60,31 @@ class Server:
         return json.loads(line)
 
     def initialize(self) -> None:
-        self.send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                   "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                              "clientInfo": {"name": "fault-probe", "version": "1"}}})
+        self.send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "fault-probe", "version": "1"},
+                },
+            }
+        )
         assert "result" in (self.reply() or {}), self.stderr()
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
     def call(self, tool: str, arguments: dict) -> dict | None:
         self.next_id += 1
-        self.send({"jsonrpc": "2.0", "id": self.next_id, "method": "tools/call",
-                   "params": {"name": tool, "arguments": arguments}})
+        self.send(
+            {
+                "jsonrpc": "2.0",
+                "id": self.next_id,
+                "method": "tools/call",
+                "params": {"name": tool, "arguments": arguments},
+            }
+        )
         return self.reply()
 
     def stderr(self) -> str:
@@ -93,8 +110,14 @@ def server(tmp_path):
     started.close()
 
 
-def classify(server: Server, reply: dict | None, *, error_code: int | None = None, tool_error: bool = False,
-             request_id: object = "any") -> dict:
+def classify(
+    server: Server,
+    reply: dict | None,
+    *,
+    error_code: int | None = None,
+    tool_error: bool = False,
+    request_id: object = "any",
+) -> dict:
     """Record the probe's outcome: the reply must be the expected error and the server must still be alive."""
     if reply is None:
         outcome = "crash" if server.process.poll() is not None else "hang"
@@ -123,16 +146,22 @@ def test_a_truncated_frame_gets_a_parse_error(server):
 
 
 def test_a_lone_surrogate_in_the_arguments_gets_invalid_params_with_its_id(server):
-    server.send(b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"save_memory",'
-                b'"arguments":{"title":"\\ud800","content":"x"}}}')
+    server.send(
+        b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"save_memory",'
+        b'"arguments":{"title":"\\ud800","content":"x"}}}'
+    )
     reply = classify(server, server.reply(), error_code=-32602, request_id=2)
     assert "params.arguments.title" in reply["error"]["message"]
-    assert server.call("search_memory", {"query": "x"})["result"]["structuredContent"]["result"] == []  # not saved
+    assert (
+        server.call("search_memory", {"query": "x"})["result"]["structuredContent"]["result"] == []
+    )  # not saved
 
 
 def test_a_lone_low_surrogate_in_a_query_gets_invalid_params(server):
-    server.send(b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search_memory",'
-                b'"arguments":{"query":"latte \\udc00"}}}')
+    server.send(
+        b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search_memory",'
+        b'"arguments":{"query":"latte \\udc00"}}}'
+    )
     classify(server, server.reply(), error_code=-32602, request_id=3)
 
 
@@ -142,14 +171,18 @@ def test_a_lone_surrogate_in_the_method_gets_invalid_request(server):
 
 
 def test_a_surrogate_encoded_as_bytes_gets_a_parse_error_with_its_id(server):
-    server.send(b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"search_memory",'
-                b'"arguments":{"query":"\xed\xa0\x80"}}}')
+    server.send(
+        b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"search_memory",'
+        b'"arguments":{"query":"\xed\xa0\x80"}}}'
+    )
     classify(server, server.reply(), error_code=-32700, request_id=5)
 
 
 def test_bytes_that_are_not_utf8_get_a_parse_error(server):
-    server.send(b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"search_memory",'
-                b'"arguments":{"query":"\xff\xfe"}}}')
+    server.send(
+        b'{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"search_memory",'
+        b'"arguments":{"query":"\xff\xfe"}}}'
+    )
     classify(server, server.reply(), error_code=-32700, request_id=6)
 
 
@@ -159,12 +192,14 @@ def test_json_that_is_not_a_jsonrpc_message_gets_invalid_request(server):
 
 
 def test_a_json_array_gets_invalid_request(server):
-    server.send(b'[1, 2, 3]')
+    server.send(b"[1, 2, 3]")
     classify(server, server.reply(), error_code=-32600, request_id=None)
 
 
 def test_deeply_nested_json_gets_a_parse_error(server):
-    server.send(b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+    server.send(
+        b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    )
     classify(server, server.reply(), error_code=-32700)
 
 
@@ -198,7 +233,9 @@ def test_a_write_that_fails_after_opening_is_a_tool_error_and_nothing_is_kept(tm
         assert server.call("save_memory", {"title": "kept", "content": "first"})["result"]["isError"] is False
         with sqlite3.connect(db) as other:  # the file is damaged under the running server
             other.execute("DROP TABLE semantic")
-        reply = classify(server, server.call("save_memory", {"title": "lost", "content": "second"}), tool_error=True)
+        reply = classify(
+            server, server.call("save_memory", {"title": "lost", "content": "second"}), tool_error=True
+        )
         assert "bank.sqlite" in reply["result"]["content"][0]["text"]
     finally:
         server.close()
@@ -209,7 +246,10 @@ def test_good_requests_still_work_between_bad_frames(server):
     assert server.reply()["error"]["code"] == -32700
     saved = server.call("save_memory", {"title": "Douyin search entry", "content": "magnifying glass"})
     found = server.call("search_memory", {"query": "douyin"})
-    ok = (saved["result"]["isError"] is False
-          and found["result"]["structuredContent"]["result"][0]["id"] == saved["result"]["structuredContent"]["id"])
+    ok = (
+        saved["result"]["isError"] is False
+        and found["result"]["structuredContent"]["result"][0]["id"]
+        == saved["result"]["structuredContent"]["id"]
+    )
     record("ok" if ok else "silent")
     assert ok

@@ -1,4 +1,5 @@
-"""Data from a file never becomes a path: hostile ids and image paths, through the loader, every system and eval.
+"""Data from a file never becomes a path: hostile ids and image paths, through the loader, every system and
+eval.
 
 The attack this guards against: an imported `sample_id` / `question_id` such
 as `../../victim` became a file name, `keme eval` wrote outside its run
@@ -31,14 +32,28 @@ from keme.validate import validate
 pytestmark = pytest.mark.fault
 
 HOSTILE = {
-    "parent": "../victim", "parent2": "../../victim", "parent3": "../../../victim", "parent4": "../../../../victim",
-    "absolute": "/tmp/keme-victim", "slash": "a/b", "dotdot": "..", "dot": ".", "empty": "", "nul": "a\x00b",
-    "long": "x" * 5000, "windows": "..\\..\\victim", "lookalike": "vісtim", "hidden": ".victim", "glob": "v*[ab]?",
-    "newline": "a\nb", "surrogate": "\udc00victim",
+    "parent": "../victim",
+    "parent2": "../../victim",
+    "parent3": "../../../victim",
+    "parent4": "../../../../victim",
+    "absolute": "/tmp/keme-victim",
+    "slash": "a/b",
+    "dotdot": "..",
+    "dot": ".",
+    "empty": "",
+    "nul": "a\x00b",
+    "long": "x" * 5000,
+    "windows": "..\\..\\victim",
+    "lookalike": "vісtim",
+    "hidden": ".victim",
+    "glob": "v*[ab]?",
+    "newline": "a\nb",
+    "surrogate": "\udc00victim",
 }
 
 
 # -- sentinels: what must not change
+
 
 def plant(where: Path) -> None:
     """A Memory Bank-like database with 8 rows and a directory with a file, both named 'victim'."""
@@ -67,6 +82,7 @@ def only_inside(new: set[Path], *allowed: Path) -> list[Path]:
 
 
 # -- 1. the loader refuses hostile ids and image paths in a dataset
+
 
 def _dataset(tmp_path: Path) -> Path:
     shutil.copytree(ROOT / "data/sample", tmp_path / "ds")
@@ -113,27 +129,52 @@ def test_validate_reports_a_hostile_id(tmp_path):
     refuses(["keme", "validate", str(data)], match=r"sessions\.jsonl:1.*'\.\./\.\./victim'")
 
 
-IMAGE_PATHS = {"etc_passwd": "../../../../etc/passwd", "absolute": "/etc/passwd", "climb": "images/../../x.png",
-               "windows": "images\\..\\..\\x.png", "outside_images": "personas.jsonl", "hidden": "images/.x.png",
-               "nul": "images/a\x00.png", "empty": ""}
+IMAGE_PATHS = {
+    "etc_passwd": "../../../../etc/passwd",
+    "absolute": "/etc/passwd",
+    "climb": "images/../../x.png",
+    "windows": "images\\..\\..\\x.png",
+    "outside_images": "personas.jsonl",
+    "hidden": "images/.x.png",
+    "nul": "images/a\x00.png",
+    "empty": "",
+}
 
 
 def _with_image(data: Path, path: str, target: Path | None = None) -> None:
     """Share one image in the first message and list it in images.jsonl, with hashes made consistent."""
-    sessions = [json.loads(line) for line in (data / "sessions.jsonl").read_text(encoding="utf-8").splitlines()]
+    sessions = [
+        json.loads(line) for line in (data / "sessions.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
     message = sessions[0]["messages"][0]
     message["images"], message["captions"] = [path], ["a screenshot"]
     (data / "sessions.jsonl").write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in sessions))
     content = target.read_bytes() if target is not None else b""
-    image = {"id": "p01-img001", "persona_id": "p01", "session_id": sessions[0]["id"], "message_id": message["id"],
-             "path": path, "sha256": hashlib.sha256(content).hexdigest(), "template": "note", "language": "en",
-             "caption": "a screenshot", "facts": {}, "dom_text": "", "screen": {}, "width": 1, "height": 1}
+    image = {
+        "id": "p01-img001",
+        "persona_id": "p01",
+        "session_id": sessions[0]["id"],
+        "message_id": message["id"],
+        "path": path,
+        "sha256": hashlib.sha256(content).hexdigest(),
+        "template": "note",
+        "language": "en",
+        "caption": "a screenshot",
+        "facts": {},
+        "dom_text": "",
+        "screen": {},
+        "width": 1,
+        "height": 1,
+    }
     (data / "images.jsonl").write_text(json.dumps(image) + "\n")
     manifest = json.loads((data / "manifest.json").read_text())
     for name in ("sessions.jsonl", "images.jsonl"):
         blob = (data / name).read_bytes()
-        manifest["files"][name] = {"sha256": hashlib.sha256(blob).hexdigest(), "records": blob.count(b"\n"),
-                                   "bytes": len(blob)}
+        manifest["files"][name] = {
+            "sha256": hashlib.sha256(blob).hexdigest(),
+            "records": blob.count(b"\n"),
+            "bytes": len(blob),
+        }
     (data / "manifest.json").write_text(json.dumps(manifest))
 
 
@@ -147,14 +188,19 @@ def test_the_loader_refuses_an_image_path_outside_images(tmp_path, case):
 def test_validate_refuses_etc_passwd_made_consistent(tmp_path):
     data = _dataset(tmp_path)
     _with_image(data, "../../../../etc/passwd", Path("/etc/passwd"))
-    refuses(["keme", "validate", str(data)], match=r"image path '\.\./\.\./\.\./\.\./etc/passwd' is not under images/")
+    refuses(
+        ["keme", "validate", str(data)],
+        match=r"image path '\.\./\.\./\.\./\.\./etc/passwd' is not under images/",
+    )
 
 
 def test_eval_refuses_an_image_path_outside_images(tmp_path):
     data = _dataset(tmp_path)
     _with_image(data, "/etc/passwd")
-    refuses(["keme", "eval", "--data", str(data), "--systems", "bm25", "--out", str(tmp_path / "run")],
-            match="image path '/etc/passwd'")
+    refuses(
+        ["keme", "eval", "--data", str(data), "--systems", "bm25", "--out", str(tmp_path / "run")],
+        match="image path '/etc/passwd'",
+    )
 
 
 def test_validate_refuses_an_image_that_is_a_symlink_out_of_the_dataset(tmp_path):
@@ -173,13 +219,17 @@ def test_a_manifest_listing_a_file_outside_the_dataset_is_refused(tmp_path):
     data = _dataset(tmp_path)
     manifest = json.loads((data / "manifest.json").read_text())
     blob = Path("/etc/hostname").read_bytes() if Path("/etc/hostname").exists() else b""
-    manifest["files"]["../../../../etc/hostname"] = {"sha256": hashlib.sha256(blob).hexdigest(), "records": 1,
-                                                      "bytes": len(blob)}
+    manifest["files"]["../../../../etc/hostname"] = {
+        "sha256": hashlib.sha256(blob).hexdigest(),
+        "records": 1,
+        "bytes": len(blob),
+    }
     (data / "manifest.json").write_text(json.dumps(manifest))
     refuses(["keme", "validate", str(data)], match=r"manifest.*'\.\./\.\./\.\./\.\./etc/hostname'")
 
 
 # -- 2. every memory system keeps a hostile scope inside its root (defence in depth)
+
 
 class Bag:
     """A tiny deterministic embedder, so OpenClaw runs without loading MiniLM."""
@@ -193,24 +243,38 @@ class Bag:
 def _system(name: str, root: Path):
     if name == "memory_bank":
         from baselines.memory_bank.system import MemoryBankSystem
+
         return MemoryBankSystem(root=root)
     if name == "factmem":
         from baselines.factmem.system import FactMem
+
         return FactMem(root=root)
     if name == "openclaw":
         from baselines.openclaw import OpenClaw
+
         return OpenClaw(root=root, embedder=Bag())
     from eval.registry import create
+
     return create(name)
 
 
 def _session() -> Session:
     start = datetime(2024, 3, 1, 9)
     texts = ["I moved to Lisbon last week.", "My sister's name is Ana.", "I prefer tea over coffee."]
-    messages = [Message(id=f"s1-m{i}", role="user", content=text, timestamp=start + timedelta(minutes=i))
-                for i, text in enumerate(texts)]
-    return Session(id="s1", persona_id="p01", event_id="e1", language="en", pattern="t", start=messages[0].timestamp,
-                   end=messages[-1].timestamp, messages=messages)
+    messages = [
+        Message(id=f"s1-m{i}", role="user", content=text, timestamp=start + timedelta(minutes=i))
+        for i, text in enumerate(texts)
+    ]
+    return Session(
+        id="s1",
+        persona_id="p01",
+        event_id="e1",
+        language="en",
+        pattern="t",
+        start=messages[0].timestamp,
+        end=messages[-1].timestamp,
+        messages=messages,
+    )
 
 
 @pytest.mark.parametrize("hostile", sorted(HOSTILE))
@@ -241,7 +305,13 @@ def test_a_system_keeps_a_hostile_scope_inside_its_root(tmp_path, system, hostil
     finally:
         getattr(memory, "close", lambda: None)()
     escaped = only_inside(files_under(tmp_path) - before, root, state)
-    ok = not escaped and intact(tmp_path) and intact(work) and hits and [h.text for h in again] == [h.text for h in hits]
+    ok = (
+        not escaped
+        and intact(tmp_path)
+        and intact(work)
+        and hits
+        and [h.text for h in again] == [h.text for h in hits]
+    )
     record("ok" if ok else "silent")
     assert not escaped, escaped
     assert intact(tmp_path) and intact(work)
@@ -262,6 +332,7 @@ def test_two_hostile_scopes_never_share_a_store(tmp_path):
 
 # -- 3. end to end: a hostile LoCoMo and LongMemEval file, imported and evaluated with memory_bank
 
+
 def _hostile_locomo(path: Path) -> None:
     samples = []
     for number, (case, sample_id) in enumerate(sorted(HOSTILE.items()), start=1):
@@ -269,11 +340,27 @@ def _hostile_locomo(path: Path) -> None:
         for s in (1, 2):
             conversation[f"session_{s}_date_time"] = f"10:0{s} am on {s} May, 2023"
             conversation[f"session_{s}"] = [
-                {"speaker": "Ann", "dia_id": f"D{s}:1", "text": f"In session {s} I ({case}) adopted cat number {number}."},
-                {"speaker": "Bob", "dia_id": f"D{s}:2", "text": f"Lovely, {case}! What is its name?"}]
-        samples.append({"sample_id": sample_id, "conversation": conversation,
-                        "qa": [{"question": f"Which cat did {case} adopt?", "answer": f"number {number}",
-                                "evidence": ["D1:1"], "category": 4}]})
+                {
+                    "speaker": "Ann",
+                    "dia_id": f"D{s}:1",
+                    "text": f"In session {s} I ({case}) adopted cat number {number}.",
+                },
+                {"speaker": "Bob", "dia_id": f"D{s}:2", "text": f"Lovely, {case}! What is its name?"},
+            ]
+        samples.append(
+            {
+                "sample_id": sample_id,
+                "conversation": conversation,
+                "qa": [
+                    {
+                        "question": f"Which cat did {case} adopt?",
+                        "answer": f"number {number}",
+                        "evidence": ["D1:1"],
+                        "category": 4,
+                    }
+                ],
+            }
+        )
     path.write_text(json.dumps(samples), encoding="utf-8")
 
 
@@ -281,21 +368,36 @@ def _hostile_longmemeval(path: Path) -> None:
     instances = []
     for number, (case, qid) in enumerate(sorted(HOSTILE.items()), start=1):
         session_ids = [qid, f"{qid}/../x"]
-        instances.append({
-            "question_id": qid, "question_type": "single-session-user", "question": f"Where does {case} work?",
-            "answer": f"Acme {number}", "question_date": "2023/05/30 (Tue) 23:40",
-            "haystack_session_ids": session_ids, "haystack_dates": ["2023/05/20 (Sat) 02:21", "2023/05/25 (Thu) 10:02"],
-            "haystack_sessions": [[{"role": "user", "content": f"{case}: I work at Acme {number}", "has_answer": True},
-                                   {"role": "assistant", "content": f"Noted, {case}."}],
-                                  [{"role": "user", "content": f"{case}: any tips for a trip?"},
-                                   {"role": "assistant", "content": f"Pack light, {case}."}]],
-            "answer_session_ids": [qid]})
+        instances.append(
+            {
+                "question_id": qid,
+                "question_type": "single-session-user",
+                "question": f"Where does {case} work?",
+                "answer": f"Acme {number}",
+                "question_date": "2023/05/30 (Tue) 23:40",
+                "haystack_session_ids": session_ids,
+                "haystack_dates": ["2023/05/20 (Sat) 02:21", "2023/05/25 (Thu) 10:02"],
+                "haystack_sessions": [
+                    [
+                        {"role": "user", "content": f"{case}: I work at Acme {number}", "has_answer": True},
+                        {"role": "assistant", "content": f"Noted, {case}."},
+                    ],
+                    [
+                        {"role": "user", "content": f"{case}: any tips for a trip?"},
+                        {"role": "assistant", "content": f"Pack light, {case}."},
+                    ],
+                ],
+                "answer_session_ids": [qid],
+            }
+        )
     path.write_text(json.dumps(instances), encoding="utf-8")
 
 
 @pytest.mark.parametrize("fmt", ["locomo", "longmemeval"])
 def test_a_hostile_benchmark_evaluated_with_memory_bank_writes_only_into_its_run(tmp_path, fmt):
-    work = tmp_path / "w1" / "w2" / "w3"  # the run lives here; ../ chains from it and its state land on sentinels
+    work = (
+        tmp_path / "w1" / "w2" / "w3"
+    )  # the run lives here; ../ chains from it and its state land on sentinels
     plant(tmp_path)
     for level in (work, work / "run", work / "run" / "memory_bank", tmp_path / "w1", tmp_path / "w1" / "w2"):
         plant(level)
@@ -308,8 +410,10 @@ def test_a_hostile_benchmark_evaluated_with_memory_bank_writes_only_into_its_run
     temp.mkdir()
     before = files_under(tmp_path)
     run = work / "run"
-    works(["keme", "eval", "--data", str(data), "--systems", "memory_bank", "--out", str(run)],
-          env={"TMPDIR": str(temp)})
+    works(
+        ["keme", "eval", "--data", str(data), "--systems", "memory_bank", "--out", str(run)],
+        env={"TMPDIR": str(temp)},
+    )
     new = files_under(tmp_path) - before
     escaped = only_inside(new, run, *temp.glob("memory-bank-*"))
     sentinels = [tmp_path, work, tmp_path / "w1", tmp_path / "w1" / "w2"]
@@ -326,8 +430,21 @@ def test_eval_refuses_a_hand_made_dataset_with_a_hostile_id(tmp_path):
     data = _dataset(tmp_path)
     for name in ("personas.jsonl", "sessions.jsonl", "qa.jsonl", "graphs.jsonl", "anchors.jsonl"):
         path = data / name
-        path.write_text(path.read_text(encoding="utf-8").replace('"p01"', '"../../../victim"'), encoding="utf-8")
+        path.write_text(
+            path.read_text(encoding="utf-8").replace('"p01"', '"../../../victim"'), encoding="utf-8"
+        )
     before = files_under(tmp_path)
-    refuses(["keme", "eval", "--data", str(data), "--systems", "memory_bank", "--out", str(tmp_path / "x" / "run")],
-            match=r"'\.\./\.\./\.\./victim'")
+    refuses(
+        [
+            "keme",
+            "eval",
+            "--data",
+            str(data),
+            "--systems",
+            "memory_bank",
+            "--out",
+            str(tmp_path / "x" / "run"),
+        ],
+        match=r"'\.\./\.\./\.\./victim'",
+    )
     assert intact(tmp_path) and not (files_under(tmp_path) - before)

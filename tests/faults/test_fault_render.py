@@ -29,7 +29,9 @@ PAGES: dict[str, str] = {
     "img_srcset": '<img srcset="{http}/a.png 1x, {http}/b.png 2x">',
     "css_background_url": '<div style="width:9px;height:9px;background:url({http}/bg.png)"></div>',
     "css_import": '<style>@import url("{http}/import.css");</style>',
-    "font_face": '<style>@font-face{{font-family:x;src:url({http}/f.woff)}} p{{font-family:x}}</style><p>x</p>',
+    "font_face": (
+        "<style>@font-face{{font-family:x;src:url({http}/f.woff)}} p{{font-family:x}}</style><p>x</p>"
+    ),
     "stylesheet": '<link rel="stylesheet" href="{http}/s.css">',
     "link_prefetch": '<link rel="prefetch" href="{http}/prefetch">',
     "link_preconnect": '<link rel="preconnect" href="{http}">',
@@ -37,9 +39,9 @@ PAGES: dict[str, str] = {
     "link_preload": '<link rel="preload" as="image" href="{http}/preload.png">',
     "link_icon": '<link rel="icon" href="{http}/favicon.ico">',
     "speculation_rules_prefetch": '<script type="speculationrules">{{"prefetch": [{{"source": "list", '
-                                  '"urls": ["{http}/spec"]}}]}}</script>',
+    '"urls": ["{http}/spec"]}}]}}</script>',
     "speculation_rules_prerender": '<script type="speculationrules">{{"prerender": [{{"source": "list", '
-                                   '"urls": ["{http}/prerender"]}}]}}</script>',
+    '"urls": ["{http}/prerender"]}}]}}</script>',
     "iframe": '<iframe src="{http}/frame"></iframe>',
     "iframe_srcdoc": '<iframe srcdoc="<img src={http}/srcdoc.png>"></iframe>',
     "object": '<object data="{http}/object"></object>',
@@ -48,10 +50,11 @@ PAGES: dict[str, str] = {
     "hostname": '<img src="http://leak.localhost:{port}/name.png">',
     "fetch": '<script>fetch("{http}/fetch")</script>',
     "websocket": '<script>new WebSocket("ws://127.0.0.1:{port}/ws")</script>',
-    "webrtc_stun": '<script>const pc = new RTCPeerConnection({{iceServers: [{{urls: "stun:127.0.0.1:{udp}"}}]}});'
-                   'pc.createDataChannel("x"); pc.createOffer().then(o => pc.setLocalDescription(o));</script>',
+    "webrtc_stun": "<script>const pc = new RTCPeerConnection("
+    '{{iceServers: [{{urls: "stun:127.0.0.1:{udp}"}}]}});'
+    'pc.createDataChannel("x"); pc.createOffer().then(o => pc.setLocalDescription(o));</script>',
     "form_auto_submit": '<form id="f" action="{http}/form" method="post"></form>'
-                        '<script>document.getElementById("f").submit()</script>',
+    '<script>document.getElementById("f").submit()</script>',
     "beacon": '<script>navigator.sendBeacon("{http}/beacon", "x")</script>',
     "meta_refresh": '<meta http-equiv="refresh" content="0;url={http}/refresh">',
     "meta_refresh_later": '<meta http-equiv="refresh" content="1;url={http}/later">',
@@ -101,7 +104,9 @@ class Listeners:
 def page_html(name: str, listeners: Listeners) -> str:
     port, udp = listeners.ports[name]
     body = PAGES[name].format(http=f"http://127.0.0.1:{port}", port=port, udp=udp)
-    return f"<!doctype html><html><head><meta charset=utf-8></head><body>{body}<p>page {name}</p></body></html>"
+    return (
+        f"<!doctype html><html><head><meta charset=utf-8></head><body>{body}<p>page {name}</p></body></html>"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -142,15 +147,17 @@ def test_a_hostile_page_reaches_no_listener(outcomes, name):
 
 
 def test_the_pages_do_reach_the_listeners_from_an_unprotected_chromium():
-    """The control: without the renderer's protections the same pages get out, so the probes above mean something."""
+    """The control: without the renderer's protections the same pages get out, so the probes above mean
+    something."""
     from playwright.sync_api import sync_playwright
 
     leaky = ["link_prefetch", "websocket", "webrtc_stun", "iframe"]
     control = Listeners(leaky)
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=find_chromium(),
-                                         args=["--no-sandbox", "--headless", "--disable-gpu"])
+            browser = pw.chromium.launch(
+                executable_path=find_chromium(), args=["--no-sandbox", "--headless", "--disable-gpu"]
+            )
             page = browser.new_page()
             for name in leaky:
                 page.set_content(page_html(name, control), wait_until="load")

@@ -35,25 +35,57 @@ CHEAP = ["memory_bank", "factmem", "vibebrowser"]  # the stateful systems withou
 TINY_CONFIG = "name: tiny\nseed: 5\npersonas:\n  - {language: en, start: 2026-05-01, months: 1}\n"
 
 
-
-
-def keme(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
-         launcher: tuple[str, ...] = ("-m", "keme.cli")) -> subprocess.CompletedProcess:
+def keme(
+    *args: str,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    launcher: tuple[str, ...] = ("-m", "keme.cli"),
+) -> subprocess.CompletedProcess:
     """A keme command that is a step of a probe, not a probe itself."""
     environment = os.environ | {"PYTHONPATH": str(ROOT)} | (env or {})
-    return subprocess.run([sys.executable, *launcher, *args], capture_output=True, text=True, check=False,
-                          env=environment, cwd=cwd, timeout=900)
+    return subprocess.run(
+        [sys.executable, *launcher, *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=environment,
+        cwd=cwd,
+        timeout=900,
+    )
 
 
-def evaluate(out: Path, systems: str, mode: str, *extra: str, env: dict[str, str] | None = None,
-             data: Path = SAMPLE, launcher: tuple[str, ...] = ("-m", "keme.cli")):
-    return keme("eval", "--data", str(data), "--systems", systems, "--out", str(out), "--mode", mode,
-                "--limit", LIMIT, *extra, env=env, launcher=launcher)
+def evaluate(
+    out: Path,
+    systems: str,
+    mode: str,
+    *extra: str,
+    env: dict[str, str] | None = None,
+    data: Path = SAMPLE,
+    launcher: tuple[str, ...] = ("-m", "keme.cli"),
+):
+    return keme(
+        "eval",
+        "--data",
+        str(data),
+        "--systems",
+        systems,
+        "--out",
+        str(out),
+        "--mode",
+        mode,
+        "--limit",
+        LIMIT,
+        *extra,
+        env=env,
+        launcher=launcher,
+    )
 
 
 def killed(out: Path, systems: str, mode: str, hook: str, after: int, *extra: str, **options) -> None:
     done = evaluate(out, systems, mode, *extra, env={hook: str(after)}, **options)
-    assert done.returncode == -9, f"the kill at {hook}={after} did not happen (exit {done.returncode}):\n{done.stderr[-2000:]}"
+    assert done.returncode == -9, (
+        f"the kill at {hook}={after} did not happen (exit {done.returncode}):\n{done.stderr[-2000:]}"
+    )
 
 
 def results(out: Path, system: str) -> tuple[dict, dict]:
@@ -122,7 +154,8 @@ def test_a_system_in_a_subprocess_resumes_by_replaying_its_retrievals(whole, tmp
     metrics, hits = results(tmp_path, "subprocess:memory_bank")
     expected_metrics, expected_hits = results(whole("offline"), "memory_bank")
     ok = hits == expected_hits and {k: v for k, v in metrics.items() if k != "fingerprint"} == {
-        k: v for k, v in expected_metrics.items() if k != "fingerprint"}
+        k: v for k, v in expected_metrics.items() if k != "fingerprint"
+    }
     record("ok" if ok else "silent")
     assert ok
 
@@ -165,17 +198,26 @@ class Hashed:
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         return out / np.where(norms == 0, 1.0, norms)
 
-registry.REGISTRY["openclaw"] = registry.SystemSpec("openclaw", lambda **p: OpenClaw(embedder=Hashed(), **p), "stub")
+registry.REGISTRY["openclaw"] = registry.SystemSpec(
+    "openclaw", lambda **p: OpenClaw(embedder=Hashed(), **p), "stub"
+)
 from keme.cli import main
 sys.argv = ["keme", *sys.argv[1:]]
 main()
 """
 
 
-@pytest.mark.parametrize(("mode", "hook", "point"), [("offline", "KEME_EVAL_FAULT_AFTER_INGEST", 17),
-                                                     ("online", "KEME_EVAL_FAULT_AFTER", 4),
-                                                     ("online", "KEME_EVAL_FAULT_AFTER_INGEST", 9)])
-def test_openclaw_on_a_stand_in_embedder_resumes_to_the_same_result(mode, hook, point, tiny_dataset, tmp_path):
+@pytest.mark.parametrize(
+    ("mode", "hook", "point"),
+    [
+        ("offline", "KEME_EVAL_FAULT_AFTER_INGEST", 17),
+        ("online", "KEME_EVAL_FAULT_AFTER", 4),
+        ("online", "KEME_EVAL_FAULT_AFTER_INGEST", 9),
+    ],
+)
+def test_openclaw_on_a_stand_in_embedder_resumes_to_the_same_result(
+    mode, hook, point, tiny_dataset, tmp_path
+):
     stub = ("-c", STUB_OPENCLAW)
     done = evaluate(tmp_path / "whole", "openclaw", mode, data=tiny_dataset, launcher=stub)
     assert done.returncode == 0, done.stderr
@@ -266,7 +308,15 @@ def test_a_resume_whose_replay_differs_from_the_log_is_refused(tmp_path):
 def test_synth_killed_after_its_data_files_resumes(tmp_path):
     (tmp_path / "tiny.yaml").write_text(TINY_CONFIG)
     assert keme("synth", "--config", "tiny.yaml", "--out", "whole", cwd=tmp_path).returncode == 0
-    done = keme("synth", "--config", "tiny.yaml", "--out", "killed", cwd=tmp_path, env={"KEME_FAULT_BEFORE_MANIFEST": "1"})
+    done = keme(
+        "synth",
+        "--config",
+        "tiny.yaml",
+        "--out",
+        "killed",
+        cwd=tmp_path,
+        env={"KEME_FAULT_BEFORE_MANIFEST": "1"},
+    )
     assert done.returncode == -9 and (tmp_path / "killed/sessions.jsonl").exists()
     assert not (tmp_path / "killed/manifest.json").exists()
     works(["keme", "synth", "--config", "tiny.yaml", "--out", "killed", "--resume"], cwd=tmp_path)
@@ -279,8 +329,11 @@ def test_synth_killed_after_its_data_files_resumes(tmp_path):
 def test_a_second_synth_into_a_directory_in_use_is_refused_naming_the_pid(tmp_path):
     (tmp_path / "tiny.yaml").write_text(TINY_CONFIG)
     with directory_lock(tmp_path / "out", "keme synth"):
-        refuses(["keme", "synth", "--config", "tiny.yaml", "--out", "out", "--seed", "9"], cwd=tmp_path,
-                match=rf"in use by pid {os.getpid()} \(keme synth")
+        refuses(
+            ["keme", "synth", "--config", "tiny.yaml", "--out", "out", "--seed", "9"],
+            cwd=tmp_path,
+            match=rf"in use by pid {os.getpid()} \(keme synth",
+        )
     assert not (tmp_path / "out/manifest.json").exists()
 
 
@@ -298,7 +351,9 @@ def test_an_import_into_a_directory_in_use_is_refused(tmp_path):
     source = tmp_path / "locomo.json"
     source.write_text("[]")
     with directory_lock(tmp_path / "out", "keme eval"):
-        refuses(["keme", "import", "locomo", str(source), "--out", str(tmp_path / "out")], match="in use by pid")
+        refuses(
+            ["keme", "import", "locomo", str(source), "--out", str(tmp_path / "out")], match="in use by pid"
+        )
 
 
 def test_an_eval_into_a_run_directory_in_use_is_refused(tmp_path):
@@ -326,9 +381,14 @@ def test_force_refuses_a_directory_that_is_not_a_keme_dataset(tmp_path):
     (photos / "images").mkdir(parents=True)
     (photos / "images/holiday.jpg").write_bytes(b"\xff\xd8 a photo")
     (photos / "notes.txt").write_text("mine")
-    refuses(["keme", "synth", "--config", "tiny.yaml", "--out", "photos", "--force"], cwd=tmp_path,
-            match="holds no keme dataset.*even with --force")
-    assert (photos / "images/holiday.jpg").read_bytes() == b"\xff\xd8 a photo" and (photos / "notes.txt").exists()
+    refuses(
+        ["keme", "synth", "--config", "tiny.yaml", "--out", "photos", "--force"],
+        cwd=tmp_path,
+        match="holds no keme dataset.*even with --force",
+    )
+    assert (photos / "images/holiday.jpg").read_bytes() == b"\xff\xd8 a photo" and (
+        photos / "notes.txt"
+    ).exists()
 
 
 def test_force_over_a_keme_dataset_keeps_the_files_it_does_not_list(tmp_path):
@@ -349,8 +409,11 @@ def test_force_refuses_a_manifest_that_lists_a_path_outside_the_dataset(tmp_path
     manifest = json.loads((dataset / "manifest.json").read_text())
     manifest["files"]["../precious.txt"] = {"sha256": "0" * 64, "records": 1, "bytes": 7}
     (dataset / "manifest.json").write_text(json.dumps(manifest))
-    refuses(["keme", "synth", "--config", "tiny.yaml", "--out", "data", "--force"], cwd=tmp_path,
-            match="inside the dataset")
+    refuses(
+        ["keme", "synth", "--config", "tiny.yaml", "--out", "data", "--force"],
+        cwd=tmp_path,
+        match="inside the dataset",
+    )
     assert (tmp_path / "precious.txt").read_text() == "keep me"
 
 
@@ -359,8 +422,11 @@ def test_force_refuses_a_dataset_whose_manifest_is_unreadable(tmp_path):
     dataset = tmp_path / "data"
     shutil.copytree(SAMPLE, dataset)
     (dataset / "manifest.json").write_text("{ not json")
-    refuses(["keme", "synth", "--config", "tiny.yaml", "--out", "data", "--force"], cwd=tmp_path,
-            match="cannot tell which files")
+    refuses(
+        ["keme", "synth", "--config", "tiny.yaml", "--out", "data", "--force"],
+        cwd=tmp_path,
+        match="cannot tell which files",
+    )
     assert (dataset / "sessions.jsonl").exists()
 
 
@@ -368,8 +434,18 @@ def test_force_refuses_a_dataset_whose_manifest_is_unreadable(tmp_path):
 def test_an_eval_leaves_no_temporary_directories(tmp_path):
     scratch = tmp_path / "tmp"
     scratch.mkdir()
-    done = keme("eval", "--data", str(SAMPLE), "--systems", "memory_bank,factmem,subprocess:memory_bank",
-                "--out", str(tmp_path / "run"), "--limit", "2", env={"TMPDIR": str(scratch)})
+    done = keme(
+        "eval",
+        "--data",
+        str(SAMPLE),
+        "--systems",
+        "memory_bank,factmem,subprocess:memory_bank",
+        "--out",
+        str(tmp_path / "run"),
+        "--limit",
+        "2",
+        env={"TMPDIR": str(scratch)},
+    )
     assert done.returncode == 0, done.stderr
     left = sorted(p.name for p in scratch.iterdir())
     record("ok" if not left else "silent")

@@ -36,7 +36,9 @@ def _no_debug(monkeypatch):
 
 # ---------------------------------------------------------------- editing a dataset
 def rows(root: Path, name: str) -> list[dict]:
-    return [json.loads(line) for line in (root / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line) for line in (root / name).read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 def put(root: Path, name: str, records: list[dict]) -> None:
@@ -87,6 +89,7 @@ def _edit_message(root: Path, message_id: str, change: Callable[[dict, list], No
                 if message["id"] == message_id:
                     change(message, session["messages"])
                     return
+
     edit(root, "sessions.jsonl", apply)
 
 
@@ -201,6 +204,7 @@ def _foreign_evidence(root):
         item = items[0]
         other = next(s for s in sessions if s["persona_id"] != item["persona_id"])
         item["evidence"].append(other["messages"][0]["id"])
+
     edit(root, "qa.jsonl", change)
     reseal(root)
 
@@ -221,7 +225,11 @@ def _duplicate_session(root):
 
 
 def _duplicate_message(root):
-    edit(root, "sessions.jsonl", lambda sessions: sessions[1]["messages"][0].update(id=sessions[0]["messages"][0]["id"]))
+    edit(
+        root,
+        "sessions.jsonl",
+        lambda sessions: sessions[1]["messages"][0].update(id=sessions[0]["messages"][0]["id"]),
+    )
     reseal(root)
 
 
@@ -242,8 +250,13 @@ def _no_questions(root):
 
 def _persona_without_sessions(root):
     persona = rows(root, "personas.jsonl")[1]["id"]
-    edit(root, "sessions.jsonl", lambda sessions: sessions.__setitem__(
-        slice(None), [s for s in sessions if s["persona_id"] != persona]))
+    edit(
+        root,
+        "sessions.jsonl",
+        lambda sessions: sessions.__setitem__(
+            slice(None), [s for s in sessions if s["persona_id"] != persona]
+        ),
+    )
     reseal(root)
 
 
@@ -255,7 +268,11 @@ def _unknown_persona_session(root):
 def _out_of_order(root):
     def change(sessions):
         messages = next(s for s in sessions if len(s["messages"]) > 2)["messages"]
-        messages[1]["timestamp"], messages[2]["timestamp"] = messages[2]["timestamp"], messages[1]["timestamp"]
+        messages[1]["timestamp"], messages[2]["timestamp"] = (
+            messages[2]["timestamp"],
+            messages[1]["timestamp"],
+        )
+
     edit(root, "sessions.jsonl", change)
     reseal(root)
 
@@ -266,6 +283,7 @@ def _asked_too_early(root):
     def change(items):
         item = _first(items, persona_id=persona["id"])
         item["asked_at"] = (datetime.fromisoformat(persona["start"]) - timedelta(days=30)).isoformat()
+
     edit(root, "qa.jsonl", change)
     reseal(root)
 
@@ -274,6 +292,7 @@ def _gold_changed(root):
     def change(items):
         item = next(i for i in items if i["spec"]["kind"] == "entity" and i["spec"]["value"])
         item["spec"]["value"] = item["answer"] = "Atlantis"
+
     edit(root, "qa.jsonl", change)
     reseal(root)
 
@@ -290,6 +309,7 @@ def _invalid_utf8(name: str) -> Callable[[Path], None]:
         lines[0] = lines[0][:40] + b"\xff\xfe" + lines[0][40:]
         (root / name).write_bytes(b"".join(lines))
         reseal(root)
+
     return apply
 
 
@@ -321,7 +341,9 @@ def _null_field(root):
 
 def _lone_surrogate(root):
     text = (root / "sessions.jsonl").read_text(encoding="utf-8")
-    (root / "sessions.jsonl").write_text(text.replace('"content":"', '"content":"\\ud800', 1), encoding="utf-8")
+    (root / "sessions.jsonl").write_text(
+        text.replace('"content":"', '"content":"\\ud800', 1), encoding="utf-8"
+    )
     reseal(root)
 
 
@@ -337,15 +359,29 @@ TAMPERS = [
     Tamper("manifest_without_files", _manifest_no_files, r"manifest\.json.*files: Field required"),
     Tamper("manifest_file_name_escapes", _manifest_escape, r"manifest\.json.*inside the dataset"),
     Tamper("manifest_is_a_directory", _manifest_dir, r"manifest\.json.*cannot read"),
-    Tamper("data_file_not_in_manifest", _unlisted, r"qa\.jsonl.*not listed in the manifest", qa_rebuilds=True),
+    Tamper(
+        "data_file_not_in_manifest", _unlisted, r"qa\.jsonl.*not listed in the manifest", qa_rebuilds=True
+    ),
     Tamper("edited_evidence_message", _edited_message, r"sessions\.jsonl.*SHA-256 differs"),
     Tamper("edited_evidence_message_resealed", _edited_message_resealed, r"no longer says"),
     Tamper("deleted_evidence_message", _deleted_message, r"evidence messages \[.*\] do not exist"),
     Tamper("dangling_evidence_ids", _dangling_evidence, r"ghost-message.*do not exist", qa_rebuilds=True),
-    Tamper("dangling_evidence_session_ids", _dangling_evidence_session, r"ghost-session.*do not exist", qa_rebuilds=True),
-    Tamper("dangling_sub_question_ids", _dangling_sub_question, r"ghost-question.*do not exist", qa_rebuilds=True),
+    Tamper(
+        "dangling_evidence_session_ids",
+        _dangling_evidence_session,
+        r"ghost-session.*do not exist",
+        qa_rebuilds=True,
+    ),
+    Tamper(
+        "dangling_sub_question_ids", _dangling_sub_question, r"ghost-question.*do not exist", qa_rebuilds=True
+    ),
     Tamper("evidence_of_another_persona", _foreign_evidence, r"belong to another persona", qa_rebuilds=True),
-    Tamper("question_for_unknown_persona", _unknown_persona_question, r"unknown persona ghost-persona", qa_rebuilds=True),
+    Tamper(
+        "question_for_unknown_persona",
+        _unknown_persona_question,
+        r"unknown persona ghost-persona",
+        qa_rebuilds=True,
+    ),
     Tamper("duplicate_personas", _duplicate_persona, r"duplicate persona id"),
     Tamper("duplicate_session_ids", _duplicate_session, r"duplicate session id"),
     Tamper("duplicate_message_ids", _duplicate_message, r"duplicate message id"),
@@ -355,11 +391,22 @@ TAMPERS = [
     Tamper("persona_without_sessions", _persona_without_sessions, r"questions but no sessions"),
     Tamper("session_of_unknown_persona", _unknown_persona_session, r"unknown persona ghost-persona"),
     Tamper("timestamps_out_of_order", _out_of_order, r"not strictly after the previous message"),
-    Tamper("asked_at_before_persona_start", _asked_too_early, r"before its persona's trajectory starts", qa_rebuilds=True),
+    Tamper(
+        "asked_at_before_persona_start",
+        _asked_too_early,
+        r"before its persona's trajectory starts",
+        qa_rebuilds=True,
+    ),
     Tamper("gold_answer_changed", _gold_changed, r"wrong_answer.*Atlantis", qa_rebuilds=True),
     Tamper("truncated_jsonl_line", _truncated, r"sessions\.jsonl:\d+: not valid JSON.*cut off"),
-    *[Tamper(f"invalid_utf8_in_{name.split('.')[0]}", _invalid_utf8(name), rf"{re.escape(name)}:1: not valid UTF-8")
-      for name in ("personas.jsonl", "anchors.jsonl", "graphs.jsonl", "sessions.jsonl", "qa.jsonl")],
+    *[
+        Tamper(
+            f"invalid_utf8_in_{name.split('.')[0]}",
+            _invalid_utf8(name),
+            rf"{re.escape(name)}:1: not valid UTF-8",
+        )
+        for name in ("personas.jsonl", "anchors.jsonl", "graphs.jsonl", "sessions.jsonl", "qa.jsonl")
+    ],
     Tamper("empty_file", _empty_file, r"sessions\.jsonl.*(SHA-256 differs|no sessions)"),
     Tamper("json_value_of_wrong_type", _wrong_json_type, r"qa\.jsonl:3: expected a JSON object"),
     Tamper("field_of_wrong_type", _wrong_field_type, r"qa\.jsonl:1: invalid QAItem: evidence"),
@@ -381,7 +428,11 @@ def tampered(tmp_path: Path, tamper: Tamper) -> Path:
 @pytest.mark.parametrize("tamper", TAMPERS, ids=IDS)
 def test_eval_refuses_a_tampered_dataset_naming_the_problem(tmp_path, tamper):
     root = tampered(tmp_path, tamper)
-    refused(["eval", "--data", str(root), "--systems", "bm25", "--out", str(tmp_path / "run")], match=tamper.match, code=2)
+    refused(
+        ["eval", "--data", str(root), "--systems", "bm25", "--out", str(tmp_path / "run")],
+        match=tamper.match,
+        code=2,
+    )
     assert not (tmp_path / "run" / "summary.json").exists()
 
 
@@ -423,7 +474,9 @@ def test_the_untouched_copy_passes_every_command(tmp_path):
     worked(["validate", str(pristine)])
     worked(["stats", str(pristine)])
     worked(["export", "locomo", str(pristine), "--out", str(tmp_path / "locomo.json")])
-    run = worked(["eval", "--data", str(pristine), "--systems", "bm25", "--out", str(tmp_path / "run"), "--limit", "3"])
+    run = worked(
+        ["eval", "--data", str(pristine), "--systems", "bm25", "--out", str(tmp_path / "run"), "--limit", "3"]
+    )
     assert "NOT VERIFIED" not in run.output
     assert json.loads((tmp_path / "run/summary.json").read_text())["verified"] is True
 
@@ -444,10 +497,15 @@ def test_validate_names_every_bad_line_of_every_file(tmp_path):
     _wrong_json_type(root)
     _truncated(root)
     result = refused(["validate", str(root)], code=1)
-    for where in (r"personas\.jsonl:1: not valid UTF-8", r"qa\.jsonl:3: expected a JSON object",
-                  r"sessions\.jsonl:\d+: not valid JSON"):
+    for where in (
+        r"personas\.jsonl:1: not valid UTF-8",
+        r"qa\.jsonl:3: expected a JSON object",
+        r"sessions\.jsonl:\d+: not valid JSON",
+    ):
         assert re.search(where, result.output), where
-    assert re.search(r"checks that need personas\.jsonl, qa\.jsonl, sessions\.jsonl were skipped", result.output)
+    assert re.search(
+        r"checks that need personas\.jsonl, qa\.jsonl, sessions\.jsonl were skipped", result.output
+    )
 
 
 def test_a_problem_in_every_layer_is_named_at_once(tmp_path):
@@ -462,10 +520,21 @@ def test_a_problem_in_every_layer_is_named_at_once(tmp_path):
 
 
 # ---------------------------------------------------------------- --no-verify
-@pytest.mark.parametrize("tamper", [t for t in TAMPERS if t.name in ("manifest_hash_mismatch",
-                                                                    "edited_evidence_message_resealed",
-                                                                    "dangling_evidence_ids", "duplicate_question_ids")],
-                         ids=lambda t: t.name)
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        t
+        for t in TAMPERS
+        if t.name
+        in (
+            "manifest_hash_mismatch",
+            "edited_evidence_message_resealed",
+            "dangling_evidence_ids",
+            "duplicate_question_ids",
+        )
+    ],
+    ids=lambda t: t.name,
+)
 def test_no_verify_scores_it_and_every_report_says_so(tmp_path, tamper):
     root = tampered(tmp_path, tamper)
     out = tmp_path / "run"
@@ -476,12 +545,17 @@ def test_no_verify_scores_it_and_every_report_says_so(tmp_path, tamper):
     assert (out / "leaderboard.md").read_text().startswith("**NOT VERIFIED")
 
 
-@pytest.mark.parametrize("tamper", [t for t in TAMPERS if t.name in ("truncated_jsonl_line", "invalid_utf8_in_qa",
-                                                                    "manifest_not_json")], ids=lambda t: t.name)
+@pytest.mark.parametrize(
+    "tamper",
+    [t for t in TAMPERS if t.name in ("truncated_jsonl_line", "invalid_utf8_in_qa", "manifest_not_json")],
+    ids=lambda t: t.name,
+)
 def test_no_verify_still_refuses_what_cannot_be_read(tmp_path, tamper):
     root = tampered(tmp_path, tamper)
-    refused(["eval", "--data", str(root), "--systems", "bm25", "--out", str(tmp_path / "run"), "--no-verify"],
-            match=tamper.match)
+    refused(
+        ["eval", "--data", str(root), "--systems", "bm25", "--out", str(tmp_path / "run"), "--no-verify"],
+        match=tamper.match,
+    )
 
 
 # ---------------------------------------------------------------- imported datasets
@@ -499,7 +573,10 @@ def test_an_imported_dataset_is_checked_without_graphs_or_anchors(locomo, tmp_pa
 
 def test_a_tampered_imported_dataset_is_refused(locomo, tmp_path):
     _dangling_evidence(locomo)
-    refused(["eval", "--data", str(locomo), "--systems", "bm25", "--out", str(tmp_path / "run")], match="ghost-message")
+    refused(
+        ["eval", "--data", str(locomo), "--systems", "bm25", "--out", str(tmp_path / "run")],
+        match="ghost-message",
+    )
 
 
 # ---------------------------------------------------------------- resuming
@@ -514,16 +591,39 @@ def test_a_dataset_edited_after_a_run_is_not_resumed_with_the_old_logs(tmp_path)
 
 
 # ---------------------------------------------------------------- the real console boundary
-@pytest.mark.parametrize("tamper", [t for t in TAMPERS if t.name in ("manifest_hash_mismatch", "invalid_utf8_in_sessions",
-                                                                    "dangling_evidence_ids")], ids=lambda t: t.name)
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        t
+        for t in TAMPERS
+        if t.name in ("manifest_hash_mismatch", "invalid_utf8_in_sessions", "dangling_evidence_ids")
+    ],
+    ids=lambda t: t.name,
+)
 def test_subprocess_eval_refuses(tmp_path, tamper):
     root = tampered(tmp_path, tamper)
-    refuses(["keme", "eval", "--data", str(root), "--systems", "bm25", "--out", str(tmp_path / "run")], match=tamper.match,
-            env=WIDE)
+    refuses(
+        ["keme", "eval", "--data", str(root), "--systems", "bm25", "--out", str(tmp_path / "run")],
+        match=tamper.match,
+        env=WIDE,
+    )
 
 
 def test_subprocess_eval_with_no_verify_works(tmp_path):
     root = tampered(tmp_path, TAMPERS[0])
-    run = works(["keme", "eval", "--data", str(root), "--systems", "bm25", "--out", str(tmp_path / "run"), "--no-verify",
-                 "--limit", "2"])
+    run = works(
+        [
+            "keme",
+            "eval",
+            "--data",
+            str(root),
+            "--systems",
+            "bm25",
+            "--out",
+            str(tmp_path / "run"),
+            "--no-verify",
+            "--limit",
+            "2",
+        ]
+    )
     assert "NOT VERIFIED" in run.output
