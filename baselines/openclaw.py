@@ -408,9 +408,8 @@ class OpenClawMemory:
         self.root, self.embedder, self.settings = root, embedder, settings
         self.files = MemoryFiles(root)
         self.index = MemoryIndex(root / "index.sqlite")
-        self.pending: set[str] = set(
-            self.files.paths()
-        )  # files written since the last sync (all, on opening)
+        # files written since the last sync (all, on opening)
+        self.pending: set[str] = set(self.files.paths())
 
     def close(self) -> None:
         self.index.close()
@@ -463,9 +462,8 @@ class OpenClawMemory:
         now_s = epoch(now)
         pool = candidate_pool(max_results, s.candidate_multiplier)
         query_vector = np.asarray(self.embedder.embed([query])[0], dtype=np.float32)
-        has_vector = bool(
-            np.any(query_vector)
-        )  # OpenClaw skips the vector side for an all-zero query embedding
+        # OpenClaw skips the vector side for an all-zero query embedding
+        has_vector = bool(np.any(query_vector))
         vector = dict(self.index.search_vector(query_vector, now_s, pool)) if has_vector else {}
         fts = build_fts_query(query)
         ranks = self.index.search_keyword(fts, now_s, pool) if fts else []

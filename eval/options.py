@@ -15,9 +15,8 @@ from eval.registry import REGISTRY, check_params
 from keme.errors import KemeError
 from keme.models import Role
 
-Mode = Literal[
-    "offline", "online"
-]  # offline: ask after the whole trajectory; online: ask each at its asked_at
+# offline: ask after the whole trajectory; online: ask each at its asked_at
+Mode = Literal["offline", "online"]
 Images = Literal["caption", "none"]  # shared screenshots reach text systems as their caption, or not at all
 ReaderKind = Literal["none", "local", "openai"]  # the CLI's --reader
 JudgeKind = Literal["rule", "llm", "both"]  # the CLI's --judge
@@ -57,9 +56,8 @@ def check_options(**values: Any) -> Options:
             message = (
                 "names none" if error["type"] == "too_short" else error["msg"].removeprefix("Value error, ")
             )
-            problems.setdefault(
-                flag, f"{flag}: {message} (got {error['input']!r})"
-            )  # the first problem of each
+            # the first problem of each
+            problems.setdefault(flag, f"{flag}: {message} (got {error['input']!r})")
         raise KemeError("; ".join(problems.values())) from exc
 
 

@@ -178,12 +178,13 @@ def check_proofs(data: Dataset) -> list[Violation]:
 
     try:
         worlds = {w.persona.id: w for w in worlds_of(data)}
+    # tampered data the fact extractor cannot read
     except (
         ArithmeticError,
         LookupError,
         TypeError,
         ValueError,
-    ) as exc:  # tampered data the fact extractor cannot read
+    ) as exc:
         return [
             Violation("qa", str(data.root), f"QA proofs cannot be re-derived: {type(exc).__name__}: {exc}")
         ]
@@ -191,12 +192,13 @@ def check_proofs(data: Dataset) -> list[Violation]:
     for item in data.qa:
         try:
             rejections = verify_items([item], worlds)
+        # a tampered proof or answer spec
         except (
             ArithmeticError,
             LookupError,
             TypeError,
             ValueError,
-        ) as exc:  # a tampered proof or answer spec
+        ) as exc:
             out.append(Violation("qa", item.id, f"its proof cannot be checked ({type(exc).__name__}: {exc})"))
             continue
         out += [Violation("qa", r.item_id, f"{r.reason}: {r.detail}") for r in rejections]
@@ -515,9 +517,8 @@ def check_images(data: Dataset, rerender: bool = False) -> list[Violation]:
 def _rerender(data: Dataset) -> list[Violation]:
 
     out = []
-    scale = (
-        (data.manifest.config or {}).get("omni", {}).get("scale", 1.0)
-    )  # the PNGs were rendered at this ratio
+    # the PNGs were rendered at this ratio
+    scale = (data.manifest.config or {}).get("omni", {}).get("scale", 1.0)
     with Renderer(scale=scale) as renderer:
         for record in data.images:
             shot = renderer.render(record.template, MODELS[record.template].model_validate(record.screen))

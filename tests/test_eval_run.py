@@ -177,9 +177,8 @@ def test_a_log_ignores_an_unterminated_last_line(tmp_path):
     from eval.run import Log
 
     path = tmp_path / "retrieve.jsonl"
-    path.write_text(
-        '{"question_id": "q1"}\n{"question_id": "q2"}'
-    )  # complete JSON, but its newline never came
+    # complete JSON, but its newline never came
+    path.write_text('{"question_id": "q1"}\n{"question_id": "q2"}')
     assert Log(path).records() == [{"question_id": "q1"}]
 
 

@@ -161,9 +161,8 @@ def test_a_system_configured_otherwise_is_not_resumed(tmp_path, temporary_system
     finally:
         Tunable.version = "1"
     assert summary["systems"][name]["fingerprint"] == "tunable-2"
-    assert (
-        tmp_path / "recency/retrieve.jsonl"
-    ).read_text() == recency_log  # the unchanged system was resumed
+    # the unchanged system was resumed
+    assert (tmp_path / "recency/retrieve.jsonl").read_text() == recency_log
 
 
 def test_the_same_run_resumes(tmp_path):

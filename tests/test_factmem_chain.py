@@ -158,9 +158,8 @@ def test_repair_reseals_from_the_last_good_record_and_logs_itself(tmp_path, chai
     assert chain.repair(T0 + timedelta(days=1)) == 3
     after = chain.records()
     assert chain.verify() is None
-    assert [r.current_hash for r in after[:2]] == [
-        r.current_hash for r in before[:2]
-    ]  # good records untouched
+    # good records untouched
+    assert [r.current_hash for r in after[:2]] == [r.current_hash for r in before[:2]]
     assert after[2].prev_hash == before[1].current_hash and after[2].current_hash != before[2].current_hash
     log = after[-1]
     assert (

@@ -96,9 +96,8 @@ def test_longmemeval_conventions(tmp_path):
     stats = import_longmemeval(FIXTURES / "longmemeval_mini.json", tmp_path / "lme")
     qa = _qa(tmp_path / "lme")
     assert qa["q1"].evidence == ["q1:answer_1_1"]
-    assert qa["q1"].evidence_sessions == [
-        "q1:answer_1"
-    ]  # answer_2 has no has_answer user turn: relabelled noans
+    # answer_2 has no has_answer user turn: relabelled noans
+    assert qa["q1"].evidence_sessions == ["q1:answer_1"]
     assert qa["q2_abs"].type == "abstention" and qa["q2_abs"].spec.kind == "abstain"
     assert qa["q3"].evidence_sessions == []  # evidence only in an assistant turn
     assert stats["import"]["noans_relabelled_sessions"] == 2
@@ -343,9 +342,8 @@ def test_longmemeval_ids_that_are_not_file_names_are_renamed_and_the_original_ke
     qid = safe_id("../q")
     item = _qa(tmp_path / "d")[qid]
     assert item.proof.args["source_question_id"] == "../q"
-    assert item.evidence_sessions == [
-        f"{qid}:{safe_id('/s')}"
-    ]  # answer_session_ids still match the source ids
+    # answer_session_ids still match the source ids
+    assert item.evidence_sessions == [f"{qid}:{safe_id('/s')}"]
     assert stats["renamed_ids"] == {
         qid: "../q",
         f"{qid}:{safe_id('/s')}": "/s",

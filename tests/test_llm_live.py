@@ -211,9 +211,8 @@ def test_a_native_crash_of_the_local_model_is_an_error_naming_the_cause_and_the_
     try:
         client.chat([{"role": "user", "content": "Say hi."}], stage="live", max_tokens=4)
         pid = client.provider.server.process.pid
-        threading.Timer(
-            0.3, os.kill, (pid, signal.SIGILL)
-        ).start()  # what a CPU without the build's features does
+        # what a CPU without the build's features does
+        threading.Timer(0.3, os.kill, (pid, signal.SIGILL)).start()
         with pytest.raises(LocalModelDied) as caught:
             for n in range(3):  # the signal lands during the long generation, or before the next call
                 client.chat(

@@ -137,13 +137,11 @@ def test_search_multiplies_bm25_by_the_boosts():
 def test_lru_evicts_the_lowest_last_used_plus_hits_times_a_day():
     bank = MemoryBank(semantic_limit=2)
     base = NOW - timedelta(days=10)
-    bank.add_semantic(
-        entry("used-recently", "a", created=base, used=NOW - timedelta(days=1))
-    )  # base + 9 days
+    # base + 9 days
+    bank.add_semantic(entry("used-recently", "a", created=base, used=NOW - timedelta(days=1)))
     bank.add_semantic(entry("many-hits", "b", created=base, hits=10))  # base + 10 days
-    evicted = bank.add_semantic(
-        entry("third", "c", created=NOW - timedelta(days=20))
-    )  # base - 10 days, but new
+    # base - 10 days, but new
+    evicted = bank.add_semantic(entry("third", "c", created=NOW - timedelta(days=20)))
     assert evicted == ["used-recently"]
     assert sorted(bank.semantic) == ["many-hits", "third"]
     assert entry("x", "x", created=base, hits=3).lru_score() == ms(base) + 3 * DAY

@@ -244,9 +244,8 @@ class LLMBrain:
                 problems = check(output)
             except StructuredOutputError as exc:
                 problems, output = [str(exc)], None
-            except (
-                CallFailed
-            ) as exc:  # counted by the client; a dead endpoint raises FatalError, which stops synthesis
+            # counted by the client; a dead endpoint raises FatalError, which stops synthesis
+            except CallFailed as exc:
                 self.stats.add(role, "call_errors")
                 return None, f"the LLM call failed: {exc}"
             if not problems:

@@ -45,14 +45,12 @@ class Dataset:
     def __init__(self, manifest: Manifest, root: Path | None = None) -> None:
         self.manifest = manifest
         self.root = root
-        self.blobs: dict[
-            str, bytes | Path
-        ] = {}  # binary files (screenshots) by path: new bytes, or a file on disk
+        # binary files (screenshots) by path: new bytes, or a file on disk
+        self.blobs: dict[str, bytes | Path] = {}
         self.on_disk: dict[str, FileEntry] = {}  # the manifest and part files as they were read or written
         self._records: dict[str, list[Any]] = {}  # parts present, by name
-        self._kept: set[str] = (
-            set()
-        )  # parts whose file on disk is theirs: loaded (or skipped) and not replaced
+        # parts whose file on disk is theirs: loaded (or skipped) and not replaced
+        self._kept: set[str] = set()
         self._views: list[PersonaView] | None = None
 
     # ---------------------------------------------------------------- parts
@@ -106,9 +104,8 @@ class Dataset:
         except KemeError as exc:
             problems.append(Violation("load", str(root / MANIFEST), _unprefixed(exc, root / MANIFEST)))
             unreadable.add(MANIFEST)
-            manifest = Manifest(
-                name=root.name, source="unknown", files={}
-            )  # a stand-in; manifest checks are skipped
+            # a stand-in; manifest checks are skipped
+            manifest = Manifest(name=root.name, source="unknown", files={})
         dataset = cls(manifest, root)
         if raw is not None:
             dataset.on_disk[MANIFEST] = _entry(raw, 1)
@@ -279,9 +276,8 @@ class Scan:
 
     dataset: Dataset
     problems: list[Violation]
-    unreadable: frozenset[
-        str
-    ]  # manifest.json and part files with a problem; checks that need them are skipped
+    # manifest.json and part files with a problem; checks that need them are skipped
+    unreadable: frozenset[str]
 
 
 def _unprefixed(exc: Exception, path: Path) -> str:

@@ -32,9 +32,8 @@ class PersonaView:
         if graph is None:
             graph = EventGraph(persona_id=persona.id, events=[], edges=[])
         ids = [e.id for e in graph.events]
-        if ids != sorted(
-            ids
-        ):  # the order graphs.jsonl keeps, whether the graph comes from memory or from disk
+        # the order graphs.jsonl keeps, whether the graph comes from memory or from disk
+        if ids != sorted(ids):
             graph = graph.model_copy(update={"events": sorted(graph.events, key=lambda e: e.id)})
         self.graph = graph
         self.sessions: list[Session] = sorted(sessions, key=lambda s: (s.start, s.id))

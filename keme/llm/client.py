@@ -135,9 +135,8 @@ class LLMClient:
 
     def _call(self, messages, params, schema, stage: str) -> tuple[dict[str, Any], float]:
         config = self.config
-        provider = (
-            self.provider
-        )  # made (imports, the local model's start-up) before the budget's clock starts
+        # made (imports, the local model's start-up) before the budget's clock starts
+        provider = self.provider
         prepare = getattr(provider, "prepare", None)
         if prepare is not None:
             try:
@@ -158,9 +157,8 @@ class LLMClient:
                 with self.in_flight:
                     response = provider.complete(messages, params, schema, timeout=timeout)
             except Unreachable as exc:
-                if (
-                    not self.gate.answered
-                ):  # a closed port or unknown host: known in seconds, not after retries
+                # a closed port or unknown host: known in seconds, not after retries
+                if not self.gate.answered:
                     raise self._failed(
                         stage, FatalError(f"{exc}: is the server running? check llm.base_url"), exc
                     )

@@ -89,9 +89,8 @@ class Gate:
         with self.lock:
             if isinstance(error, FatalError):
                 return error
-            if (
-                not transient
-            ):  # the endpoint answered, it cannot take this request: not a sign that it is down
+            # the endpoint answered, it cannot take this request: not a sign that it is down
+            if not transient:
                 self.answered, self.consecutive = True, 0
                 return error if isinstance(error, CallFailed) else CallFailed(str(error))
             self.consecutive += 1

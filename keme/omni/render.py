@@ -164,12 +164,10 @@ class Renderer:
             )
             text = page.evaluate("() => document.body.innerText")
             png = page.screenshot(type="png")
-            page.evaluate(
-                "() => window.stop()"
-            )  # a refresh the page scheduled must not fire during the next one
-        except (
-            Error
-        ) as exc:  # the page navigated (a meta refresh): its request was aborted, the document is gone
+            # a refresh the page scheduled must not fire during the next one
+            page.evaluate("() => window.stop()")
+        # the page navigated (a meta refresh): its request was aborted, the document is gone
+        except Error as exc:
             self._new_page()
             raise KemeError(
                 f"a screen could not be rendered: {exc.message.splitlines()[0]}; a screen must be one "

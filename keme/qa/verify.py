@@ -217,9 +217,8 @@ class Verifier:
             return "abstain"
         if op in ("image_fact", "image_count", "image_sum"):
             return self._visual(item)
-        if (
-            op == "imported"
-        ):  # items from public benchmarks: their gold is taken as given, their evidence must exist
+        # items from public benchmarks: their gold is taken as given, their evidence must exist
+        if op == "imported":
             return list(item.spec.items) if item.spec.items else (item.spec.value or "")
         if op == "premise":
             base = item.model_copy(update={"proof": proof.model_copy(update={"op": args["base"]})})

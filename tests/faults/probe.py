@@ -105,9 +105,8 @@ def run(
         return Run(record(classify(code, stdout + stderr, expect)), code, stdout, stderr)
     if args and args[0] == "keme":
         args = [sys.executable, "-m", "keme.cli", *args[1:]]
-    environment = (
-        os.environ | {"PYTHONPATH": str(ROOT), "COLUMNS": "500"} | (env or {})
-    )  # no wrapped messages
+    # no wrapped messages
+    environment = os.environ | {"PYTHONPATH": str(ROOT), "COLUMNS": "500"} | (env or {})
     environment.pop("KEME_DEBUG", None)
     try:
         done = subprocess.run(

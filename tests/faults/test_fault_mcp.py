@@ -152,9 +152,8 @@ def test_a_lone_surrogate_in_the_arguments_gets_invalid_params_with_its_id(serve
     )
     reply = classify(server, server.reply(), error_code=-32602, request_id=2)
     assert "params.arguments.title" in reply["error"]["message"]
-    assert (
-        server.call("search_memory", {"query": "x"})["result"]["structuredContent"]["result"] == []
-    )  # not saved
+    # not saved
+    assert server.call("search_memory", {"query": "x"})["result"]["structuredContent"]["result"] == []
 
 
 def test_a_lone_low_surrogate_in_a_query_gets_invalid_params(server):

@@ -395,9 +395,8 @@ def _hostile_longmemeval(path: Path) -> None:
 
 @pytest.mark.parametrize("fmt", ["locomo", "longmemeval"])
 def test_a_hostile_benchmark_evaluated_with_memory_bank_writes_only_into_its_run(tmp_path, fmt):
-    work = (
-        tmp_path / "w1" / "w2" / "w3"
-    )  # the run lives here; ../ chains from it and its state land on sentinels
+    # the run lives here; ../ chains from it and its state land on sentinels
+    work = tmp_path / "w1" / "w2" / "w3"
     plant(tmp_path)
     for level in (work, work / "run", work / "run" / "memory_bank", tmp_path / "w1", tmp_path / "w1" / "w2"):
         plant(level)
