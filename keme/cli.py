@@ -382,10 +382,11 @@ def print_leaderboard(summary: dict, title: str = "leaderboard") -> None:
 
 
 def _cell(value) -> str:
+    """Scores (0..1) and small figures to three decimals, tens to one, larger figures whole."""
     if value is None:
         return ""
     if isinstance(value, float):
-        return f"{value:.3f}" if value < 100 else f"{value:,.0f}"
+        return f"{value:.3f}" if value < 10 else f"{value:.1f}" if value < 100 else f"{value:,.0f}"
     return str(value)
 
 
