@@ -28,7 +28,7 @@ from keme.dataset.lock import directory_lock
 from keme.dataset.manifest import MANIFEST, Manifest
 from keme.dataset.paths import PathEscape, inside
 from keme.errors import KemeError
-from keme.models import AnswerSpec, Persona, QAItem, Session, safe_id
+from keme.models import AnswerSpec, Message, Persona, QAItem, Session, safe_id
 from keme.text.dates import dates_in
 
 _NUMBER = re.compile(r"^\s*-?\d+(?:\.\d+)?\s*$")
@@ -240,6 +240,20 @@ def arrange(
         placed.append((i, start))
         last_end = start + step * max(lengths[i] - 1, 0)
     return placed
+
+
+def imported_session(session_id: str, persona_id: str, source: str, messages: list[Message]) -> Session:
+    """A source's conversation session as ours: its own event, spanning its first to its last message."""
+    return Session(
+        id=session_id,
+        persona_id=persona_id,
+        event_id=session_id,
+        language="en",
+        pattern=source,
+        start=messages[0].timestamp,
+        end=messages[-1].timestamp,
+        messages=messages,
+    )
 
 
 def infer_spec(answer: str, year: int) -> AnswerSpec:

@@ -31,6 +31,7 @@ from eval.importers.common import (
     Notes,
     Text,
     arrange,
+    imported_session,
     infer_spec,
     read_json_records,
     source_date,
@@ -211,18 +212,7 @@ def _import_sample(
                 )
             )
             known.setdefault(turn_id, (message_id, session_id))
-        sessions.append(
-            Session(
-                id=session_id,
-                persona_id=sample_id,
-                event_id=session_id,
-                language="en",
-                pattern="locomo",
-                start=messages[0].timestamp,
-                end=messages[-1].timestamp,
-                messages=messages,
-            )
-        )
+        sessions.append(imported_session(session_id, sample_id, "locomo", messages))
     end = sessions[-1].end
     persona = Persona(
         id=sample_id,

@@ -28,6 +28,7 @@ from eval.importers.common import (
     Notes,
     Text,
     arrange,
+    imported_session,
     infer_spec,
     read_json_records,
     source_date,
@@ -167,18 +168,7 @@ def _import_instance(
                 evidence_sessions.append(session_id)
             else:
                 notes.count("noans_relabelled_sessions")
-        sessions.append(
-            Session(
-                id=session_id,
-                persona_id=qid,
-                event_id=session_id,
-                language="en",
-                pattern="longmemeval",
-                start=messages[0].timestamp,
-                end=messages[-1].timestamp,
-                messages=messages,
-            )
-        )
+        sessions.append(imported_session(session_id, qid, "longmemeval", messages))
     notes.count("answer_session_ids_unresolved", len(answer_sessions - {raw for raw, _, _ in planned}))
     last = sessions[-1].end
     asked = source_date(
