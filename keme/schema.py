@@ -10,7 +10,7 @@ from pydantic import BaseModel
 from keme.config import SynthConfig
 from keme.dataset.io import atomic_write_text
 from keme.dataset.manifest import Manifest
-from keme.models import Anchor, EventGraph, Message, Persona, QAItem, Session
+from keme.models import Anchor, Claim, EventGraph, Message, Persona, QAItem, ScheduleBlock, Session
 
 RECORDS: dict[str, type[BaseModel]] = {
     "persona": Persona,
@@ -18,6 +18,8 @@ RECORDS: dict[str, type[BaseModel]] = {
     "event_graph": EventGraph,
     "session": Session,
     "message": Message,
+    "schedule_block": ScheduleBlock,
+    "claim": Claim,
     "qa_item": QAItem,
     "manifest": Manifest,
     "config": SynthConfig,

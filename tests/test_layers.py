@@ -26,6 +26,7 @@ KEME_LAYERS: list[set[str]] = [
     {"keme.llm"},  # the LLM client, its cache and local server
     {"keme.config"},  # the synthesis config schema and its YAML reader
     {"keme.schema"},  # JSON Schema export of the records and the config
+    {"keme.world"},  # the catalog of what goes with what, world state, the coherence checker
     {"keme.prior"},  # personas, anchors, people
     {"keme.synth", "keme.brains"},  # the planner and the brains that drive it
     {"keme.omni"},  # screenshots

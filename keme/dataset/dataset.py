@@ -25,7 +25,7 @@ from keme.dataset.parts import Part, parts_of
 from keme.dataset.problems import DatasetError, Violation
 from keme.dataset.views import PersonaView
 from keme.errors import KemeError
-from keme.models import Anchor, EventGraph, ImageRecord, Persona, QAItem, Session
+from keme.models import Anchor, Claim, EventGraph, ImageRecord, Persona, QAItem, ScheduleBlock, Session
 
 
 def _entry(data: bytes, records: int) -> FileEntry:
@@ -39,6 +39,8 @@ class Dataset:
     anchors = Part("anchors.jsonl", Anchor)
     graphs = Part("graphs.jsonl", EventGraph)
     sessions = Part("sessions.jsonl", Session)
+    schedule = Part("schedule.jsonl", ScheduleBlock)
+    claims = Part("claims.jsonl", Claim)
     qa = Part("qa.jsonl", QAItem)
     images = Part("images.jsonl", ImageRecord)
 
@@ -73,7 +75,7 @@ class Dataset:
         """One view per persona, in the order of personas.jsonl."""
         if self._views is None:
             grouped: dict[str, dict[str, list[Any]]] = defaultdict(lambda: defaultdict(list))
-            for name in ("anchors", "sessions", "qa", "images"):
+            for name in ("anchors", "sessions", "schedule", "claims", "qa", "images"):
                 for record in self._records.get(name, []):
                     grouped[record.persona_id][name].append(record)
             graphs = {g.persona_id: g for g in self.graphs}

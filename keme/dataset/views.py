@@ -10,12 +10,23 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import cached_property
 
-from keme.models import Anchor, Event, EventGraph, ImageRecord, Message, Persona, QAItem, Session
+from keme.models import (
+    Anchor,
+    Claim,
+    Event,
+    EventGraph,
+    ImageRecord,
+    Message,
+    Persona,
+    QAItem,
+    ScheduleBlock,
+    Session,
+)
 
 
 class PersonaView:
-    """A persona with its anchors, event graph (events by id), sessions (in time order), questions and
-    screenshots."""
+    """A persona with its anchors, event graph (events by id), sessions (in time order), schedule (in time
+    order), claims, questions and screenshots."""
 
     def __init__(
         self,
@@ -24,6 +35,8 @@ class PersonaView:
         anchors: Iterable[Anchor] = (),
         graph: EventGraph | None = None,
         sessions: Iterable[Session] = (),
+        schedule: Iterable[ScheduleBlock] = (),
+        claims: Iterable[Claim] = (),
         qa: Iterable[QAItem] = (),
         images: Iterable[ImageRecord] = (),
     ):
@@ -37,6 +50,8 @@ class PersonaView:
             graph = graph.model_copy(update={"events": sorted(graph.events, key=lambda e: e.id)})
         self.graph = graph
         self.sessions: list[Session] = sorted(sessions, key=lambda s: (s.start, s.id))
+        self.schedule: list[ScheduleBlock] = sorted(schedule, key=lambda b: (b.start, b.id))
+        self.claims: list[Claim] = list(claims)
         self.qa: list[QAItem] = list(qa)
         self.images: dict[str, ImageRecord] = {r.id: r for r in images}
 
@@ -53,6 +68,10 @@ class PersonaView:
     def session_of(self) -> dict[str, str]:
         """Message id -> id of the session that holds it."""
         return {m.id: s.id for s in self.sessions for m in s.messages}
+
+    @cached_property
+    def claims_by_id(self) -> dict[str, Claim]:
+        return {c.id: c for c in self.claims}
 
     @cached_property
     def sessions_by_id(self) -> dict[str, Session]:

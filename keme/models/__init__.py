@@ -21,6 +21,7 @@ from keme.models.image import ImageRecord
 from keme.models.persona import Attribute, AttributeVersion, Persona
 from keme.models.qa import QA_TYPES, AnswerSpec, Proof, QAItem, QAType, Quote
 from keme.models.session import Message, Role, Session
+from keme.models.world import Claim, Place, ScheduleBlock, Speaker
 
 __all__ = [
     "APP_TYPES",
@@ -34,6 +35,10 @@ __all__ = [
     "AnchorRecord",
     "AppType",
     "Attribute",
+    "Claim",
+    "Place",
+    "ScheduleBlock",
+    "Speaker",
     "AttributeVersion",
     "BillRecord",
     "CalendarRecord",

@@ -29,6 +29,8 @@ class Message(BaseModel):
     captions: list[str] = Field(
         default_factory=list, description="one caption per image, for caption-based systems"
     )
+    claims: list[Id] = Field(default_factory=list, description="ids of the claims this message states")
+    smalltalk: bool = Field(default=False, description="asserts nothing about the persona's world")
 
 
 class Session(BaseModel):
