@@ -6,10 +6,12 @@ Syntax inside a line of text:
   {destination}       an event or session slot
   {pool.dishes}       one random item of a pool; {pool3.dishes} three distinct items, joined
   {num:2-5}           random integer; {money:20-80} a random whole amount in the persona's currency
+  {num:2-5@party_size} a named quantity: the world remembers it (see Context.recall), so every line that
+                      names it says the same value; {money:..@p} and {pool.x@p} likewise
   {sunny|rainy|grey}  inline alternation
 
-Templates are compiled once; rendering records which persona attributes a
-line used so evidence links are exact rather than guessed.
+Templates are compiled once; rendering reports each value it says (`on_said`) and which persona
+attributes a line used, so evidence links and claims are exact rather than guessed.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ from keme.text import lang as fmt
 
 _BRACE = re.compile(r"\{([^{}]*)\}")
 _PERSONA = re.compile(r"^(old:)?([a-z_]+\.[a-z_]+)$")
-_POOL = re.compile(r"^pool(\d*)\.([a-z_0-9]+)$")
-_RANGE = re.compile(r"^(num|money):(\d+)-(\d+)$")
+_PREDICATE = r"(?:@([a-z_][a-z_0-9.]*))?"
+_POOL = re.compile(r"^pool(\d*)\.([a-z_0-9]+)" + _PREDICATE + "$")
+_RANGE = re.compile(r"^(num|money):(\d+)-(\d+)" + _PREDICATE + "$")
 _NAME = re.compile(r"^[a-z_]+$")
 
 
@@ -42,6 +45,7 @@ class Part:
     low: int = 0
     high: int = 0
     choices: tuple[str, ...] = ()
+    predicate: str = ""  # the named quantity a num / money / pool part says ("" for a free draw)
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,7 @@ class Template:
     old_keys: frozenset[str] = field(default_factory=frozenset)
     slots: frozenset[str] = field(default_factory=frozenset)
     pools: frozenset[str] = field(default_factory=frozenset)
+    predicates: frozenset[str] = field(default_factory=frozenset)
 
 
 def compile_template(source: str) -> Template:
@@ -60,6 +65,7 @@ def compile_template(source: str) -> Template:
     old_keys: set[str] = set()
     slots: set[str] = set()
     pools: set[str] = set()
+    predicates: set[str] = set()
     pos = 0
     for match in _BRACE.finditer(source):
         if match.start() > pos:
@@ -70,7 +76,9 @@ def compile_template(source: str) -> Template:
             parts.append(Part("alt", choices=tuple(body.split("|"))))
         elif m := _POOL.match(body):
             pools.add(m.group(2))
-            parts.append(Part("pool", m.group(2), count=int(m.group(1) or 1)))
+            if m.group(3):
+                predicates.add(m.group(3))
+            parts.append(Part("pool", m.group(2), count=int(m.group(1) or 1), predicate=m.group(3) or ""))
         elif m := _PERSONA.match(body):
             if m.group(1):
                 old_keys.add(m.group(2))
@@ -82,7 +90,9 @@ def compile_template(source: str) -> Template:
             low, high = int(m.group(2)), int(m.group(3))
             if low > high:
                 raise TemplateError(f"empty range {{{body}}} in {source!r}")
-            parts.append(Part(m.group(1), low=low, high=high))
+            if m.group(4):
+                predicates.add(m.group(4))
+            parts.append(Part(m.group(1), low=low, high=high, predicate=m.group(4) or ""))
         elif _NAME.match(body):
             slots.add(body)
             parts.append(Part("slot", body))
@@ -93,7 +103,13 @@ def compile_template(source: str) -> Template:
     if pos < len(source):
         parts.append(Part("text", source[pos:]))
     return Template(
-        source, tuple(parts), frozenset(persona_keys), frozenset(old_keys), frozenset(slots), frozenset(pools)
+        source,
+        tuple(parts),
+        frozenset(persona_keys),
+        frozenset(old_keys),
+        frozenset(slots),
+        frozenset(pools),
+        frozenset(predicates),
     )
 
 
@@ -107,6 +123,9 @@ class Context:
     old: dict[str, str] = field(default_factory=dict)
     slots: dict[str, str] = field(default_factory=dict)
     pools: dict[str, list[str]] = field(default_factory=dict)
+    # recall(predicate, draw) -> the canonical value the world holds for a named quantity, drawing it
+    # (draw()) the first time; None: every draw is fresh
+    recall: Callable[[str, Callable[[], str]], str] | None = None
 
     def can_render(self, template: Template) -> bool:
         return (
@@ -116,31 +135,53 @@ class Context:
         )
 
 
-def render(template: Template, ctx: Context, on_persona: Callable[[str], None] | None = None) -> str:
-    """Render `template`; `on_persona(key)` is called for each persona value that lands in the text."""
+Said = Callable[[str, str, str, str], None]  # (kind, name, canonical value, text as said)
+
+
+def render(
+    template: Template,
+    ctx: Context,
+    on_persona: Callable[[str], None] | None = None,
+    on_said: Said | None = None,
+) -> str:
+    """Render `template`; `on_persona(key)` is called for each persona value that lands in the text, and
+    `on_said(kind, name, value, text)` for every value at all (persona, old, slot, pool, num, money)."""
     out: list[str] = []
     for part in template.parts:
         kind = part.kind
         if kind == "text":
             out.append(part.value)
-        elif kind == "persona":
-            out.append(ctx.persona[part.value])
+            continue
+        if kind == "alt":
+            out.append(ctx.rng.choice(part.choices))
+            continue
+        if kind == "persona":
+            value = text = ctx.persona[part.value]
             if on_persona:
                 on_persona(part.value)
         elif kind == "old":
-            out.append(ctx.old[part.value])
+            value = text = ctx.old[part.value]
         elif kind == "slot":
-            out.append(ctx.slots[part.value])
-        elif kind == "alt":
-            out.append(ctx.rng.choice(part.choices))
+            value = text = ctx.slots[part.value]
         elif kind == "pool":
-            items = ctx.pools[part.value]
-            if part.count == 1:
-                out.append(ctx.rng.choice(items))
-            else:
-                out.append(fmt.join_list(ctx.rng.sample(items, min(part.count, len(items))), ctx.lang))
-        elif kind == "num":
-            out.append(str(ctx.rng.randint(part.low, part.high)))
-        elif kind == "money":
-            out.append(fmt.format_money(ctx.rng.randint(part.low, part.high), ctx.lang))
+            value = text = _named(part, ctx, lambda: _pool(part, ctx))
+        else:  # num, money
+            value = _named(part, ctx, lambda: str(ctx.rng.randint(part.low, part.high)))
+            text = value if kind == "num" else fmt.format_money(int(value), ctx.lang)
+        out.append(text)
+        if on_said:
+            on_said(kind, part.predicate or part.value, value, text)
     return "".join(out)
+
+
+def _named(part: Part, ctx: Context, draw: Callable[[], str]) -> str:
+    if part.predicate and ctx.recall is not None:
+        return ctx.recall(part.predicate, draw)
+    return draw()
+
+
+def _pool(part: Part, ctx: Context) -> str:
+    items = ctx.pools[part.value]
+    if part.count == 1:
+        return ctx.rng.choice(items)
+    return fmt.join_list(ctx.rng.sample(items, min(part.count, len(items))), ctx.lang)
