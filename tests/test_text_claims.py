@@ -107,9 +107,7 @@ def test_a_predicate_has_one_range_in_a_language(lang: str) -> None:
 @pytest.mark.parametrize("lang", resources.LANGUAGES)
 def test_user_lines_state_no_number_outside_a_slot(lang: str) -> None:
     digits = [
-        f"{where}: {t.source}"
-        for where, user, t in said(lang)
-        if user and check.claim_problems(t, user=True)
+        f"{where}: {t.source}" for where, user, t in said(lang) if user and check.claim_problems(t, user=True)
     ]
     assert not digits, "\n".join(digits)
 

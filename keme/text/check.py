@@ -81,7 +81,9 @@ def claim_problems(t: Template, user: bool) -> list[str]:
         said = [part.value for part in t.parts if part.kind == "text"]
         said += [choice for part in t.parts if part.kind == "alt" for choice in part.choices]
         if any(_DIGIT.search(text) for text in said):
-            problems.append("a user line states a number with a literal digit: use a named quantity or a slot")
+            problems.append(
+                "a user line states a number with a literal digit: say it through a named quantity"
+            )
     return problems
 
 
