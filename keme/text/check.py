@@ -7,6 +7,7 @@ loads only its own files, so the parts can be written independently.
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -47,6 +48,43 @@ NAME_VALUED = frozenset(
 )
 ABSENT_AT_START = frozenset(spec.key for spec in ATTRIBUTES if spec.initial == "absent")
 PARTS = ("pools", "persona", "anchors", "patterns")
+# Moments whose text the world-catalog branch rewrites (issue 12); the claim rules below skip them until that
+# branch is merged, then this set is emptied.
+CLAIMS_PENDING_MOMENTS = frozenset(
+    {
+        "weekend_plan",
+        "recipe_help",
+        "health_symptom",
+        "health_followup",
+        "purchase_compare",
+        "purchase_done",
+        "restaurant_pick",
+        "social_recap",
+        "gift_idea",
+        "pet_care",
+    }
+)
+_DIGIT = re.compile(r"[0-9０-９]")
+
+
+def claim_problems(t: Template, user: bool) -> list[str]:
+    """Every value a line says comes from the world: a number or amount is a named quantity whose predicate
+    the world remembers (`{num:2-8@party_size}`), and a user line states no number as a literal digit (the
+    world could not record or keep it consistent). Assistant lines may keep general knowledge in digits."""
+    problems = [
+        f"unnamed quantity {{{part.kind}:{part.low}-{part.high}}}: name what it counts, "
+        f"{{{part.kind}:{part.low}-{part.high}@predicate}} (register it in keme/world/predicates.yaml)"
+        for part in t.parts
+        if part.kind in ("num", "money") and not part.predicate
+    ]
+    if user:
+        said = [part.value for part in t.parts if part.kind == "text"]
+        said += [choice for part in t.parts if part.kind == "alt" for choice in part.choices]
+        if any(_DIGIT.search(text) for text in said):
+            problems.append(
+                "a user line states a number with a literal digit: say it through a named quantity"
+            )
+    return problems
 
 
 def _slot_problems(
@@ -121,7 +159,8 @@ def check_persona(folder: Path) -> list[str]:
             if "value" not in u.slots:
                 problems.append(f"{where} attributes.{spec.key}.reveal[{j}].u: must contain {{value}}")
             for side, t in (("u", u), ("a", a)):
-                for p in _slot_problems(t, set(SESSION_SLOTS) | {"value"}, pools, set(BY_KEY), set()):
+                found = _slot_problems(t, set(SESSION_SLOTS) | {"value"}, pools, set(BY_KEY), set())
+                for p in found + claim_problems(t, user=side == "u"):
                     problems.append(f"{where} attributes.{spec.key}.reveal[{j}].{side}: {p}")
     if bad := set(text.attributes) - BY_KEY.keys():
         problems.append(f"{where} attributes: unknown {sorted(bad)}")
@@ -136,7 +175,8 @@ def check_persona(folder: Path) -> list[str]:
                 problems.append(f"{where} changes.{change.name}.update[{j}].u: must state {sorted(missing)}")
             for side, t in (("u", u), ("a", a)):
                 slots = set(SESSION_SLOTS) | set(change.params)
-                for p in _slot_problems(t, slots, pools, set(BY_KEY), set(change.attributes)):
+                found = _slot_problems(t, slots, pools, set(BY_KEY), set(change.attributes))
+                for p in found + claim_problems(t, user=side == "u"):
                     problems.append(f"{where} changes.{change.name}.update[{j}].{side}: {p}")
     if bad := set(text.changes) - CHANGES.keys():
         problems.append(f"{where} changes: unknown {sorted(bad)}")
@@ -159,7 +199,8 @@ def check_anchors(folder: Path) -> list[str]:
         for j, ex in enumerate(app_text.mention):
             for side, source in (("u", ex.u), ("a", ex.a)):
                 t = compile_template(source)
-                for p in _slot_problems(t, set(slots) | set(SESSION_SLOTS), pools, set(BY_KEY), set()):
+                found = _slot_problems(t, set(slots) | set(SESSION_SLOTS), pools, set(BY_KEY), set())
+                for p in found + claim_problems(t, user=side == "u"):
                     problems.append(f"{where} {app}.mention[{j}].{side}: {p}")
         items = getattr(app_text, "items", None)
         if items is None:
@@ -212,7 +253,10 @@ def check_patterns(folder: Path, only: set[str] | None = None) -> list[str]:
                 problems.append(f"{name}.beats[{i}]: every option needs a pet/partner; add one that does not")
             for j, ex in enumerate(beat.options):
                 for side, t in (("u", ex.u), ("a", ex.a)):
-                    for p in _slot_problems(t, set(SESSION_SLOTS) | moments[name], pools, set(BY_KEY), set()):
+                    found = _slot_problems(t, set(SESSION_SLOTS) | moments[name], pools, set(BY_KEY), set())
+                    if name not in CLAIMS_PENDING_MOMENTS:
+                        found += claim_problems(t, user=side == "u")
+                    for p in found:
                         problems.append(f"{name}.beats[{i}].options[{j}].{side}: {p}")
     return problems
 
