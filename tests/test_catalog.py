@@ -63,7 +63,8 @@ def test_catalog_file_loads_with_every_list_filled(lang):
 
 def test_an_activity_at_a_venue_type_nobody_has_is_refused(tmp_path):
     (tmp_path / "xx.yaml").write_text(
-        "venues: [{name: the zoo, type: zoo}]\nactivities: [{name: play mahjong, venue_types: [mahjong_room]}]\n",
+        "venues: [{name: the zoo, type: zoo}]\n"
+        "activities: [{name: play mahjong, venue_types: [mahjong_room]}]\n",
         encoding="utf-8",
     )
     with pytest.raises(CatalogError, match="no venue of type: mahjong_room"):
