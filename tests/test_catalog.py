@@ -261,6 +261,15 @@ def _check(kind: str, p: dict[str, str], catalog: Catalog, lang: str) -> list[st
         )
         low, high = catalog.item("products", p["gift"]).price
         need(low <= _money(p["gift_price"]) <= high, f"{p['gift']} at {p['gift_price']}")
+        need(
+            _money(p["gift_price"]) <= _money(p["gift_budget"]),
+            f"{p['gift_price']} within {p['gift_budget']}",
+        )
+        per_head, total = _money(p["budget_per_person"]), _money(p["dinner_total"])
+        need(
+            abs(total - int(p["party_size"]) * per_head) <= total / 5,
+            f"{p['party_size']} x {per_head} ~ {total}",
+        )
     elif kind in ("pet", "adopt_pet"):
         need(catalog.item("venues", p["vet_clinic"]).type == "vet", f"vet {p['vet_clinic']}")
     return bad

@@ -33,6 +33,7 @@ BIG_CHANGES = frozenset({"job_change", "relocate"})
 PHONE_LABEL = {"en": "phone", "zh": "手机"}  # the catalog category of phones (bought only in new_phone)
 GIFT_LABEL = {"en": "gift", "zh": "礼物"}  # the catalog category of gifts (social episodes)
 MEAL_AFTER = ("restaurant", "hotpot", "bbq")  # where the dinner after a non-dining occasion is had
+PER_HEAD = {"en": (25, 80), "zh": (60, 200)}  # what an occasion meal costs a head
 SHOW_GENRE = {"en": "series", "zh": "剧集"}
 SET = "set:"  # params prefix for the new value of a changed attribute
 MIN_CHANGE_DAYS = 7  # shorter chapters get no life change
@@ -248,13 +249,28 @@ def _social(rng: random.Random, catalog: Catalog, lang: str) -> dict[str, str]:
     venue = rng.choice(catalog.venues_of(occasion.venue_types))
     restaurant = venue if venue.type in DINING else rng.choice(catalog.venues_of(MEAL_AFTER))
     gift = rng.choice([p for p in catalog.products if p.category == GIFT_LABEL[lang]])
+    price = rng.randint(*gift.price)
+    step = 100 if lang == "zh" else 10
     return {
         "occasion": occasion.name,
         "venue": venue.name,
         "restaurant": restaurant.name,
         "gift": gift.name,
         "gift_store": rng.choice(gift.stores),
-        "gift_price": _money(rng, *gift.price, lang),
+        "gift_price": fmt.format_money(price, lang),
+        "gift_budget": fmt.format_money((price // step + 1) * step, lang),  # the gift fits the budget
+    } | _meal(rng, lang)
+
+
+def _meal(rng: random.Random, lang: str) -> dict[str, str]:
+    """The occasion meal: how many were there, the per-head budget, and a bill that adds up to both."""
+    people = rng.randint(2, 8)
+    per_head = rng.randint(*PER_HEAD[lang])
+    total = round(people * per_head * rng.uniform(0.85, 1.15))
+    return {
+        "party_size": str(people),
+        "budget_per_person": fmt.format_money(per_head, lang),
+        "dinner_total": fmt.format_money(total, lang),
     }
 
 
