@@ -69,12 +69,28 @@ EPISODE_KINDS: dict[str, EpisodeKind] = {
             weight=1.6,
         ),
         EpisodeKind(
-            "health", ("symptom", "clinic"), ("health_symptom", "health_followup"), days=(3, 9), weight=0.7
+            "health",
+            ("symptom", "clinic", "remedy"),
+            ("health_symptom", "health_followup"),
+            days=(3, 9),
+            weight=0.7,
         ),
         EpisodeKind("fitness", ("goal",), ("fitness_plan", "fitness_log"), days=(5, 14), weight=1.0),
         EpisodeKind(
             "social",
-            ("person", "occasion", "restaurant", "gift"),
+            (
+                "person",
+                "occasion",
+                "venue",
+                "restaurant",
+                "gift",
+                "gift_store",
+                "gift_price",
+                "gift_budget",
+                "party_size",
+                "budget_per_person",
+                "dinner_total",
+            ),
             ("gift_idea", "restaurant_pick", "social_recap"),
             optional=("gift_idea",),
             days=(3, 8),
@@ -82,12 +98,18 @@ EPISODE_KINDS: dict[str, EpisodeKind] = {
         ),
         EpisodeKind(
             "shopping",
-            ("product", "product_category", "price"),
+            ("product", "product_category", "price", "store", "care"),
             ("purchase_compare", "purchase_done"),
             days=(2, 8),
             weight=0.9,
         ),
-        EpisodeKind("cooking", ("dish", "ingredient"), ("recipe_help",), days=(1, 3), weight=0.9),
+        EpisodeKind(
+            "cooking",
+            ("dish", "ingredient", "cooking_method", "steps"),
+            ("recipe_help",),
+            days=(1, 3),
+            weight=0.9,
+        ),
         EpisodeKind(
             "entertainment",
             ("title", "genre"),
@@ -101,7 +123,7 @@ EPISODE_KINDS: dict[str, EpisodeKind] = {
         ),
         EpisodeKind("learning", ("resource",), ("learning_session",), days=(1, 4), weight=0.7),
         EpisodeKind("family", ("relative",), ("family_call",), days=(1, 3), weight=0.8),
-        EpisodeKind("weekend", ("activity", "place"), ("weekend_plan",), days=(1, 3), weight=1.0),
+        EpisodeKind("weekend", ("activity", "place", "venue"), ("weekend_plan",), days=(1, 3), weight=1.0),
         EpisodeKind("wellbeing", (), ("mood_checkin",), days=(1, 2), weight=0.6),
         EpisodeKind("tech", ("device", "issue"), ("tech_help",), days=(1, 3), weight=0.6),
         EpisodeKind(
@@ -145,7 +167,7 @@ CHANGES: dict[str, Change] = {
             ("diet.diet_type",),
             ("recipe_help",),
             update_index=0,
-            params=("dish", "ingredient"),
+            params=("dish", "ingredient", "cooking_method", "steps"),
         ),
         Change("new_sport", ("sport.main_sport",), ("fitness_plan",), update_index=0, params=("goal",)),
         Change(
@@ -153,7 +175,7 @@ CHANGES: dict[str, Change] = {
             ("tech.phone",),
             ("purchase_compare", "purchase_done"),
             update_index=1,
-            params=("product", "product_category", "price"),
+            params=("product", "product_category", "price", "store", "care"),
         ),
         Change(
             "new_show",

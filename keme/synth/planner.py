@@ -26,10 +26,14 @@ from keme.synth.timing import DEFAULT_TIMING, TIMING, block_order, candidate_day
 from keme.text import lang as fmt
 from keme.text.resources import Resources
 from keme.text.titles import leaf_title, title_and_summary
+from keme.world.catalog import DINING, Catalog, Product, load_catalog
 
 FOLLOW_UP_ONLY = frozenset({"commute_change", "gym_change"})
 BIG_CHANGES = frozenset({"job_change", "relocate"})
-PHONE_LABEL = {"en": "phone", "zh": "手机"}
+PHONE_LABEL = {"en": "phone", "zh": "手机"}  # the catalog category of phones (bought only in new_phone)
+GIFT_LABEL = {"en": "gift", "zh": "礼物"}  # the catalog category of gifts (social episodes)
+MEAL_AFTER = ("restaurant", "hotpot", "bbq")  # where the dinner after a non-dining occasion is had
+PER_HEAD = {"en": (25, 80), "zh": (60, 200)}  # what an occasion meal costs a head
 SHOW_GENRE = {"en": "series", "zh": "剧集"}
 SET = "set:"  # params prefix for the new value of a changed attribute
 MIN_CHANGE_DAYS = 7  # shorter chapters get no life change
@@ -47,6 +51,11 @@ class PlanContext:
     @property
     def lang(self) -> str:
         return self.res.lang
+
+    @property
+    def catalog(self) -> Catalog:
+        """What generation may combine (loaded once per language)."""
+        return load_catalog(self.res.lang)
 
 
 # ---------------------------------------------------------------- chapters
@@ -171,7 +180,7 @@ def episode_params(
     kind: str, rng: random.Random, traj: Trajectory, ctx: PlanContext, when: datetime
 ) -> dict[str, str]:
     """Concrete details of an episode, drawn from the pools and the persona as it is at `when`."""
-    res, lang, persona = ctx.res, ctx.lang, traj.persona
+    res, lang, persona, catalog = ctx.res, ctx.lang, traj.persona, ctx.catalog
     lists = res.pools.lists
     if kind == "trip":
         home = persona.value_at("home.city", when)
@@ -189,7 +198,7 @@ def episode_params(
             "colleague": rng.choice(colleagues(ctx.cfg.seed, persona, company, res)),
         }
     if kind == "health":
-        return {"symptom": rng.choice(lists["symptoms"]), "clinic": rng.choice(lists["clinics"])}
+        return _health(rng, catalog)
     if kind in ("fitness", "gym_change", "new_sport"):
         return {"goal": rng.choice(lists["fitness_goals"])}
     if kind == "social":
@@ -199,21 +208,12 @@ def episode_params(
         ]
         people += [persona.value_at("social_circle.partner", when)] * 2
         people += [person_name(rng, res)] * 2
-        return {
-            "person": rng.choice([p for p in people if p]),
-            "occasion": rng.choice(lists["occasions"]),
-            "restaurant": rng.choice(lists["restaurants"]),
-            "gift": rng.choice(lists["gifts"]),
-        }
+        return {"person": rng.choice([p for p in people if p])} | _social(rng, catalog, lang)
     if kind == "shopping":
-        product = rng.choice(res.pools.products)
-        return {
-            "product": product.name,
-            "product_category": product.category,
-            "price": _money(rng, *product.price, lang),
-        }
+        goods = [p for p in catalog.products if p.category not in (PHONE_LABEL[lang], GIFT_LABEL[lang])]
+        return _purchase(rng, rng.choice(goods), lang)
     if kind in ("cooking", "diet_change"):
-        return {"dish": rng.choice(lists["dishes"]), "ingredient": rng.choice(lists["ingredients"])}
+        return _cooking(rng, catalog, lang)
     if kind == "entertainment":
         title = rng.choice(res.pools.titles)
         return {"title": title.title, "genre": title.genre}
@@ -222,12 +222,83 @@ def episode_params(
     if kind == "family":
         return {"relative": rng.choice(lists["relatives"])}
     if kind == "weekend":
-        return {"activity": rng.choice(lists["activities"]), "place": rng.choice(lists["places"])}
+        activity = rng.choice(catalog.activities)
+        venue = rng.choice(catalog.venues_of(activity.venue_types)).name
+        return {"activity": activity.name, "venue": venue, "place": venue}
     if kind == "tech":
         return {"device": rng.choice(lists["devices"]), "issue": rng.choice(lists["tech_issues"])}
     if kind in ("pet", "adopt_pet"):
-        return {"vet_clinic": rng.choice(lists["vet_clinics"])}
+        return {"vet_clinic": rng.choice(catalog.venues_of(["vet"])).name}
     return {}
+
+
+# Catalog-backed params: each episode combines only items the catalog pairs (keme.world.catalog).
+def _health(rng: random.Random, catalog: Catalog) -> dict[str, str]:
+    condition = rng.choice(catalog.conditions)
+    return {
+        "symptom": condition.name,
+        "clinic": rng.choice(catalog.venues_of(condition.clinic_types)).name,
+        "remedy": rng.choice(condition.remedies),
+    }
+
+
+def _social(rng: random.Random, catalog: Catalog, lang: str) -> dict[str, str]:
+    """An occasion at a venue that holds it; the meal is there when the venue is a dining one, else at a
+    restaurant after (the dinner after a graduation); a gift from a store that sells it, at its price."""
+    occasion = rng.choice(catalog.occasions)
+    venue = rng.choice(catalog.venues_of(occasion.venue_types))
+    restaurant = venue if venue.type in DINING else rng.choice(catalog.venues_of(MEAL_AFTER))
+    gift = rng.choice([p for p in catalog.products if p.category == GIFT_LABEL[lang]])
+    price = rng.randint(*gift.price)
+    step = 100 if lang == "zh" else 10
+    return {
+        "occasion": occasion.name,
+        "venue": venue.name,
+        "restaurant": restaurant.name,
+        "gift": gift.name,
+        "gift_store": rng.choice(gift.stores),
+        "gift_price": fmt.format_money(price, lang),
+        "gift_budget": fmt.format_money((price // step + 1) * step, lang),  # the gift fits the budget
+    } | _meal(rng, lang)
+
+
+def _meal(rng: random.Random, lang: str) -> dict[str, str]:
+    """The occasion meal: how many were there, the per-head budget, and a bill that adds up to both."""
+    people = rng.randint(2, 8)
+    per_head = rng.randint(*PER_HEAD[lang])
+    total = round(people * per_head * rng.uniform(0.85, 1.15))
+    return {
+        "party_size": str(people),
+        "budget_per_person": fmt.format_money(per_head, lang),
+        "dinner_total": fmt.format_money(total, lang),
+    }
+
+
+def _purchase(rng: random.Random, product: Product, lang: str) -> dict[str, str]:
+    return {
+        "product": product.name,
+        "product_category": product.category,
+        "price": _money(rng, *product.price, lang),
+        "store": rng.choice(product.stores),
+        "care": rng.choice(product.care) if product.care else "",
+    }
+
+
+def _cooking(rng: random.Random, catalog: Catalog, lang: str) -> dict[str, str]:
+    dish = rng.choice(catalog.dishes)
+    return {
+        "dish": dish.name,
+        "ingredient": rng.choice(dish.ingredients),
+        "cooking_method": dish.method,
+        "steps": _steps(dish.steps, lang),
+    }
+
+
+def _steps(steps: list[str], lang: str) -> str:
+    """A dish's steps as one line: "1) ... 2) ..." / "1. ……；2. ……"."""
+    if lang == "zh":
+        return "；".join(f"{i}. {step}" for i, step in enumerate(steps, 1))
+    return " ".join(f"{i}) {step[0].upper()}{step[1:]}." for i, step in enumerate(steps, 1))
 
 
 def _new_value(key: str, rng: random.Random, current: str | None, res: Resources) -> str:
@@ -252,11 +323,7 @@ def change_params(
         new = {"social_circle.partner": distinct_names(rng, res, 1, avoid)[0]}
     elif change.name == "new_phone":
         new = {"tech.phone": _new_value("tech.phone", rng, current["tech.phone"], res)}
-        params |= {
-            "product": new["tech.phone"],
-            "product_category": PHONE_LABEL[lang],
-            "price": _money(rng, 399, 1299, lang) if lang == "en" else _money(rng, 2999, 8999, lang),
-        }
+        params |= _purchase(rng, ctx.catalog.item("products", new["tech.phone"]), lang)
     elif change.name == "new_show":
         new = {
             "entertainment.favorite_show": _new_value(

@@ -9,10 +9,12 @@ catalog pairs; the coherence checker holds the text to the same pairs. A relatio
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from keme.errors import KemeError
 
@@ -24,7 +26,12 @@ RELATIONS = (
     "condition~remedy",  # a remedy is a sensible answer to a condition
     "product@store",  # a store sells a product
     "merchant~category",  # a merchant's charges fall in an expense category
+    "occasion@venue",  # an occasion can be held at a venue
+    "condition@clinic",  # a clinic (a venue) treats a condition
 )
+
+DINING = frozenset({"restaurant", "banquet_hall", "hotpot", "bbq", "cafe", "bar", "fast_food"})
+"""Venue types where a meal is had: a social episode's restaurant is one of these."""
 
 
 class CatalogError(KemeError, ValueError):
@@ -47,24 +54,36 @@ class Activity(_Strict):
 
 class Dish(_Strict):
     name: str
-    method: str = Field(description="how it is really cooked: steam, stir_fry, braise, bake, ...")
-    steps: list[str] = Field(default_factory=list, description="cooking steps that fit the method")
+    method: str = Field(
+        description="how it is really cooked, as the language says it: steam / 蒸, braise / 红烧"
+    )
+    steps: list[str] = Field(min_length=3, description="cooking steps that fit the method, in order")
+    ingredients: list[str] = Field(min_length=1, description="what goes into it (the ingredient a user has)")
 
 
 class Condition(_Strict):
     name: str
     remedies: list[str] = Field(min_length=1)
+    clinic_types: list[str] = Field(min_length=1, description="venue types of the places that treat it")
 
 
 class Product(_Strict):
     name: str
     category: str
     stores: list[str] = Field(min_length=1)
+    price: tuple[int, int] = Field(description="what it usually costs, low and high, in the currency's units")
+    care: list[str] = Field(default_factory=list, description="care tips that fit this product")
 
 
 class Category(_Strict):
-    name: str
+    name: str = Field(description="the category label a bill shows (anchors.yaml bill.categories.*.label)")
     merchants: list[str] = Field(min_length=1)
+    shareable: bool = Field(default=True, description="whether a charge can be split with others")
+
+
+class Occasion(_Strict):
+    name: str
+    venue_types: list[str] = Field(min_length=1, description="the venue types where it is held")
 
 
 class Catalog(_Strict):
@@ -76,6 +95,41 @@ class Catalog(_Strict):
     conditions: list[Condition] = Field(default_factory=list)
     products: list[Product] = Field(default_factory=list)
     categories: list[Category] = Field(default_factory=list)
+    occasions: list[Occasion] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _types_are_served(self) -> Catalog:
+        """Every venue type an activity, occasion or condition names has a venue; names are unique."""
+        types = {v.type for v in self.venues}
+        missing = sorted(
+            {
+                (item.name, t)
+                for item in self.activities + self.occasions
+                for t in item.venue_types
+                if t not in types
+            }
+            | {(c.name, t) for c in self.conditions for t in c.clinic_types if t not in types}
+        )
+        if missing:
+            raise ValueError("no venue of type: " + ", ".join(f"{t} (for {n!r})" for n, t in missing))
+        for kind in ("venues", "activities", "dishes", "conditions", "products", "categories", "occasions"):
+            names = [entry.name for entry in getattr(self, kind)]
+            twice = sorted({n for n in names if names.count(n) > 1})
+            if twice:
+                raise ValueError(f"{kind} named twice: {', '.join(twice)}")
+        return self
+
+    def venues_of(self, types: Iterable[str]) -> list[Venue]:
+        """The venues of any of `types`, in file order (what generation picks from)."""
+        wanted = set(types)
+        return [v for v in self.venues if v.type in wanted]
+
+    def item(self, kind: str, name: str) -> Any:
+        """The named item of a list (`venues`, `dishes`, ...); KeyError names what is missing."""
+        for entry in getattr(self, kind):
+            if entry.name == name:
+                return entry
+        raise KeyError(f"{name!r} is not among the catalog's {kind}")
 
     @functools.cached_property
     def pairs(self) -> dict[str, frozenset[tuple[str, str]]]:
@@ -89,6 +143,12 @@ class Catalog(_Strict):
             "condition~remedy": frozenset((c.name, r) for c in self.conditions for r in c.remedies),
             "product@store": frozenset((p.name, s) for p in self.products for s in p.stores),
             "merchant~category": frozenset((m, c.name) for c in self.categories for m in c.merchants),
+            "occasion@venue": frozenset(
+                (o.name, v) for o in self.occasions for v, t in venue_types.items() if t in o.venue_types
+            ),
+            "condition@clinic": frozenset(
+                (c.name, v) for c in self.conditions for v, t in venue_types.items() if t in c.clinic_types
+            ),
         }
 
     @functools.cached_property
@@ -112,6 +172,14 @@ class Catalog(_Strict):
                 frozenset(m for c in self.categories for m in c.merchants),
                 frozenset(c.name for c in self.categories),
             ),
+            "occasion@venue": (
+                frozenset(o.name for o in self.occasions),
+                frozenset(v.name for v in self.venues),
+            ),
+            "condition@clinic": (
+                frozenset(c.name for c in self.conditions),
+                frozenset(v.name for v in self.venues),
+            ),
         }
 
     def compatible(self, relation: str, left: str, right: str) -> bool | None:
@@ -133,6 +201,7 @@ def load_catalog(lang: str, root: Path = ROOT) -> Catalog:
     path = root / f"{lang}.yaml"
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data.pop("shared", None)  # YAML anchors the items refer to (care tips), not catalog items
     except FileNotFoundError:
         raise CatalogError(f"{path}: no catalog for language {lang!r}") from None
     except yaml.YAMLError as exc:
