@@ -179,7 +179,7 @@ def test_catalog_moments_say_paired_things_through_slots_not_free_pools(lang, mo
 @pytest.mark.parametrize("moment", CATALOG_MOMENTS)
 def test_every_number_a_catalog_moment_states_is_a_registered_named_quantity(lang, moment):
     text = _moment_text(lang, moment)
-    registered = yaml.safe_load((ROOT / "keme/world/predicates.catalog.yaml").read_text(encoding="utf-8"))
+    registered = yaml.safe_load((ROOT / "keme/world/predicates.yaml").read_text(encoding="utf-8"))
     assert re.findall(r"\{(?:num|money):\d+-\d+\}", text) == []
     assert set(re.findall(r"\{(?:num|money):\d+-\d+@([a-z_]+)\}", text)) <= set(registered)
 

@@ -39,12 +39,9 @@ def registry() -> dict[str, Predicate]:
 
 
 def said(lang: str) -> Iterator[tuple[str, bool, Template]]:
-    """(where, is a user line, template) for every line a session can say in `lang`, except the text the
-    world-catalog branch owns (check.CLAIMS_PENDING_MOMENTS and the bill categories)."""
+    """(where, is a user line, template) for every line a session can say in `lang`."""
     res = resources.get(lang)
     for name, pattern in res.patterns.items():
-        if name in check.CLAIMS_PENDING_MOMENTS:
-            continue
         for i, beat in enumerate(b for b in pattern.beats if not isinstance(b, str)):
             for j, ex in enumerate(beat.options):
                 yield f"{name}.beats[{i}][{j}].u", True, ex.u

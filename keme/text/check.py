@@ -48,22 +48,6 @@ NAME_VALUED = frozenset(
 )
 ABSENT_AT_START = frozenset(spec.key for spec in ATTRIBUTES if spec.initial == "absent")
 PARTS = ("pools", "persona", "anchors", "patterns")
-# Moments whose text the world-catalog branch rewrites (issue 12); the claim rules below skip them until that
-# branch is merged, then this set is emptied.
-CLAIMS_PENDING_MOMENTS = frozenset(
-    {
-        "weekend_plan",
-        "recipe_help",
-        "health_symptom",
-        "health_followup",
-        "purchase_compare",
-        "purchase_done",
-        "restaurant_pick",
-        "social_recap",
-        "gift_idea",
-        "pet_care",
-    }
-)
 _DIGIT = re.compile(r"[0-9０-９]")
 
 
@@ -254,8 +238,7 @@ def check_patterns(folder: Path, only: set[str] | None = None) -> list[str]:
             for j, ex in enumerate(beat.options):
                 for side, t in (("u", ex.u), ("a", ex.a)):
                     found = _slot_problems(t, set(SESSION_SLOTS) | moments[name], pools, set(BY_KEY), set())
-                    if name not in CLAIMS_PENDING_MOMENTS:
-                        found += claim_problems(t, user=side == "u")
+                    found += claim_problems(t, user=side == "u")
                     for p in found:
                         problems.append(f"{name}.beats[{i}].options[{j}].{side}: {p}")
     return problems
