@@ -16,9 +16,10 @@ TITLE_CHANGES_WITHIN = timedelta(days=60)
 
 def check(world: World) -> list[Finding]:
     out = []
-    for session, message in world.said(("user", "assistant", "system")):
+    weekdays = _weekday_patterns(world)
+    for _, message in world.said(("user", "assistant", "system")):
         if message.role != "system":
-            out += _clock(world, message) + _weekday(world, message) + _day_of_month(world, message)
+            out += _clock(world, message) + _weekday(world, message, weekdays) + _day_of_month(world, message)
             out += _workday(world, message)
         out += _dated_weekdays(world, message)
     return out + _first_day(world) + _titles(world)
@@ -41,20 +42,23 @@ def _clock(world: World, message: Message) -> list[Finding]:
     return []
 
 
-def _weekday_pattern(world: World, template: str, index: int) -> str:
-    names = world.cues.weekdays[index]
-    names = names[:1] if world.view.lang == "en" else names
-    return template.replace("{weekday}", "(?:" + "|".join(re.escape(n) for n in names) + ")")
+def _weekday_patterns(world: World) -> list[list[str]]:
+    """For each weekday (Monday first), the patterns that say today is that day."""
+    out = []
+    for names in world.cues.weekdays:
+        names = names[:1] if world.view.lang == "en" else names  # "wed" or "sun" alone is not a weekday said
+        alternation = "(?:" + "|".join(re.escape(n) for n in names) + ")"
+        out.append([t.replace("{weekday}", alternation) for t in world.cues.today_weekday])
+    return out
 
 
-def _weekday(world: World, message: Message) -> list[Finding]:
+def _weekday(world: World, message: Message, patterns: list[list[str]]) -> list[Finding]:
     actual = message.timestamp.weekday()
     for clause in world.clauses(message.content):
         for index in range(7):
             if index == actual:
                 continue
-            patterns = [_weekday_pattern(world, t, index) for t in world.cues.today_weekday]
-            found = world.cues.search(patterns, clause)
+            found = world.cues.search(patterns[index], clause)
             if found:
                 return [
                     world.finding(

@@ -36,10 +36,11 @@ def _party(world: World) -> list[Finding]:
                 counts.append((int(claim.value), message.id, f"party_size {claim.value}"))
         if message.role == "system":
             continue
-        for patterns in (world.cues.party_size, world.cues.split):
-            said = _count(world, patterns, message.content)
-            if said is not None and said[0] > 1:
-                counts.append((said[0], message.id, said[1]))
+        for clause in world.clauses(message.content):
+            for patterns in (world.cues.party_size, world.cues.split):
+                said = _count(world, patterns, clause)
+                if said is not None and said[0] > 1:
+                    counts.append((said[0], message.id, said[1]))
     out = []
     for episode_id, counts in by_episode.items():
         sizes = {n for n, _, _ in counts}

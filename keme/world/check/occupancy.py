@@ -168,6 +168,8 @@ def _calendar_records(world: World) -> list[Finding]:
         trip = world.trip_at(record.start)
         if trip is None or trip.city in record.location or trip.city in record.title:
             continue
+        if world.cues.any(world.cues.remote, f"{record.title} {record.location}"):
+            continue  # held from anywhere
         holders = [m.id for _, m in world.messages if m.role == "system" and m.timestamp == anchor.timestamp]
         out.append(
             world.finding(

@@ -55,6 +55,7 @@ class Cues(BaseModel):
     office: list[str]
     commute: list[str]
     overtime: list[str]
+    remote: list[str]
     arrival: list[str]
     trip_day_one: list[str]
     trip_return: list[str]
@@ -90,6 +91,8 @@ class Cues(BaseModel):
 
     def search(self, patterns: list[str], text: str) -> re.Match[str] | None:
         """The first match of any of `patterns` in `text`."""
+        if not patterns or not _combined(tuple(patterns)).search(text):
+            return None  # one pass over the text rules most messages out
         for pattern in patterns:
             found = _compiled(pattern).search(text)
             if found:
@@ -136,6 +139,13 @@ def _strings(value: object) -> list[str]:
 @functools.cache
 def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
+
+
+@functools.cache
+def _combined(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """All of `patterns` as one alternation (named groups made plain, so that they may repeat)."""
+    plain = [re.sub(r"\(\?P<\w+>", "(?:", p) for p in patterns]
+    return re.compile("|".join(f"(?:{p})" for p in plain), re.IGNORECASE)
 
 
 @functools.cache
