@@ -480,6 +480,24 @@ def test_a_claim_on_a_persona_attribute_states_the_version_valid_then():
     assert "财务主管" in found[0].text
 
 
+def test_a_value_said_as_the_present_one_after_it_changed_is_named():
+    titles = {"career.job_title": [("行政主管", START, []), ("品牌策划", at(10, "21:47"), ["p01-s0014-m01"])]}
+    before = [("user", at(5, "09:00"), "我现在是行政主管，想换个方向")]
+    lines = [
+        ("user", at(20, "09:00"), "我现在是行政主管，想知道这个岗位在市场上大概什么价"),
+        ("user", at(20, "09:05"), "以前是行政主管，现在做品牌策划"),
+    ]
+    view = world(
+        "zh",
+        [event("p01-c01-e01", "mood_checkin", START, END)],
+        [session("p01-s0005", "p01-c01-e01", before, "zh"), session("p01-s0020", "p01-c01-e01", lines, "zh")],
+        the_persona=persona("zh", titles),
+    )
+    found = findings(view, "state")
+    assert ids(found) == [["p01-s0020-m01"]]
+    assert "'品牌策划'" in found[0].text
+
+
 # ---------------------------------------------------------------------------------------------- objects
 
 
@@ -699,6 +717,9 @@ def test_a_date_with_the_wrong_weekday_is_named():
         ("zh", at(5, "15:00"), "舅妈下午打电话我在开会没接着", True),  # 清明节
         ("zh", at(5, "15:00"), "清明还得加班，在公司整理报表", False),
         ("zh", at(26, "21:00"), "明天上班，今晚早点睡", False),
+        ("en", at(26, "10:38"), "What actually matters in the office chair category?", False),
+        ("en", at(26, "10:38"), "I listen to Latin pop basically all day at work.", False),
+        ("zh", at(26, "10:56"), "除了宁曼路还有啥值得去的？不想全是网红打卡点", False),
     ],
 )
 def test_work_on_a_weekend_or_holiday_is_named_unless_it_is_overtime(lang, when, text, flagged):

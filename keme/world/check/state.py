@@ -14,7 +14,13 @@ RULE = "state"
 
 
 def check(world: World) -> list[Finding]:
-    return _claims(world) + _attributes(world) + _routine_text(world) + _session_counts(world)
+    return (
+        _claims(world)
+        + _attributes(world)
+        + _stale_text(world)
+        + _routine_text(world)
+        + _session_counts(world)
+    )
 
 
 def same(a: str, b: str) -> bool:
@@ -97,6 +103,37 @@ def _attributes(world: World) -> list[Finding]:
                     f"{day(claim.valid_from)}, when the persona's {claim.predicate} is {valid!r}",
                 )
             )
+    return out
+
+
+def _stale_text(world: World) -> list[Finding]:
+    """The user says, as their present one, a value the attribute held at another time ("我现在是行政主管"
+    while the title is 品牌策划)."""
+    cues = world.cues
+    persona = world.view.persona
+    out = []
+    changing = [a for a in persona.attributes() if len({v.value for v in a.versions}) > 1]
+    for _, message in world.said(("user",)):
+        for attr in changing:
+            current = attr.value_at(message.timestamp)
+            for clause in world.clauses(message.content):
+                if current is not None and current in clause:
+                    continue
+                if not cues.any(cues.present, clause) or cues.any(cues.past, clause):
+                    continue
+                other = next(
+                    (v.value for v in attr.versions if v.value != current and v.value in clause), None
+                )
+                if other is not None:
+                    out.append(
+                        world.finding(
+                            RULE,
+                            [message.id],
+                            f"{message.id} says {attr.key} {other!r} as the present one "
+                            f"({quote(message.content)}) on {day(message.timestamp)}, when it is {current!r}",
+                        )
+                    )
+                    break
     return out
 
 

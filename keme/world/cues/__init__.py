@@ -60,6 +60,8 @@ class Cues(BaseModel):
     trip_day_one: list[str]
     trip_return: list[str]
     first_day_job: list[str]
+    present: list[str]
+    past: list[str]
     training_per_week: list[str]
     training_not: list[str]
     training_none: list[str]
