@@ -878,6 +878,44 @@ def test_a_steamed_dish_said_with_stir_fry_words_is_named():
     assert "翻炒" in found[0].text or "炒" in found[0].text
 
 
+def test_an_episode_planned_with_an_activity_its_venue_does_not_host_is_named():
+    plan = event(
+        "p01-c01-e04",
+        "weekend_plan",
+        at(10, "07:00"),
+        at(10, "11:59"),
+        "周末：玩剧本杀",
+        activity="剧本杀",
+        place="动物园",
+    )
+    leaf = event("p01-c01-e04-l1", "weekend_plan", at(10, "07:00"), at(10, "11:59"))
+    view = world(
+        "zh",
+        [plan, leaf],
+        [session("p01-s0008", "p01-c01-e04-l1", [("user", at(10, "07:29"), "周末必须出去玩")], "zh")],
+    )
+    found = findings(view, "catalog", catalog())
+    assert ids(found) == [["p01-s0008-m01"]]
+    assert "'剧本杀'" in found[0].text and "'动物园'" in found[0].text
+
+
+def test_a_bill_filed_under_a_category_its_merchant_does_not_charge_is_named():
+    view = world(
+        "en",
+        [event("p01-c01-e03", "anchor_bill", at(2, "07:00"), at(2, "11:59"))],
+        [
+            session(
+                "p01-s0012",
+                "p01-c01-e03",
+                [("system", at(2, "07:10"), "Paid $12.40 · CVS · Dining")],
+                anchor_id="p01-a005",
+            )
+        ],
+        anchors=[bill("p01-a005", "CVS", "12.40", "Dining", "USD")],
+    )
+    assert ids(findings(view, "catalog", catalog())) == [["p01-s0012-m01"]]
+
+
 def test_unknown_catalog_items_are_not_violations():
     view = world(
         "en",

@@ -20,8 +20,70 @@ PREDICATES: dict[str, tuple[str, str]] = {
 }
 
 
+# relation -> (left param keys, right param keys) of an episode's params (what the planner chose for it)
+PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "activity@venue": (("activity", "occasion"), ("place", "venue", "restaurant")),
+    "dish~method": (("dish",), ("method", "cooking_method")),
+    "condition~remedy": (("symptom", "condition"), ("remedy",)),
+    "product@store": (("product", "gift"), ("store", "shop")),
+    "merchant~category": (("merchant",), ("expense_category", "category")),
+}
+
+
 def check(world: World) -> list[Finding]:
-    return _claims(world) + _named(world) + _methods(world)
+    return _claims(world) + _params(world) + _bills(world) + _named(world) + _methods(world)
+
+
+def _params(world: World) -> list[Finding]:
+    """An episode's own choices pair as the catalog allows (a 剧本杀 planned at a zoo)."""
+    out = []
+    first_of: dict[str, str] = {}
+    for session in world.view.sessions:
+        episode = world.episode(session)
+        if episode is not None and session.messages:
+            first_of.setdefault(episode.id, session.messages[0].id)
+    for event in world.view.graph.events:
+        for relation, (left_keys, right_keys) in PARAMS.items():
+            for left_key in left_keys:
+                for right_key in right_keys:
+                    left, right = event.params.get(left_key), event.params.get(right_key)
+                    if (
+                        left is None
+                        or right is None
+                        or world.catalog.compatible(relation, left, right) is not False
+                    ):
+                        continue
+                    out.append(
+                        world.finding(
+                            RULE,
+                            [first_of[event.id]] if event.id in first_of else [],
+                            f"event {event.id} “{event.title}” puts {left_key} {left!r} with {right_key} "
+                            f"{right!r}, which do not go together ({relation})",
+                        )
+                    )
+    return out
+
+
+def _bills(world: World) -> list[Finding]:
+    """A bill's merchant charges in its category."""
+    out = []
+    for anchor in world.view.anchors.values():
+        record = anchor.record
+        if record.kind != "bill":
+            continue
+        if world.catalog.compatible("merchant~category", record.merchant, record.category) is False:
+            holders = [
+                m.id for _, m in world.messages if m.role == "system" and m.timestamp == anchor.timestamp
+            ]
+            out.append(
+                world.finding(
+                    RULE,
+                    holders[:1],
+                    f"bill {anchor.id} files {record.merchant!r} under {record.category!r} "
+                    "(merchant~category)",
+                )
+            )
+    return out
 
 
 def _claims(world: World) -> list[Finding]:
