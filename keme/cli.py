@@ -616,7 +616,7 @@ def demo(
     from eval.registry import REGISTRY
     from eval.run import Settings, run
     from keme.stats import trajectory_stats
-    from keme.validate import check_dataset, scan_dataset
+    from keme.validate import check_dataset, coherence_checked, coherence_counts, scan_dataset
 
     if not config.exists():
         _fail(KemeError(f"{config}: not found; run from the repository root or pass --config"))
@@ -639,6 +639,9 @@ def demo(
     if violations:
         raise typer.Exit(1)
     console.print("2. validated: all invariants hold, every QA proof re-derived")
+    if coherence_checked(scan):
+        counts = coherence_counts(violations)
+        console.print("   coherence: " + " · ".join(f"{rule} {n}" for rule, n in counts.items()))
     data = scan.dataset
     numbers = trajectory_stats(data.personas, data.anchors, data.graphs, data.sessions)
     numbers |= {
