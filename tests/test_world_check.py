@@ -295,6 +295,24 @@ def test_commuting_on_the_last_day_of_a_trip_is_named():
     assert ids(findings(view, "occupancy")) == [["p01-s0044-m01"]]
 
 
+def test_work_words_while_the_schedule_has_the_persona_on_a_trip_are_named():
+    view = world(
+        "en",
+        [event("p01-c01-e03", "mood_checkin", at(20, "07:00"), at(20, "11:59"))],
+        [
+            session(
+                "p01-s0044",
+                "p01-c01-e03",
+                [("user", at(20, "09:51"), "At the office, covering for a colleague.")],
+            )
+        ],
+        schedule=home_schedule("en", [(date(2026, 4, 20), date(2026, 4, 20), "Sanya")]),
+    )
+    found = findings(view, "occupancy")
+    assert ids(found) == [["p01-s0044-m01"]]
+    assert "Sanya" in found[0].text
+
+
 def test_a_wedding_appointment_inside_a_trip_is_named():
     record = CalendarRecord(
         title="大学室友的婚礼",

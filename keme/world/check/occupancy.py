@@ -106,7 +106,11 @@ def _text(world: World) -> list[Finding]:
         episode = world.episode(session)
         own = next((t for t in world.trips if episode is not None and t.event.id == episode.id), None)
         now = world.now_clauses(message.content)
-        if trip is not None and (own is None or own is trip):
+        block = _block_at(world.view.schedule, message.timestamp)
+        away = trip is not None and (own is None or own is trip)
+        if away or (trip is None and block is not None and block.place == "trip"):
+            city = trip.city if trip is not None else block.city
+            span = f"{trip.first}–{trip.last}" if trip is not None else f"(schedule block {block.id})"
             for clause in now:
                 words = cues.search(cues.office, clause) or cues.search(cues.commute, clause)
                 if words:
@@ -115,8 +119,7 @@ def _text(world: World) -> list[Finding]:
                             RULE,
                             [message.id],
                             f"{message.id} at {day(message.timestamp)} has the persona at work "
-                            f"(“{words.group(0)}”: {quote(message.content)}) during the {trip.city} trip "
-                            f"{trip.first}–{trip.last}",
+                            f"(“{words.group(0)}”: {quote(message.content)}) during the {city} trip {span}",
                         )
                     )
                     break
@@ -130,8 +133,7 @@ def _text(world: World) -> list[Finding]:
                     RULE,
                     [message.id],
                     f"{session.id} is lived on the {own.city} trip but starts {day(message.timestamp)}, "
-                    "outside "
-                    f"the trip {own.first}–{own.last}",
+                    f"outside the trip {own.first}–{own.last}",
                 )
             )
         on_trip = own.holds(message.timestamp) or during
