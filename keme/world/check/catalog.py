@@ -129,7 +129,7 @@ def _mentions(text: str, names: frozenset[str]) -> list[str]:
     """Catalog names said in `text`, longest first, a shorter one inside a longer one not counted."""
     found: list[str] = []
     lowered = text.casefold()
-    for name in sorted(names, key=len, reverse=True):
+    for name in sorted(names, key=lambda n: (-len(n), n)):
         key = name.casefold()
         if not key:
             continue
