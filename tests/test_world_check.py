@@ -934,6 +934,19 @@ def test_a_bill_filed_under_a_category_its_merchant_does_not_charge_is_named():
     assert ids(findings(view, "catalog", catalog())) == [["p01-s0012-m01"]]
 
 
+def test_generic_stir_fry_steps_for_a_braised_dish_are_named():
+    recipe = event("p01-c02-e02", "recipe_help", START, END, "做红烧肉", dish="红烧肉")
+    leaf = event("p01-c02-e02-l1", "recipe_help", START, END)
+    steps = "好：①所有食材洗好切好；②热锅凉油，先下葱姜蒜爆香；③主料下锅翻炒到变色；④倒入调好的汁就出锅。"
+    lines = [("user", at(27, "18:10"), "今晚做红烧肉，一步一步带我"), ("assistant", at(27, "18:11"), steps)]
+    view = world("zh", [recipe, leaf], [session("p01-s0025", "p01-c02-e02-l1", lines, "zh")])
+    found = findings(view, "catalog", catalog())
+    assert ids(found) == [["p01-s0025-m02"]]
+    braised = lines[:1] + [("assistant", at(27, "18:11"), "①焯水；②炒糖色；③加水小火炖一小时，收汁。")]
+    view = world("zh", [recipe, leaf], [session("p01-s0025", "p01-c02-e02-l1", braised, "zh")])
+    assert findings(view, "catalog", catalog()) == []
+
+
 def test_unknown_catalog_items_are_not_violations():
     view = world(
         "en",

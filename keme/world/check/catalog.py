@@ -165,28 +165,46 @@ def _named(world: World) -> list[Finding]:
 
 
 def _methods(world: World) -> list[Finding]:
-    """A dish named with the words of a cooking method that is not its own ("清蒸鲈鱼" with 翻炒)."""
-    cues = world.cues
+    """A dish said with the words of a cooking method that is not its own ("清蒸鲈鱼" with 翻炒): in the
+    message that names it, or in the assistant's steps of a session about that one dish."""
     dishes = {d.name: d.method for d in world.catalog.dishes}
+    names = frozenset(dishes)
     out = []
-    for _, message in world.said(("user", "assistant")):
-        for dish in _mentions(message.content, frozenset(dishes)):
-            method = dishes[dish]
-            rest = message.content.replace(dish, " ")
-            if cues.any(cues.methods.get(method, []), rest):
-                continue  # its own method is said too: the other words are likely about another dish
-            for other, words in cues.methods.items():
-                if other == method:
-                    continue
-                found = cues.search(words, rest)
-                if found:
+    for session in world.view.sessions:
+        episode = world.episode(session)
+        about = set(_mentions(" ".join(m.content for m in session.messages), names))
+        if episode is not None and episode.params.get("dish") in dishes:
+            about.add(episode.params["dish"])
+        for message in session.messages:
+            if message.role not in ("user", "assistant"):
+                continue
+            named = _mentions(message.content, names)
+            if not named and message.role == "assistant" and len(about) == 1:
+                named = sorted(about)  # steps of the session's one dish
+            for dish in named:
+                found = _other_method(world, dishes[dish], message.content.replace(dish, " "))
+                if found is not None:
                     out.append(
                         world.finding(
                             RULE,
                             [message.id],
-                            f"{message.id} cooks {dish!r} ({method}) with “{found.group(0)}” ({other}): "
+                            f"{message.id} cooks {dish!r} ({dishes[dish]}) with “{found[1]}” ({found[0]}): "
                             f"{quote(message.content)}",
                         )
                     )
                     break
     return out
+
+
+def _other_method(world: World, method: str, text: str) -> tuple[str, str] | None:
+    """Another method's words in `text`, unless the dish's own method is said too (then the other words
+    are likely about a side dish)."""
+    cues = world.cues
+    if cues.any(cues.methods.get(method, []), text):
+        return None
+    for other, words in cues.methods.items():
+        if other != method:
+            found = cues.search(words, text)
+            if found:
+                return other, found.group(0)
+    return None
