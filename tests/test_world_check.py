@@ -1134,3 +1134,19 @@ def test_clean_lines_of_both_languages_pass_every_text_rule():
             ],
         )
         assert findings(view) == [], lang
+
+
+def test_a_block_or_claim_that_ends_before_it_starts_is_named():
+    blocks = home_schedule("en")
+    blocks[2] = blocks[2].model_copy(update={"end": blocks[2].start - timedelta(hours=1)})
+    said = claim("p01-s0001-m01", 1, "persona", "commute_minutes", "25", at(3, "08:00"))
+    said = said.model_copy(update={"valid_to": at(1, "08:00")})
+    view = world(
+        "en",
+        [event("p01-c01-e01", "commute_talk", START, END)],
+        [session("p01-s0001", "p01-c01-e01", [("user", at(3, "08:00"), "My commute is 25 minutes.")])],
+        schedule=blocks,
+        claims=[said],
+    )
+    assert any("p01-b003 ends" in f.text for f in findings(view, "occupancy"))
+    assert ids(findings(view, "state")) == [["p01-s0001-m01"]]

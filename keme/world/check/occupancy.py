@@ -24,7 +24,13 @@ def _schedule(world: World) -> list[Finding]:
                 world.finding(RULE, [], "the persona has sessions but no schedule: where it is is unknown")
             ]
         return []
-    out = []
+    out = [
+        world.finding(
+            RULE, [], f"schedule block {b.id} ends ({day(b.end)}) before it starts ({day(b.start)})"
+        )
+        for b in blocks
+        if b.end < b.start
+    ]
     for a, b in pairwise(blocks):
         if b.start < a.end:
             out.append(

@@ -61,7 +61,11 @@ def _claims(world: World) -> list[Finding]:
         if claim.subject.startswith("object:") and claim.predicate == "condition":
             continue
         groups.setdefault((claim.subject, claim.predicate), []).append(claim)
-    out = []
+    out = [
+        world.finding(RULE, [c.message_id], f"claim {c.id} is valid until {c.valid_to}, before it is said")
+        for c in world.view.claims
+        if c.valid_to is not None and c.valid_to < c.valid_from
+    ]
     for (subject, predicate), claims in groups.items():
         claims.sort(key=lambda c: (c.valid_from, c.id))
         held = claims[0]
