@@ -159,17 +159,27 @@ def validate_cmd(
     rerender: bool = typer.Option(
         False, help="render every screenshot again and compare facts, text and PNG"
     ),
+    coherence: Optional[bool] = typer.Option(
+        None,
+        "--coherence/--no-coherence",
+        help="check the coherence of the world the text is said from (default: when the dataset records "
+        "a schedule or claims)",
+    ),
 ) -> None:
     """Check every invariant of DATASET; exit 1 naming each violation (every bad line of every file
-    included)."""
-    from keme.validate import validate
+    included), with the coherence violations counted per rule."""
+    from keme.validate import check_dataset, coherence_checked, coherence_counts, scan_dataset
 
     try:
-        violations = validate(dataset, rerender=rerender)
+        scan = scan_dataset(dataset)
+        violations = check_dataset(scan, rerender=rerender, coherence=coherence)
     except KemeError as exc:
         _fail(exc)
     for violation in violations:
         typer.echo(f"✗ {violation}")
+    if coherence_checked(scan, coherence):
+        counts = coherence_counts(violations)
+        typer.echo("coherence: " + " · ".join(f"{rule} {n}" for rule, n in counts.items()))
     if violations:
         console.print(f"[bold red]{len(violations)} violation(s)[/] in {escape(str(dataset))}")
         raise typer.Exit(1)
@@ -606,7 +616,7 @@ def demo(
     from eval.registry import REGISTRY
     from eval.run import Settings, run
     from keme.stats import trajectory_stats
-    from keme.validate import check_dataset, scan_dataset
+    from keme.validate import check_dataset, coherence_checked, coherence_counts, scan_dataset
 
     if not config.exists():
         _fail(KemeError(f"{config}: not found; run from the repository root or pass --config"))
@@ -629,6 +639,9 @@ def demo(
     if violations:
         raise typer.Exit(1)
     console.print("2. validated: all invariants hold, every QA proof re-derived")
+    if coherence_checked(scan):
+        counts = coherence_counts(violations)
+        console.print("   coherence: " + " · ".join(f"{rule} {n}" for rule, n in counts.items()))
     data = scan.dataset
     numbers = trajectory_stats(data.personas, data.anchors, data.graphs, data.sessions)
     numbers |= {

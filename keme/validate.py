@@ -10,13 +10,16 @@ parents, 2-15 children per expanded event, edges between siblings from an
 earlier to a later event); one session per leaf inside its window with no
 overlap between sessions; anchors unchanged (hash) and embedded verbatim
 exactly once; every evidence link resolving to a message that states the value
-while that version was valid; screenshots.
+while that version was valid; screenshots; and the coherence of the world the text
+is said from (keme.world.check: occupancy, state, objects, calendar, catalog,
+chapters), counted per rule.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
 
@@ -26,6 +29,7 @@ from keme.dataset import PART_FILES, Dataset, DatasetError, Scan, Violation
 from keme.dataset.io import sha256_file
 from keme.dataset.manifest import MANIFEST, Manifest
 from keme.dataset.paths import PathEscape, inside
+from keme.errors import KemeError
 from keme.models import Anchor, EventGraph, Persona, QAItem, Session
 from keme.omni.render import Renderer
 from keme.omni.screens import MODELS
@@ -34,6 +38,67 @@ from keme.qa.facts import worlds_of
 from keme.qa.verify import verify_items
 from keme.synth.state import dialogue_hash
 from keme.text import resources
+from keme.world.catalog import load_catalog
+from keme.world.check import RULES, check_world
+from keme.world.cues import load_cues
+
+WORLD_FILES = frozenset(
+    {"personas.jsonl", "graphs.jsonl", "sessions.jsonl", "anchors.jsonl", "schedule.jsonl", "claims.jsonl"}
+)
+
+
+@dataclass(frozen=True)
+class CoherenceViolation(Violation):
+    """A finding of the coherence checker: `rule` is one of keme.world.check.RULES."""
+
+    rule: str = ""
+
+
+def coherence_counts(violations: list[Violation]) -> dict[str, int]:
+    """Coherence violations per rule, every rule listed (zeros included), in report order."""
+    counts = Counter(v.rule for v in violations if isinstance(v, CoherenceViolation))
+    return {rule: counts[rule] for rule in RULES}
+
+
+def records_world(data: Dataset) -> bool:
+    """The dataset records the world its text is said from (a schedule or claims): hold the text to it."""
+    return data.has(Dataset.schedule) or data.has(Dataset.claims)
+
+
+def coherence_checked(scan: Scan, coherence: bool | None = None) -> bool:
+    """Whether `check_dataset` checks the world's coherence: asked to (True) or the dataset records a world
+    (None), and every file the checker reads loaded."""
+    data = scan.dataset
+    if data.root is None or not data.root.is_dir() or scan.unreadable & WORLD_FILES:
+        return False
+    return records_world(data) if coherence is None else coherence
+
+
+def check_coherence(data: Dataset) -> list[Violation]:
+    """Every coherence finding of every synthesized persona (one with an event graph) as a violation."""
+    out: list[Violation] = []
+    for view in data.views():
+        if not view.graph.events:
+            continue  # imported dialogues: no simulated life to hold them to
+        try:
+            findings = check_world(view, load_catalog(view.lang), load_cues(view.lang))
+        except KemeError as exc:
+            out.append(Violation("coherence", view.persona.id, f"cannot be checked: {exc}"))
+            continue
+        # a tampered record the checker cannot read
+        except (ArithmeticError, LookupError, TypeError, ValueError) as exc:
+            out.append(
+                Violation("coherence", view.persona.id, f"cannot be checked ({type(exc).__name__}: {exc})")
+            )
+            continue
+        for finding in findings:
+            ids = ", ".join(finding.message_ids) or "-"
+            out.append(
+                CoherenceViolation(
+                    "coherence", finding.persona_id, f"{finding.rule} [{ids}]: {finding.text}", finding.rule
+                )
+            )
+    return out
 
 
 def verified_dataset(root: Path, questions: bool | None = True, hint: str = "") -> Dataset:
@@ -416,12 +481,16 @@ def validate(
     max_children: int | None = None,
     rerender: bool = False,
     questions: bool = True,
+    coherence: bool | None = None,
 ) -> list[Violation]:
     """Every violation in `root`: every bad line of every file, then every check that still makes sense.
 
-    `questions=False` leaves qa.jsonl out (what `keme qa` checks before rebuilding it).
+    `questions=False` leaves qa.jsonl out (what `keme qa` checks before rebuilding it). `coherence`: True
+    checks the world's coherence always, False never, None when the dataset records a world.
     """
-    return check_dataset(scan_dataset(root, questions), min_children, max_children, rerender, questions)
+    return check_dataset(
+        scan_dataset(root, questions), min_children, max_children, rerender, questions, coherence
+    )
 
 
 def scan_dataset(root: Path, questions: bool = True) -> Scan:
@@ -435,6 +504,7 @@ def check_dataset(
     max_children: int | None = None,
     rerender: bool = False,
     questions: bool = True,
+    coherence: bool | None = None,
 ) -> list[Violation]:
     """`validate` on a dataset scanned already (a command that goes on to use it loads it once)."""
     data, broken = scan.dataset, scan.unreadable
@@ -455,6 +525,8 @@ def check_dataset(
             violations += check_anchors(data.anchors, data.sessions, personas)
         if data.images and "images.jsonl" not in broken:
             violations += check_images(data, rerender)
+    if coherence_checked(scan, coherence):
+        violations += check_coherence(data)
     if broken:
         violations.append(
             Violation(

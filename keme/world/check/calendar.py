@@ -1,0 +1,222 @@
+"""The calendar and the clock: weekday, date and time-of-day words match the message's timestamp; work
+happens on workdays; a new job starts on a workday; a job title does not change twice in 60 days."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, timedelta
+
+from keme.days import is_workday
+from keme.models import Message
+from keme.world.check.base import Finding, World, day, quote
+
+RULE = "calendar"
+TITLE_CHANGES_WITHIN = timedelta(days=60)
+
+
+def check(world: World) -> list[Finding]:
+    out = []
+    weekdays = _weekday_patterns(world)
+    for _, message in world.said(("user", "assistant", "system")):
+        if message.role != "system":
+            out += _clock(world, message) + _weekday(world, message, weekdays) + _day_of_month(world, message)
+            out += _workday(world, message)
+        out += _dated_weekdays(world, message)
+    return out + _first_day(world) + _titles(world)
+
+
+def _clock(world: World, message: Message) -> list[Finding]:
+    hour = message.timestamp.hour
+    for clause in world.now_clauses(message.content):
+        for cue in world.cues.times:
+            found = world.cues.search(cue.patterns, clause)
+            if found and not cue.allows(hour) and not world.cues.any(cue.unless, clause):
+                return [
+                    world.finding(
+                        RULE,
+                        [message.id],
+                        f"{message.id} says “{found.group(0)}” at {message.timestamp:%H:%M} "
+                        f"({quote(message.content)})",
+                    )
+                ]
+    return []
+
+
+def _weekday_patterns(world: World) -> list[list[str]]:
+    """For each weekday (Monday first), the patterns that say today is that day."""
+    out = []
+    for names in world.cues.weekdays:
+        names = names[:1] if world.view.lang == "en" else names  # "wed" or "sun" alone is not a weekday said
+        alternation = "(?:" + "|".join(re.escape(n) for n in names) + ")"
+        out.append([t.replace("{weekday}", alternation) for t in world.cues.today_weekday])
+    return out
+
+
+def _weekday(world: World, message: Message, patterns: list[list[str]]) -> list[Finding]:
+    actual = message.timestamp.weekday()
+    for clause in world.clauses(message.content):
+        for index in range(7):
+            if index == actual:
+                continue
+            found = world.cues.search(patterns[index], clause)
+            if found:
+                return [
+                    world.finding(
+                        RULE,
+                        [message.id],
+                        f"{message.id} says “{found.group(0)}” on {day(message.timestamp)} "
+                        f"({quote(message.content)})",
+                    )
+                ]
+    return []
+
+
+def _day_of_month(world: World, message: Message) -> list[Finding]:
+    when = message.timestamp
+    for clause in world.clauses(message.content):
+        found = world.cues.search(world.cues.day_of_month, clause)
+        if found is None:
+            continue
+        groups = found.groupdict()
+        said_day = groups.get("day") or groups.get("day2")
+        month = groups.get("month")
+        said_month = (world.cues.month_of(month) if not month.isdigit() else int(month)) if month else None
+        if said_day is None or (month and said_month is None):
+            continue
+        if int(said_day) != when.day or (said_month is not None and said_month != when.month):
+            return [
+                world.finding(
+                    RULE,
+                    [message.id],
+                    f"{message.id} says “{found.group(0)}” on {day(when)} ({quote(message.content)})",
+                )
+            ]
+    return []
+
+
+def _dated_weekdays(world: World, message: Message) -> list[Finding]:
+    """“April 12 (Sunday)”: the weekday is the date's, in the year around the message."""
+    cues = world.cues
+    for pattern in cues.dated_weekday:
+        for found in re.finditer(pattern, message.content, re.IGNORECASE):
+            month = found.group("month")
+            number = int(month) if month.isdigit() else cues.month_of(month)
+            weekday = cues.weekday_of(found.group("weekday"))
+            if number is None or weekday is None:
+                continue
+            said = _nearest(message.timestamp, number, int(found.group("day")))
+            if said is not None and said.weekday() != weekday:
+                return [
+                    world.finding(
+                        RULE,
+                        [message.id],
+                        f"{message.id} says “{found.group(0)}”, but {said.isoformat()} is a "
+                        f"{said.strftime('%A')}",
+                    )
+                ]
+    return []
+
+
+def _nearest(moment: datetime, month: int, day_: int) -> date | None:
+    """The date with this month and day nearest to `moment` (a date said late in December may be January)."""
+    options = []
+    for year in (moment.year - 1, moment.year, moment.year + 1):
+        try:
+            options.append(date(year, month, day_))
+        except ValueError:
+            continue
+    return min(options, key=lambda d: abs(d - moment.date())) if options else None
+
+
+def _workday(world: World, message: Message) -> list[Finding]:
+    """Being at work today on a weekend or holiday, unless the text says it is overtime."""
+    if message.role != "user":
+        return []
+    when = message.timestamp
+    if is_workday(when.date(), world.view.persona.country):
+        return []
+    cues = world.cues
+    if cues.any(cues.overtime, message.content):
+        return []
+    for clause in world.now_clauses(message.content):
+        found = cues.search(cues.office, clause) or cues.search(cues.commute, clause)
+        if found:
+            return [
+                world.finding(
+                    RULE,
+                    [message.id],
+                    f"{message.id} is at work (“{found.group(0)}”) on {day(when)}, not a workday, with no "
+                    f"overtime said ({quote(message.content)})",
+                )
+            ]
+    return []
+
+
+def _first_day(world: World) -> list[Finding]:
+    """The first day at a new job falls on a workday: a `first_day` moment, a message saying so, or a
+    company change whose revealing message says so."""
+    out = []
+    country = world.view.persona.country
+    seen: set[str] = set()
+    for session in world.view.sessions:
+        leaf = world.leaf(session)
+        if leaf is not None and leaf.kind == "first_day" and not is_workday(session.start.date(), country):
+            first = session.messages[0].id if session.messages else session.id
+            seen.update(m.id for m in session.messages)
+            out.append(
+                world.finding(
+                    RULE,
+                    [first],
+                    f"{session.id} is the first day at the new job (“{leaf.title}”) on {day(session.start)}, "
+                    "not a workday",
+                )
+            )
+    for _, message in world.said(("user",)):
+        if message.id in seen or is_workday(message.timestamp.date(), country):
+            continue
+        for clause in world.now_clauses(message.content):
+            found = world.cues.search(world.cues.first_day_job, clause)
+            if found:
+                out.append(
+                    world.finding(
+                        RULE,
+                        [message.id],
+                        f"{message.id} says “{found.group(0)}” on {day(message.timestamp)}, not a workday",
+                    )
+                )
+                break
+    return out
+
+
+def _titles(world: World) -> list[Finding]:
+    """A job title changes at most once in 60 days (persona versions and `career.job_title` claims)."""
+    persona = world.view.persona
+    changes: list[tuple[datetime, str, list[str]]] = []
+    try:
+        versions = persona.attribute("career.job_title").versions
+    except KeyError:
+        versions = []
+    for i, version in enumerate(versions):
+        if i or version.valid_from > persona.start:
+            changes.append((version.valid_from, version.value, version.evidence[:1]))
+    claims = sorted(
+        (c for c in world.view.claims if c.subject == "persona" and c.predicate == "career.job_title"),
+        key=lambda c: c.valid_from,
+    )
+    for before, claim in zip(claims, claims[1:], strict=False):
+        if before.value != claim.value and not any(v == claim.value for _, v, _ in changes):
+            changes.append((claim.valid_from, claim.value, [claim.message_id]))
+    changes.sort(key=lambda c: c[0])
+    out = []
+    for (a_when, a_value, a_ids), (b_when, b_value, b_ids) in zip(changes, changes[1:], strict=False):
+        if b_when - a_when <= TITLE_CHANGES_WITHIN:
+            out.append(
+                world.finding(
+                    RULE,
+                    a_ids + b_ids,
+                    f"job title changes to {a_value!r} on {a_when.date()} and to {b_value!r} on "
+                    f"{b_when.date()}, "
+                    f"{(b_when - a_when).days} days apart",
+                )
+            )
+    return out

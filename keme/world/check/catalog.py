@@ -1,0 +1,210 @@
+"""What is said together goes together: catalog-backed claims of one message or one episode pair as the
+catalog allows (`compatible(...) is False` is a violation, an unknown item is not), catalog items
+named in one message do too, and a dish is not said with another cooking method's words."""
+
+from __future__ import annotations
+
+import re
+
+from keme.world.check.base import Finding, World, quote
+
+RULE = "catalog"
+
+# relation -> (left predicate, right predicate), the shared predicate names
+PREDICATES: dict[str, tuple[str, str]] = {
+    "activity@venue": ("activity", "venue"),
+    "dish~method": ("dish", "cooking_method"),
+    "condition~remedy": ("condition", "remedy"),
+    "product@store": ("product", "store"),
+    "merchant~category": ("merchant", "expense_category"),
+}
+
+
+# relation -> (left param keys, right param keys) of an episode's params (what the planner chose for it)
+PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "activity@venue": (("activity", "occasion"), ("place", "venue", "restaurant")),
+    "dish~method": (("dish",), ("method", "cooking_method")),
+    "condition~remedy": (("symptom", "condition"), ("remedy",)),
+    "product@store": (("product", "gift"), ("store", "shop")),
+    "merchant~category": (("merchant",), ("expense_category", "category")),
+}
+
+
+def check(world: World) -> list[Finding]:
+    return _claims(world) + _params(world) + _bills(world) + _named(world) + _methods(world)
+
+
+def _params(world: World) -> list[Finding]:
+    """An episode's own choices pair as the catalog allows (a 剧本杀 planned at a zoo)."""
+    out = []
+    first_of: dict[str, str] = {}
+    for session in world.view.sessions:
+        episode = world.episode(session)
+        if episode is not None and session.messages:
+            first_of.setdefault(episode.id, session.messages[0].id)
+    for event in world.view.graph.events:
+        for relation, (left_keys, right_keys) in PARAMS.items():
+            for left_key in left_keys:
+                for right_key in right_keys:
+                    left, right = event.params.get(left_key), event.params.get(right_key)
+                    if (
+                        left is None
+                        or right is None
+                        or world.catalog.compatible(relation, left, right) is not False
+                    ):
+                        continue
+                    out.append(
+                        world.finding(
+                            RULE,
+                            [first_of[event.id]] if event.id in first_of else [],
+                            f"event {event.id} “{event.title}” puts {left_key} {left!r} with {right_key} "
+                            f"{right!r}, which do not go together ({relation})",
+                        )
+                    )
+    return out
+
+
+def _bills(world: World) -> list[Finding]:
+    """A bill's merchant charges in its category."""
+    out = []
+    for anchor in world.view.anchors.values():
+        record = anchor.record
+        if record.kind != "bill":
+            continue
+        if world.catalog.compatible("merchant~category", record.merchant, record.category) is False:
+            holders = [
+                m.id for _, m in world.messages if m.role == "system" and m.timestamp == anchor.timestamp
+            ]
+            out.append(
+                world.finding(
+                    RULE,
+                    holders[:1],
+                    f"bill {anchor.id} files {record.merchant!r} under {record.category!r} "
+                    "(merchant~category)",
+                )
+            )
+    return out
+
+
+def _claims(world: World) -> list[Finding]:
+    """Pairs from the same message first, then from the same episode and subject."""
+    out = []
+    seen: set[tuple[str, str, str]] = set()
+    scopes: dict[
+        str, list[tuple[str, str, str, str]]
+    ] = {}  # scope -> (subject, predicate, value, message id)
+    for session, message in world.messages:
+        episode = world.episode(session)
+        for claim in world.claims_of.get(message.id, []):
+            if claim.predicate == "condition" and claim.subject.startswith("object:"):
+                continue  # an object's state, not an illness
+            item = (claim.subject, claim.predicate, claim.value, message.id)
+            scopes.setdefault(f"m:{message.id}", []).append(item)
+            scopes.setdefault(f"e:{episode.id if episode else session.id}", []).append(item)
+    for scope, items in scopes.items():
+        for relation, (left_p, right_p) in PREDICATES.items():
+            for subject, predicate, left, left_id in items:
+                if predicate != left_p:
+                    continue
+                for other_subject, other_predicate, right, right_id in items:
+                    if other_predicate != right_p or (scope[0] == "e" and other_subject != subject):
+                        continue
+                    key = (relation, left, right)
+                    if key in seen or world.catalog.compatible(relation, left, right) is not False:
+                        continue
+                    seen.add(key)
+                    ids = sorted({left_id, right_id})
+                    out.append(
+                        world.finding(
+                            RULE,
+                            ids,
+                            f"{left_p} {left!r} and {right_p} {right!r} do not go together ({relation}; "
+                            f"{', '.join(ids)})",
+                        )
+                    )
+    return out
+
+
+def _mentions(text: str, names: frozenset[str]) -> list[str]:
+    """Catalog names said in `text`, longest first, a shorter one inside a longer one not counted."""
+    found: list[str] = []
+    lowered = text.casefold()
+    for name in sorted(names, key=lambda n: (-len(n), n)):
+        key = name.casefold()
+        if not key:
+            continue
+        pattern = re.escape(key)
+        if key.isascii():
+            pattern = rf"\b{pattern}\b"
+        if re.search(pattern, lowered) and not any(key in f.casefold() for f in found):
+            found.append(name)
+    return found
+
+
+def _named(world: World) -> list[Finding]:
+    """Catalog items named in one message: a left item none of whose named partners is compatible."""
+    out = []
+    for _, message in world.said(("user", "assistant")):
+        for relation in PREDICATES:
+            lefts, rights = world.catalog.known[relation]
+            said_left = _mentions(message.content, lefts)
+            said_right = _mentions(message.content, rights) if said_left else []
+            for left in said_left:
+                verdicts = [world.catalog.compatible(relation, left, right) for right in said_right]
+                if verdicts and all(v is False for v in verdicts):
+                    out.append(
+                        world.finding(
+                            RULE,
+                            [message.id],
+                            f"{message.id} puts {left!r} with "
+                            f"{' / '.join(repr(r) for r in said_right)}, which "
+                            f"do not go together ({relation}): {quote(message.content)}",
+                        )
+                    )
+    return out
+
+
+def _methods(world: World) -> list[Finding]:
+    """A dish said with the words of a cooking method that is not its own ("清蒸鲈鱼" with 翻炒): in the
+    message that names it, or in the assistant's steps of a session about that one dish."""
+    dishes = {d.name: d.method for d in world.catalog.dishes}
+    names = frozenset(dishes)
+    out = []
+    for session in world.view.sessions:
+        episode = world.episode(session)
+        about = set(_mentions(" ".join(m.content for m in session.messages), names))
+        if episode is not None and episode.params.get("dish") in dishes:
+            about.add(episode.params["dish"])
+        for message in session.messages:
+            if message.role not in ("user", "assistant"):
+                continue
+            named = _mentions(message.content, names)
+            if not named and message.role == "assistant" and len(about) == 1:
+                named = sorted(about)  # steps of the session's one dish
+            for dish in named:
+                found = _other_method(world, dishes[dish], message.content.replace(dish, " "))
+                if found is not None:
+                    out.append(
+                        world.finding(
+                            RULE,
+                            [message.id],
+                            f"{message.id} cooks {dish!r} ({dishes[dish]}) with “{found[1]}” ({found[0]}): "
+                            f"{quote(message.content)}",
+                        )
+                    )
+                    break
+    return out
+
+
+def _other_method(world: World, method: str, text: str) -> tuple[str, str] | None:
+    """Another method's words in `text`, unless the dish's own method is said too (then the other words
+    are likely about a side dish)."""
+    cues = world.cues
+    if cues.any(cues.methods.get(method, []), text):
+        return None
+    for other, words in cues.methods.items():
+        if other != method:
+            found = cues.search(words, text)
+            if found:
+                return other, found.group(0)
+    return None
