@@ -803,22 +803,44 @@ def catalog() -> Catalog:
                 {"name": "动物园", "type": "zoo"},
                 {"name": "谜境剧本杀馆", "type": "game_room"},
                 {"name": "Best Buy", "type": "electronics_store"},
+                {"name": "Eastside Clinic", "type": "clinic"},
             ],
             "activities": [
                 {"name": "剧本杀", "venue_types": ["game_room"]},
                 {"name": "看熊猫", "venue_types": ["zoo"]},
             ],
             "dishes": [
-                {"name": "清蒸鲈鱼", "method": "steam", "steps": ["鱼身划刀", "大火蒸八分钟"]},
-                {"name": "红烧肉", "method": "braise", "steps": ["焯水", "炒糖色", "小火炖一小时"]},
+                {
+                    "name": "清蒸鲈鱼",
+                    "method": "蒸",
+                    "technique": "steam",
+                    "ingredients": ["鲈鱼"],
+                    "steps": ["鱼身划刀", "大火蒸八分钟", "淋蒸鱼豉油"],
+                },
+                {
+                    "name": "红烧肉",
+                    "method": "红烧",
+                    "technique": "braise",
+                    "ingredients": ["五花肉"],
+                    "steps": ["焯水", "炒糖色", "小火炖一小时"],
+                },
             ],
             "conditions": [
-                {"name": "a stiff neck", "remedies": ["a heat pack", "gentle stretching"]},
-                {"name": "a cold", "remedies": ["DayQuil", "rest"]},
+                {
+                    "name": "a stiff neck",
+                    "remedies": ["a heat pack", "gentle stretching"],
+                    "clinic_types": ["clinic"],
+                },
+                {"name": "a cold", "remedies": ["DayQuil", "rest"], "clinic_types": ["clinic"]},
             ],
             "products": [
-                {"name": "a bottle of wine", "category": "drinks", "stores": ["Total Wine"]},
-                {"name": "LG C3 TV", "category": "TV", "stores": ["Best Buy"]},
+                {
+                    "name": "a bottle of wine",
+                    "category": "drinks",
+                    "stores": ["Total Wine"],
+                    "price": [12, 40],
+                },
+                {"name": "LG C3 TV", "category": "TV", "stores": ["Best Buy"], "price": [1200, 1800]},
             ],
             "categories": [
                 {"name": "Health", "merchants": ["CVS"]},

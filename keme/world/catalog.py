@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -38,6 +38,9 @@ class CatalogError(KemeError, ValueError):
     """A catalog file is missing or malformed: fix keme/world/catalog/<lang>.yaml."""
 
 
+Technique = Literal["steam", "stir_fry", "braise", "bake", "deep_fry", "grill", "boil", "pan_fry", "raw"]
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -56,6 +59,9 @@ class Dish(_Strict):
     name: str
     method: str = Field(
         description="how it is really cooked, as the language says it: steam / 蒸, braise / 红烧"
+    )
+    technique: Technique = Field(
+        description="the kind of method, language-neutral (what the cue words for methods are keyed by)"
     )
     steps: list[str] = Field(min_length=3, description="cooking steps that fit the method, in order")
     ingredients: list[str] = Field(min_length=1, description="what goes into it (the ingredient a user has)")

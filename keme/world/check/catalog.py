@@ -167,7 +167,7 @@ def _named(world: World) -> list[Finding]:
 def _methods(world: World) -> list[Finding]:
     """A dish said with the words of a cooking method that is not its own ("清蒸鲈鱼" with 翻炒): in the
     message that names it, or in the assistant's steps of a session about that one dish."""
-    dishes = {d.name: d.method for d in world.catalog.dishes}
+    dishes = {d.name: d.technique for d in world.catalog.dishes}
     names = frozenset(dishes)
     out = []
     for session in world.view.sessions:
