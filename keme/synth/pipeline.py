@@ -37,7 +37,7 @@ from keme.synth import planner
 from keme.synth.planner import PlanContext
 from keme.synth.state import Checkpoint, Trajectory, is_leaf
 from keme.text import resources
-from keme.world.ledger import Ledger
+from keme.world.ledger import Ledger, close_versions
 from keme.world.predicates import checked_predicates
 
 WORK = ".work"
@@ -171,6 +171,7 @@ def run_trajectory(
     check_anchors_untouched(traj)
     if save is not None:
         save(traj, True)
+    traj.claims = close_versions(traj.claims, traj.persona)  # after the save: chunks keep claims as said
     return traj
 
 
@@ -331,6 +332,7 @@ def add_trajectories(dataset: Dataset, trajectories: list[Trajectory]) -> None:
     for traj in trajectories:
         traj.graph.events.sort(key=lambda e: e.id)
         traj.graph.edges.sort(key=lambda x: (x.source, x.target))
+        traj.claims = close_versions(traj.claims, traj.persona)
     dataset.personas = [t.persona for t in trajectories]
     dataset.anchors = [a for t in trajectories for a in t.anchors]
     dataset.graphs = [t.graph for t in trajectories]

@@ -241,6 +241,21 @@ class Ledger:
         return claims
 
 
+def close_versions(claims: list[Claim], persona: Persona) -> list[Claim]:
+    """Claims on a persona attribute, valid until the version they state was replaced.
+
+    A claim is made when it is said, before any later change is known (valid_to None); once the
+    trajectory is done its versions are final and each claim ends where its version does."""
+    closed = []
+    for claim in claims:
+        if claim.subject == "persona" and "." in claim.predicate and claim.valid_to is None:
+            _, valid_to = _version_validity(persona, claim.predicate, claim.value, claim.valid_from)
+            if valid_to is not None:
+                claim = claim.model_copy(update={"valid_to": valid_to})
+        closed.append(claim)
+    return closed
+
+
 def anchor_fields(anchor: Anchor) -> dict[str, tuple[str, str]]:
     """App record slot -> (predicate, canonical value), for the slots keme.prior.anchors.anchor_slots
     shows."""
