@@ -18,7 +18,7 @@ from conftest import ROOT
 from keme.dataset import Dataset
 from keme.dataset.manifest import Manifest
 from keme.models import Anchor, Attribute, AttributeVersion, Event, Message, Persona
-from keme.models.anchor import BillRecord
+from keme.models.anchor import BillRecord, CalendarRecord
 from keme.synth.limits import load_config
 from keme.synth.pipeline import add_trajectories, run_trajectory, start_trajectory, synthesize_persona
 from keme.synth.state import Checkpoint, Trajectory
@@ -334,6 +334,30 @@ def test_the_user_naming_the_record_claims_it_about_the_record():
         "262.81",
         "user",
     )
+
+
+def test_a_calendar_time_span_claims_when_the_entry_starts_and_ends():
+    entry = Anchor(
+        id="p01-a002",
+        persona_id="p01",
+        app="calendar",
+        app_name="Calendar",
+        timestamp=T("2026-03-06T09:00"),
+        record=CalendarRecord(
+            title="Dentist",
+            start=T("2026-03-12T14:30"),
+            end=T("2026-03-12T15:15"),
+            location="Bright Smiles",
+            attendees=[],
+        ),
+    ).sealed()
+    claims = _say(
+        _scene(DINNER, SOCIAL, entry), [Report("slot", "event_time", "2:30 PM–3:15 PM", "2:30 PM–3:15 PM")]
+    )
+    assert {(c.subject, c.predicate, c.value) for c in claims} == {
+        ("anchor:p01-a002", "time", "14:30"),
+        ("anchor:p01-a002", "end_time", "15:15"),
+    }
 
 
 # ---------------------------------------------------------------- a synthesized world

@@ -34,6 +34,7 @@ PARTS_OF_DAY = {
     "晚上": "evening",
 }
 NAMED = ("num", "money", "pool")
+Fact = tuple[str, str, str, datetime, datetime | None]  # subject, predicate, value, valid_from, valid_to
 Recall = Callable[[str, Callable[[], str]], str]  # what keme.text.template.Context.recall takes
 
 
@@ -149,24 +150,26 @@ class Ledger:
         for report in reports:
             if self.free(report):
                 continue
-            subject, predicate, value, valid_from, valid_to = self._fact(scene, message, report, window)
-            if (subject, predicate, value) in seen:
-                continue
-            seen.add((subject, predicate, value))
-            claims.append(
-                Claim(
-                    id=f"{message.id}-c{len(claims) + 1}",
-                    persona_id=scene.persona.id,
-                    message_id=message.id,
-                    speaker=speaker,
-                    subject=subject,
-                    predicate=predicate,
-                    value=value,
-                    valid_from=valid_from,
-                    valid_to=valid_to,
-                    said=message.content,
+            for subject, predicate, value, valid_from, valid_to in self._facts(
+                scene, message, report, window
+            ):
+                if (subject, predicate, value) in seen:
+                    continue
+                seen.add((subject, predicate, value))
+                claims.append(
+                    Claim(
+                        id=f"{message.id}-c{len(claims) + 1}",
+                        persona_id=scene.persona.id,
+                        message_id=message.id,
+                        speaker=speaker,
+                        subject=subject,
+                        predicate=predicate,
+                        value=value,
+                        valid_from=valid_from,
+                        valid_to=valid_to,
+                        said=message.content,
+                    )
                 )
-            )
         return claims
 
     def free(self, report: Report) -> bool:
@@ -179,9 +182,26 @@ class Ledger:
             return not report.name
         return report.kind == "pool" and report.name not in self.predicates
 
+    def _facts(
+        self, scene: Scene, message: Message, report: Report, window: tuple[datetime, datetime]
+    ) -> list[Fact]:
+        """(subject, predicate, value, valid_from, valid_to) of what one report says; a calendar entry's
+        time slot says when it starts and when it ends."""
+        anchor = scene.anchor
+        if report.kind == "slot" and anchor is not None and report.name in anchor_fields(anchor):
+            subject = f"anchor:{anchor.id}"
+            return [
+                (subject, predicate, value, anchor.timestamp, None)
+                for predicate, value in [
+                    anchor_fields(anchor)[report.name],
+                    *anchor_extras(anchor, report.name),
+                ]
+            ]
+        return [self._fact(scene, message, report, window)]
+
     def _fact(
         self, scene: Scene, message: Message, report: Report, window: tuple[datetime, datetime]
-    ) -> tuple[str, str, str, datetime, datetime | None]:
+    ) -> Fact:
         persona, episode = scene.persona, scene.episode
         session_subject = f"event:{scene.leaf.id}"
         if report.kind in ("persona", "old"):
@@ -197,11 +217,8 @@ class Ledger:
             if predicate.scope == "anchor" and scene.anchor is not None:
                 return f"anchor:{scene.anchor.id}", report.name, value, scene.anchor.timestamp, None
             return session_subject, report.name, value, window[0], window[1]
-        # a slot
+        # a slot of the session or of the episode (the app record's are handled by _facts)
         name = report.name
-        if scene.anchor is not None and name in ANCHOR_SLOTS and name in anchor_fields(scene.anchor):
-            predicate_name, value = anchor_fields(scene.anchor)[name]
-            return f"anchor:{scene.anchor.id}", predicate_name, value, scene.anchor.timestamp, None
         if name in SESSION_SLOTS:
             predicate_name = SESSION_SLOTS[name]
             if predicate_name == "name":
@@ -292,6 +309,14 @@ def anchor_fields(anchor: Anchor) -> dict[str, tuple[str, str]]:
     else:
         fields = {"title": r.title, "doc_type": r.doc_type, "pages": str(r.pages), "summary": r.summary}
     return {slot: (ANCHOR_SLOTS[slot], value) for slot, value in fields.items()}
+
+
+def anchor_extras(anchor: Anchor, slot: str) -> list[tuple[str, str]]:
+    """What else a record slot says beyond its own field: a calendar time span's end."""
+    r = anchor.record
+    if r.kind == "calendar" and slot == "event_time":
+        return [("end_time", r.end.strftime("%H:%M"))]
+    return []
 
 
 def _version_validity(
