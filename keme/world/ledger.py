@@ -157,7 +157,7 @@ class Ledger:
                     continue
                 seen.add((subject, predicate, value))
                 claims.append(
-                    Claim(
+                    _claim(
                         id=f"{message.id}-c{len(claims) + 1}",
                         persona_id=scene.persona.id,
                         message_id=message.id,
@@ -243,7 +243,7 @@ class Ledger:
                 ("time", anchor.timestamp.strftime("%H:%M")),
             ):
                 claims.append(
-                    Claim(
+                    _claim(
                         id=f"{message.id}-c{len(claims) + 1}",
                         persona_id=scene.persona.id,
                         message_id=message.id,
@@ -256,6 +256,14 @@ class Ledger:
                     )
                 )
         return claims
+
+
+def _claim(**fields) -> Claim:
+    """A claim from parts already validated (message id, registered predicate, typed times): built
+    without re-validating, since a persona-year makes thousands (tests/test_claims.py loads them back
+    through the model)."""
+    fields.setdefault("valid_to", None)
+    return Claim.model_construct(**fields)
 
 
 def close_versions(claims: list[Claim], persona: Persona) -> list[Claim]:
