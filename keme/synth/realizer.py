@@ -82,16 +82,20 @@ def _say(
     drafts: list[Draft],
     update: str | None = None,
     reveal: str | None = None,
+    record: dict[str, str] | None = None,
 ) -> None:
     """Render both sides of an exchange, keeping what each says; `{value}` of a reveal is attribute
-    `reveal`."""
+    `reveal`, and a slot showing the app record's field (`record`: its display slots) is the record's."""
     for role, template in (("user", exchange.u), ("assistant", exchange.a)):
         links: set[str] = set()
         said: list[Report] = []
 
         def hear(kind: str, name: str, value: str, text: str, said: list[Report] = said) -> None:
-            if reveal is not None and kind == "slot" and name == REVEAL_SLOT:
-                kind, name = "persona", reveal
+            if kind == "slot":
+                if reveal is not None and name == REVEAL_SLOT:
+                    kind, name = "persona", reveal
+                elif record and record.get(name) == value:
+                    kind = "record"
             said.append(Report(kind, name, value, text))
 
         text = render(template, ctx, links.add, hear)
@@ -110,7 +114,7 @@ def _say(
 def anchor_draft(anchor: Anchor, res: Resources) -> Draft:
     """The app message of a record, with the fields it shows."""
     said: list[Report] = []
-    text = anchor_message_text(anchor, res, lambda *r: said.append(Report(*r)))
+    text = anchor_message_text(anchor, res, lambda kind, *r: said.append(Report("record", *r)))
     return Draft("system", text, app=anchor.app_name, said=said)
 
 
@@ -170,6 +174,7 @@ def compose(
     )
     drafts: list[Draft] = []
     moment = leaf.kind
+    record = anchor_slots(anchor, lang, res) if anchor is not None else {}
     if anchor is not None:
         drafts.append(anchor_draft(anchor, res))
         if moment != ANCHOR_MOMENTS[anchor.app]:
@@ -183,7 +188,7 @@ def compose(
             )
             exchange = _pick(res.anchor_mentions[anchor.app], actx)
             if exchange is not None:
-                _say(exchange, actx, drafts)
+                _say(exchange, actx, drafts, record=record)
         else:
             ctx.slots |= anchor_slots(anchor, lang, res)
     pattern = res.patterns[moment]
@@ -206,7 +211,7 @@ def compose(
                 if exchange is None:
                     continue
                 before = len(drafts)
-                _say(exchange, rctx, drafts, reveal=key)
+                _say(exchange, rctx, drafts, reveal=key, record=record)
                 for draft in drafts[before:]:
                     if values[key] in draft.content:
                         draft.links.add(key)
@@ -220,11 +225,11 @@ def compose(
             exchange = _pick(res.updates[change.name], ctx)
             if exchange is None:
                 raise RealizationError(f"{leaf.id}: no renderable update phrasing for {change.name}")
-            _say(exchange, ctx, drafts, update=change.name)
+            _say(exchange, ctx, drafts, update=change.name, record=record)
         elif rng.random() < beat.p:
             exchange = _pick(beat.options, ctx)
             if exchange is not None:
-                _say(exchange, ctx, drafts)
+                _say(exchange, ctx, drafts, record=record)
     return drafts
 
 

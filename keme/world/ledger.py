@@ -42,7 +42,7 @@ Recall = Callable[[str, Callable[[], str]], str]  # what keme.text.template.Cont
 class Report:
     """One value a rendered line says: what `keme.text.template.render` passes to `on_said`."""
 
-    kind: str  # persona | old | slot | pool | num | money
+    kind: str  # persona | old | slot | pool | num | money, or record: a slot showing the app record's field
     name: str  # attribute key, slot name, or the named quantity's predicate ("" / pool name: a free draw)
     value: str  # canonical as drawn
     text: str  # as it appears in the line
@@ -188,15 +188,11 @@ class Ledger:
         """(subject, predicate, value, valid_from, valid_to) of what one report says; a calendar entry's
         time slot says when it starts and when it ends."""
         anchor = scene.anchor
-        if report.kind == "slot" and anchor is not None and report.name in anchor_fields(anchor):
+        fields = anchor_fields(anchor) if report.kind == "record" and anchor is not None else {}
+        if anchor is not None and report.name in fields:
             subject = f"anchor:{anchor.id}"
-            return [
-                (subject, predicate, value, anchor.timestamp, None)
-                for predicate, value in [
-                    anchor_fields(anchor)[report.name],
-                    *anchor_extras(anchor, report.name),
-                ]
-            ]
+            said = [fields[report.name], *anchor_extras(anchor, report.name)]
+            return [(subject, predicate, value, anchor.timestamp, None) for predicate, value in said]
         return [self._fact(scene, message, report, window)]
 
     def _fact(
@@ -217,7 +213,7 @@ class Ledger:
             if predicate.scope == "anchor" and scene.anchor is not None:
                 return f"anchor:{scene.anchor.id}", report.name, value, scene.anchor.timestamp, None
             return session_subject, report.name, value, window[0], window[1]
-        # a slot of the session or of the episode (the app record's are handled by _facts)
+        # a slot of the session or of the episode (or a record slot in a session without its record)
         name = report.name
         if name in SESSION_SLOTS:
             predicate_name = SESSION_SLOTS[name]
