@@ -17,10 +17,11 @@ from conftest import ROOT
 
 from keme.dataset import Dataset
 from keme.dataset.manifest import Manifest
+from keme.errors import KemeError
 from keme.models import Anchor, Attribute, AttributeVersion, Claim, Event, Message, Persona
 from keme.models.anchor import BillRecord, CalendarRecord
 from keme.synth.limits import load_config
-from keme.synth.pipeline import add_trajectories, run_trajectory, start_trajectory, synthesize_persona
+from keme.synth.pipeline import _Work, add_trajectories, run_trajectory, start_trajectory, synthesize_persona
 from keme.synth.state import Checkpoint, Trajectory
 from keme.text import resources
 from keme.text.resources import Beat, Exchange, Pattern
@@ -522,6 +523,14 @@ def test_a_named_quantity_is_one_claimed_value_per_episode():
             values.setdefault(claim.subject, set()).add(claim.value)
     assert len(values) > 10 and all(len(v) == 1 for v in values.values())
     assert len({v for vs in values.values() for v in vs}) > 1
+
+
+def test_a_checkpoint_of_sessions_without_claims_is_refused_on_resume(tmp_path):
+    cfg = load_config(ROOT / "configs/demo.yaml")
+    state = start_trajectory(0, cfg, resources.get("en")).checkpoint().model_dump_json()
+    (tmp_path / "p01.json").write_text('{"chunks": [12], "checkpoint": ' + state + "}")
+    with pytest.raises(KemeError, match="another keme version.*without --resume"):
+        _Work(tmp_path).load("p01")
 
 
 def test_schema_export_includes_the_claim(tmp_path):

@@ -97,6 +97,10 @@ class _Work:
         payload = json.loads(path.read_text(encoding="utf-8"))
         cp = Checkpoint.model_validate(payload["checkpoint"])
         chunks: list[list[int]] = payload["chunks"]
+        if not all(isinstance(c, list) and len(c) == 2 for c in chunks):
+            raise KemeError(
+                f"{path}: checkpoint from another keme version (chunks {chunks[:3]}); rerun without --resume"
+            )
         sessions: list[Session] = []
         claims: list[Claim] = []
         for number, counts in enumerate(chunks):
