@@ -6,11 +6,15 @@ from collections import Counter
 from statistics import mean
 
 from keme.dataset import Dataset, PersonaView
-from keme.models import Anchor, EventGraph, Persona, QAItem, Session
+from keme.models import Anchor, Claim, EventGraph, Persona, QAItem, Session
 
 
 def trajectory_stats(
-    personas: list[Persona], anchors: list[Anchor], graphs: list[EventGraph], sessions: list[Session]
+    personas: list[Persona],
+    anchors: list[Anchor],
+    graphs: list[EventGraph],
+    sessions: list[Session],
+    claims: list[Claim] | None = None,
 ) -> dict:
     messages = [m for s in sessions for m in s.messages]
     events = [e for g in graphs for e in g.events]
@@ -39,13 +43,25 @@ def trajectory_stats(
         "anchors": len(anchors),
         "anchors_by_app": dict(sorted(Counter(a.app for a in anchors).items())),
         "days": {p.id: (p.end.date() - p.start.date()).days + 1 for p in personas},
+    } | (claim_stats(claims, messages) if claims else {})
+
+
+def claim_stats(claims: list[Claim], messages: list) -> dict:
+    """How much of the text the ledger covers: claims by predicate and speaker, small-talk messages."""
+    spoken = [m for m in messages if m.role != "system"]
+    return {
+        "claims": len(claims),
+        "claims_by_speaker": dict(sorted(Counter(c.speaker for c in claims).items())),
+        "claims_by_predicate": dict(sorted(Counter(c.predicate for c in claims).items())),
+        "messages_with_claims": sum(1 for m in messages if m.claims),
+        "smalltalk_messages": sum(1 for m in spoken if m.smalltalk),
     }
 
 
 def dataset_stats(data: Dataset) -> dict:
     """Trajectory, QA and screenshot counts of a dataset whose ids resolve (see
     keme.validate.verified_dataset)."""
-    numbers = trajectory_stats(data.personas, data.anchors, data.graphs, data.sessions)
+    numbers = trajectory_stats(data.personas, data.anchors, data.graphs, data.sessions, data.claims)
     if data.qa:
         numbers |= qa_stats(data.qa, {view.persona.id: view for view in data.views()})
     if data.images:

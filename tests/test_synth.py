@@ -16,7 +16,14 @@ from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize_persona
 from keme.validate import validate
 
-DATA_FILES = ("manifest.json", "personas.jsonl", "anchors.jsonl", "graphs.jsonl", "sessions.jsonl")
+DATA_FILES = (
+    "manifest.json",
+    "personas.jsonl",
+    "anchors.jsonl",
+    "graphs.jsonl",
+    "sessions.jsonl",
+    "claims.jsonl",
+)
 
 
 def _bytes(directory: Path) -> dict[str, bytes]:

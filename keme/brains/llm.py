@@ -41,6 +41,7 @@ from keme.text import lang as fmt
 from keme.text import resources
 from keme.text.template import Context
 from keme.text.tokens import count_tokens, han_count, has_han
+from keme.world.ledger import Report
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -583,12 +584,15 @@ class LLMBrain:
     def _commit_dialogue(self, dialogue: Dialogue, leaf, traj, anchor, facts, change, rng, res):
         drafts = []
         if anchor is not None:
-            drafts.append(realizer.Draft("system", anchor_message_text(anchor, res), app=anchor.app_name))
+            drafts.append(realizer.anchor_draft(anchor, res))
         announced = False
         for role, text in dialogue.turns():
             draft = realizer.Draft(role, text.strip())
             if role == "user":
                 draft.links = {f["key"] for f in facts if f["value"] in text}
+                draft.said = [
+                    Report("persona", f["key"], f["value"], f["value"]) for f in facts if f["value"] in text
+                ]
                 if (
                     change is not None
                     and not announced
@@ -596,6 +600,8 @@ class LLMBrain:
                 ):
                     draft.update = change.name
                     announced = True
+                    new = {k: realizer.merged_params(leaf, traj)[SET + k] for k in change.attributes}
+                    draft.said += [Report("persona", k, v, v) for k, v in new.items()]
             drafts.append(draft)
         return realizer.commit(leaf, drafts, traj, rng, author="llm")
 

@@ -32,7 +32,7 @@ from keme.models.persona import Persona
 from keme.seeding import rng_for
 from keme.text import lang as fmt
 from keme.text.resources import Resources
-from keme.text.template import Context, compile_template, render
+from keme.text.template import Context, Said, compile_template, render
 
 BLOCK_WEIGHTS: dict[str, tuple[float, float, float]] = {
     "bill": (0.25, 0.35, 0.40),
@@ -237,12 +237,13 @@ def anchor_slots(anchor: Anchor, lang: str, res: Resources) -> dict[str, str]:
     return {"title": r.title, "doc_type": r.doc_type, "pages": str(r.pages), "summary": r.summary}
 
 
-def anchor_message_text(anchor: Anchor, res: Resources) -> str:
-    """How the app reports the record; a pure function of the anchor (checked by `keme validate`)."""
+def anchor_message_text(anchor: Anchor, res: Resources, on_said: Said | None = None) -> str:
+    """How the app reports the record; a pure function of the anchor (checked by `keme validate`).
+    `on_said` hears each record field the message shows (the claims of the app message)."""
     ctx = Context(
         lang=res.lang, rng=random.Random(anchor.id), persona={}, slots=anchor_slots(anchor, res.lang, res)
     )
-    return render(res.anchor_messages[anchor.app], ctx)
+    return render(res.anchor_messages[anchor.app], ctx, on_said=on_said)
 
 
 def anchor_block(anchor: Anchor) -> tuple[date, Block]:

@@ -28,7 +28,7 @@ from keme.dataset.lock import LOCK_FILE
 from keme.dataset.manifest import MANIFEST, Manifest, read_manifest
 from keme.dataset.paths import inside
 from keme.errors import KemeError, SynthesisError
-from keme.models import EventGraph, Session
+from keme.models import Claim, EventGraph, Session
 from keme.prior.anchors import build_anchors
 from keme.prior.persona import build_persona, persona_id
 from keme.seeding import rng_for
@@ -37,6 +37,8 @@ from keme.synth import planner
 from keme.synth.planner import PlanContext
 from keme.synth.state import Checkpoint, Trajectory, is_leaf
 from keme.text import resources
+from keme.world.ledger import Ledger, close_versions
+from keme.world.predicates import checked_predicates
 
 WORK = ".work"
 IMAGES = "images"
@@ -63,19 +65,23 @@ class _Work:
     def state_path(self, pid: str) -> Path:
         return self.root / f"{pid}.json"
 
-    def chunk_path(self, pid: str, number: int) -> Path:
-        return self.root / f"{pid}.sessions.{number:03d}.jsonl"
+    def chunk_path(self, pid: str, number: int, part: str = "sessions") -> Path:
+        return self.root / f"{pid}.{part}.{number:03d}.jsonl"
 
-    def save(self, traj: Trajectory, chunks: list[int], done: bool) -> list[int]:
-        """Persist new sessions as a chunk, then the small state that names the chunks."""
+    def save(self, traj: Trajectory, chunks: list[list[int]], done: bool) -> list[list[int]]:
+        """Persist new sessions and their claims as a chunk, then the small state that names the chunks
+        (each chunk: [sessions, claims])."""
         pid = traj.persona.id
-        written = sum(chunks)
-        new = traj.sessions[written:]
+        sessions_written = sum(c[0] for c in chunks)
+        claims_written = sum(c[1] for c in chunks)
+        new = traj.sessions[sessions_written:]
         if new:
             data, count = jsonl_bytes(new)
+            claims, claim_count = jsonl_bytes(traj.claims[claims_written:])
+            atomic_write_bytes(self.chunk_path(pid, len(chunks), "claims"), claims)
             atomic_write_bytes(self.chunk_path(pid, len(chunks)), data)
-            chunks = chunks + [count]
-        state = traj.checkpoint(done=done).model_copy(update={"sessions": []})
+            chunks = chunks + [[count, claim_count]]
+        state = traj.checkpoint(done=done).model_copy(update={"sessions": [], "claims": []})
         # model_dump_json keeps dict order (sorted keys would reorder params and change the output bytes)
         payload = '{"chunks": ' + json.dumps(chunks) + ', "checkpoint": ' + state.model_dump_json() + "}\n"
         atomic_write_text(self.state_path(pid), payload)
@@ -84,23 +90,30 @@ class _Work:
             os.kill(os.getpid(), signal.SIGKILL)
         return chunks
 
-    def load(self, pid: str) -> tuple[Trajectory, list[int], bool] | None:
+    def load(self, pid: str) -> tuple[Trajectory, list[list[int]], bool] | None:
         path = self.state_path(pid)
         if not path.exists():
             return None
         payload = json.loads(path.read_text(encoding="utf-8"))
         cp = Checkpoint.model_validate(payload["checkpoint"])
-        chunks: list[int] = payload["chunks"]
+        chunks: list[list[int]] = payload["chunks"]
+        if not all(isinstance(c, list) and len(c) == 2 for c in chunks):
+            raise KemeError(
+                f"{path}: checkpoint from another keme version (chunks {chunks[:3]}); rerun without --resume"
+            )
         sessions: list[Session] = []
-        for number, count in enumerate(chunks):
-            part = list(iter_jsonl(self.chunk_path(pid, number), Session))
-            if len(part) != count:
-                raise KemeError(
-                    f"{self.chunk_path(pid, number)}: expected {count} sessions, found {len(part)}; "
-                    "rerun without --resume"
-                )
-            sessions += part
-        cp = cp.model_copy(update={"sessions": sessions})
+        claims: list[Claim] = []
+        for number, counts in enumerate(chunks):
+            for kind, model, found in (("sessions", Session, sessions), ("claims", Claim, claims)):
+                chunk = self.chunk_path(pid, number, kind)
+                part = list(iter_jsonl(chunk, model))
+                expected = counts[0] if kind == "sessions" else counts[1]
+                if len(part) != expected:
+                    raise KemeError(
+                        f"{chunk}: expected {expected} {kind}, found {len(part)}; rerun without --resume"
+                    )
+                found += part
+        cp = cp.model_copy(update={"sessions": sessions, "claims": claims})
         return Trajectory.from_checkpoint(cp), chunks, cp.done
 
 
@@ -115,7 +128,8 @@ def start_trajectory(index: int, cfg: SynthConfig, res: resources.Resources) -> 
         owner = next(c for c in chapters if c.start <= anchor.timestamp <= c.end)
         owner.pending_anchors.append(anchor.id)
     graph = EventGraph(persona_id=persona.id, events=chapters, edges=[])
-    traj = Trajectory(persona, anchors, {a.id: a.sha256 for a in anchors}, graph)
+    ledger = Ledger(checked_predicates(res))
+    traj = Trajectory(persona, anchors, {a.id: a.sha256 for a in anchors}, graph, ledger=ledger)
     traj.reindex()
     traj.chain_edges(chapters)
     return traj
@@ -161,6 +175,7 @@ def run_trajectory(
     check_anchors_untouched(traj)
     if save is not None:
         save(traj, True)
+    traj.claims = close_versions(traj.claims, traj.persona)  # after the save: chunks keep claims as said
     return traj
 
 
@@ -283,8 +298,9 @@ def synthesize(
     for index in range(total):
         pid = persona_id(index)
         res = resources.get(cfg.personas[index].language)
+        checked_predicates(res)
         loaded = work.load(pid) if resume else None
-        chunks: list[int] = []
+        chunks: list[list[int]] = []
         if loaded is not None:
             traj, chunks, done = loaded
         else:
@@ -320,12 +336,14 @@ def add_trajectories(dataset: Dataset, trajectories: list[Trajectory]) -> None:
     for traj in trajectories:
         traj.graph.events.sort(key=lambda e: e.id)
         traj.graph.edges.sort(key=lambda x: (x.source, x.target))
+        traj.claims = close_versions(traj.claims, traj.persona)
     dataset.personas = [t.persona for t in trajectories]
     dataset.anchors = [a for t in trajectories for a in t.anchors]
     dataset.graphs = [t.graph for t in trajectories]
     dataset.sessions = [s for t in trajectories for s in t.sessions]
+    dataset.claims = [c for t in trajectories for c in t.claims]
     dataset.manifest.stats = trajectory_stats(
-        dataset.personas, dataset.anchors, dataset.graphs, dataset.sessions
+        dataset.personas, dataset.anchors, dataset.graphs, dataset.sessions, dataset.claims
     )
 
 

@@ -4,7 +4,9 @@ A session is the grounded anchor's app message (if any) and a user–assistant
 dialogue rendered from the leaf moment's pattern. Persona facts enter the text
 only through template slots, so every message that states an attribute is
 linked as its evidence, and a life change takes effect exactly at the message
-that announces it.
+that announces it. Every value a line says is reported as it is rendered and
+becomes a claim of its message (keme.world.ledger) once the message has an id;
+named quantities are recalled from the trajectory's ledger, so they agree.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from datetime import datetime, timedelta
 
 from keme.config import SynthConfig
 from keme.errors import SynthesisError
-from keme.models import Anchor, AttributeVersion, Event, Message, Persona, Session
+from keme.models import Anchor, AttributeVersion, Claim, Event, Message, Persona, Session
 from keme.models.catalog import ANCHOR_MOMENTS, CHANGES
 from keme.prior.anchors import anchor_message_text, anchor_slots
 from keme.synth.planner import SET
@@ -23,6 +25,8 @@ from keme.synth.state import Trajectory, dialogue_hash
 from keme.text import lang as fmt
 from keme.text.resources import Exchange, Resources
 from keme.text.template import Context, render
+from keme.world.ledger import Recall, Report, Scene, episode_of
+from keme.world.slots import REVEAL_SLOT
 
 MAX_ATTEMPTS = 12
 TOPICAL_EXTRA = 0.3  # chance that a reveal is about an attribute outside the pattern's topics
@@ -41,6 +45,8 @@ class Draft:
     app: str | None = None
     links: set[str] = field(default_factory=set)
     update: str | None = None  # change name announced by this message
+    said: list[Report] = field(default_factory=list)  # every value the text says, as rendered
+    smalltalk: bool = False  # rendered from a line that says no value at all
 
 
 def _persona_values(persona: Persona, when: datetime) -> dict[str, str]:
@@ -70,11 +76,46 @@ def _pick(options: tuple[Exchange, ...], ctx: Context) -> Exchange | None:
     return ctx.rng.choice(eligible) if eligible else None
 
 
-def _say(exchange: Exchange, ctx: Context, drafts: list[Draft], update: str | None = None) -> None:
+def _say(
+    exchange: Exchange,
+    ctx: Context,
+    drafts: list[Draft],
+    update: str | None = None,
+    reveal: str | None = None,
+    record: dict[str, str] | None = None,
+) -> None:
+    """Render both sides of an exchange, keeping what each says; `{value}` of a reveal is attribute
+    `reveal`, and a slot showing the app record's field (`record`: its display slots) is the record's."""
     for role, template in (("user", exchange.u), ("assistant", exchange.a)):
         links: set[str] = set()
-        text = render(template, ctx, links.add)
-        drafts.append(Draft(role, text, links=links, update=update if role == "user" else None))
+        said: list[Report] = []
+
+        def hear(kind: str, name: str, value: str, text: str, said: list[Report] = said) -> None:
+            if kind == "slot":
+                if reveal is not None and name == REVEAL_SLOT:
+                    kind, name = "persona", reveal
+                elif record and record.get(name) == value:
+                    kind = "record"
+            said.append(Report(kind, name, value, text))
+
+        text = render(template, ctx, links.add, hear)
+        drafts.append(
+            Draft(
+                role,
+                text,
+                links=links,
+                update=update if role == "user" else None,
+                said=said,
+                smalltalk=not said,
+            )
+        )
+
+
+def anchor_draft(anchor: Anchor, res: Resources) -> Draft:
+    """The app message of a record, with the fields it shows."""
+    said: list[Report] = []
+    text = anchor_message_text(anchor, res, lambda kind, *r: said.append(Report("record", *r)))
+    return Draft("system", text, app=anchor.app_name, said=said)
 
 
 def _reveals(
@@ -118,8 +159,9 @@ def compose(
     cfg: SynthConfig,
     res: Resources,
     rng: random.Random,
+    recall: Recall | None = None,
 ) -> list[Draft]:
-    """The messages of a session, in order, without timestamps."""
+    """The messages of a session, in order, without timestamps; named quantities come from `recall`."""
     lang = res.lang
     values = _persona_values(persona, start)
     ctx = Context(
@@ -128,11 +170,13 @@ def compose(
         persona=values,
         slots=_slots(leaf, parent, persona, start, lang),
         pools=res.flat_pools,
+        recall=recall,
     )
     drafts: list[Draft] = []
     moment = leaf.kind
+    record = anchor_slots(anchor, lang, res) if anchor is not None else {}
     if anchor is not None:
-        drafts.append(Draft("system", anchor_message_text(anchor, res), app=anchor.app_name))
+        drafts.append(anchor_draft(anchor, res))
         if moment != ANCHOR_MOMENTS[anchor.app]:
             actx = Context(
                 lang=lang,
@@ -140,10 +184,11 @@ def compose(
                 persona=values,
                 slots=ctx.slots | anchor_slots(anchor, lang, res),
                 pools=res.flat_pools,
+                recall=recall,
             )
             exchange = _pick(res.anchor_mentions[anchor.app], actx)
             if exchange is not None:
-                _say(exchange, actx, drafts)
+                _say(exchange, actx, drafts, record=record)
         else:
             ctx.slots |= anchor_slots(anchor, lang, res)
     pattern = res.patterns[moment]
@@ -158,14 +203,15 @@ def compose(
                     lang=lang,
                     rng=rng,
                     persona=values,
-                    slots=ctx.slots | {"value": values[key]},
+                    slots=ctx.slots | {REVEAL_SLOT: values[key]},
                     pools=res.flat_pools,
+                    recall=recall,
                 )
                 exchange = _pick(res.reveals[key], rctx)
                 if exchange is None:
                     continue
                 before = len(drafts)
-                _say(exchange, rctx, drafts)
+                _say(exchange, rctx, drafts, reveal=key, record=record)
                 for draft in drafts[before:]:
                     if values[key] in draft.content:
                         draft.links.add(key)
@@ -179,11 +225,11 @@ def compose(
             exchange = _pick(res.updates[change.name], ctx)
             if exchange is None:
                 raise RealizationError(f"{leaf.id}: no renderable update phrasing for {change.name}")
-            _say(exchange, ctx, drafts, update=change.name)
+            _say(exchange, ctx, drafts, update=change.name, record=record)
         elif rng.random() < beat.p:
             exchange = _pick(beat.options, ctx)
             if exchange is not None:
-                _say(exchange, ctx, drafts)
+                _say(exchange, ctx, drafts, record=record)
     return drafts
 
 
@@ -230,7 +276,8 @@ def realize(leaf: Event, traj: Trajectory, cfg: SynthConfig, res: Resources, rng
     anchor = traj.anchor_by_id[leaf.anchor_id] if leaf.anchor_id else None
     for _ in range(MAX_ATTEMPTS):
         probe_start = anchor.timestamp if anchor is not None else leaf.start
-        drafts = compose(leaf, parent, anchor, persona, probe_start, cfg, res, rng)
+        traj.ledger.begin(scene_of(leaf, traj))
+        drafts = compose(leaf, parent, anchor, persona, probe_start, cfg, res, rng, traj.ledger.recall)
         session = commit(leaf, drafts, traj, rng)
         if session is not None:
             return session
@@ -242,11 +289,24 @@ def merged_params(leaf: Event, traj: Trajectory) -> dict[str, str]:
     return (dict(parent.params) if parent is not None and parent.depth > 0 else {}) | leaf.params
 
 
+def scene_of(leaf: Event, traj: Trajectory) -> Scene:
+    """Where `leaf`'s session sits in the world: its episode, its app record, its details."""
+    anchor = traj.anchor_by_id[leaf.anchor_id] if leaf.anchor_id else None
+    return Scene(
+        persona=traj.persona,
+        leaf=leaf,
+        episode=episode_of(leaf, traj.events),
+        anchor=anchor,
+        lang=traj.persona.language,
+        params=merged_params(leaf, traj),
+    )
+
+
 def commit(
     leaf: Event, drafts: list[Draft], traj: Trajectory, rng: random.Random, author: str = "procedural"
 ) -> Session | None:
-    """Time-stamp the drafts into a session, link evidence, apply the change; None if the dialogue is a
-    repeat."""
+    """Time-stamp the drafts into a session, link evidence, apply the change, record its claims; None if
+    the dialogue is a repeat."""
     persona = traj.persona
     anchor = traj.anchor_by_id[leaf.anchor_id] if leaf.anchor_id else None
     session_id = f"{persona.id}-s{len(traj.sessions) + 1:04d}"
@@ -271,10 +331,32 @@ def commit(
     if digest in traj.dialogues:
         return None
     _apply(drafts, messages, persona, leaf, merged_params(leaf, traj))
+    traj.claims += _claims(drafts, messages, traj, scene_of(leaf, traj), (times[0], times[-1]))
+    traj.ledger.keep(leaf.id)
     traj.dialogues.add(digest)
     traj.sessions.append(session)
     leaf.session_id = session_id
     return session
+
+
+def _claims(
+    drafts: list[Draft],
+    messages: list[Message],
+    traj: Trajectory,
+    scene: Scene,
+    window: tuple[datetime, datetime],
+) -> list[Claim]:
+    """Each message's claims from what its draft said, linked from the message."""
+    found: list[Claim] = []
+    for draft, message in zip(drafts, messages):
+        if draft.role == "system":
+            claims = traj.ledger.anchor_claims(scene, message, draft.said) if scene.anchor else []
+        else:
+            claims = traj.ledger.say(scene, message, draft.role, draft.said, window)  # type: ignore[arg-type]
+            message.smalltalk = draft.smalltalk
+        message.claims = [c.id for c in claims]
+        found += claims
+    return found
 
 
 def _apply(

@@ -1,9 +1,10 @@
 """The working state of one persona's synthesis, and the indexes derived from it.
 
-The records (persona, anchors, graph, sessions) are the ones the dataset will hold:
+The records (persona, anchors, graph, sessions, claims) are the ones the dataset will hold:
 the synthesis stage hands them over as they are (keme.synth.pipeline.add_trajectories),
-and `view` shows them as the dataset's persona view. Only they are persisted; the slot
-and queue indexes are rebuilt from them, so a checkpoint restores exactly.
+and `view` shows them as the dataset's persona view. Only they and the values the world holds (the
+ledger state) are persisted; the slot and queue indexes are rebuilt from them, so a checkpoint
+restores exactly.
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ import heapq
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from keme.dataset import PersonaView
 from keme.days import BLOCKS, Block, Slot, block_of, block_window
-from keme.models import Anchor, Edge, Event, EventGraph, Persona, Revision, Session
+from keme.models import Anchor, Claim, Edge, Event, EventGraph, Persona, Revision, Session
 from keme.models.catalog import all_moments
 from keme.prior.anchors import anchor_block
+from keme.world.ledger import Ledger, LedgerState
+from keme.world.predicates import default_predicates
 
 MOMENTS = frozenset(all_moments())
 
@@ -34,6 +37,8 @@ class Checkpoint(BaseModel):
     anchor_hashes: dict[str, str]
     graph: EventGraph
     sessions: list[Session]
+    claims: list[Claim] = Field(default_factory=list)
+    ledger: LedgerState = Field(default_factory=LedgerState)
     done: bool = False
 
 
@@ -66,6 +71,8 @@ class Trajectory:
     anchor_hashes: dict[str, str]
     graph: EventGraph
     sessions: list[Session] = field(default_factory=list)
+    claims: list[Claim] = field(default_factory=list)
+    ledger: Ledger = field(default_factory=lambda: Ledger(default_predicates()))
     events: dict[str, Event] = field(default_factory=dict)
     occupied: dict[Slot, str] = field(default_factory=dict)
     anchor_by_id: dict[str, Anchor] = field(default_factory=dict)
@@ -75,7 +82,15 @@ class Trajectory:
 
     @classmethod
     def from_checkpoint(cls, cp: Checkpoint) -> Trajectory:
-        traj = cls(cp.persona, cp.anchors, cp.anchor_hashes, cp.graph, list(cp.sessions))
+        traj = cls(
+            cp.persona,
+            cp.anchors,
+            cp.anchor_hashes,
+            cp.graph,
+            list(cp.sessions),
+            list(cp.claims),
+            Ledger(default_predicates(), cp.ledger.model_copy(deep=True)),
+        )
         traj.reindex()
         return traj
 
@@ -86,12 +101,16 @@ class Trajectory:
             anchor_hashes=self.anchor_hashes,
             graph=self.graph,
             sessions=self.sessions,
+            claims=self.claims,
+            ledger=self.ledger.state,
             done=done,
         )
 
     def view(self) -> PersonaView:
         """The persona's records as a dataset view (what QA and rendering read), without copying them."""
-        return PersonaView(self.persona, anchors=self.anchors, graph=self.graph, sessions=self.sessions)
+        return PersonaView(
+            self.persona, anchors=self.anchors, graph=self.graph, sessions=self.sessions, claims=self.claims
+        )
 
     def reindex(self) -> None:
         self.events = {e.id: e for e in self.graph.events}

@@ -1,0 +1,120 @@
+"""Does every number in the text come from the world? Digit runs that no claim of their message covers.
+
+A user or assistant message's digit run ("141", "1,234.50", "14:05", the "4" and "20" of "4月20日") is
+covered when it lies inside an occurrence, in the message, of one of the forms its claims' values are
+said in (the value itself, and as money, day or time in the message's language). What is left is a
+number a template wrote as a literal or drew without a name (`{num:2-5}`): text the world cannot vouch
+for. `python -m keme.world.claims_report <dataset>` prints the counts per language.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from keme.dataset import Dataset
+from keme.models import Claim, Message
+from keme.text import lang as fmt
+from keme.world.ledger import parse_time
+
+DIGITS = re.compile(r"\d+(?:[.,:]\d+)*")
+
+
+def said_forms(claim: Claim, lang: str) -> set[str]:
+    """The strings `claim.value` can appear as in a message of language `lang`."""
+    value = claim.value
+    forms = {value}
+    try:
+        day = date.fromisoformat(value)
+        forms.add(fmt.format_date(day, lang))
+    except ValueError:
+        pass
+    moment = parse_time(value) if re.fullmatch(r"\d\d:\d\d", value) else None
+    if moment is not None:
+        forms.add(fmt.format_time(datetime.combine(date(2000, 1, 1), moment), lang))
+    if re.fullmatch(r"\d+(?:\.\d+)?", value):
+        try:
+            forms.add(fmt.format_money(Decimal(value), lang))
+        except InvalidOperation:
+            pass
+        if claim.predicate == "duration_seconds":
+            forms.add(fmt.format_duration(int(value), lang))
+    return {f for f in forms if f}
+
+
+def uncovered(message: Message, claims: list[Claim], lang: str) -> list[str]:
+    """The digit runs of `message` that none of its claims' said forms covers."""
+    spans: list[tuple[int, int]] = []
+    text = message.content
+    for claim in claims:
+        for form in said_forms(claim, lang):
+            start = text.find(form)
+            while start >= 0:
+                spans.append((start, start + len(form)))
+                start = text.find(form, start + 1)
+    return [
+        m.group()
+        for m in DIGITS.finditer(text)
+        if not any(lo <= m.start() and m.end() <= hi for lo, hi in spans)
+    ]
+
+
+@dataclass
+class CoverageReport:
+    """Per language: digit runs in user/assistant text, and how many no claim covers."""
+
+    digit_runs: Counter = field(default_factory=Counter)
+    uncovered: Counter = field(default_factory=Counter)
+    examples: dict[str, list[tuple[str, str]]] = field(default_factory=dict)  # lang -> (message id, run)
+
+    def lines(self) -> list[str]:
+        out = []
+        for lang in sorted(self.digit_runs):
+            total, left = self.digit_runs[lang], self.uncovered[lang]
+            share = left / total if total else 0.0
+            out.append(
+                f"{lang}: {left} of {total} digit runs in user/assistant text have no claim ({share:.1%})"
+            )
+            for message_id, run in self.examples.get(lang, [])[:5]:
+                out.append(f"    e.g. {run!r} in {message_id}")
+        return out
+
+
+def claims_report(dataset: Dataset, examples: int = 5) -> CoverageReport:
+    """Digit coverage of a dataset's user and assistant messages by their claims."""
+    report = CoverageReport()
+    for view in dataset.views():
+        lang = view.persona.language
+        by_id = view.claims_by_id
+        for session in view.sessions:
+            for message in session.messages:
+                if message.role == "system":
+                    continue
+                runs = DIGITS.findall(message.content)
+                if not runs:
+                    continue
+                left = uncovered(message, [by_id[c] for c in message.claims if c in by_id], lang)
+                report.digit_runs[lang] += len(runs)
+                report.uncovered[lang] += len(left)
+                shown = report.examples.setdefault(lang, [])
+                for run in left[: max(0, examples - len(shown))]:
+                    shown.append((message.id, run))
+    return report
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 1:
+        print("usage: python -m keme.world.claims_report <dataset directory>", file=sys.stderr)
+        return 2
+    for line in claims_report(Dataset.load(Path(argv[0]))).lines():
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
