@@ -37,6 +37,7 @@ from keme.synth import planner
 from keme.synth.planner import PlanContext
 from keme.synth.state import Checkpoint, Trajectory, is_leaf
 from keme.text import resources
+from keme.world.schedule import schedule_of
 
 WORK = ".work"
 IMAGES = "images"
@@ -324,6 +325,9 @@ def add_trajectories(dataset: Dataset, trajectories: list[Trajectory]) -> None:
     dataset.anchors = [a for t in trajectories for a in t.anchors]
     dataset.graphs = [t.graph for t in trajectories]
     dataset.sessions = [s for t in trajectories for s in t.sessions]
+    dataset.schedule = [
+        b for t in trajectories for b in schedule_of(t.persona, t.graph, t.persona.country, t.sessions)
+    ]
     dataset.manifest.stats = trajectory_stats(
         dataset.personas, dataset.anchors, dataset.graphs, dataset.sessions
     )
