@@ -36,6 +36,8 @@ PHONE_LABEL = {"en": "phone", "zh": "手机"}
 SHOW_GENRE = {"en": "series", "zh": "剧集"}
 SET = "set:"  # params prefix for the new value of a changed attribute
 MIN_CHANGE_DAYS = 7  # shorter chapters get no life change
+CAREER_CHANGES = ("job_change", "promotion")
+CAREER_GAP_DAYS = 60  # the least time between two career changes (a new job, a promotion)
 
 
 class NoRoom(NoFit):
@@ -53,16 +55,13 @@ class PlanContext:
 
 
 # ---------------------------------------------------------------- chapters
-def _month_name(day: date, lang: str) -> str:
-    return f"{day.year}年{day.month}月" if lang == "zh" else f"{fmt.MONTHS_EN[day.month - 1]} {day.year}"
-
-
 def plan_chapters(persona: Persona, ctx: PlanContext, rng: random.Random) -> list[Event]:
     chapters = []
     for number, (start, end) in enumerate(
         chapter_windows(persona.start, persona.end, ctx.cfg.graph.max_events), start=1
     ):
-        params = {"month_name": _month_name(start.date(), ctx.lang), "changes": ""}
+        # titled by what it spans: a calendar month by name, half a month by its dates
+        params = {"month_name": fmt.period_name(start.date(), end.date(), ctx.lang), "changes": ""}
         chapters.append(
             Event(
                 id=f"{persona.id}-c{number:02d}",
@@ -101,8 +100,27 @@ def schedule_changes(persona: Persona, chapters: list[Event], ctx: PlanContext, 
         ):
             index += 1
         slots[index].append(change)
+    _pace_career(chapters, slots)
     for chapter, changes in zip(chapters, slots):
         chapter.params["changes"] = ",".join(changes)
+
+
+def _pace_career(chapters: list[Event], slots: list[list[str]]) -> None:
+    """A second career change (a job change, a promotion) goes to the first chapter that starts
+    CAREER_GAP_DAYS after the chapter of the first ends, or is dropped: titles do not change every month."""
+    placed = [(i, c) for i, names in enumerate(slots) for c in names if c in CAREER_CHANGES]
+    if len(placed) < 2:
+        return
+    (first, _), (index, name) = placed[0], placed[1]
+    slots[index].remove(name)
+    gap = timedelta(days=CAREER_GAP_DAYS)
+    later = [
+        k
+        for k in range(index, len(chapters))
+        if chapters[k].start - chapters[first].end >= gap and holds_changes(chapters[k])
+    ]
+    if later:
+        slots[later[0]].append(name)
 
 
 def holds_changes(chapter: Event) -> bool:
@@ -478,7 +496,9 @@ def _plan_chapter(
         return planned
 
     for first, last, holiday in clusters:
-        if (first, last, holiday) != trip_cluster and rng.random() < 0.6:
+        if (first, last, holiday) == trip_cluster or overlaps_trip(first, last, traj):
+            continue
+        if rng.random() < 0.6:
             params = episode_params("family", rng, traj, ctx, now)
             commit(
                 _episode_event(
@@ -823,6 +843,8 @@ def expand_episode(episode: Event, traj: Trajectory, ctx: PlanContext, rng: rand
         if slots and block_window(*slots[-1])[1] > episode.end:
             traj.move_event(episode, episode.start, datetime.combine(slots[-1][0], time(23, 59, 59)))
     kept = moments[: len(slots)]
+    if "first_day" in kept:  # the offer says when the new job starts: the first day's date, a workday
+        episode.params["job_start_date"] = fmt.format_date(slots[kept.index("first_day")][0], ctx.lang)
     if len(kept) < 2:
         raise NoFit(f"{episode.id}: only {len(kept)} of {len(moments)} moments fit in {lo}..{hi}")
     if update_index is not None and update_index >= len(kept):

@@ -215,27 +215,47 @@ def block_at(schedule: list[ScheduleBlock], moment: datetime) -> ScheduleBlock |
     return None
 
 
-def leaf_spot(
-    persona: Persona, events: list[Event], leaf: Event, country: str, when: datetime
-) -> ScheduleBlock:
-    """The block a leaf being realized is lived in (at `when`), from the graph as planned so far: what the
-    realizer tells the text about where the persona is."""
+WHERE_TEXT = {
+    "en": {
+        "home": "at home",
+        "office": "at the office",
+        "venue": "at {venue}",
+        "trip": "in {city}",
+        "transit": "on the way to {city}",
+    },
+    "zh": {
+        "home": "在家",
+        "office": "在公司",
+        "venue": "在{venue}",
+        "trip": "在{city}",
+        "transit": "在去{city}的路上",
+    },
+}
+SAMPLE_EVERY = timedelta(minutes=30)
+
+
+def where_slots(
+    persona: Persona, events: list[Event], leaf: Event, country: str, lang: str
+) -> dict[str, str]:
+    """The realizer's slots for where a leaf is lived, from the graph as planned so far: `{city}` (the city
+    the persona is in) and `{where}` ('at the office', '在丽江'), each given only when it holds for the whole
+    leaf window, so a line that says it is true at any timestamp the session gets."""
     trips = trip_spans(events)
     days = _Day(persona, {d: t for t in trips for d in _days(t.start, t.end)}, country)
-    by_id = {e.id: e for e in events}
-    spot = days.spot(when)
-    venue = venue_of(leaf, _params(leaf, by_id), persona, when)
-    if venue:
-        spot = _Spot("venue", spot.city, venue, leaf.kind, companions_of(_params(leaf, by_id)), leaf.id)
-    return ScheduleBlock(
-        id=f"{persona.id}-b0000",
-        persona_id=persona.id,
-        start=when,
-        end=when + timedelta(seconds=1),
-        place=spot.place,
-        city=spot.city,
-        venue=spot.venue,
-        activity=spot.activity,
-        companions=list(spot.companions),
-        event_id=spot.event_id,
-    )
+    params = _params(leaf, {e.id: e for e in events})
+    venue = venue_of(leaf, params, persona, leaf.start)
+    spots: set[tuple[Place, str, str | None]] = set()
+    moment = leaf.start
+    while True:
+        spot = days.spot(moment)
+        spots.add(("venue", spot.city, venue) if venue else (spot.place, spot.city, None))
+        if moment >= leaf.end:
+            break
+        moment = min(leaf.end, moment + SAMPLE_EVERY)
+    slots: dict[str, str] = {}
+    if len({city for _, city, _ in spots}) == 1:
+        slots["city"] = next(iter(spots))[1]
+    if len(spots) == 1:
+        place, city, named = next(iter(spots))
+        slots["where"] = WHERE_TEXT[lang][place].format(city=city, venue=named or "")
+    return slots
