@@ -663,11 +663,19 @@ def shrink_to_leaf_if_single(
         event.params["_moments"] = ",".join(moments)
         return
     moment = moments[0]
-    slots = place_moments(traj, [moment], event.start.date(), event.end.date(), event, ctx, rng, own, {})
-    if not slots:
-        slots = place_moments(
-            traj, [moment], event.start.date(), event.end.date(), event, ctx, rng, own, {}, strict=False
-        )
+    lo, hi = event.start.date(), event.end.date()
+    parent = traj.events.get(event.parent_id or "")
+    # its window, then the rest of its chapter (a commute talk the weekend cannot hold goes to Monday), then
+    # its window again without the place rules, so that synthesis goes on
+    tries: list[tuple[date, date, dict]] = [(lo, hi, {}), (lo, hi, {"strict": False})]
+    if parent is not None and parent.depth == 0:
+        tries += [(lo, parent.end.date(), {"strict": False}), (parent.start.date(), parent.end.date(), {})]
+    tries.append((lo, hi, {"strict": False, "places": False}))
+    slots: list[Slot] = []
+    for first, last, how in tries:
+        slots = place_moments(traj, [moment], first, last, event, ctx, rng, own, {}, **how)
+        if slots:
+            break
     if not slots:
         raise NoRoom(
             f"no free day block for {event.id} ({moment}) in {event.start.date()}..{event.end.date()}"
