@@ -13,7 +13,7 @@ from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize_persona
 from keme.synth.planner import anchors_at_home
 from keme.text.lang import period_name
-from keme.world.places import OCCASION_EPISODES, TripSpan, slot_allowed, trip_blocks, where
+from keme.world.places import OCCASION_EPISODES, VENUE_MOMENTS, TripSpan, slot_allowed, trip_blocks, where
 from keme.world.schedule import block_at, schedule_of, trip_spans, where_slots
 
 YEAR_SEEDS = (1, 2, 3, 4, 5)
@@ -90,29 +90,20 @@ def test_a_workday_is_home_office_home():
     )
 
 
-def test_a_venue_moment_is_a_venue_block_at_its_leaf_window():
-    traj = _year(1)
-    persona = traj.persona
-    leaf = Event(
-        id=f"{persona.id}-c01-e01",
-        parent_id=f"{persona.id}-c01",
-        depth=1,
-        kind="health_followup",
-        title="check-up",
-        summary="",
-        start=datetime(2026, 1, 10, 12),
-        end=datetime(2026, 1, 10, 17, 59, 59),
-        params={"clinic": "Lakeside Clinic"},
-    )
-    schedule = schedule_of(persona, EventGraph(persona_id=persona.id, events=[leaf], edges=[]), "US")
-    block = block_at(schedule, datetime(2026, 1, 10, 15))
-    assert (block.place, block.venue, block.activity, block.event_id) == (
-        "venue",
-        "Lakeside Clinic",
-        "health_followup",
-        leaf.id,
-    )
-    assert block_at(schedule, datetime(2026, 1, 10, 11)).place == "home"
+def test_a_reported_visit_is_a_venue_block_just_before_its_session(worlds):
+    visits = 0
+    for traj, schedule in worlds:
+        for session in traj.sessions:
+            if session.pattern not in VENUE_MOMENTS:
+                continue
+            before = block_at(schedule, session.start - timedelta(minutes=21))
+            if before is None or before.place != "venue":
+                continue
+            visits += 1
+            assert before.event_id == session.event_id and before.activity == session.pattern
+            assert before.city == traj.persona.value_at("home.city", session.start)
+            assert all(block_at(schedule, m.timestamp).place != "venue" for m in session.messages)
+    assert visits >= 10
 
 
 def test_block_at_outside_the_trajectory_is_none(worlds):

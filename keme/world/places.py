@@ -44,11 +44,11 @@ MOMENT_PLACES: dict[str, Where] = {
     "trip_recap": "after_trip",
 }
 
-# moments lived at a venue: the schedule gives the session a venue block; value = the param naming it
-VENUE_MOMENTS: dict[str, str] = {
-    "health_followup": "clinic",
-    "fitness_log": "sport.gym",
-    "weekend_plan": "place",
+# moments that report a visit to a venue ("Back from the clinic", "Workout done!"): the schedule puts the
+# visit right before the session, at the venue the param (or persona attribute) names, for so many minutes
+VENUE_MOMENTS: dict[str, tuple[str, int]] = {
+    "health_followup": ("clinic", 90),
+    "fitness_log": ("sport.gym", 60),
 }
 
 # episode kinds whose params name an occasion in the home city (a dinner, an outing, a family visit): their

@@ -4,8 +4,8 @@ transit), in which city, doing what, with whom.
 The schedule is read off the final event graph, so it is what the planner placed: nights and days off at
 home; workdays at the office during working hours while employed (never on a public holiday or a trip);
 a trip's departure day in transit out, the trip city for its whole span, transit back on the return day;
-a moment lived at a venue (a clinic visit, a gym session, a weekend outing) a venue block at its session
-time. Blocks are half-open [start, end) and tile the trajectory, so every session lies in blocks.
+a visit that a session reports ("back from the clinic", "workout done") a venue block just before that
+session. Blocks are half-open [start, end) and tile the trajectory, so every session lies in blocks.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ WORK_HOURS = (time(9, 0), time(18, 0))
 DEPART = (time(9, 0), time(12, 0))  # home until the first, in transit until the second, then the trip city
 RETURN = (time(12, 0), time(18, 0))  # the trip city until the first, in transit until the second, then home
 ACTIVITY = {"home": "home", "office": "work", "trip": "trip", "transit": "travel"}
+VISIT_GAP = timedelta(minutes=20)  # from leaving a venue to the message that reports the visit
+MIN_VISIT = timedelta(minutes=20)
 
 
 @dataclass(frozen=True)
@@ -66,9 +68,9 @@ def _params(leaf: Event, events: dict[str, Event]) -> dict[str, str]:
 
 
 def venue_of(leaf: Event, params: dict[str, str], persona: Persona, when: datetime) -> str | None:
-    """The venue a venue moment is lived at (the clinic, the gym, the outing's place); None if unnamed."""
-    key = VENUE_MOMENTS.get(leaf.kind)
-    if key is None:
+    """The venue a venue moment reports a visit to (the clinic, the gym); None if it names none."""
+    key = VENUE_MOMENTS.get(leaf.kind, ("", 0))[0]
+    if not key:
         return None
     return params.get(key) or (_value(persona, key, when) if "." in key else None)
 
@@ -83,19 +85,26 @@ def companions_of(params: dict[str, str]) -> tuple[str, ...]:
     return tuple(params[k] for k in ("companion", "person") if params.get(k))
 
 
-def _venues(persona: Persona, graph: EventGraph, sessions: dict[str, Session]) -> list[_Venue]:
+def _venues(persona: Persona, graph: EventGraph, sessions: list[Session]) -> list[_Venue]:
+    """The visits venue moments report: each ends VISIT_GAP before its session and starts after the session
+    before it; a visit with less than MIN_VISIT left is not placed."""
     events = {e.id: e for e in graph.events}
+    ordered = sorted(sessions, key=lambda s: s.start)
     found = []
-    for leaf in graph.events:
-        if leaf.kind not in VENUE_MOMENTS:
+    for previous, session in zip([None, *ordered], ordered):
+        leaf = events.get(session.event_id)
+        if leaf is None or leaf.kind not in VENUE_MOMENTS:
             continue
-        session = sessions.get(leaf.session_id or "")
-        start, end = (session.start, session.end) if session else (leaf.start, leaf.end)
         params = _params(leaf, events)
-        venue = venue_of(leaf, params, persona, start)
-        if venue:
-            found.append(_Venue(start, end + timedelta(seconds=1), leaf, venue, companions_of(params)))
-    return sorted(found, key=lambda v: (v.start, v.leaf.id))
+        venue = venue_of(leaf, params, persona, session.start)
+        end = session.start - VISIT_GAP
+        start = end - timedelta(minutes=VENUE_MOMENTS[leaf.kind][1])
+        if previous is not None:
+            start = max(start, previous.end + VISIT_GAP)
+        start = max(start, datetime.combine(session.start.date(), time(6)))
+        if venue and end - start >= MIN_VISIT:
+            found.append(_Venue(start, end, leaf, venue, companions_of(params)))
+    return found
 
 
 class _Day:
@@ -149,12 +158,12 @@ def schedule_of(
 ) -> list[ScheduleBlock]:
     """The persona's blocks from the first day of its trajectory to the end of its last, in time order.
 
-    Venue moments take their session's time when `sessions` holds it, else their leaf window.
+    The venue visits that sessions report are placed from `sessions`; without them there are none.
     """
     trips = trip_spans(graph.events)
     by_day = {day: t for t in trips for day in _days(t.start, t.end)}
     days = _Day(persona, by_day, country)
-    venues = _venues(persona, graph, {s.id: s for s in sessions})
+    venues = _venues(persona, graph, list(sessions))
     first = datetime.combine(persona.start.date(), time())
     last = datetime.combine(persona.end.date() + timedelta(days=1), time())
     points = {first, last}
@@ -219,7 +228,7 @@ WHERE_TEXT = {
     "en": {
         "home": "at home",
         "office": "at the office",
-        "venue": "at {venue}",
+        "venue": "at {venue}",  # not said today: a venue moment's session comes after the visit
         "trip": "in {city}",
         "transit": "on the way to {city}",
     },
@@ -242,13 +251,11 @@ def where_slots(
     leaf window, so a line that says it is true at any timestamp the session gets."""
     trips = trip_spans(events)
     days = _Day(persona, {d: t for t in trips for d in _days(t.start, t.end)}, country)
-    params = _params(leaf, {e.id: e for e in events})
-    venue = venue_of(leaf, params, persona, leaf.start)
     spots: set[tuple[Place, str, str | None]] = set()
     moment = leaf.start
     while True:
         spot = days.spot(moment)
-        spots.add(("venue", spot.city, venue) if venue else (spot.place, spot.city, None))
+        spots.add((spot.place, spot.city, None))
         if moment >= leaf.end:
             break
         moment = min(leaf.end, moment + SAMPLE_EVERY)
