@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
@@ -538,7 +539,7 @@ def _plan_holiday_trip(
     traj: Trajectory,
     ctx: PlanContext,
     rng: random.Random,
-    commit,
+    commit: Callable[[Event], None],
 ) -> tuple[date, date, str] | None:
     """A trip over a holiday's days off (three in four chances), clear of home anchors; the cluster used."""
     for first, last, holiday in clusters:
@@ -562,7 +563,7 @@ def _plan_holiday_trip(
 
 
 def _plan_regular_trip(
-    chapter: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random, commit
+    chapter: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random, commit: Callable[[Event], None]
 ) -> None:
     """A trip around a weekend, on dates clear of home anchors (a few windows tried, else no trip)."""
     lo, hi = chapter.start.date(), chapter.end.date()
