@@ -62,6 +62,7 @@ def test_a_trip_holds_the_persona_for_its_whole_span(worlds):
             back = datetime.combine(trip.end, time(12))
             inside = [b for b in schedule if b.start < back and b.end > away]
             assert inside and all(b.place == "trip" and b.city == trip.city for b in inside), trip
+            assert all(b.companions == list(trip.companions) and b.event_id == trip.event_id for b in inside)
             assert block_at(schedule, away - timedelta(minutes=1)).place == "transit"
             assert block_at(schedule, back).place == "transit"
             assert block_at(schedule, datetime.combine(trip.end, time(20))).place == "home"

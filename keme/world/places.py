@@ -68,6 +68,7 @@ class TripSpan:
     start: date
     end: date
     city: str
+    companions: tuple[str, ...] = ()
 
     def covers(self, day: date) -> bool:
         return self.start <= day <= self.end

@@ -55,6 +55,7 @@ def trip_spans(events: Iterable[Event]) -> list[TripSpan]:
             date.fromisoformat(e.params["_trip_start"]),
             date.fromisoformat(e.params["_trip_end"]),
             e.params.get("destination", ""),
+            companions_of(e.params),
         )
         for e in events
         if "_trip_start" in e.params and "_trip_end" in e.params
@@ -133,7 +134,15 @@ class _Day:
                 if place == "home" or (place == "transit" and at.date() == trip.end)
                 else trip.city
             )
-            return _Spot(place, city, None, ACTIVITY[place], (), None if place == "home" else trip.event_id)
+            away = place != "home"
+            return _Spot(
+                place,
+                city,
+                None,
+                ACTIVITY[place],
+                trip.companions if away else (),
+                trip.event_id if away else None,
+            )
         day = at.date()
         working = (
             is_workday(day, self.country)
