@@ -140,7 +140,7 @@ CHANGES: dict[str, Change] = {
             ("career.company", "career.job_title"),
             ("job_interview", "job_offer", "first_day"),
             update_index=1,
-            params=("target_company", "target_title"),
+            params=("target_company", "target_title", "job_start_date"),
             follow_ups=("commute_change",),
             days=(10, 20),
         ),

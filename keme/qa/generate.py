@@ -157,6 +157,10 @@ class Gen:
             when if isinstance(when, date) and not isinstance(when, datetime) else when.date(), self.lang
         )
 
+    def period(self, start: date, end: date) -> str:
+        """A chapter's span as its title names it (a month, or the dates of half a month)."""
+        return fmt.period_name(start, end, self.lang)
+
     def month(self, start: date) -> str:
         return (
             f"{start.year}年{start.month}月"
@@ -694,7 +698,7 @@ def _bills(g: Gen, start: date, end: date) -> list[tuple[Fact, dict[str, str]]]:
 def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
     """Month-level questions: a recap, habits, and counts over the month's payments."""
     start, end = chapter.start.date(), chapter.end.date()
-    month = g.month(chapter.start)
+    month = g.period(start, end)  # month-scoped questions cover exactly the chapter's days
     drafts: list[Draft] = []
     final = d.final_time(g.world)
     # recap of the month

@@ -15,7 +15,7 @@ from keme.days import BLOCKS, block_window
 from keme.errors import NoFit
 from keme.models import Anchor, Event, Revision
 from keme.models.catalog import ANCHOR_MOMENTS
-from keme.synth.planner import PlanContext, next_child_id
+from keme.synth.planner import PlanContext, leaf_allowed, next_child_id
 from keme.synth.state import Trajectory, is_leaf, slots_of
 from keme.text.titles import title_and_summary
 
@@ -39,6 +39,8 @@ def _adjacent_leaf(children: list[Event], anchor: Anchor, traj: Trajectory) -> E
             continue
         gap = min(abs((child.start - block_hi).total_seconds()), abs((child.end - block_lo).total_seconds()))
         if gap > 60:
+            continue
+        if not leaf_allowed(traj, child, traj.anchor_slot(anchor.id)):
             continue
         span = slots_of(min(child.start, block_lo), max(child.end, block_hi))
         if all(traj.occupied.get(slot, child.id) == child.id for slot in span):
@@ -171,6 +173,9 @@ def ground(parent: Event, traj: Trajectory, ctx: PlanContext, now: datetime) -> 
             # only an episode with room left can take another anchor down to its own expansion
             episodes = [c for c in children if not is_leaf(c) and _capacity(c, ctx) > 0]
             free_leaves = [c for c in children if is_leaf(c) and c.anchor_id is None and c.state == "planned"]
+            # a leaf that can happen at the anchor's time, if there is one
+            slot = traj.anchor_slot(anchor_id)
+            free_leaves = [c for c in free_leaves if leaf_allowed(traj, c, slot)] or free_leaves
 
             def distance(c: Event) -> float:
                 return min(abs((c.start - moment).total_seconds()), abs((c.end - moment).total_seconds()))

@@ -39,6 +39,7 @@ from keme.synth.state import Checkpoint, Trajectory, is_leaf
 from keme.text import resources
 from keme.world.ledger import Ledger, close_versions
 from keme.world.predicates import checked_predicates
+from keme.world.schedule import schedule_of
 
 WORK = ".work"
 IMAGES = "images"
@@ -342,6 +343,9 @@ def add_trajectories(dataset: Dataset, trajectories: list[Trajectory]) -> None:
     dataset.graphs = [t.graph for t in trajectories]
     dataset.sessions = [s for t in trajectories for s in t.sessions]
     dataset.claims = [c for t in trajectories for c in t.claims]
+    dataset.schedule = [
+        b for t in trajectories for b in schedule_of(t.persona, t.graph, t.persona.country, t.sessions)
+    ]
     dataset.manifest.stats = trajectory_stats(
         dataset.personas, dataset.anchors, dataset.graphs, dataset.sessions, dataset.claims
     )

@@ -9,7 +9,9 @@ calendar (workdays, weekends, holidays). An episode expands into leaf moments
 
 from __future__ import annotations
 
+import itertools
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
@@ -27,6 +29,8 @@ from keme.text import lang as fmt
 from keme.text.resources import Resources
 from keme.text.titles import leaf_title, title_and_summary
 from keme.world.catalog import DINING, Catalog, Product, load_catalog
+from keme.world.places import OCCASION_EPISODES, TripSpan, slot_allowed, where
+from keme.world.schedule import trip_spans
 
 FOLLOW_UP_ONLY = frozenset({"commute_change", "gym_change"})
 BIG_CHANGES = frozenset({"job_change", "relocate"})
@@ -37,6 +41,8 @@ PER_HEAD = {"en": (25, 80), "zh": (60, 200)}  # what an occasion meal costs a he
 SHOW_GENRE = {"en": "series", "zh": "剧集"}
 SET = "set:"  # params prefix for the new value of a changed attribute
 MIN_CHANGE_DAYS = 7  # shorter chapters get no life change
+CAREER_CHANGES = ("job_change", "promotion")
+CAREER_GAP_DAYS = 60  # the least time between two career changes (a new job, a promotion)
 
 
 class NoRoom(NoFit):
@@ -59,16 +65,13 @@ class PlanContext:
 
 
 # ---------------------------------------------------------------- chapters
-def _month_name(day: date, lang: str) -> str:
-    return f"{day.year}年{day.month}月" if lang == "zh" else f"{fmt.MONTHS_EN[day.month - 1]} {day.year}"
-
-
 def plan_chapters(persona: Persona, ctx: PlanContext, rng: random.Random) -> list[Event]:
     chapters = []
     for number, (start, end) in enumerate(
         chapter_windows(persona.start, persona.end, ctx.cfg.graph.max_events), start=1
     ):
-        params = {"month_name": _month_name(start.date(), ctx.lang), "changes": ""}
+        # titled by what it spans: a calendar month by name, half a month by its dates
+        params = {"month_name": fmt.period_name(start.date(), end.date(), ctx.lang), "changes": ""}
         chapters.append(
             Event(
                 id=f"{persona.id}-c{number:02d}",
@@ -107,8 +110,27 @@ def schedule_changes(persona: Persona, chapters: list[Event], ctx: PlanContext, 
         ):
             index += 1
         slots[index].append(change)
+    _pace_career(chapters, slots)
     for chapter, changes in zip(chapters, slots):
         chapter.params["changes"] = ",".join(changes)
+
+
+def _pace_career(chapters: list[Event], slots: list[list[str]]) -> None:
+    """A second career change (a job change, a promotion) goes to the first chapter that starts
+    CAREER_GAP_DAYS after the chapter of the first ends, or is dropped: titles do not change every month."""
+    placed = [(i, c) for i, names in enumerate(slots) for c in names if c in CAREER_CHANGES]
+    if len(placed) < 2:
+        return
+    (first, _), (index, name) = placed[0], placed[1]
+    slots[index].remove(name)
+    gap = timedelta(days=CAREER_GAP_DAYS)
+    later = [
+        k
+        for k in range(index, len(chapters))
+        if chapters[k].start - chapters[first].end >= gap and holds_changes(chapters[k])
+    ]
+    if later:
+        slots[later[0]].append(name)
 
 
 def holds_changes(chapter: Event) -> bool:
@@ -344,6 +366,49 @@ def change_params(
     return params
 
 
+# ---------------------------------------------------------------- trips and where things happen
+def own_trip_of(event: Event) -> TripSpan | None:
+    """The trip an episode (or a depth-1 trip leaf) is about, from its params."""
+    spans = trip_spans([event])
+    return spans[0] if spans else None
+
+
+def leaf_allowed(traj: Trajectory, leaf: Event, slot: Slot) -> bool:
+    """Whether a leaf moved or stretched onto `slot` (by the grounder) still happens where it can."""
+    parent = traj.events.get(leaf.parent_id) if leaf.parent_id else None
+    own = own_trip_of(leaf) or (own_trip_of(parent) if parent is not None else None)
+    trips = trip_spans(traj.graph.events)
+    return slot_allowed(leaf.kind, slot[0], slot[1], trips, traj.persona.country, own)
+
+
+def overlaps_trip(first: date, last: date, traj: Trajectory) -> bool:
+    return any(t.start <= last and first <= t.end for t in trip_spans(traj.graph.events))
+
+
+def anchors_at_home(traj: Trajectory) -> set[date]:
+    """Days an anchor puts the persona in the home city: a bill paid in person at a home merchant, the day
+    of a calendar event there. A trip is planned around them (its dates never cover one)."""
+    found: set[date] = set()
+    for anchor in traj.anchors:
+        if anchor.app == "bill":
+            found.add(anchor.timestamp.date())
+        elif anchor.app == "calendar":
+            found.add(anchor.record.start.date())  # type: ignore[union-attr]
+    return found
+
+
+def trip_fits(start: date, end: date, traj: Trajectory) -> bool:
+    """A trip over [start, end] keeps clear of home anchors, other trips and the home-bound moments already
+    placed on its days."""
+    if any(start <= d <= end for d in anchors_at_home(traj)) or overlaps_trip(start, end, traj):
+        return False
+    return not any(
+        start <= slot[0] <= end and where(traj.events[owner].kind) != "anywhere"
+        for slot, owner in traj.occupied.items()
+        if owner in traj.events
+    )
+
+
 # ---------------------------------------------------------------- chapter expansion
 def _clip_window(chapter: Event, first: date, length: int) -> tuple[date, date]:
     lo, hi = chapter.start.date(), chapter.end.date()
@@ -456,10 +521,22 @@ def _plan_chapter(
         traj.add_event(event)
         planned.append(event)
 
+    weights = _weights(traj, ctx, now)
+    target = round(span / 30.4 * graph.episodes_per_month)
+    # leave room for the leaves the grounder may add for anchors (every anchor needs its own leaf at depth 1)
+    reserve = len(chapter.pending_anchors) if graph.max_depth == 1 else 3
+    budget = max(graph.min_events, min(target, graph.max_events - reserve))
+    clusters = _holiday_clusters(chapter, persona.country, lang)
+    trip_cluster = None
+    if room_for is None:  # trips first: what else the chapter holds is placed around them
+        trip_cluster = _plan_holiday_trip(chapter, clusters, traj, ctx, rng, commit)
+        share = weights.get("trip", 0) / max(sum(weights.values()), 1e-9)
+        if trip_cluster is None and rng.random() < 1 - (1 - share) ** budget:
+            _plan_regular_trip(chapter, traj, ctx, rng, commit)
+
     for name in chapter_changes(chapter):
         commit(plan_change_episode(name, chapter, traj, ctx, rng, earliest=lo))
 
-    weights = _weights(traj, ctx, now)
     if room_for is not None:
         roomy = [
             k
@@ -486,34 +563,10 @@ def _plan_chapter(
                 roomy.remove(kind.name)
         return planned
 
-    trips = 0
-    for first, last, holiday in _holiday_clusters(chapter, persona.country, lang):
-        if last > first and trips == 0 and rng.random() < 0.75:
-            params = episode_params("trip", rng, traj, ctx, now)
-            ep_first, ep_last = _clip_window(
-                chapter, first - timedelta(days=rng.randint(3, 6)), (last - first).days + 8
-            )
-            trip_start, trip_end = (
-                max(first, ep_first + timedelta(days=2)),
-                min(last, ep_last - timedelta(days=1)),
-            )
-            if trip_end <= trip_start:
-                continue
-            params |= _trip_dates(trip_start, trip_end, lang)
-            commit(
-                _episode_event(
-                    traj,
-                    chapter,
-                    "trip",
-                    ep_first,
-                    ep_last,
-                    params,
-                    ctx,
-                    requirements=[f"holiday: {holiday}"],
-                )
-            )
-            trips += 1
-        elif rng.random() < 0.6:
+    for first, last, holiday in clusters:
+        if (first, last, holiday) == trip_cluster or overlaps_trip(first, last, traj):
+            continue
+        if rng.random() < 0.6:
             params = episode_params("family", rng, traj, ctx, now)
             commit(
                 _episode_event(
@@ -521,22 +574,21 @@ def _plan_chapter(
                 )
             )
 
-    target = round(span / 30.4 * graph.episodes_per_month)
-    # leave room for the leaves the grounder may add for anchors (every anchor needs its own leaf at depth 1)
-    reserve = len(chapter.pending_anchors) if graph.max_depth == 1 else 3
-    budget = max(graph.min_events, min(target, graph.max_events - reserve))
     counts: dict[str, int] = {}
     attempts = 0
-    while weights and len(planned) < budget and attempts < 100:
+    everyday = {k: w for k, w in weights.items() if k != "trip"}
+    while everyday and len(planned) < budget and attempts < 100:
         attempts += 1
-        kind = EPISODE_KINDS[rng.choices(list(weights), list(weights.values()))[0]]
-        if counts.get(kind.name, 0) >= (1 if kind.name == "trip" else 2) or (kind.name == "trip" and trips):
+        kind = EPISODE_KINDS[rng.choices(list(everyday), list(everyday.values()))[0]]
+        if counts.get(kind.name, 0) >= 2:
             continue
         length = rng.randint(*kind.days)
         if length > span:
             continue
         first = lo + timedelta(days=rng.randint(0, span - length))
         first, last = _clip_window(chapter, first, length)
+        if kind.name in OCCASION_EPISODES and overlaps_trip(first, last, traj):
+            continue  # a dinner or an outing in the home city cannot happen while away
         event = regular_episode(kind.name, first, last, chapter, traj, ctx, rng)
         if event is None:
             continue
@@ -544,9 +596,58 @@ def _plan_chapter(
             commit(event)
         except NoRoom:  # every block of its days is taken already: plan something else
             continue
-        trips += kind.name == "trip"
         counts[kind.name] = counts.get(kind.name, 0) + 1
     return planned
+
+
+def _plan_holiday_trip(
+    chapter: Event,
+    clusters: list[tuple[date, date, str]],
+    traj: Trajectory,
+    ctx: PlanContext,
+    rng: random.Random,
+    commit: Callable[[Event], None],
+) -> tuple[date, date, str] | None:
+    """A trip over a holiday's days off (three in four chances), clear of home anchors; the cluster used."""
+    for first, last, holiday in clusters:
+        if last <= first or rng.random() >= 0.75:
+            continue
+        params = episode_params("trip", rng, traj, ctx, chapter.start)
+        ep_first, ep_last = _clip_window(
+            chapter, first - timedelta(days=rng.randint(3, 6)), (last - first).days + 8
+        )
+        trip_start = max(first, ep_first + timedelta(days=2))
+        trip_end = min(last, ep_last - timedelta(days=1))
+        if trip_end <= trip_start or not trip_fits(trip_start, trip_end, traj):
+            continue
+        params |= _trip_dates(trip_start, trip_end, ctx.lang)
+        requirements = [f"holiday: {holiday}"]
+        commit(
+            _episode_event(traj, chapter, "trip", ep_first, ep_last, params, ctx, requirements=requirements)
+        )
+        return first, last, holiday
+    return None
+
+
+def _plan_regular_trip(
+    chapter: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random, commit: Callable[[Event], None]
+) -> None:
+    """A trip around a weekend, on dates clear of home anchors (a few windows tried, else no trip)."""
+    lo, hi = chapter.start.date(), chapter.end.date()
+    span = (hi - lo).days + 1
+    kind = EPISODE_KINDS["trip"]
+    for _ in range(6):
+        length = rng.randint(*kind.days)
+        if length > span:
+            return
+        first, last = _clip_window(chapter, lo + timedelta(days=rng.randint(0, span - length)), length)
+        event = regular_episode("trip", first, last, chapter, traj, ctx, rng)
+        if event is None:
+            continue
+        trip = own_trip_of(event)
+        if trip is not None and trip_fits(trip.start, trip.end, traj):
+            commit(event)
+            return
 
 
 def regular_episode(
@@ -630,11 +731,19 @@ def shrink_to_leaf_if_single(
         event.params["_moments"] = ",".join(moments)
         return
     moment = moments[0]
-    slots = place_moments(traj, [moment], event.start.date(), event.end.date(), event, ctx, rng, own, {})
-    if not slots:
-        slots = place_moments(
-            traj, [moment], event.start.date(), event.end.date(), event, ctx, rng, own, {}, strict=False
-        )
+    lo, hi = event.start.date(), event.end.date()
+    parent = traj.events.get(event.parent_id or "")
+    # its window, then the rest of its chapter (a commute talk the weekend cannot hold goes to Monday), then
+    # its window again without the place rules, so that synthesis goes on
+    tries: list[tuple[date, date, dict]] = [(lo, hi, {}), (lo, hi, {"strict": False})]
+    if parent is not None and parent.depth == 0:
+        tries += [(lo, parent.end.date(), {"strict": False}), (parent.start.date(), parent.end.date(), {})]
+    tries.append((lo, hi, {"strict": False, "places": False}))
+    slots: list[Slot] = []
+    for first, last, how in tries:
+        slots = place_moments(traj, [moment], first, last, event, ctx, rng, own, {}, **how)
+        if slots:
+            break
     if not slots:
         raise NoRoom(
             f"no free day block for {event.id} ({moment}) in {event.start.date()}..{event.end.date()}"
@@ -683,9 +792,21 @@ def place_moments(
     fixed: dict[int, tuple[date, date]],
     strict: bool = True,
     day_rules: bool = True,
+    places: bool = True,
 ) -> list[Slot]:
-    """One free day block per moment, in increasing order; own pending anchors' blocks are welcome."""
+    """One free day block per moment, in increasing order; own pending anchors' blocks are welcome.
+
+    With `places` (always, but for a last resort) a moment only goes where the schedule lets it happen
+    (`keme.world.places.slot_allowed`): not inside a trip unless it can happen anywhere, a trip's own
+    moments before, during and after it.
+    """
     country = traj.persona.country
+    trips = trip_spans(traj.graph.events)
+    own_trip = own_trip_of(event)
+
+    def allowed(moment: str, slot: Slot) -> bool:
+        return not places or slot_allowed(moment, slot[0], slot[1], trips, country, own_trip)
+
     ranges = [fixed.get(i, (lo, hi)) for i in range(len(moments))]
     anchor_days = {traj.anchor_slot(a): a for a in own}
     chosen: list[Slot] = []
@@ -706,7 +827,7 @@ def place_moments(
         ]
         if anchored and rng.random() < 0.5:
             found = min(anchored, key=slot_key)
-            if found in traj.occupied:
+            if found in traj.occupied or not allowed(moment, found):
                 found = None
         # strict: anywhere in the moment's range; relaxed: as early as possible, leaving room for the rest
         spread = (last - first).days if strict else min(1, (last - first).days)
@@ -722,7 +843,7 @@ def place_moments(
                     slot = (day, block)
                     if previous is not None and slot_key(slot) <= slot_key(previous):
                         continue
-                    if traj.slot_free(slot, own_anchors=own):
+                    if traj.slot_free(slot, own_anchors=own) and allowed(moment, slot):
                         found = slot
                         break
                 if found:
@@ -734,6 +855,22 @@ def place_moments(
     return chosen
 
 
+def _fewer(moments: list[str], optional: tuple[str, ...]) -> list[tuple[int, ...]]:
+    """Index subsets of `moments` with at least two, the largest first; of one size, those that keep the
+    trip itself, then those that drop only optional moments, come first."""
+    subsets = [
+        keep
+        for size in range(len(moments) - 1, 1, -1)
+        for keep in itertools.combinations(range(len(moments)), size)
+    ]
+
+    def cost(keep: tuple[int, ...]) -> tuple[int, int, int]:
+        dropped = [moments[i] for i in range(len(moments)) if i not in keep]
+        return -len(keep), sum(where(m) == "trip" for m in dropped), sum(m not in optional for m in dropped)
+
+    return sorted(subsets, key=cost)
+
+
 def expand_episode(episode: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random) -> list[Event]:
     """Plan an episode's leaf moments in their day blocks (anchors are grounded afterwards)."""
     moments = episode.params["_moments"].split(",")
@@ -742,6 +879,16 @@ def expand_episode(episode: Event, traj: Trajectory, ctx: PlanContext, rng: rand
     update_index = CHANGES[episode.change].update_index if episode.change else None
     lo, hi = episode.start.date(), episode.end.date()
     slots = place_moments(traj, moments, lo, hi, episode, ctx, rng, own, dict(enumerate(ranges)))
+    if not slots and update_index is None:
+        # crowded window: first do with fewer moments, each still where and when it can happen
+        optional = EPISODE_KINDS[episode.kind].optional if episode.kind in EPISODE_KINDS else ()
+        for keep in _fewer(moments, optional):
+            fewer = [moments[i] for i in keep]
+            fixed = {n: ranges[i] for n, i in enumerate(keep)}
+            slots = place_moments(traj, fewer, lo, hi, episode, ctx, rng, own, fixed)
+            if slots:
+                moments, ranges = fewer, [ranges[i] for i in keep]
+                break
     if not slots:
         # crowded window: relax the day rules and let the episode run on (within its chapter) if it must
         chapter_end = traj.events[episode.parent_id].end.date() if episode.parent_id else hi
@@ -754,9 +901,26 @@ def expand_episode(episode: Event, traj: Trajectory, ctx: PlanContext, rng: rand
             slots = place_moments(
                 traj, moments, lo, chapter_end, episode, ctx, rng, own, relaxed, strict=False, day_rules=False
             )
+        if len(slots) < needed:  # last resort, so that synthesis goes on: the place rules too
+            slots = place_moments(
+                traj,
+                moments,
+                lo,
+                chapter_end,
+                episode,
+                ctx,
+                rng,
+                own,
+                relaxed,
+                strict=False,
+                day_rules=False,
+                places=False,
+            )
         if slots and block_window(*slots[-1])[1] > episode.end:
             traj.move_event(episode, episode.start, datetime.combine(slots[-1][0], time(23, 59, 59)))
     kept = moments[: len(slots)]
+    if "first_day" in kept:  # the offer says when the new job starts: the first day's date, a workday
+        episode.params["job_start_date"] = fmt.format_date(slots[kept.index("first_day")][0], ctx.lang)
     if len(kept) < 2:
         raise NoFit(f"{episode.id}: only {len(kept)} of {len(moments)} moments fit in {lo}..{hi}")
     if update_index is not None and update_index >= len(kept):

@@ -26,6 +26,7 @@ from keme.text import lang as fmt
 from keme.text.resources import Exchange, Resources
 from keme.text.template import Context, render
 from keme.world.ledger import Recall, Report, Scene, episode_of
+from keme.world.schedule import where_slots
 from keme.world.slots import REVEAL_SLOT
 
 MAX_ATTEMPTS = 12
@@ -58,10 +59,18 @@ def _persona_values(persona: Persona, when: datetime) -> dict[str, str]:
     return values
 
 
-def _slots(leaf: Event, parent: Event | None, persona: Persona, when: datetime, lang: str) -> dict[str, str]:
+def _slots(
+    leaf: Event,
+    parent: Event | None,
+    persona: Persona,
+    when: datetime,
+    lang: str,
+    place: dict[str, str] | None = None,
+) -> dict[str, str]:
     params = dict(parent.params) if parent is not None and parent.depth > 0 else {}
     params |= leaf.params
     slots = {k: v for k, v in params.items() if not k.startswith("_") and not k.startswith(SET)}
+    slots |= place or {}
     slots |= {
         "user_name": persona.name if lang == "zh" else persona.name.split(" ")[0],
         "date": fmt.format_date(when.date(), lang),
@@ -160,15 +169,17 @@ def compose(
     res: Resources,
     rng: random.Random,
     recall: Recall | None = None,
+    place: dict[str, str] | None = None,
 ) -> list[Draft]:
-    """The messages of a session, in order, without timestamps; named quantities come from `recall`."""
+    """The messages of a session, in order, without timestamps; named quantities come from `recall`, and
+    `place` holds the schedule's `{where}` and `{city}` for the leaf (keme.world.schedule.where_slots)."""
     lang = res.lang
     values = _persona_values(persona, start)
     ctx = Context(
         lang=lang,
         rng=rng,
         persona=values,
-        slots=_slots(leaf, parent, persona, start, lang),
+        slots=_slots(leaf, parent, persona, start, lang, place),
         pools=res.flat_pools,
         recall=recall,
     )
@@ -274,10 +285,11 @@ def realize(leaf: Event, traj: Trajectory, cfg: SynthConfig, res: Resources, rng
     persona = traj.persona
     parent = traj.events.get(leaf.parent_id) if leaf.parent_id else None
     anchor = traj.anchor_by_id[leaf.anchor_id] if leaf.anchor_id else None
+    place = where_slots(persona, traj.graph.events, leaf, persona.country, res.lang)
     for _ in range(MAX_ATTEMPTS):
         probe_start = anchor.timestamp if anchor is not None else leaf.start
         traj.ledger.begin(scene_of(leaf, traj))
-        drafts = compose(leaf, parent, anchor, persona, probe_start, cfg, res, rng, traj.ledger.recall)
+        drafts = compose(leaf, parent, anchor, persona, probe_start, cfg, res, rng, traj.ledger.recall, place)
         session = commit(leaf, drafts, traj, rng)
         if session is not None:
             return session

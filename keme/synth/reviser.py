@@ -21,10 +21,12 @@ from keme.synth.planner import (
     colleagues,
     episode_params,
     holds_changes,
+    overlaps_trip,
     plan_change_episode,
     shrink_to_leaf_if_single,
 )
 from keme.synth.state import Trajectory, is_leaf
+from keme.world.places import OCCASION_EPISODES
 
 FOLLOW_UP_CHANCE = {"commute_change": 0.8, "gym_change": 0.9}
 
@@ -150,6 +152,8 @@ def _add_episode(
     last = first + timedelta(days=rng.randint(1, 3))
     if last > chapter.end.date() or len(traj.children(chapter.id)) >= ctx.cfg.graph.max_events:
         return
+    if kind in OCCASION_EPISODES and overlaps_trip(first, last, traj):
+        return  # seeing someone in the home city waits until the persona is back
     episode = _episode_event(traj, chapter, kind, first, last, params, ctx)
     try:
         shrink_to_leaf_if_single(episode, traj, ctx, rng)

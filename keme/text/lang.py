@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 
 WEEKDAYS = {
@@ -35,6 +35,36 @@ def format_date(day: date, lang: str) -> str:
     if lang == "zh":
         return f"{day.month}月{day.day}日"
     return f"{MONTHS_EN[day.month - 1]} {day.day}"
+
+
+def period_name(start: date, end: date, lang: str) -> str:
+    """What a span of days is called: a calendar month by its name ('April 2026' / '2026年4月'), whole
+    months as a month range ('March–May 2026'), any other span by its dates ('Apr 1–15, 2026' /
+    '2026年4月1日–15日'), so two spans that differ are never named alike."""
+    whole = start.day == 1 and (end + timedelta(days=1)).day == 1
+    if whole:
+        if lang == "zh":
+            last = f"{end.month}月" if end.year == start.year else f"{end.year}年{end.month}月"
+            first = f"{start.year}年{start.month}月"
+            return first if (start.year, start.month) == (end.year, end.month) else f"{first}–{last}"
+        first_en = MONTHS_EN[start.month - 1]
+        if (start.year, start.month) == (end.year, end.month):
+            return f"{first_en} {start.year}"
+        if start.year == end.year:
+            return f"{first_en}–{MONTHS_EN[end.month - 1]} {end.year}"
+        return f"{first_en} {start.year}–{MONTHS_EN[end.month - 1]} {end.year}"
+    if lang == "zh":
+        first = f"{start.year}年{start.month}月{start.day}日"
+        if start.year != end.year:
+            return f"{first}–{end.year}年{end.month}月{end.day}日"
+        return f"{first}–{end.day}日" if start.month == end.month else f"{first}–{end.month}月{end.day}日"
+    short = [m[:3] for m in MONTHS_EN]
+    first = f"{short[start.month - 1]} {start.day}"
+    if start.year != end.year:
+        return f"{first}, {start.year}–{short[end.month - 1]} {end.day}, {end.year}"
+    if start.month == end.month:
+        return f"{first}–{end.day}, {end.year}" if start.day != end.day else f"{first}, {end.year}"
+    return f"{first}–{short[end.month - 1]} {end.day}, {end.year}"
 
 
 def format_time(moment: datetime, lang: str) -> str:

@@ -3,7 +3,9 @@
 from keme.models.attributes import ATTRIBUTES
 from keme.models.catalog import CHANGES, all_moments
 
-SESSION_SLOTS = ("user_name", "date", "weekday", "part_of_day")
+# where/city come from the schedule (keme.world.schedule.where_slots) and are present only when they hold
+# for the whole leaf window: a line using them needs a sibling that does not
+SESSION_SLOTS = ("user_name", "date", "weekday", "part_of_day", "where", "city")
 
 
 def main() -> None:

@@ -15,6 +15,8 @@ SESSION_SLOTS: dict[str, str] = {
     "weekday": "weekday",
     "part_of_day": "part_of_day",
     "user_name": "name",
+    "city": "city",  # the city the schedule has the persona in (keme.world.schedule.where_slots)
+    "where": "where",
 }
 
 # app record slot -> predicate (subject: anchor:<id>); the canonical value is the record's field
