@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime, time
 from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,7 +28,9 @@ class Finding(BaseModel):
 
 @dataclass(frozen=True)
 class Trip:
-    """A trip episode: the persona is in `city` from the first to the last day, both included."""
+    """A trip episode: the persona is away in `city` from the first to the last day. The first and last days
+    are travel days (at home before leaving in the morning, at home again in the evening), so the span
+    held for certain is noon of the first day to noon of the last."""
 
     event: Event
     city: str
@@ -37,11 +39,11 @@ class Trip:
 
     @property
     def start(self) -> datetime:
-        return datetime.combine(self.first, time.min)
+        return datetime.combine(self.first, time(12, 0))
 
     @property
     def end(self) -> datetime:
-        return datetime.combine(self.last + timedelta(days=1), time.min)
+        return datetime.combine(self.last, time(12, 0))
 
     def holds(self, moment: datetime) -> bool:
         return self.start <= moment < self.end

@@ -133,10 +133,14 @@ def _mentions(text: str, names: frozenset[str]) -> list[str]:
         key = name.casefold()
         if not key:
             continue
-        pattern = re.escape(key)
         if key.isascii():
-            pattern = rf"\b{pattern}\b"
-        if re.search(pattern, lowered) and not any(key in f.casefold() for f in found):
+            # a capitalised name is a proper noun: "Away" the store is not "away" the word
+            proper = name != key
+            pattern = rf"\b{re.escape(name if proper else key)}\b"
+            hit = re.search(pattern, text if proper else lowered)
+        else:
+            hit = re.search(re.escape(key), lowered)
+        if hit and not any(key in f.casefold() for f in found):
             found.append(name)
     return found
 
@@ -145,7 +149,9 @@ def _named(world: World) -> list[Finding]:
     """Catalog items named in one message: a left item none of whose named partners is compatible."""
     out = []
     for _, message in world.said(("user", "assistant")):
-        for relation in PREDICATES:
+        # category labels are common words (交通 in 交通银行, "Dining" in a sentence): bills are held to the
+        # catalog through their records and claims instead
+        for relation in (r for r in PREDICATES if r != "merchant~category"):
             lefts, rights = world.catalog.known[relation]
             said_left = _mentions(message.content, lefts)
             said_right = _mentions(message.content, rights) if said_left else []
@@ -179,8 +185,14 @@ def _methods(world: World) -> list[Finding]:
             if message.role not in ("user", "assistant"):
                 continue
             named = _mentions(message.content, names)
-            if not named and message.role == "assistant" and len(about) == 1:
-                named = sorted(about)  # steps of the session's one dish
+            steps = any(c.predicate == "steps" for c in world.claims_of.get(message.id, []))
+            if (
+                not named
+                and message.role == "assistant"
+                and len(about) == 1
+                and (steps or not world.claims_of)
+            ):
+                named = sorted(about)  # the steps of the session's one dish (said as steps, when claims tell)
             for dish in named:
                 found = _other_method(world, dishes[dish], message.content.replace(dish, " "))
                 if found is not None:

@@ -139,7 +139,8 @@ def _text(world: World) -> list[Finding]:
                     RULE,
                     [message.id],
                     f"{session.id} is lived on the {own.city} trip but starts {day(message.timestamp)}, "
-                    f"outside the trip {own.first}–{own.last}",
+                    f"outside the trip {own.first}–{own.last}"
+                    + (", on the scheduled return day" if message.timestamp.date() == own.last else ""),
                 )
             )
         on_trip = own.holds(message.timestamp) or during
