@@ -133,7 +133,9 @@ def _text(world: World) -> list[Finding]:
             continue
         leaf = world.leaf(session)
         during = leaf is not None and leaf.kind == "trip_during"
+        outside = False
         if during and not own.holds(message.timestamp) and message is session.messages[0]:
+            outside = True
             out.append(
                 world.finding(
                     RULE,
@@ -144,7 +146,7 @@ def _text(world: World) -> list[Finding]:
                 )
             )
         on_trip = own.holds(message.timestamp) or during
-        if not on_trip:
+        if not on_trip or outside:  # a session lived outside its trip is named once, above
             continue
         first_day = message.timestamp.date() == own.first
         for clause in now:
