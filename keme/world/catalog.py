@@ -102,6 +102,10 @@ class Catalog(_Strict):
     products: list[Product] = Field(default_factory=list)
     categories: list[Category] = Field(default_factory=list)
     occasions: list[Occasion] = Field(default_factory=list)
+    general_remedies: list[str] = Field(
+        default_factory=list,
+        description="care that suits any condition (rest, fluids, sleep): never a mismatch",
+    )
 
     @model_validator(mode="after")
     def _types_are_served(self) -> Catalog:
@@ -146,7 +150,9 @@ class Catalog(_Strict):
                 (a.name, v) for a in self.activities for v, t in venue_types.items() if t in a.venue_types
             ),
             "dish~method": frozenset((d.name, d.method) for d in self.dishes),
-            "condition~remedy": frozenset((c.name, r) for c in self.conditions for r in c.remedies),
+            "condition~remedy": frozenset(
+                (c.name, r) for c in self.conditions for r in [*c.remedies, *self.general_remedies]
+            ),
             "product@store": frozenset((p.name, s) for p in self.products for s in p.stores),
             "merchant~category": frozenset((m, c.name) for c in self.categories for m in c.merchants),
             "occasion@venue": frozenset(
@@ -168,7 +174,7 @@ class Catalog(_Strict):
             "dish~method": (frozenset(d.name for d in self.dishes), frozenset(d.method for d in self.dishes)),
             "condition~remedy": (
                 frozenset(c.name for c in self.conditions),
-                frozenset(r for c in self.conditions for r in c.remedies),
+                frozenset(r for c in self.conditions for r in c.remedies) | frozenset(self.general_remedies),
             ),
             "product@store": (
                 frozenset(p.name for p in self.products),

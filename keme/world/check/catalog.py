@@ -151,7 +151,8 @@ def _named(world: World) -> list[Finding]:
     for _, message in world.said(("user", "assistant")):
         # category labels are common words (交通 in 交通银行, "Dining" in a sentence): bills are held to the
         # catalog through their records and claims instead
-        for relation in (r for r in PREDICATES if r != "merchant~category"):
+        # and method words are single characters (炒, 拌 in 拌饭): dishes are held to their method by _methods
+        for relation in (r for r in PREDICATES if r not in ("merchant~category", "dish~method")):
             lefts, rights = world.catalog.known[relation]
             said_left = _mentions(message.content, lefts)
             said_right = _mentions(message.content, rights) if said_left else []
