@@ -15,6 +15,7 @@ from pathlib import Path
 
 # bench/eval.py would shadow the `eval` package: keep this folder off the import path
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import argparse
 import json

@@ -10,7 +10,8 @@ that announces it.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from keme.config import SynthConfig
@@ -20,11 +21,24 @@ from keme.models.catalog import ANCHOR_MOMENTS, CHANGES
 from keme.prior.anchors import anchor_message_text, anchor_slots
 from keme.synth.planner import SET
 from keme.synth.state import Trajectory, dialogue_hash
+from keme.synth.variety import (
+    QUICK,
+    SHARE,
+    THREAD,
+    THREAD_EXTRA_P,
+    Style,
+    Talk,
+    choose_style,
+    exchange_lines,
+    line_key,
+    split_line,
+)
 from keme.text import lang as fmt
-from keme.text.resources import Exchange, Resources
-from keme.text.template import Context, render
+from keme.text.resources import Beat, Exchange, Pattern, Resources
+from keme.text.template import Context
 
 MAX_ATTEMPTS = 12
+SPLIT_P = 0.75  # a burst splits a user line when one has a sentence end to split at
 TOPICAL_EXTRA = 0.3  # chance that a reveal is about an attribute outside the pattern's topics
 
 
@@ -41,6 +55,9 @@ class Draft:
     app: str | None = None
     links: set[str] = field(default_factory=set)
     update: str | None = None  # change name announced by this message
+    key: str = ""  # the line as the usage budget counts it (keme.synth.variety.line_key)
+    said: tuple[str, ...] = ()  # the values the line says, as shown
+    smalltalk: bool = False  # only small talk: asserts nothing
 
 
 def _persona_values(persona: Persona, when: datetime) -> dict[str, str]:
@@ -70,11 +87,75 @@ def _pick(options: tuple[Exchange, ...], ctx: Context) -> Exchange | None:
     return ctx.rng.choice(eligible) if eligible else None
 
 
-def _say(exchange: Exchange, ctx: Context, drafts: list[Draft], update: str | None = None) -> None:
-    for role, template in (("user", exchange.u), ("assistant", exchange.a)):
-        links: set[str] = set()
-        text = render(template, ctx, links.add)
-        drafts.append(Draft(role, text, links=links, update=update if role == "user" else None))
+def _say(
+    talk: Talk,
+    options: tuple[Exchange, ...],
+    ctx: Context,
+    drafts: list[Draft],
+    update: str | None = None,
+    user_only: bool = False,
+) -> bool:
+    """Append one exchange (or its user line) drawn under the usage budget; False if none renders."""
+    lines = exchange_lines(talk, options, ctx, user_only=user_only)
+    if lines is None:
+        return False
+    for role, line in zip(("user", "assistant"), lines):
+        drafts.append(
+            Draft(
+                role,
+                line.text,
+                links=line.links,
+                update=update if role == "user" else None,
+                key=line.key,
+                said=line.said,
+            )
+        )
+    return True
+
+
+def _smalltalk(talk: Talk, kind: str) -> Draft:
+    line = talk.standalone(kind)
+    return Draft("user", line.text, key=line.key, said=line.said, smalltalk=True)
+
+
+def _beats(pattern: Pattern, change: object | None, style: Style) -> list[Beat | str]:
+    """The pattern's beats this session says: all of them in a thread; in a quick check-in the opening
+    beat, the closing one (its closing style decides) and the update and reveal markers, never dropped."""
+    beats = list(pattern.beats)
+    if change is not None and "update" not in beats:
+        beats.insert(1, "update")
+    if style.shape == QUICK:
+        spoken = [i for i, b in enumerate(beats) if not isinstance(b, str)]
+        keep = {spoken[0], spoken[-1]} if spoken else set()
+        beats = [b for i, b in enumerate(beats) if isinstance(b, str) or i in keep]
+    return beats
+
+
+def _burst(drafts: list[Draft], talk: Talk, lang: str) -> None:
+    """Several user messages in a row: a user line sent in two halves, or a follow-up sent before the
+    reply. Lines that announce a change or state a persona fact stay whole."""
+    plain = [
+        i
+        for i, d in enumerate(drafts)
+        if d.role == "user" and not d.update and not d.links and not d.smalltalk
+    ]
+    if not plain:
+        return
+    halves = {i: split_line(drafts[i].content, lang) for i in plain}
+    splittable = [i for i in plain if halves[i] is not None]
+    if splittable and talk.rng.random() < SPLIT_P:
+        at = talk.rng.choice(splittable)
+        draft = drafts[at]
+        pieces = [replace(draft, content=half, key=line_key(half, draft.said)) for half in halves[at] or ()]
+        if not any(talk.used(piece.key) for piece in pieces):
+            talk.session[draft.key] -= 1
+            talk.session.update(piece.key for piece in pieces)
+            drafts[at : at + 1] = pieces
+            return
+    at = talk.rng.choice(plain)
+    after = "question" if drafts[at].content.rstrip().endswith(("?", "？")) else "statement"
+    line = talk.standalone("followups", after)
+    drafts.insert(at + 1, Draft("user", line.text, key=line.key, said=line.said, smalltalk=True))
 
 
 def _reveals(
@@ -118,8 +199,10 @@ def compose(
     cfg: SynthConfig,
     res: Resources,
     rng: random.Random,
+    usage: Counter[str] | None = None,
 ) -> list[Draft]:
-    """The messages of a session, in order, without timestamps."""
+    """The messages of a session, in order, without timestamps; `usage` (the persona's lines so far,
+    by budget key) steers the draws away from lines already said."""
     lang = res.lang
     values = _persona_values(persona, start)
     ctx = Context(
@@ -129,11 +212,31 @@ def compose(
         slots=_slots(leaf, parent, persona, start, lang),
         pools=res.flat_pools,
     )
-    drafts: list[Draft] = []
     moment = leaf.kind
+    pattern = res.patterns[moment]
+    change = CHANGES[leaf.change] if leaf.change else None
+    reveal_keys = []
+    if "reveal" in pattern.beats:
+        reveal_keys = _reveals(pattern.reveals, ctx, persona, start, cfg, res)
+    must_talk = change is not None or bool(reveal_keys)
+    style = choose_style(rng, cfg.seed, persona.id, anchor is not None, must_talk)
+    day_part = fmt.part_of_day(start, lang)
+    talk = Talk(
+        res.parts,
+        style,
+        rng,
+        usage if usage is not None else Counter(),
+        lang,
+        part_of_day=day_part if day_part == fmt.part_of_day(leaf.end, lang) else None,
+    )
+    drafts: list[Draft] = []
     if anchor is not None:
         drafts.append(Draft("system", anchor_message_text(anchor, res), app=anchor.app_name))
-        if moment != ANCHOR_MOMENTS[anchor.app]:
+        own = moment == ANCHOR_MOMENTS[anchor.app]
+        actx = ctx
+        if own:
+            ctx.slots |= anchor_slots(anchor, lang, res)
+        else:
             actx = Context(
                 lang=lang,
                 rng=rng,
@@ -141,19 +244,18 @@ def compose(
                 slots=ctx.slots | anchor_slots(anchor, lang, res),
                 pools=res.flat_pools,
             )
-            exchange = _pick(res.anchor_mentions[anchor.app], actx)
-            if exchange is not None:
-                _say(exchange, actx, drafts)
-        else:
-            ctx.slots |= anchor_slots(anchor, lang, res)
-    pattern = res.patterns[moment]
-    change = CHANGES[leaf.change] if leaf.change else None
-    beats = list(pattern.beats)
-    if change is not None and "update" not in beats:
-        beats.insert(1, "update")
-    for beat in beats:
+        if style.shape == SHARE:  # the record, and at most one user line with it: no reply
+            opening = next(b for b in pattern.beats if isinstance(b, Beat)).options
+            if rng.random() < 0.6:
+                _say(talk, opening if own else res.anchor_mentions[anchor.app], actx, drafts, user_only=True)
+            return drafts
+        if not own:
+            _say(talk, res.anchor_mentions[anchor.app], actx, drafts)
+    beats = _beats(pattern, change, style)
+    last = max((i for i, b in enumerate(beats) if isinstance(b, Beat)), default=-1)
+    for i, beat in enumerate(beats):
         if beat == "reveal":
-            for key in _reveals(pattern.reveals, ctx, persona, start, cfg, res):
+            for key in reveal_keys:
                 rctx = Context(
                     lang=lang,
                     rng=rng,
@@ -161,11 +263,9 @@ def compose(
                     slots=ctx.slots | {"value": values[key]},
                     pools=res.flat_pools,
                 )
-                exchange = _pick(res.reveals[key], rctx)
-                if exchange is None:
-                    continue
                 before = len(drafts)
-                _say(exchange, rctx, drafts)
+                if not _say(talk, res.reveals[key], rctx, drafts):
+                    continue
                 for draft in drafts[before:]:
                     if values[key] in draft.content:
                         draft.links.add(key)
@@ -176,14 +276,18 @@ def compose(
             new = {key: params[SET + key] for key in change.attributes}
             ctx.old = {key: values[key] for key in change.attributes if key in values}
             values.update(new)
-            exchange = _pick(res.updates[change.name], ctx)
-            if exchange is None:
+            if not _say(talk, res.updates[change.name], ctx, drafts, update=change.name):
                 raise RealizationError(f"{leaf.id}: no renderable update phrasing for {change.name}")
-            _say(exchange, ctx, drafts, update=change.name)
-        elif rng.random() < beat.p:
-            exchange = _pick(beat.options, ctx)
-            if exchange is not None:
-                _say(exchange, ctx, drafts)
+        elif isinstance(beat, Beat):
+            if i == last and i > 0 and style.closing != "keep":
+                if style.closing == "closer":
+                    drafts.append(_smalltalk(talk, "closers"))
+                continue
+            keep = beat.p if style.shape != THREAD else min(1.0, beat.p + THREAD_EXTRA_P)
+            if rng.random() < keep:
+                _say(talk, beat.options, ctx, drafts)
+    for _ in range(style.bursts):
+        _burst(drafts, talk, lang)
     return drafts
 
 
@@ -193,6 +297,8 @@ def _gaps(drafts: list[Draft], rng: random.Random) -> list[int]:
     for previous, current in zip(drafts, drafts[1:]):
         if current.role == "assistant":
             gaps.append(rng.randint(3, 40))
+        elif previous.role == "user":  # a second message before the reply: sent right after
+            gaps.append(rng.randint(4, 45))
         elif previous.role == "system":
             gaps.append(rng.randint(60, 600))
         else:
@@ -230,7 +336,7 @@ def realize(leaf: Event, traj: Trajectory, cfg: SynthConfig, res: Resources, rng
     anchor = traj.anchor_by_id[leaf.anchor_id] if leaf.anchor_id else None
     for _ in range(MAX_ATTEMPTS):
         probe_start = anchor.timestamp if anchor is not None else leaf.start
-        drafts = compose(leaf, parent, anchor, persona, probe_start, cfg, res, rng)
+        drafts = compose(leaf, parent, anchor, persona, probe_start, cfg, res, rng, traj.usage)
         session = commit(leaf, drafts, traj, rng)
         if session is not None:
             return session
@@ -252,7 +358,14 @@ def commit(
     session_id = f"{persona.id}-s{len(traj.sessions) + 1:04d}"
     times = timestamps(drafts, leaf, anchor, rng)
     messages = [
-        Message(id=f"{session_id}-m{i + 1:02d}", role=d.role, app=d.app, content=d.content, timestamp=t)  # type: ignore[arg-type]
+        Message(
+            id=f"{session_id}-m{i + 1:02d}",
+            role=d.role,  # type: ignore[arg-type]
+            app=d.app,
+            content=d.content,
+            timestamp=t,
+            smalltalk=d.smalltalk,
+        )
         for i, (d, t) in enumerate(zip(drafts, times))
     ]
     session = Session(
@@ -272,6 +385,7 @@ def commit(
         return None
     _apply(drafts, messages, persona, leaf, merged_params(leaf, traj))
     traj.dialogues.add(digest)
+    traj.usage.update(d.key or line_key(d.content, ()) for d in drafts if d.role != "system")
     traj.sessions.append(session)
     leaf.session_id = session_id
     return session

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from keme.dataset import PersonaView
 from keme.days import BLOCKS, Block, Slot, block_of, block_window
@@ -34,6 +35,9 @@ class Checkpoint(BaseModel):
     anchor_hashes: dict[str, str]
     graph: EventGraph
     sessions: list[Session]
+    usage: dict[str, int] = Field(
+        default_factory=dict, description="lines said so far, by usage-budget key (keme.synth.variety)"
+    )
     done: bool = False
 
 
@@ -72,10 +76,12 @@ class Trajectory:
     anchor_slots: dict[Slot, str] = field(default_factory=dict)
     dialogues: set[str] = field(default_factory=set)
     queue: list[tuple[datetime, int, str]] = field(default_factory=list)
+    usage: Counter[str] = field(default_factory=Counter)  # the usage budget's counts; checkpointed
 
     @classmethod
     def from_checkpoint(cls, cp: Checkpoint) -> Trajectory:
         traj = cls(cp.persona, cp.anchors, cp.anchor_hashes, cp.graph, list(cp.sessions))
+        traj.usage = Counter(cp.usage)
         traj.reindex()
         return traj
 
@@ -86,6 +92,7 @@ class Trajectory:
             anchor_hashes=self.anchor_hashes,
             graph=self.graph,
             sessions=self.sessions,
+            usage=dict(self.usage),
             done=done,
         )
 
