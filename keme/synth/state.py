@@ -59,7 +59,10 @@ def slots_of(start: datetime, end: datetime) -> list[Slot]:
 
 
 def dialogue_hash(session: Session) -> str:
-    text = "\n".join(m.content for m in session.messages if m.role != "system")
+    """What two sessions must not share: their dialogue text. An app share that no one answers (the
+    record alone, or with one user line) is told apart by its record."""
+    shared = not any(m.role == "assistant" for m in session.messages)
+    text = "\n".join(m.content for m in session.messages if shared or m.role != "system")
     return hashlib.sha256(text.encode()).hexdigest()
 
 

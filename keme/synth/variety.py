@@ -76,7 +76,7 @@ def choose_style(rng: random.Random, seed: int, persona_id: str, has_anchor: boo
 
 def line_key(text: str, said: tuple[str, ...] | list[str]) -> str:
     """The line as the usage budget counts it: every value it says -> <E>, digit runs -> #."""
-    for value in sorted({s for s in said if s}, key=len, reverse=True):
+    for value in sorted({s for s in said if s}, key=lambda s: (-len(s), s)):  # no set order: hash-seeded
         text = text.replace(value, "<E>")
     return DIGITS.sub("#", text)
 
