@@ -23,8 +23,8 @@ THREAD, QUICK, SHARE = "thread", "quick", "share"
 SHARE_P = 0.6  # an app record with no update or reveal due: shared with (almost) no talk
 QUICK_P = 0.1  # otherwise: a one- or two-beat check-in
 BURST_P = {THREAD: (0.9, 0.75, 0.4), QUICK: (0.3, 0.0, 0.0)}  # a first, second, third user run
-CLOSING = {THREAD: (0.25, 0.12, 0.63), QUICK: (0.0, 0.35, 0.65)}  # keep, drop, closer-part the last beat
-THREAD_EXTRA_P = 0.15  # a planning thread keeps its optional beats a little more often: it runs long
+CLOSING = {THREAD: (0.25, 0.08, 0.67), QUICK: (0.0, 0.35, 0.65)}  # keep, drop, closer-part the last beat
+THREAD_EXTRA_P = 0.25  # a planning thread keeps its optional beats a little more often: it runs long
 CASUAL_LEAN = (0.85, 0.6, 0.3)  # personas lean casual, mixed, or polite
 
 DIGITS = re.compile(r"\d+")
@@ -35,7 +35,9 @@ ACK_LIKE_EN = frozenset(
 ACK_LIKE_ZH = ("好", "行", "收到", "明白", "了解", "没问题", "嗯", "OK", "ok", "可以", "懂", "当然", "放心")
 LOWER_OK_EN = frozenset(
     "can could what how is do should would the my so any just remind please help quick tell where when "
-    "which why are have does did will that this there honestly also okay ok set add put find".split()
+    "which why are have does did will that this there honestly also okay ok set add put find that's it's "
+    "then not been need want thinking going trying looking planning had was were new found finally made "
+    "today tonight tomorrow and if should've".split()
 )
 END_EN = ".!?…)\"'"
 END_ZH = "。！？!?～…，,：:)）」』~"
@@ -95,7 +97,10 @@ class Talk:
 
     TRIES = 7
     BARE_TRIES = 3  # draws of another option before small talk is forced around the line
-    OPENER_P, FOLLOW_P, ACK_P, OFFER_P = 0.45, 0.15, 0.3, 0.12
+    OPENER_P, SEGUE_P, FOLLOW_P, ACK_P, OFFER_P = 0.45, 0.1, 0.15, 0.3, 0.12
+
+    def lead_p(self, kind: str) -> float:
+        return self.OPENER_P if kind == "openers" else self.SEGUE_P
 
     def __init__(
         self,
@@ -174,10 +179,11 @@ class Talk:
         sources: list[str] = []
         kinds: list[tuple[str, str | None, bool]] = []  # (kind, after, before the line)
         if role == "user":
-            opener = not self.opened and self.rng.random() < (0.7 if force else self.OPENER_P)
-            follow = self.rng.random() < (0.4 if force else self.FOLLOW_P) or (force and not opener)
+            lead = "segues" if self.opened else "openers"
+            before = self.rng.random() < ((0.6 if self.opened else 0.7) if force else self.lead_p(lead))
+            follow = self.rng.random() < (0.35 if force else self.FOLLOW_P) or (force and not before)
             after = "question" if core.rstrip().endswith(("?", "？")) else "statement"
-            kinds = [("openers", None, True)] * opener + [("followups", after, False)] * follow
+            kinds = [(lead, None, True)] * before + [("followups", after, False)] * follow
         else:
             ack = not self._starts_like_ack(core) and self.rng.random() < (0.8 if force else self.ACK_P)
             offer = not core.rstrip().endswith(("?", "？")) and (
@@ -212,10 +218,12 @@ def join(lang: str, prefix: str, core: str, suffix: str) -> str:
             text = text + ("" if text[-1] in END_ZH or not text[-1].isalnum() else " ") + suffix
         return text
     if prefix:
-        if prefix[-1] in ",:—" and len(text) > 1 and text[1].islower():
+        if prefix[-1] not in ".!?" and len(text) > 1 and text[1].islower():
             first = text.split(" ", 1)[0].lower().strip(",.!?")
             if first in LOWER_OK_EN:
                 text = text[0].lower() + text[1:]
+        elif prefix[-1] in ".!?" and text[:1].islower():
+            text = text[0].upper() + text[1:]
         text = prefix + " " + text
     if suffix:
         if text[-1] in END_EN or not text[-1].isalnum():
@@ -223,6 +231,8 @@ def join(lang: str, prefix: str, core: str, suffix: str) -> str:
                 suffix = suffix[0].upper() + suffix[1:]
             text = text + " " + suffix
         else:
+            if len(suffix) > 1 and suffix[1].islower() and suffix.split(" ", 1)[0] not in ("I", "I'm", "I'd"):
+                suffix = suffix[0].lower() + suffix[1:]
             text = text + " — " + suffix
     return text
 

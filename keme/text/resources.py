@@ -195,7 +195,7 @@ class AnchorText(_Strict):
 
 Register = Literal["casual", "polite"]
 Shape = Literal["thread", "quick"]
-PART_KINDS = ("openers", "followups", "acks", "offers", "closers")
+PART_KINDS = ("openers", "segues", "followups", "acks", "offers", "closers")
 PART_SLOTS = frozenset({"part_of_day"})  # the only world a part may name: the time of day, said right
 
 
@@ -208,6 +208,7 @@ class PartText(_Strict):
 
 class PartsText(_Strict):
     openers: list[PartText] = Field(min_length=30)
+    segues: list[PartText] = Field(min_length=20)
     followups: list[PartText] = Field(min_length=30)
     acks: list[PartText] = Field(min_length=30)
     offers: list[PartText] = Field(min_length=15)
