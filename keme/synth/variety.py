@@ -180,8 +180,8 @@ class Talk:
         kinds: list[tuple[str, str | None, bool]] = []  # (kind, after, before the line)
         if role == "user":
             lead = "segues" if self.opened else "openers"
-            before = self.rng.random() < ((0.6 if self.opened else 0.7) if force else self.lead_p(lead))
-            follow = self.rng.random() < (0.35 if force else self.FOLLOW_P) or (force and not before)
+            before = self.rng.random() < ((0.75 if self.opened else 0.7) if force else self.lead_p(lead))
+            follow = self.rng.random() < (0.15 if force else self.FOLLOW_P) or (force and not before)
             after = "question" if core.rstrip().endswith(("?", "？")) else "statement"
             kinds = [(lead, None, True)] * before + [("followups", after, False)] * follow
         else:
