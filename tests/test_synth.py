@@ -14,6 +14,7 @@ from keme.cli import synthesize_dataset
 from keme.errors import KemeError
 from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize_persona
+from keme.synth.state import dialogue_hash
 from keme.validate import validate
 
 DATA_FILES = (
@@ -119,7 +120,8 @@ def test_every_update_is_revealed_by_the_message_that_states_it(year):
 
 
 def test_no_two_sessions_share_dialogue_text(year):
-    texts = ["\n".join(m.content for m in s.messages if m.role != "system") for s in year.sessions]
+    # an app share that no one answers (the record alone, or one user line) is told apart by its record
+    texts = [dialogue_hash(s) for s in year.sessions]
     assert len(set(texts)) == len(texts)
 
 
@@ -184,7 +186,8 @@ def test_timestamps_stay_inside_the_event_window(year):
     events = {e.id: e for e in year.graph.events}
     for session in year.sessions:
         event = events[session.event_id]
-        assert event.start <= session.start < session.end <= event.end
+        # an app share may be the record alone: one message, start == end
+        assert event.start <= session.start <= session.end <= event.end
         stamps = [m.timestamp for m in session.messages]
         assert all(a < b for a, b in zip(stamps, stamps[1:]))
 

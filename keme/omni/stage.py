@@ -176,6 +176,9 @@ def render_views(
         shots = plan(persona, own, view.graph, view.anchors, spec, seed)
         placed = {t for _, t, _ in shots}
         report.missing += [f"{persona.id}:{t}" for t in spec.templates if t not in placed]
+        # the share lines in a shuffled cycle per persona: none said more than once a round
+        lines = list(scenes.resources(persona.language)["share"])
+        random.Random(f"{seed}:{persona.id}:share").shuffle(lines)
         for number, (session, template, ctx) in enumerate(sorted(shots, key=lambda x: x[0].start), start=1):
             scene = scenes.build(template, ctx)
             shot = renderer.render(template, scene.screen)
@@ -184,7 +187,7 @@ def render_views(
             pngs[path] = shot.png
             index = _slot(session)
             caption = scene.caption()
-            text = random.Random(image_id).choice(scenes.resources(session.language)["share"])
+            text = lines[(number - 1) % len(lines)]
             message = share_message(session, index, text, path, caption)
             replaced[session.id] = session.model_copy(
                 update={"messages": [*session.messages[:index], message, *session.messages[index:]]}

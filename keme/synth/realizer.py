@@ -12,7 +12,8 @@ named quantities are recalled from the trajectory's ledger, so they agree.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from keme.config import SynthConfig
@@ -22,14 +23,27 @@ from keme.models.catalog import ANCHOR_MOMENTS, CHANGES
 from keme.prior.anchors import anchor_message_text, anchor_slots
 from keme.synth.planner import SET
 from keme.synth.state import Trajectory, dialogue_hash
+from keme.synth.variety import (
+    QUICK,
+    SHARE,
+    THREAD,
+    THREAD_EXTRA_P,
+    Style,
+    Talk,
+    choose_style,
+    exchange_lines,
+    line_key,
+    split_line,
+)
 from keme.text import lang as fmt
-from keme.text.resources import Exchange, Resources
-from keme.text.template import Context, render
+from keme.text.resources import Beat, Exchange, Pattern, Resources
+from keme.text.template import Context
 from keme.world.ledger import Recall, Report, Scene, episode_of
 from keme.world.schedule import where_slots
 from keme.world.slots import REVEAL_SLOT
 
 MAX_ATTEMPTS = 12
+SPLIT_P = 0.75  # a burst splits a user line when one has a sentence end to split at
 TOPICAL_EXTRA = 0.3  # chance that a reveal is about an attribute outside the pattern's topics
 
 
@@ -46,8 +60,10 @@ class Draft:
     app: str | None = None
     links: set[str] = field(default_factory=set)
     update: str | None = None  # change name announced by this message
-    said: list[Report] = field(default_factory=list)  # every value the text says, as rendered
-    smalltalk: bool = False  # rendered from a line that says no value at all
+    said: list[Report] = field(default_factory=list)  # every value the text says: its claims to be
+    key: str = ""  # the line as the usage budget counts it (keme.synth.variety.line_key)
+    shown: tuple[str, ...] = ()  # every value the line shows, small talk's included (for the budget key)
+    smalltalk: bool = False  # asserts nothing: a line that says no value, or only small talk
 
 
 def _persona_values(persona: Persona, when: datetime) -> dict[str, str]:
@@ -86,38 +102,46 @@ def _pick(options: tuple[Exchange, ...], ctx: Context) -> Exchange | None:
 
 
 def _say(
-    exchange: Exchange,
+    talk: Talk,
+    options: tuple[Exchange, ...],
     ctx: Context,
     drafts: list[Draft],
     update: str | None = None,
+    user_only: bool = False,
     reveal: str | None = None,
     record: dict[str, str] | None = None,
-) -> None:
-    """Render both sides of an exchange, keeping what each says; `{value}` of a reveal is attribute
-    `reveal`, and a slot showing the app record's field (`record`: its display slots) is the record's."""
-    for role, template in (("user", exchange.u), ("assistant", exchange.a)):
-        links: set[str] = set()
-        said: list[Report] = []
-
-        def hear(kind: str, name: str, value: str, text: str, said: list[Report] = said) -> None:
-            if kind == "slot":
-                if reveal is not None and name == REVEAL_SLOT:
-                    kind, name = "persona", reveal
-                elif record and record.get(name) == value:
-                    kind = "record"
-            said.append(Report(kind, name, value, text))
-
-        text = render(template, ctx, links.add, hear)
+) -> bool:
+    """Append one exchange (or its user line) drawn under the usage budget; False if none renders.
+    `{value}` of a reveal says attribute `reveal`, and a slot showing the app record's field (`record`:
+    its display slots) is the record's."""
+    lines = exchange_lines(talk, options, ctx, user_only=user_only)
+    if lines is None:
+        return False
+    for role, line in zip(("user", "assistant"), lines):
+        said = [_report(r, reveal, record) for r in line.reports]
         drafts.append(
             Draft(
                 role,
-                text,
-                links=links,
+                line.text,
+                links=line.links,
                 update=update if role == "user" else None,
                 said=said,
+                key=line.key,
+                shown=line.said,
                 smalltalk=not said,
             )
         )
+    return True
+
+
+def _report(heard: tuple[str, str, str, str], reveal: str | None, record: dict[str, str] | None) -> Report:
+    kind, name, value, text = heard
+    if kind == "slot":
+        if reveal is not None and name == REVEAL_SLOT:
+            kind, name = "persona", reveal
+        elif record and record.get(name) == value:
+            kind = "record"
+    return Report(kind, name, value, text)
 
 
 def anchor_draft(anchor: Anchor, res: Resources) -> Draft:
@@ -125,6 +149,59 @@ def anchor_draft(anchor: Anchor, res: Resources) -> Draft:
     said: list[Report] = []
     text = anchor_message_text(anchor, res, lambda kind, *r: said.append(Report("record", *r)))
     return Draft("system", text, app=anchor.app_name, said=said)
+
+
+def _smalltalk(talk: Talk, kind: str) -> Draft:
+    line = talk.standalone(kind)
+    return Draft("user", line.text, key=line.key, shown=line.said, smalltalk=True)
+
+
+def _beats(pattern: Pattern, change: object | None, style: Style) -> list[Beat | str]:
+    """The pattern's beats this session says: all of them in a thread; in a quick check-in the opening
+    beat, the closing one (its closing style decides) and the update and reveal markers, never dropped."""
+    beats = list(pattern.beats)
+    if change is not None and "update" not in beats:
+        beats.insert(1, "update")
+    if style.shape == QUICK:
+        spoken = [i for i, b in enumerate(beats) if not isinstance(b, str)]
+        keep = {spoken[0], spoken[-1]} if spoken else set()
+        beats = [b for i, b in enumerate(beats) if isinstance(b, str) or i in keep]
+    return beats
+
+
+def _burst(drafts: list[Draft], talk: Talk, lang: str) -> None:
+    """Several user messages in a row: a user line sent in two halves, or a follow-up sent before the
+    reply. Lines that announce a change or state a persona fact stay whole."""
+    plain = [
+        i
+        for i, d in enumerate(drafts)
+        if d.role == "user" and not d.update and not d.links and not d.smalltalk
+    ]
+    if not plain:
+        return
+    halves = {i: split_line(drafts[i].content, lang) for i in plain}
+    splittable = [i for i in plain if halves[i] is not None]
+    if splittable and talk.rng.random() < SPLIT_P:
+        at = talk.rng.choice(splittable)
+        draft = drafts[at]
+        pieces = [
+            replace(
+                draft,
+                content=half,
+                key=line_key(half, draft.shown),
+                said=[r for r in draft.said if r.text in half],  # each half claims what it says
+            )
+            for half in halves[at] or ()
+        ]
+        if not any(talk.used(piece.key) for piece in pieces):
+            talk.session[draft.key] -= 1
+            talk.session.update(piece.key for piece in pieces)
+            drafts[at : at + 1] = pieces
+            return
+    at = talk.rng.choice(plain)
+    after = "question" if drafts[at].content.rstrip().endswith(("?", "？")) else "statement"
+    line = talk.standalone("followups", after)
+    drafts.insert(at + 1, Draft("user", line.text, key=line.key, shown=line.said, smalltalk=True))
 
 
 def _reveals(
@@ -170,9 +247,11 @@ def compose(
     rng: random.Random,
     recall: Recall | None = None,
     place: dict[str, str] | None = None,
+    usage: Counter[str] | None = None,
 ) -> list[Draft]:
-    """The messages of a session, in order, without timestamps; named quantities come from `recall`, and
-    `place` holds the schedule's `{where}` and `{city}` for the leaf (keme.world.schedule.where_slots)."""
+    """The messages of a session, in order, without timestamps. Named quantities come from `recall`;
+    `place` holds the schedule's `{where}` and `{city}` for the leaf (keme.world.schedule.where_slots);
+    `usage` (the persona's lines so far, by budget key) steers the draws away from lines already said."""
     lang = res.lang
     values = _persona_values(persona, start)
     ctx = Context(
@@ -183,12 +262,32 @@ def compose(
         pools=res.flat_pools,
         recall=recall,
     )
-    drafts: list[Draft] = []
     moment = leaf.kind
+    pattern = res.patterns[moment]
+    change = CHANGES[leaf.change] if leaf.change else None
+    reveal_keys = []
+    if "reveal" in pattern.beats:
+        reveal_keys = _reveals(pattern.reveals, ctx, persona, start, cfg, res)
+    must_talk = change is not None or bool(reveal_keys)
+    style = choose_style(rng, cfg.seed, persona.id, anchor is not None, must_talk)
+    day_part = fmt.part_of_day(start, lang)
+    talk = Talk(
+        res.parts,
+        style,
+        rng,
+        usage if usage is not None else Counter(),
+        lang,
+        part_of_day=day_part if day_part == fmt.part_of_day(leaf.end, lang) else None,
+    )
+    drafts: list[Draft] = []
     record = anchor_slots(anchor, lang, res) if anchor is not None else {}
     if anchor is not None:
         drafts.append(anchor_draft(anchor, res))
-        if moment != ANCHOR_MOMENTS[anchor.app]:
+        own = moment == ANCHOR_MOMENTS[anchor.app]
+        actx = ctx
+        if own:
+            ctx.slots |= anchor_slots(anchor, lang, res)
+        else:
             actx = Context(
                 lang=lang,
                 rng=rng,
@@ -197,19 +296,25 @@ def compose(
                 pools=res.flat_pools,
                 recall=recall,
             )
-            exchange = _pick(res.anchor_mentions[anchor.app], actx)
-            if exchange is not None:
-                _say(exchange, actx, drafts, record=record)
-        else:
-            ctx.slots |= anchor_slots(anchor, lang, res)
-    pattern = res.patterns[moment]
-    change = CHANGES[leaf.change] if leaf.change else None
-    beats = list(pattern.beats)
-    if change is not None and "update" not in beats:
-        beats.insert(1, "update")
-    for beat in beats:
+        if style.shape == SHARE:  # the record, and at most one user line with it: no reply
+            opening = next(b for b in pattern.beats if isinstance(b, Beat)).options
+            if rng.random() < 0.6:
+                _say(
+                    talk,
+                    opening if own else res.anchor_mentions[anchor.app],
+                    actx,
+                    drafts,
+                    user_only=True,
+                    record=record,
+                )
+            return drafts
+        if not own:
+            _say(talk, res.anchor_mentions[anchor.app], actx, drafts, record=record)
+    beats = _beats(pattern, change, style)
+    last = max((i for i, b in enumerate(beats) if isinstance(b, Beat)), default=-1)
+    for i, beat in enumerate(beats):
         if beat == "reveal":
-            for key in _reveals(pattern.reveals, ctx, persona, start, cfg, res):
+            for key in reveal_keys:
                 rctx = Context(
                     lang=lang,
                     rng=rng,
@@ -218,11 +323,9 @@ def compose(
                     pools=res.flat_pools,
                     recall=recall,
                 )
-                exchange = _pick(res.reveals[key], rctx)
-                if exchange is None:
-                    continue
                 before = len(drafts)
-                _say(exchange, rctx, drafts, reveal=key, record=record)
+                if not _say(talk, res.reveals[key], rctx, drafts, reveal=key, record=record):
+                    continue
                 for draft in drafts[before:]:
                     if values[key] in draft.content:
                         draft.links.add(key)
@@ -233,14 +336,18 @@ def compose(
             new = {key: params[SET + key] for key in change.attributes}
             ctx.old = {key: values[key] for key in change.attributes if key in values}
             values.update(new)
-            exchange = _pick(res.updates[change.name], ctx)
-            if exchange is None:
+            if not _say(talk, res.updates[change.name], ctx, drafts, update=change.name, record=record):
                 raise RealizationError(f"{leaf.id}: no renderable update phrasing for {change.name}")
-            _say(exchange, ctx, drafts, update=change.name, record=record)
-        elif rng.random() < beat.p:
-            exchange = _pick(beat.options, ctx)
-            if exchange is not None:
-                _say(exchange, ctx, drafts, record=record)
+        elif isinstance(beat, Beat):
+            if i == last and i > 0 and style.closing != "keep":
+                if style.closing == "closer":
+                    drafts.append(_smalltalk(talk, "closers"))
+                continue
+            keep = beat.p if style.shape != THREAD else min(1.0, beat.p + THREAD_EXTRA_P)
+            if rng.random() < keep:
+                _say(talk, beat.options, ctx, drafts, record=record)
+    for _ in range(style.bursts):
+        _burst(drafts, talk, lang)
     return drafts
 
 
@@ -250,6 +357,8 @@ def _gaps(drafts: list[Draft], rng: random.Random) -> list[int]:
     for previous, current in zip(drafts, drafts[1:]):
         if current.role == "assistant":
             gaps.append(rng.randint(3, 40))
+        elif previous.role == "user":  # a second message before the reply: sent right after
+            gaps.append(rng.randint(4, 45))
         elif previous.role == "system":
             gaps.append(rng.randint(60, 600))
         else:
@@ -289,7 +398,9 @@ def realize(leaf: Event, traj: Trajectory, cfg: SynthConfig, res: Resources, rng
     for _ in range(MAX_ATTEMPTS):
         probe_start = anchor.timestamp if anchor is not None else leaf.start
         traj.ledger.begin(scene_of(leaf, traj))
-        drafts = compose(leaf, parent, anchor, persona, probe_start, cfg, res, rng, traj.ledger.recall, place)
+        drafts = compose(
+            leaf, parent, anchor, persona, probe_start, cfg, res, rng, traj.ledger.recall, place, traj.usage
+        )
         session = commit(leaf, drafts, traj, rng)
         if session is not None:
             return session
@@ -324,7 +435,14 @@ def commit(
     session_id = f"{persona.id}-s{len(traj.sessions) + 1:04d}"
     times = timestamps(drafts, leaf, anchor, rng)
     messages = [
-        Message(id=f"{session_id}-m{i + 1:02d}", role=d.role, app=d.app, content=d.content, timestamp=t)  # type: ignore[arg-type]
+        Message(
+            id=f"{session_id}-m{i + 1:02d}",
+            role=d.role,  # type: ignore[arg-type]
+            app=d.app,
+            content=d.content,
+            timestamp=t,
+            smalltalk=d.smalltalk,
+        )
         for i, (d, t) in enumerate(zip(drafts, times))
     ]
     session = Session(
@@ -346,6 +464,7 @@ def commit(
     traj.claims += _claims(drafts, messages, traj, scene_of(leaf, traj), (times[0], times[-1]))
     traj.ledger.keep(leaf.id)
     traj.dialogues.add(digest)
+    traj.usage.update(d.key or line_key(d.content, ()) for d in drafts if d.role != "system")
     traj.sessions.append(session)
     leaf.session_id = session_id
     return session

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
@@ -39,6 +40,9 @@ class Checkpoint(BaseModel):
     sessions: list[Session]
     claims: list[Claim] = Field(default_factory=list)
     ledger: LedgerState = Field(default_factory=LedgerState)
+    usage: dict[str, int] = Field(
+        default_factory=dict, description="lines said so far, by usage-budget key (keme.synth.variety)"
+    )
     done: bool = False
 
 
@@ -60,7 +64,10 @@ def slots_of(start: datetime, end: datetime) -> list[Slot]:
 
 
 def dialogue_hash(session: Session) -> str:
-    text = "\n".join(m.content for m in session.messages if m.role != "system")
+    """What two sessions must not share: their dialogue text. An app share that no one answers (the
+    record alone, or with one user line) is told apart by its record."""
+    shared = not any(m.role == "assistant" for m in session.messages)
+    text = "\n".join(m.content for m in session.messages if shared or m.role != "system")
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -79,6 +86,7 @@ class Trajectory:
     anchor_slots: dict[Slot, str] = field(default_factory=dict)
     dialogues: set[str] = field(default_factory=set)
     queue: list[tuple[datetime, int, str]] = field(default_factory=list)
+    usage: Counter[str] = field(default_factory=Counter)  # the usage budget's counts; checkpointed
 
     @classmethod
     def from_checkpoint(cls, cp: Checkpoint) -> Trajectory:
@@ -91,6 +99,7 @@ class Trajectory:
             list(cp.claims),
             Ledger(default_predicates(), cp.ledger.model_copy(deep=True)),
         )
+        traj.usage = Counter(cp.usage)
         traj.reindex()
         return traj
 
@@ -103,6 +112,7 @@ class Trajectory:
             sessions=self.sessions,
             claims=self.claims,
             ledger=self.ledger.state,
+            usage=dict(self.usage),
             done=done,
         )
 

@@ -7,9 +7,9 @@ pattern without reading this code. See FORMAT.md for the file formats.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Union
+from typing import Literal, Union, cast
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -193,6 +193,28 @@ class AnchorText(_Strict):
     document: DocumentText
 
 
+Register = Literal["casual", "polite"]
+Shape = Literal["thread", "quick"]
+PART_KINDS = ("openers", "segues", "followups", "acks", "offers", "closers")
+PART_SLOTS = frozenset({"part_of_day"})  # the only world a part may name: the time of day, said right
+
+
+class PartText(_Strict):
+    text: str = Field(min_length=1)
+    tone: Register | None = Field(default=None, alias="register")  # None: fits either register
+    shape: Shape | None = None  # None: fits a planning thread and a quick check alike
+    after: Literal["question", "statement"] | None = None  # follow-ups: the line it may follow
+
+
+class PartsText(_Strict):
+    openers: list[PartText] = Field(min_length=30)
+    segues: list[PartText] = Field(min_length=20)
+    followups: list[PartText] = Field(min_length=30)
+    acks: list[PartText] = Field(min_length=30)
+    offers: list[PartText] = Field(min_length=15)
+    closers: list[PartText] = Field(min_length=30)
+
+
 class ResourceError(KemeError, ValueError):
     """A text resource under keme/text/<lang>/ does not parse or breaks its schema: fix the named file."""
 
@@ -217,6 +239,32 @@ class Pattern:
 
 
 @dataclass(frozen=True)
+class TalkPart:
+    """One piece of small talk: asserts nothing, so it can go around any beat that fits its tags."""
+
+    template: Template
+    register: str | None
+    shape: str | None
+    after: str | None = None
+
+
+@dataclass(frozen=True)
+class Parts:
+    """The small-talk parts of one language, indexed by (kind, register, shape)."""
+
+    by_kind: dict[str, tuple[TalkPart, ...]]
+    index: dict[tuple[str, str, str], tuple[TalkPart, ...]] = field(default_factory=dict)
+
+    def options(self, kind: str, register: str, shape: str, after: str | None = None) -> tuple[TalkPart, ...]:
+        """The parts of `kind` that fit a session of this register and shape (and follow a line of kind
+        `after`: question | statement, when given)."""
+        fits = self.index[(kind, register, shape)]
+        if after is None:
+            return fits
+        return tuple(p for p in fits if p.after in (None, after)) or fits
+
+
+@dataclass(frozen=True)
 class Resources:
     """Everything one language needs, validated and compiled."""
 
@@ -230,6 +278,7 @@ class Resources:
     anchors: AnchorText
     anchor_messages: dict[str, Template]
     anchor_mentions: dict[str, tuple[Exchange, ...]]
+    parts: Parts = field(default_factory=lambda: Parts({}))
 
 
 def _read_yaml(path: Path) -> object:
@@ -313,6 +362,41 @@ def load_patterns(folder: Path) -> dict[str, Pattern]:
     return patterns
 
 
+def _talk_part(item: PartText, where: str) -> TalkPart:
+    template = _compile(item.text, where)
+    said = {p.kind for p in template.parts} - {"text", "alt", "slot"}
+    wrong = sorted(template.slots - PART_SLOTS)
+    if said or wrong:
+        named = ", ".join(sorted(said) + [f"{{{w}}}" for w in wrong])
+        raise ResourceError(
+            f"{where}: {item.text!r} says {named}; parts assert nothing about the world: "
+            "only plain text, {a|b} and {part_of_day}"
+        )
+    if any(ch.isdigit() for ch in item.text):
+        raise ResourceError(f"{where}: {item.text!r} has a number; parts assert nothing about the world")
+    return TalkPart(template, item.tone, item.shape, item.after)
+
+
+def load_parts(path: Path) -> Parts:
+    """Read and check `parts.yaml`: every part compiles and names nothing but {part_of_day}."""
+    text = cast(PartsText, parse_file(PartsText, path))
+    by_kind = {
+        kind: tuple(_talk_part(item, f"{path}: {kind}[{i}]") for i, item in enumerate(getattr(text, kind)))
+        for kind in PART_KINDS
+    }
+    index = {}
+    for kind, items in by_kind.items():
+        for register in ("casual", "polite"):
+            for shape in ("thread", "quick"):
+                fits = tuple(p for p in items if p.register in (None, register) and p.shape in (None, shape))
+                if not any(not p.template.slots for p in fits):
+                    raise ResourceError(
+                        f"{path}: {kind}: no part without {{part_of_day}} fits a {register} {shape} session"
+                    )
+                index[(kind, register, shape)] = fits
+    return Parts(by_kind, index)
+
+
 def load(lang: str, root: Path = ROOT) -> Resources:
     """Load one language's resources from `root/<lang>/` (uncached; see `get`)."""
     folder = root / lang
@@ -337,8 +421,19 @@ def load(lang: str, root: Path = ROOT) -> Resources:
         app_text = getattr(anchors, app)
         anchor_messages[app] = _compile(app_text.message, f"{where_a}: {app}.message")
         anchor_mentions[app] = _exchanges(app_text.mention, f"{where_a}: {app}.mention")
+    parts = load_parts(folder / "parts.yaml")
     return Resources(
-        lang, pools, flat, persona, reveals, updates, patterns, anchors, anchor_messages, anchor_mentions
+        lang,
+        pools,
+        flat,
+        persona,
+        reveals,
+        updates,
+        patterns,
+        anchors,
+        anchor_messages,
+        anchor_mentions,
+        parts,
     )
 
 

@@ -1,0 +1,277 @@
+"""Variety around the beats: session shapes, small talk from parts.yaml, and the per-persona usage budget.
+
+A session's shape (a long planning thread, a quick check-in, an app share with no reply) decides which
+beats are said; the register (casual or polite, leaning by persona) and the shape pick which small-talk
+parts may go around them. Parts assert nothing, so the facts a session states stay exactly those of its
+beats. The usage budget counts every line a persona has said, normalized (the values a line says ->
+<E>, digit runs -> #): a line already said is drawn again, with another option or other parts, a few
+times before the least used candidate is taken.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from keme.seeding import derive_seed
+from keme.text.resources import Exchange, Parts, TalkPart
+from keme.text.template import Context, Template, render
+
+THREAD, QUICK, SHARE = "thread", "quick", "share"
+SHARE_P = 0.6  # an app record with no update or reveal due: shared with (almost) no talk
+QUICK_P = 0.1  # otherwise: a one- or two-beat check-in
+BURST_P = {THREAD: (0.9, 0.75, 0.4), QUICK: (0.3, 0.0, 0.0)}  # a first, second, third user run
+CLOSING = {THREAD: (0.25, 0.08, 0.67), QUICK: (0.0, 0.35, 0.65)}  # keep, drop, closer-part the last beat
+THREAD_EXTRA_P = 0.25  # a planning thread keeps its optional beats a little more often: it runs long
+CASUAL_LEAN = (0.85, 0.6, 0.3)  # personas lean casual, mixed, or polite
+
+DIGITS = re.compile(r"\d+")
+ACK_LIKE_EN = frozenset(
+    "sure ok okay got done right yes yep yeah noted of absolutely happy great good alright understood fair "
+    "makes totally no perfect nice".split()
+)
+ACK_LIKE_ZH = ("好", "行", "收到", "明白", "了解", "没问题", "嗯", "OK", "ok", "可以", "懂", "当然", "放心")
+LOWER_OK_EN = frozenset(
+    "can could what how is do should would the my so any just remind please help quick tell where when "
+    "which why are have does did will that this there honestly also okay ok set add put find that's it's "
+    "then not been need want thinking going trying looking planning had was were new found finally made "
+    "today tonight tomorrow and if should've".split()
+)
+END_EN = ".!?…)\"'"
+END_ZH = "。！？!?～…，,：:)）」』~"
+SPLIT_EN = re.compile(r"(?<=[.!?])\s+(?=\S)")
+SPLIT_ZH = re.compile(r"(?<=[。！？!?～，,])\s*(?=\S)")
+
+
+@dataclass(frozen=True)
+class Style:
+    """How a session goes: its shape, its register, its closing, and whether the user sends a burst."""
+
+    shape: str  # thread | quick | share
+    register: str  # casual | polite
+    closing: str = "keep"  # keep | drop | closer
+    bursts: int = 0  # runs of several user messages in a row
+
+    @property
+    def talk_shape(self) -> str:
+        """The shape tag parts are chosen by (a share's one line reads like a quick check)."""
+        return THREAD if self.shape == THREAD else QUICK
+
+
+def choose_style(rng: random.Random, seed: int, persona_id: str, has_anchor: bool, must_talk: bool) -> Style:
+    """Draw a session's style; `must_talk` (an update or a reveal is due) rules out a bare app share."""
+    lean = CASUAL_LEAN[derive_seed(seed, "register", persona_id) % len(CASUAL_LEAN)]
+    register = "casual" if rng.random() < lean else "polite"
+    if has_anchor and not must_talk and rng.random() < SHARE_P:
+        return Style(SHARE, register)
+    shape = QUICK if rng.random() < QUICK_P else THREAD
+    closing = rng.choices(("keep", "drop", "closer"), CLOSING[shape])[0]
+    bursts = 0
+    for chance in BURST_P[shape]:
+        if rng.random() >= chance:
+            break
+        bursts += 1
+    return Style(shape, register, closing, bursts)
+
+
+def line_key(text: str, said: tuple[str, ...] | list[str]) -> str:
+    """The line as the usage budget counts it: every value it says -> <E>, digit runs -> #."""
+    for value in sorted({s for s in said if s}, key=lambda s: (-len(s), s)):  # no set order: hash-seeded
+        text = text.replace(value, "<E>")
+    return DIGITS.sub("#", text)
+
+
+@dataclass
+class Line:
+    text: str
+    key: str
+    said: tuple[str, ...]
+    links: set[str]
+    parts: tuple[str, ...] = ()  # sources of the small-talk parts around it
+    # what the template line says, (kind, name, value, text) as render reports it: its claims to be
+    reports: tuple[tuple[str, str, str, str], ...] = ()
+
+
+class Talk:
+    """Renders lines for one session under the persona's usage budget, with small talk around them."""
+
+    TRIES = 7
+    BARE_TRIES = 3  # draws of another option before small talk is forced around the line
+    OPENER_P, SEGUE_P, FOLLOW_P, ACK_P, OFFER_P = 0.45, 0.1, 0.15, 0.3, 0.12
+
+    def lead_p(self, kind: str) -> float:
+        return self.OPENER_P if kind == "openers" else self.SEGUE_P
+
+    def __init__(
+        self,
+        parts: Parts,
+        style: Style,
+        rng: random.Random,
+        usage: Counter[str],
+        lang: str,
+        part_of_day: str | None = None,
+    ):
+        self.parts = parts
+        # parts see only the time of day, and only when the whole session window lies in one part of it
+        slots = {"part_of_day": part_of_day} if part_of_day else {}
+        self.ctx = Context(lang=lang, rng=rng, persona={}, slots=slots)
+        self.style = style
+        self.rng = rng
+        self.usage = usage
+        self.lang = lang
+        self.session: Counter[str] = Counter()
+        self.parts_said: set[str] = set()  # part sources this session used: none twice in a session
+        self.opened = False
+
+    def used(self, key: str) -> int:
+        return self.usage[key] + self.session[key]
+
+    def accept(self, *lines: Line) -> None:
+        for line in lines:
+            self.session[line.key] += 1
+            self.parts_said.update(line.parts)
+
+    # -- parts ----------------------------------------------------------------------------------
+    def part(self, kind: str, after: str | None = None) -> tuple[str, tuple[str, ...], str]:
+        """One part of `kind` that fits the session and is new to it, rendered; its said values (for the
+        key) and its source."""
+        fits = self.parts.options(kind, self.style.register, self.style.talk_shape, after)
+        fits = tuple(p for p in fits if self.ctx.can_render(p.template))
+        fresh: tuple[TalkPart, ...] = tuple(p for p in fits if p.template.source not in self.parts_said)
+        chosen = self.rng.choice(fresh or fits)
+        said: list[str] = []
+        text = render(chosen.template, self.ctx, on_said=lambda _k, _n, _v, shown: said.append(shown))
+        return text, tuple(said), chosen.template.source
+
+    def standalone(self, kind: str, after: str | None = None) -> Line:
+        """A message that is only small talk (a closer, a follow-up sent on its own), under the budget."""
+        best: Line | None = None
+        for attempt in range(self.TRIES):
+            text, said, source = self.part(kind, after)
+            sources = (source,)
+            if attempt > 0 and self.rng.random() < 0.6:  # two parts of the kind: "ok cool — makes sense"
+                more, said_more, other = self.part(kind, after)
+                if other != source:
+                    text, said, sources = join(self.lang, "", text, more), said + said_more, (source, other)
+            line = Line(text, line_key(text, said), said, set(), sources)
+            if best is None or self.used(line.key) < self.used(best.key):
+                best = line
+            if self.used(line.key) == 0:
+                break
+        assert best is not None
+        self.accept(best)
+        return best
+
+    # -- lines ----------------------------------------------------------------------------------
+    def line(self, template: Template, role: str, ctx: Context, force: bool) -> Line:
+        """A template line rendered, dressed in parts, with its budget key and the persona keys it used."""
+        links: set[str] = set()
+        reports: list[tuple[str, str, str, str]] = []
+        core = render(template, ctx, links.add, on_said=lambda *heard: reports.append(heard))
+        text, extra, sources = self.dress(core, role, force)
+        values = tuple(r[3] for r in reports) + extra
+        return Line(text, line_key(text, values), values, links, sources, tuple(reports))
+
+    def dress(self, core: str, role: str, force: bool) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+        """`core` with small talk around it, the values the parts said and their sources; `force`: at
+        least one part (the plain line was said before)."""
+        said: list[str] = []
+        sources: list[str] = []
+        kinds: list[tuple[str, str | None, bool]] = []  # (kind, after, before the line)
+        if role == "user":
+            lead = "segues" if self.opened else "openers"
+            before = self.rng.random() < ((0.75 if self.opened else 0.7) if force else self.lead_p(lead))
+            follow = self.rng.random() < (0.15 if force else self.FOLLOW_P) or (force and not before)
+            after = "question" if core.rstrip().endswith(("?", "？")) else "statement"
+            kinds = [(lead, None, True)] * before + [("followups", after, False)] * follow
+        else:
+            ack = not self._starts_like_ack(core) and self.rng.random() < (0.8 if force else self.ACK_P)
+            offer = not core.rstrip().endswith(("?", "？")) and (
+                self.rng.random() < (0.3 if force else self.OFFER_P) or (force and not ack)
+            )
+            kinds = [("acks", None, True)] * ack + [("offers", None, False)] * offer
+        prefix = suffix = ""
+        for kind, after, before in kinds:
+            text, s, source = self.part(kind, after)
+            said += s
+            sources.append(source)
+            if before:
+                prefix = text
+            else:
+                suffix = text
+        return join(self.lang, prefix, core, suffix), tuple(said), tuple(sources)
+
+    def _starts_like_ack(self, core: str) -> bool:
+        if self.lang == "zh":
+            return core.startswith(ACK_LIKE_ZH)
+        first = re.split(r"[\s,.!—:;-]+", core.strip(), maxsplit=1)[0].lower()
+        return first in ACK_LIKE_EN
+
+
+def join(lang: str, prefix: str, core: str, suffix: str) -> str:
+    """Prefix, line and suffix as one message, spaced and cased the way the language writes them."""
+    text = core
+    if lang == "zh":
+        if prefix:
+            text = prefix + ("" if prefix[-1] in END_ZH else " ") + text
+        if suffix:
+            text = text + ("" if text[-1] in END_ZH or not text[-1].isalnum() else " ") + suffix
+        return text
+    if prefix:
+        if prefix[-1] not in ".!?" and len(text) > 1 and text[1].islower():
+            first = text.split(" ", 1)[0].lower().strip(",.!?")
+            if first in LOWER_OK_EN:
+                text = text[0].lower() + text[1:]
+        elif prefix[-1] in ".!?" and text[:1].islower():
+            text = text[0].upper() + text[1:]
+        text = prefix + " " + text
+    if suffix:
+        if text[-1] in END_EN or not text[-1].isalnum():
+            if text[-1] in ".!?" and core[:1].isupper():
+                suffix = suffix[0].upper() + suffix[1:]
+            text = text + " " + suffix
+        else:
+            if len(suffix) > 1 and suffix[1].islower() and suffix.split(" ", 1)[0] not in ("I", "I'm", "I'd"):
+                suffix = suffix[0].lower() + suffix[1:]
+            text = text + " — " + suffix
+    return text
+
+
+def split_line(text: str, lang: str) -> tuple[str, str] | None:
+    """A user line sent as two messages, cut at its first sentence (or clause) end; None if it has none."""
+    pattern = SPLIT_ZH if lang == "zh" else SPLIT_EN
+    shortest = 3 if lang == "zh" else 8
+    for match in pattern.finditer(text):
+        head, tail = text[: match.start()].strip(), text[match.end() :].strip()
+        if len(head) >= shortest and len(tail) >= shortest:
+            if lang == "zh" and head[-1] in "，,":
+                head = head[:-1]
+            return head, tail
+    return None
+
+
+def exchange_lines(
+    talk: Talk, options: tuple[Exchange, ...], ctx: Context, user_only: bool = False
+) -> list[Line] | None:
+    """One exchange (or only its user line) under the budget: a candidate whose lines were said before is
+    drawn again, another option or other parts, and the least used of the candidates is kept."""
+    eligible = [ex for ex in options if ctx.can_render(ex.u) and (user_only or ctx.can_render(ex.a))]
+    if not eligible:
+        return None
+    best: list[Line] | None = None
+    best_score = 0
+    for attempt in range(talk.TRIES):
+        chosen = talk.rng.choice(eligible)
+        pairs = [("user", chosen.u)] if user_only else [("user", chosen.u), ("assistant", chosen.a)]
+        lines = [talk.line(template, role, ctx, force=attempt >= talk.BARE_TRIES) for role, template in pairs]
+        score = sum(talk.used(line.key) for line in lines)
+        if best is None or score < best_score:
+            best, best_score = lines, score
+        if score == 0:
+            break
+    assert best is not None
+    talk.accept(*best)
+    talk.opened = True
+    return best
