@@ -668,7 +668,7 @@ def test_a_hospital_bill_split_with_a_friend_is_named():
     [
         ("en", at(26, "21:34"), "monthly budget is $3500 and I'm already at 60% and it's the 12th. help"),
         ("en", at(3, "08:09"), "Dad called out of nowhere on my lunch break. Everything's fine I think."),
-        ("en", at(3, "22:00"), "Ran into Maya this morning, she says hi."),
+        ("en", at(3, "02:30"), "Ran into Maya this morning, she says hi."),
         ("en", at(3, "09:00"), "Tonight was a lot. I need coffee."),
         ("en", at(26, "10:00"), "Today is Friday, finally."),
         ("zh", at(26, "10:00"), "今天12号，预算已经花了六成"),

@@ -98,8 +98,20 @@ class Ledger:
         if held is None:
             held = self.state.values.get(key)
         if held is None:
-            held = self._pending[key] = draw()
+            held = self._pending[key] = self._in_details(predicate) or draw()
         return held
+
+    def _in_details(self, predicate: str) -> str | None:
+        """The episode's own value for `predicate`, when the planner chose one (a social episode's
+        party_size): a line that names it says what the episode's slots say."""
+        scene = self._require_scene()
+        numeric = self._predicate(predicate).type in ("int", "money")
+        for slot, value in sorted(scene.params.items()):
+            if slot.startswith(("_", "set:")) or event_predicate(slot) != predicate:
+                continue
+            if not numeric or value.isdigit():
+                return value
+        return None
 
     def keep(self, leaf_id: str) -> None:
         """The session of `leaf_id` is final: its drawn values become world state (session ones lapse)."""

@@ -186,14 +186,11 @@ def _methods(world: World) -> list[Finding]:
             if message.role not in ("user", "assistant"):
                 continue
             named = _mentions(message.content, names)
-            steps = any(c.predicate == "steps" for c in world.claims_of.get(message.id, []))
-            if (
-                not named
-                and message.role == "assistant"
-                and len(about) == 1
-                and (steps or not world.claims_of)
-            ):
-                named = sorted(about)  # the steps of the session's one dish (said as steps, when claims tell)
+            said = {c.predicate for c in world.claims_of.get(message.id, [])}
+            if world.claims_of and not said & {"steps", "cooking_method"}:
+                continue  # with claims, method words count where the dish's steps or method are said
+            if not named and message.role == "assistant" and len(about) == 1:
+                named = sorted(about)  # the steps of the session's one dish
             for dish in named:
                 found = _other_method(world, dishes[dish], message.content.replace(dish, " "))
                 if found is not None:
