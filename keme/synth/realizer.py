@@ -38,7 +38,9 @@ from keme.synth.variety import (
 from keme.text import lang as fmt
 from keme.text.resources import Beat, Exchange, Pattern, Resources
 from keme.text.template import Context
+from keme.world.catalog import load_catalog
 from keme.world.ledger import Recall, Report, Scene, episode_of
+from keme.world.rules import allows
 from keme.world.schedule import where_slots
 from keme.world.slots import REVEAL_SLOT
 
@@ -119,6 +121,7 @@ def _say(
         return False
     for role, line in zip(("user", "assistant"), lines):
         said = [_report(r, reveal, record) for r in line.reports]
+        said += [Report("pool", predicate, value, "") for predicate, value in line.says]
         drafts.append(
             Draft(
                 role,
@@ -281,6 +284,12 @@ def compose(
     )
     drafts: list[Draft] = []
     record = anchor_slots(anchor, lang, res) if anchor is not None else {}
+    catalog = load_catalog(lang)
+
+    def fit(options: tuple[Exchange, ...]) -> tuple[Exchange, ...]:
+        """The options whose declared facts the world allows (keme.world.rules)."""
+        return tuple(ex for ex in options if allows(ex.says, anchor, catalog))
+
     if anchor is not None:
         drafts.append(anchor_draft(anchor, res))
         own = moment == ANCHOR_MOMENTS[anchor.app]
@@ -301,7 +310,7 @@ def compose(
             if rng.random() < 0.6:
                 _say(
                     talk,
-                    opening if own else res.anchor_mentions[anchor.app],
+                    fit(opening if own else res.anchor_mentions[anchor.app]),
                     actx,
                     drafts,
                     user_only=True,
@@ -309,7 +318,7 @@ def compose(
                 )
             return drafts
         if not own:
-            _say(talk, res.anchor_mentions[anchor.app], actx, drafts, record=record)
+            _say(talk, fit(res.anchor_mentions[anchor.app]), actx, drafts, record=record)
     beats = _beats(pattern, change, style)
     last = max((i for i, b in enumerate(beats) if isinstance(b, Beat)), default=-1)
     for i, beat in enumerate(beats):
@@ -324,7 +333,7 @@ def compose(
                     recall=recall,
                 )
                 before = len(drafts)
-                if not _say(talk, res.reveals[key], rctx, drafts, reveal=key, record=record):
+                if not _say(talk, fit(res.reveals[key]), rctx, drafts, reveal=key, record=record):
                     continue
                 for draft in drafts[before:]:
                     if values[key] in draft.content:
@@ -336,7 +345,7 @@ def compose(
             new = {key: params[SET + key] for key in change.attributes}
             ctx.old = {key: values[key] for key in change.attributes if key in values}
             values.update(new)
-            if not _say(talk, res.updates[change.name], ctx, drafts, update=change.name, record=record):
+            if not _say(talk, fit(res.updates[change.name]), ctx, drafts, update=change.name, record=record):
                 raise RealizationError(f"{leaf.id}: no renderable update phrasing for {change.name}")
         elif isinstance(beat, Beat):
             if i == last and i > 0 and style.closing != "keep":
@@ -345,7 +354,7 @@ def compose(
                 continue
             keep = beat.p if style.shape != THREAD else min(1.0, beat.p + THREAD_EXTRA_P)
             if rng.random() < keep:
-                _say(talk, beat.options, ctx, drafts, record=record)
+                _say(talk, fit(beat.options), ctx, drafts, record=record)
     for _ in range(style.bursts):
         _burst(drafts, talk, lang)
     return drafts

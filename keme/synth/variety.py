@@ -92,6 +92,7 @@ class Line:
     parts: tuple[str, ...] = ()  # sources of the small-talk parts around it
     # what the template line says, (kind, name, value, text) as render reports it: its claims to be
     reports: tuple[tuple[str, str, str, str], ...] = ()
+    says: tuple[tuple[str, str], ...] = ()  # what the exchange declares its user line states
 
 
 class Talk:
@@ -266,6 +267,7 @@ def exchange_lines(
         chosen = talk.rng.choice(eligible)
         pairs = [("user", chosen.u)] if user_only else [("user", chosen.u), ("assistant", chosen.a)]
         lines = [talk.line(template, role, ctx, force=attempt >= talk.BARE_TRIES) for role, template in pairs]
+        lines[0].says = chosen.says
         score = sum(talk.used(line.key) for line in lines)
         if best is None or score < best_score:
             best, best_score = lines, score

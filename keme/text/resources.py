@@ -28,6 +28,9 @@ class _Strict(BaseModel):
 class ExchangeText(_Strict):
     u: str
     a: str
+    # what the user line states without a slot ({purpose: shared}): recorded as claims, and the option
+    # is only drawn where the world allows it (keme.world.rules)
+    says: dict[str, str] = Field(default_factory=dict)
 
 
 class BeatText(_Strict):
@@ -223,6 +226,7 @@ class ResourceError(KemeError, ValueError):
 class Exchange:
     u: Template
     a: Template
+    says: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -311,7 +315,11 @@ def _compile(source: str, where: str) -> Template:
 
 def _exchanges(items: list[ExchangeText], where: str) -> tuple[Exchange, ...]:
     return tuple(
-        Exchange(_compile(item.u, f"{where}[{i}].u"), _compile(item.a, f"{where}[{i}].a"))
+        Exchange(
+            _compile(item.u, f"{where}[{i}].u"),
+            _compile(item.a, f"{where}[{i}].a"),
+            tuple(sorted(item.says.items())),
+        )
         for i, item in enumerate(items)
     )
 

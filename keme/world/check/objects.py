@@ -167,8 +167,19 @@ def _purposes(world: World) -> list[Finding]:
 def _purpose_text(world: World, session: Session) -> dict[str, str]:
     cues = world.cues
     out: dict[str, str] = {}
+    anchor = world.view.anchors.get(session.anchor_id or "")
+    bill = anchor.record if anchor is not None and anchor.record.kind == "bill" else None
     for message in session.messages:
         if message.role != "user":
+            continue
+        # a purpose is the charge's when the session is about the charge or the message names it (a
+        # dinner split said in a session that also shows an unrelated bill is the dinner's)
+        leaf = world.leaf(session)
+        kind = leaf.kind if leaf is not None else session.pattern
+        about = anchor is not None and kind == f"anchor_{anchor.record.kind}"
+        if bill is not None and not about:
+            about = bill.merchant in message.content or str(bill.amount) in message.content
+        if not about:
             continue
         for clause in world.clauses(message.content):
             if cues.any(cues.purpose_not_shared, clause):

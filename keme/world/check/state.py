@@ -128,7 +128,14 @@ def _stale_text(world: World) -> list[Finding]:
                 other = next(
                     (v.value for v in attr.versions if v.value != current and v.value in clause), None
                 )
-                if other is not None:
+                # a value the message's claims say as something else (an episode's show title) is not
+                # the attribute said
+                elsewhere = {
+                    c.value
+                    for c in world.claims_of.get(message.id, [])
+                    if not (c.subject == "persona" and c.predicate == attr.key)
+                }
+                if other is not None and other not in elsewhere:
                     out.append(
                         world.finding(
                             RULE,

@@ -1,0 +1,23 @@
+"""What the world allows a line to state: a check on the facts an exchange declares (`says:` in the
+pattern YAML) against the session's app record and the catalog, so a line that would contradict the
+world is never drawn (a hospital bill "split with a friend")."""
+
+from __future__ import annotations
+
+from keme.models import Anchor
+from keme.world.catalog import Catalog
+
+
+def allows(says: tuple[tuple[str, str], ...], anchor: Anchor | None, catalog: Catalog) -> bool:
+    """Whether a line stating `says` fits the session's record: a charge is shared only when its
+    category can be split (catalog `shareable`), and a purpose is only said of a bill."""
+    for predicate, value in says:
+        if predicate != "purpose":
+            continue
+        if anchor is None or anchor.record.kind != "bill":
+            return False
+        if value == "shared":
+            category = next((c for c in catalog.categories if c.name == anchor.record.category), None)
+            if category is None or not category.shareable:
+                return False
+    return True
