@@ -139,3 +139,33 @@ def test_the_cache_key_covers_model_messages_params_and_schema(tmp_path):
     client.chat(base, stage="t", schema=schema, temperature=0.9)
     client.chat(base, stage="t", schema=schema)
     assert client.ledger.stages["t"].calls == 2 and client.ledger.stages["t"].cache_hits == 1
+
+
+class ClockBlindProvider(ScriptedProvider):
+    """A model that writes a good dialogue but says it is on its lunch break, whatever the hour."""
+
+    def __init__(self):
+        super().__init__()
+        self.prompts: list[str] = []
+
+    def complete(self, messages, params, schema, timeout=None):
+        self.prompts.append("\n".join(m["content"] for m in messages))
+        return super().complete(messages, params, schema, timeout)
+
+    def dialogue(self, prompt: str) -> dict:
+        out = super().dialogue(prompt)
+        if "写一段" not in prompt:
+            out["exchanges"][0]["user"] = "I'm on my lunch break right now. " + out["exchanges"][0]["user"]
+        return out
+
+
+def test_a_dialogue_the_coherence_checker_rejects_is_fed_back_with_the_finding(tmp_path):
+    cfg = small_config(LLM)
+    provider = ClockBlindProvider()
+    traj = synthesize_persona(0, cfg, brain_for(cfg, provider, tmp_path))
+    retried = [p for p in provider.prompts if "calendar:" in p and "lunch break" in p]
+    assert retried, "the checker's calendar finding reaches the model"
+    off_hours = [
+        s for s in traj.sessions if s.author == "llm" and not 11 <= s.messages[0].timestamp.hour < 14
+    ]
+    assert all("lunch break" not in s.messages[0].content for s in off_hours)

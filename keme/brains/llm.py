@@ -27,11 +27,12 @@ from pydantic import BaseModel, Field
 from keme.brains.base import BrainStats
 from keme.brains.procedural import ProceduralBrain
 from keme.brains.prompts import render
+from keme.dataset import PersonaView
 from keme.days import holidays_between
 from keme.errors import SynthesisError
 from keme.llm import CallFailed, LLMClient, StructuredOutputError
 from keme.llm.client import parse_structured
-from keme.models import Event, Revision
+from keme.models import Event, Message, Revision, Session
 from keme.models.catalog import CHANGES, EPISODE_KINDS
 from keme.prior.anchors import anchor_message_text
 from keme.synth import grounder, planner, realizer, reviser
@@ -41,7 +42,11 @@ from keme.text import lang as fmt
 from keme.text import resources
 from keme.text.template import Context
 from keme.text.tokens import count_tokens, han_count, has_han
+from keme.world.catalog import load_catalog
+from keme.world.check import check_world
+from keme.world.cues import load_cues
 from keme.world.ledger import Report
+from keme.world.schedule import schedule_of, where_slots
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -511,12 +516,14 @@ class LLMBrain:
         )
         details = sorted((k, v) for k, v in params.items() if not k.startswith(("_", SET)))
         record = {"app": anchor.app_name, "text": anchor_message_text(anchor, res)} if anchor else None
+        place = where_slots(persona, traj.graph.events, leaf, persona.country, lang)
         prompt = render(
             "realizer",
             lang,
             persona=self._persona(traj, start),
             date=fmt.format_date(start.date(), lang),
             part_of_day=fmt.part_of_day(start, lang),
+            where=place.get("where"),
             event={"title": leaf.title, "summary": leaf.summary},
             details=details,
             record=record,
@@ -569,6 +576,12 @@ class LLMBrain:
                     )
                 elif any(f["value"] in text for _, text in turns[: announcing[0]] for f in update):
                     problems.append("the new value appears before the user announces it")
+            if not problems:  # said at any time the leaf allows: its first and its last minutes
+                latest = max(start, leaf.end - timedelta(minutes=len(turns) + 1))
+                for when in dict.fromkeys((start, latest)):
+                    problems += [
+                        p for p in world_problems(turns, leaf, traj, anchor, res, when) if p not in problems
+                    ]
             return problems
 
         dialogue, reason = self._ask("realizer", prompt, Dialogue, check, max_tokens=self.cfg.llm.max_tokens)
@@ -682,3 +695,52 @@ class LLMBrain:
 
 
 __all__ = ["LLMBrain", "SynthesisError"]
+
+
+def world_problems(
+    turns: list[tuple[str, str]], leaf: Event, traj: Trajectory, anchor, res, start: datetime
+) -> list[str]:
+    """What the coherence checker (keme.world.check) finds in an LLM dialogue, said as the session would
+    be: its messages a minute apart from `start`, in the persona's schedule. The same checks `keme
+    validate` runs, fed back so the model can fix what contradicts the world."""
+    persona = traj.persona
+    messages = []
+    if anchor is not None:
+        messages.append(
+            Message(
+                id="probe-m00",
+                role="system",
+                app=anchor.app_name,
+                content=anchor_message_text(anchor, res),
+                timestamp=start,
+            )
+        )
+    for i, (role, text) in enumerate(turns):
+        messages.append(
+            Message(
+                id=f"probe-m{i + 1:02d}", role=role, content=text, timestamp=start + timedelta(minutes=i + 1)
+            )  # type: ignore[arg-type]
+        )
+    session = Session(
+        id="probe",
+        persona_id=persona.id,
+        event_id=leaf.id,
+        language=persona.language,
+        pattern=leaf.kind,
+        anchor_id=leaf.anchor_id,
+        author="llm",
+        start=messages[0].timestamp,
+        end=messages[-1].timestamp,
+        messages=messages,
+    )
+    view = PersonaView(
+        persona,
+        anchors=traj.anchors,
+        graph=traj.graph,
+        sessions=[session],
+        schedule=schedule_of(persona, traj.graph, persona.country, [*traj.sessions, session]),
+    )
+    lang = persona.language
+    ids = {m.id for m in messages}
+    found = check_world(view, load_catalog(lang), load_cues(lang))
+    return [f"{f.rule}: {f.text}".replace("probe-", "message ") for f in found if ids & set(f.message_ids)]
