@@ -3,7 +3,6 @@ small world built record by record, and a clean world of the same shape passes w
 
 from __future__ import annotations
 
-import shutil
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -1025,6 +1024,24 @@ def test_chapters_that_overlap_or_miss_a_month_they_span_are_named():
     assert any("overlap" in t for t in texts)
 
 
+@pytest.mark.parametrize(
+    ("lang", "first", "second"),
+    [("en", "Apr 1–14, 2026", "Apr 15–30, 2026"), ("zh", "2026年4月1日–14日", "2026年4月15日–30日")],
+)
+def test_half_month_chapters_titled_by_their_days_pass_and_a_wrong_day_is_named(lang, first, second):
+    def chapters(second_title: str) -> PersonaView:
+        events = [
+            event("p01-c01", "chapter", START, at(14, "23:59"), first),
+            event("p01-c02", "chapter", at(15, "00:00"), END, second_title),
+        ]
+        return PersonaView(persona(lang), graph=EventGraph(persona_id="p01", events=events, edges=[]))
+
+    assert findings(chapters(second), "chapters") == []
+    wrong = second.replace("15", "16")
+    texts = [f.text for f in findings(chapters(wrong), "chapters")]
+    assert len(texts) == 1 and "names days 16–30" in texts[0]
+
+
 # ---------------------------------------------------------------------------------------------- clean world
 
 
@@ -1092,36 +1109,47 @@ def test_rules_are_reported_in_order():
 # ---------------------------------------------------------------------------------------------- validate
 
 
+def _sample_with_a_shared_chapter_title(out: Path) -> Path:
+    """data/sample with one defect put back: p01's second chapter takes the first one's title."""
+    from keme.dataset import Dataset
+
+    dataset = Dataset.load(ROOT / "data/sample")
+    graph = dataset.graphs[0]
+    chapters = sorted((e for e in graph.events if e.depth == 0), key=lambda e: e.start)
+    chapters[1].title = chapters[0].title
+    dataset.graphs = list(dataset.graphs)
+    dataset.write(out)
+    return out
+
+
 def test_validate_prints_the_count_per_rule(tmp_path):
     from keme.cli import app
 
-    data = tmp_path / "d"
-    shutil.copytree(ROOT / "data/sample", data)
-    result = CliRunner().invoke(app, ["validate", "--coherence", str(data)], catch_exceptions=False)
+    clean = CliRunner().invoke(app, ["validate", str(ROOT / "data/sample")], catch_exceptions=False)
+    assert (
+        "coherence: occupancy 0 · state 0 · objects 0 · calendar 0 · catalog 0 · chapters 0" in clean.output
+    )
+    assert clean.exit_code == 0
+    data = _sample_with_a_shared_chapter_title(tmp_path / "d")
+    result = CliRunner().invoke(app, ["validate", str(data)], catch_exceptions=False)
     counts = [line for line in result.output.splitlines() if line.startswith("coherence: ")]
     assert len(counts) == 1
     words = counts[0].removeprefix("coherence: ").split(" · ")
     assert [w.split()[0] for w in words] == list(RULES)
-    assert all(w.split()[1].isdigit() for w in words)
-    assert "[coherence] p02: occupancy [p02-s0016-m05]" in result.output
+    assert dict(w.split() for w in words)["chapters"] == "2"  # a shared title, and days it does not span
+    assert "[coherence] p01: chapters [-]" in result.output and "share the title" in result.output
     assert result.exit_code == 1
 
 
-def test_validate_checks_coherence_once_the_dataset_records_a_world(tmp_path):
-    from keme.dataset import Dataset
+def test_validate_checks_coherence_by_default_for_a_dataset_that_records_a_world(tmp_path):
     from keme.validate import CoherenceViolation, coherence_counts, validate
 
-    data = tmp_path / "d"
-    shutil.copytree(ROOT / "data/sample", data)
-    assert validate(data) == []  # no schedule or claims recorded: not held to a world yet
-    dataset = Dataset.load(data)
-    dataset.claims = []  # the generator records claims (none here): the text is now held to its world
-    dataset.write(tmp_path / "world")
-    data = tmp_path / "world"
+    data = _sample_with_a_shared_chapter_title(tmp_path / "d")
     violations = validate(data)
     coherent = [v for v in violations if isinstance(v, CoherenceViolation)]
     assert coherent and len(coherent) == len(violations)
-    assert sum(coherence_counts(violations).values()) == len(coherent)
+    assert coherence_counts(violations)["chapters"] == 2
+    assert validate(data, coherence=False) == []
 
 
 def test_clean_lines_of_both_languages_pass_every_text_rule():

@@ -49,6 +49,15 @@ def _said_months(world: World, title: str) -> set[int]:
     return {m for m in (world.cues.month_of(w) for w in words) if m is not None}
 
 
+def _said_days(world: World, title: str) -> tuple[int, int] | None:
+    """The first and last day of the month a title names, when it names them."""
+    if world.view.lang == "zh":
+        found = re.search(r"(\d{1,2})日\s*[–—-]\s*(?:\d{1,2}月)?(\d{1,2})日", title)
+    else:
+        found = re.search(r"[a-z]+\.? (\d{1,2})\s*[–—-]\s*(?:[a-z]+\.? )?(\d{1,2})\b", title.casefold())
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
 def _months(world: World, chapter_id: str, title: str, start: datetime, end: datetime) -> list[Finding]:
     spanned = []
     month = date(start.year, start.month, 1)
@@ -77,6 +86,18 @@ def _months(world: World, chapter_id: str, title: str, start: datetime, end: dat
                 f"but spans {start.date()}–{end.date()}",
             )
         )
+    days = _said_days(world, title)
+    if days is not None:  # a title that names its days ("Apr 1–14, 2026", "2026年4月1日–14日") says its span
+        if days != (start.day, end.day):
+            out.append(
+                world.finding(
+                    RULE,
+                    [],
+                    f"chapter {chapter_id} {title!r} names days {days[0]}–{days[1]} but spans "
+                    f"{start.date()}–{end.date()}",
+                )
+            )
+        return out
     if len(spanned) == 1 and said == {spanned[0].month}:
         # the part of the month the trajectory covers; a chapter titled for the month spans all of it
         persona = world.view.persona
