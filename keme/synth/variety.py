@@ -33,12 +33,6 @@ ACK_LIKE_EN = frozenset(
     "makes totally no perfect nice".split()
 )
 ACK_LIKE_ZH = ("好", "行", "收到", "明白", "了解", "没问题", "嗯", "OK", "ok", "可以", "懂", "当然", "放心")
-LOWER_OK_EN = frozenset(
-    "can could what how is do should would the my so any just remind please help quick tell where when "
-    "which why are have does did will that this there honestly also okay ok set add put find that's it's "
-    "then not been need want thinking going trying looking planning had was were new found finally made "
-    "today tonight tomorrow and if should've".split()
-)
 END_EN = ".!?…)\"'"
 END_ZH = "。！？!?～…，,：:)）」』~"
 SPLIT_EN = re.compile(r"(?<=[.!?])\s+(?=\S)")
@@ -171,11 +165,14 @@ class Talk:
         links: set[str] = set()
         reports: list[tuple[str, str, str, str]] = []
         core = render(template, ctx, links.add, on_said=lambda *heard: reports.append(heard))
-        text, extra, sources = self.dress(core, role, force)
+        keep_case = bool(template.parts) and template.parts[0].kind != "text"
+        text, extra, sources = self.dress(core, role, force, keep_case)
         values = tuple(r[3] for r in reports) + extra
         return Line(text, line_key(text, values), values, links, sources, tuple(reports))
 
-    def dress(self, core: str, role: str, force: bool) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    def dress(
+        self, core: str, role: str, force: bool, keep_case: bool = False
+    ) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
         """`core` with small talk around it, the values the parts said and their sources; `force`: at
         least one part (the plain line was said before)."""
         said: list[str] = []
@@ -202,7 +199,7 @@ class Talk:
                 prefix = text
             else:
                 suffix = text
-        return join(self.lang, prefix, core, suffix), tuple(said), tuple(sources)
+        return join(self.lang, prefix, core, suffix, keep_case), tuple(said), tuple(sources)
 
     def _starts_like_ack(self, core: str) -> bool:
         if self.lang == "zh":
@@ -211,8 +208,9 @@ class Talk:
         return first in ACK_LIKE_EN
 
 
-def join(lang: str, prefix: str, core: str, suffix: str) -> str:
-    """Prefix, line and suffix as one message, spaced and cased the way the language writes them."""
+def join(lang: str, prefix: str, core: str, suffix: str, keep_case: bool = False) -> str:
+    """Prefix, line and suffix as one message, spaced and cased the way the language writes them;
+    `keep_case`: the line starts with a value (a name, a place), whose capital stays."""
     text = core
     if lang == "zh":
         if prefix:
@@ -221,9 +219,9 @@ def join(lang: str, prefix: str, core: str, suffix: str) -> str:
             text = text + ("" if text[-1] in END_ZH or not text[-1].isalnum() else " ") + suffix
         return text
     if prefix:
-        if prefix[-1] not in ".!?" and len(text) > 1 and text[1].islower():
-            first = text.split(" ", 1)[0].lower().strip(",.!?")
-            if first in LOWER_OK_EN:
+        if prefix[-1] not in ".!?" and len(text) > 1 and text[1].islower() and not keep_case:
+            first = text.split(" ", 1)[0].strip(",.!?")
+            if first not in ("I", "I'm", "I'd", "I'll", "I've"):  # the line's own word, not a name
                 text = text[0].lower() + text[1:]
         elif prefix[-1] in ".!?" and text[:1].islower():
             text = text[0].upper() + text[1:]
