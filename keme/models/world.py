@@ -2,8 +2,8 @@
 the text states (claims).
 
 A claim is the ledger entry behind one statement: the generator records it when a message states a
-value, and the coherence checker (keme.world.check) and the QA stage read it back. A message that
-asserts nothing about the persona's world has no claim and is marked `smalltalk`.
+value, and the coherence checker (keme.world.check) and the QA stage read it back. A message of small
+talk only (it asserts nothing about the persona's world) has no claim and is marked `smalltalk`.
 """
 
 from __future__ import annotations

@@ -65,7 +65,7 @@ class Draft:
     said: list[Report] = field(default_factory=list)  # every value the text says: its claims to be
     key: str = ""  # the line as the usage budget counts it (keme.synth.variety.line_key)
     shown: tuple[str, ...] = ()  # every value the line shows, small talk's included (for the budget key)
-    smalltalk: bool = False  # asserts nothing: a line that says no value, or only small talk
+    smalltalk: bool = False  # asserts nothing: a message of small-talk parts only (keme/text/*/parts.yaml)
 
 
 def _persona_values(persona: Persona, when: datetime) -> dict[str, str]:
@@ -131,7 +131,9 @@ def _say(
                 said=said,
                 key=line.key,
                 shown=line.said,
-                smalltalk=not said,
+                # a pattern line asserts what its words say even when no value is a slot: only a line
+                # of small-talk parts is marked as asserting nothing
+                smalltalk=False,
             )
         )
     return True
