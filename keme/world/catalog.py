@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from keme.errors import KemeError
+from keme.world.yamlfile import read_model
 
 ROOT = Path(__file__).parent / "catalog"
 
@@ -208,17 +208,13 @@ class Catalog(_Strict):
         return sorted(b for a, b in self.pairs[relation] if a == left)
 
 
+def _without_shared(data: dict) -> dict:
+    data.pop("shared", None)  # YAML anchors the items refer to (care tips), not catalog items
+    return data
+
+
 @functools.cache
 def load_catalog(lang: str, root: Path = ROOT) -> Catalog:
-    path = root / f"{lang}.yaml"
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        data.pop("shared", None)  # YAML anchors the items refer to (care tips), not catalog items
-    except FileNotFoundError:
-        raise CatalogError(f"{path}: no catalog for language {lang!r}") from None
-    except yaml.YAMLError as exc:
-        raise CatalogError(f"{path}: not valid YAML: {exc}") from None
-    try:
-        return Catalog.model_validate(data)
-    except ValidationError as exc:
-        raise CatalogError(f"{path}: {exc}") from None
+    return read_model(
+        root / f"{lang}.yaml", Catalog, CatalogError, f"no catalog for language {lang!r}", _without_shared
+    )

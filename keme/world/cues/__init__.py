@@ -11,10 +11,10 @@ import functools
 import re
 from pathlib import Path
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from keme.errors import KemeError
+from keme.world.yamlfile import read_model
 
 ROOT = Path(__file__).parent
 
@@ -152,14 +152,4 @@ def _combined(patterns: tuple[str, ...]) -> re.Pattern[str]:
 
 @functools.cache
 def load_cues(lang: str, root: Path = ROOT) -> Cues:
-    path = root / f"{lang}.yaml"
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError:
-        raise CuesError(f"{path}: no cue lexicon for language {lang!r}") from None
-    except yaml.YAMLError as exc:
-        raise CuesError(f"{path}: not valid YAML: {exc}") from None
-    try:
-        return Cues.model_validate(data)
-    except ValidationError as exc:
-        raise CuesError(f"{path}: {exc}") from None
+    return read_model(root / f"{lang}.yaml", Cues, CuesError, f"no cue lexicon for language {lang!r}")
