@@ -143,7 +143,9 @@ def test_the_child_does_not_outlive_a_killed_keme():
 
 
 INTERRUPTED = r"""
-import sys, time
+import signal, sys, time
+# a shell's background job starts with SIGINT ignored; Ctrl-C in a terminal is what this test plays
+signal.signal(signal.SIGINT, signal.default_int_handler)
 sys.path.insert(0, sys.argv[1])
 from llm_doubles import fake_llama_command
 from keme.llm.server import LocalServer
