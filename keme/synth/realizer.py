@@ -98,11 +98,6 @@ def _slots(
     return slots
 
 
-def _pick(options: tuple[Exchange, ...], ctx: Context) -> Exchange | None:
-    eligible = [ex for ex in options if ctx.can_render(ex.u) and ctx.can_render(ex.a)]
-    return ctx.rng.choice(eligible) if eligible else None
-
-
 def _say(
     talk: Talk,
     options: tuple[Exchange, ...],
