@@ -160,8 +160,21 @@ CHANGES: dict[str, Change] = {
             follow_ups=("commute_change", "gym_change"),
             days=(8, 16),
         ),
-        Change("commute_change", ("transport.commute_mode",), ("commute_talk",), update_index=0, days=(2, 6)),
-        Change("gym_change", ("sport.gym",), ("fitness_log",), update_index=0, params=("goal",), days=(2, 6)),
+        Change(
+            "commute_change",
+            ("transport.commute_mode", "routine.commute_minutes"),
+            ("commute_talk",),
+            update_index=0,
+            days=(2, 6),
+        ),
+        Change(
+            "gym_change",
+            ("sport.gym", "routine.training_per_week"),
+            ("fitness_log",),
+            update_index=0,
+            params=("goal",),
+            days=(2, 6),
+        ),
         Change(
             "diet_change",
             ("diet.diet_type",),
@@ -169,7 +182,13 @@ CHANGES: dict[str, Change] = {
             update_index=0,
             params=("dish", "ingredient", "cooking_method", "steps"),
         ),
-        Change("new_sport", ("sport.main_sport",), ("fitness_plan",), update_index=0, params=("goal",)),
+        Change(
+            "new_sport",
+            ("sport.main_sport", "routine.training_per_week"),
+            ("fitness_plan",),
+            update_index=0,
+            params=("goal",),
+        ),
         Change(
             "new_phone",
             ("tech.phone",),

@@ -11,7 +11,7 @@ import re
 import sys
 from pathlib import Path
 
-from keme.models.attributes import ATTRIBUTES, BY_KEY, IMMUTABLE_KEYS
+from keme.models.attributes import ATTRIBUTES, BY_KEY, IMMUTABLE_KEYS, ROUTINE
 from keme.models.catalog import ANCHOR_SLOTS, CHANGES, all_moments
 from keme.text import resources as r
 from keme.text.slots import SESSION_SLOTS
@@ -134,8 +134,10 @@ def check_persona(folder: Path) -> list[str]:
         if entry is None:
             problems.append(f"{where} attributes.{spec.key}: missing")
             continue
-        if spec.key not in NAME_VALUED and len(entry.values) < 6:
-            problems.append(f"{where} attributes.{spec.key}.values: expected >= 6")
+        # a routine is a count a person plausibly keeps (training a week): fewer distinct values
+        minimum = 5 if spec.dimension == ROUTINE else 6
+        if spec.key not in NAME_VALUED and len(entry.values) < minimum:
+            problems.append(f"{where} attributes.{spec.key}.values: expected >= {minimum}")
         if len(entry.reveal) < 3:
             problems.append(f"{where} attributes.{spec.key}.reveal: expected >= 3 exchanges")
         for j, ex in enumerate(entry.reveal):
