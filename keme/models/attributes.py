@@ -58,6 +58,7 @@ ATTRIBUTES: tuple[AttributeSpec, ...] = (
     # only by a life change whose update message states the new value
     AttributeSpec("routine.training_per_week", mutable=True),
     AttributeSpec("routine.commute_minutes", mutable=True),
+    AttributeSpec("routine.usual_lunch", mutable=True),
 )
 
 BY_KEY: dict[str, AttributeSpec] = {spec.key: spec for spec in ATTRIBUTES}

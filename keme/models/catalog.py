@@ -177,7 +177,7 @@ CHANGES: dict[str, Change] = {
         ),
         Change(
             "diet_change",
-            ("diet.diet_type",),
+            ("diet.diet_type", "routine.usual_lunch"),
             ("recipe_help",),
             update_index=0,
             params=("dish", "ingredient", "cooking_method", "steps"),
