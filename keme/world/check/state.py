@@ -1,6 +1,11 @@
 """A state holds until an announced change: claims on one subject and predicate agree while both are
 valid, a persona attribute claim says the version valid then, and the routine numbers said in text
-(training a week) do not jump without a change; counts said in one session agree."""
+(training a week) do not jump without a change; counts said in one session agree.
+
+An announced change is read from the data alone: a version of the persona attribute (routines are the
+`routine.*` attributes, claimed under their name, `training_per_week`) that starts between the two
+statements, whose evidence message states the new value. A change the event graph plans but no message
+says is not one."""
 
 from __future__ import annotations
 
