@@ -434,6 +434,36 @@ def test_a_training_jump_separated_by_an_announced_change_passes_and_the_others_
     assert ids(findings(view, "state")) == [["p01-s0001-m01", "p01-s0005-m01"]]
 
 
+def test_a_number_that_happens_to_equal_an_old_routine_value_is_not_the_routine_said():
+    """Training went from 4 to 2 a week: "$4,635 saved" does not say the old 4 as the present count."""
+    view = world(
+        "en",
+        [event("p01-c01-e01", "finance", START, END)],
+        [
+            session(
+                "p01-s0003",
+                "p01-c01-e01",
+                [("user", at(5, "19:00"), "New gym, so 2 times a week from now on.")],
+            ),
+            session(
+                "p01-s0008",
+                "p01-c01-e01",
+                [
+                    (
+                        "user",
+                        at(14, "12:41"),
+                        "Right now I have about $4,635 saved and that's it.",
+                    )
+                ],
+            ),
+        ],
+        the_persona=persona(
+            "en", {"routine.training_per_week": [("4", START, []), ("2", at(5, "19:00"), ["p01-s0003-m01"])]}
+        ),
+    )
+    assert findings(view, "state") == []
+
+
 def test_a_training_routine_said_the_same_each_time_passes():
     view = world(
         "en",
