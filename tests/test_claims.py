@@ -23,6 +23,7 @@ from keme.models import Anchor, Attribute, AttributeVersion, Claim, Event, Messa
 from keme.models.anchor import BillRecord, CalendarRecord
 from keme.synth.limits import load_config
 from keme.synth.pipeline import _Work, add_trajectories, run_trajectory, start_trajectory, synthesize_persona
+from keme.synth.realizer import routines_first
 from keme.synth.state import Checkpoint, Trajectory
 from keme.text import resources
 from keme.text.resources import Beat, Exchange, Pattern
@@ -132,10 +133,70 @@ def test_an_event_quantity_holds_within_an_episode_and_is_drawn_afresh_in_the_ne
 def test_a_persona_quantity_persists_across_episodes():
     ledger = Ledger(default_predicates())
     ledger.begin(_scene(DINNER, SOCIAL))
-    ledger.recall("training_per_week", _draws(["3"]))
+    ledger.recall("best_friend_years", _draws(["12"]))
     ledger.keep(DINNER.id)
     ledger.begin(_scene(OUTING, OUTING))
-    assert ledger.recall("training_per_week", _draws(["5"])) == "3"
+    assert ledger.recall("best_friend_years", _draws(["5"])) == "12"
+
+
+def _trains(*versions: tuple[str, str, list[str]]) -> Persona:
+    """The small world's persona with a training routine of `versions` (value, valid_from, evidence)."""
+    persona = _persona()
+    persona.dimensions["routine"] = {
+        "training_per_week": Attribute(
+            key="routine.training_per_week",
+            mutable=True,
+            versions=[AttributeVersion(value=v, valid_from=T(f), evidence=e) for v, f, e in versions],
+        )
+    }
+    return persona
+
+
+TRAINS = (("3", "2026-03-01T00:00", []), ("5", "2026-03-09T20:15", ["p01-s0004-m03"]))
+
+
+def test_a_routine_is_the_persona_version_valid_at_the_session_never_a_draw():
+    ledger = Ledger(default_predicates())
+    persona = _trains(*TRAINS)
+    ledger.begin(Scene(persona, DINNER, SOCIAL, None, "en", {}))
+    before = ledger.recall("training_per_week", _draws(["2"]))
+    ledger.keep(DINNER.id)
+    ledger.begin(Scene(persona, OUTING, OUTING, None, "en", {}))
+    after = ledger.recall("training_per_week", _draws(["2"]))
+    assert (before, after) == ("3", "5")
+    assert ledger.state.values == {}  # the persona holds it, not the ledger
+
+
+def test_a_routine_said_as_a_quantity_or_as_an_attribute_is_one_predicate_valid_over_its_version():
+    scene = Scene(_trains(*TRAINS), DINNER, SOCIAL, None, "en", {})
+    ledger = Ledger(default_predicates())
+    (as_quantity,) = ledger.say(
+        scene, _message("3 a week"), "user", [Report("num", "training_per_week", "3", "3")], WINDOW
+    )
+    (as_attribute,) = ledger.say(
+        scene,
+        _message("3 a week"),
+        "user",
+        [Report("persona", "routine.training_per_week", "3", "3")],
+        WINDOW,
+    )
+    for claim in (as_quantity, as_attribute):
+        assert (claim.subject, claim.predicate, claim.value) == ("persona", "training_per_week", "3")
+        assert (claim.valid_from, claim.valid_to) == (T("2026-03-01T00:00"), T("2026-03-09T20:15"))
+
+
+def test_a_routine_claim_said_before_its_change_ends_at_the_change_once_the_trajectory_is_done():
+    persona = _trains(TRAINS[0])
+    scene = Scene(persona, DINNER, SOCIAL, None, "en", {})
+    (claim,) = Ledger(default_predicates()).say(
+        scene, _message("3 a week"), "user", [Report("num", "training_per_week", "3", "3")], WINDOW
+    )
+    assert claim.valid_to is None
+    persona.attribute("routine.training_per_week").versions.append(
+        AttributeVersion(value="5", valid_from=T("2026-03-09T20:15"))
+    )
+    (closed,) = close_versions([claim], persona)
+    assert closed.valid_to == T("2026-03-09T20:15")
 
 
 def test_a_session_quantity_lapses_with_its_session():
@@ -545,3 +606,13 @@ def test_schema_export_includes_the_claim(tmp_path):
     assert result.returncode == 0, result.stderr.decode()
     schema = json.loads((tmp_path / "claim.schema.json").read_text())
     assert {"subject", "predicate", "value", "speaker", "valid_from", "said"} <= set(schema["properties"])
+
+
+def test_a_routine_line_says_the_session_s_value_which_the_update_beat_changes():
+    values = {"routine.training_per_week": "3"}
+    recall = routines_first(values, None)
+    before = recall("training_per_week", _draws(["2"]))
+    values["routine.training_per_week"] = "5"  # what the realizer's update beat does
+    after = recall("training_per_week", _draws(["2"]))
+    other = recall("party_size", _draws(["4"]))
+    assert (before, after, other) == ("3", "5", "4")

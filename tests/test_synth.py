@@ -15,6 +15,7 @@ from keme.errors import KemeError
 from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize_persona
 from keme.synth.state import dialogue_hash
+from keme.text import resources
 from keme.validate import validate
 
 DATA_FILES = (
@@ -183,6 +184,54 @@ def test_relocation_changes_the_commute_afterwards(tmp_path):
     for index, version in enumerate(city.versions):
         for message_id in version.evidence:
             assert (by_id[message_id].timestamp >= moved_at) == (index == 1)
+
+
+@pytest.fixture(scope="module", params=["en", "zh"])
+def routines(request):
+    """Two months of a move (whose follow-ups change the commute and the gym), a new sport and a new diet:
+    seed 6 has every routine change at least once in both languages."""
+    cfg = small_config("changes:\n  per_month: 1.5\n  allowed: [relocate, new_sport, diet_change]\n")
+    cfg = cfg.model_copy(update={"seed": 6})
+    cfg.personas[0] = cfg.personas[0].model_copy(update={"language": request.param})
+    return synthesize_persona(0, cfg)
+
+
+ROUTINES = ("routine.training_per_week", "routine.commute_minutes", "routine.usual_lunch")
+
+
+def test_every_routine_changes_only_at_a_user_message_that_states_and_claims_the_new_value(routines):
+    by_id = {m.id: m for s in routines.sessions for m in s.messages}
+    claims = {(c.message_id, c.predicate, c.value) for c in routines.claims}
+    for key in ROUTINES:
+        versions = routines.persona.attribute(key).versions
+        assert len(versions) >= 2, key
+        for version in versions[1:]:
+            announcing = by_id[version.evidence[0]]
+            assert announcing.role == "user" and announcing.timestamp == version.valid_from
+            assert version.value in announcing.content
+            assert (announcing.id, key.split(".")[1], version.value) in claims
+
+
+def test_every_routine_claim_says_the_version_valid_when_it_is_said(routines):
+    by_id = {m.id: m for s in routines.sessions for m in s.messages}
+    said = [c for c in routines.claims if c.subject == "persona" and f"routine.{c.predicate}" in ROUTINES]
+    assert said
+    for claim in said:
+        when = by_id[claim.message_id].timestamp
+        assert routines.persona.value_at(f"routine.{claim.predicate}", when) == claim.value, claim.id
+
+
+def test_the_usual_lunch_fits_the_diet_at_every_change(routines):
+    table = resources.get(routines.persona.language).persona.attributes["routine.usual_lunch"].fits
+    persona = routines.persona
+    moments = [
+        v.valid_from
+        for key in ("diet.diet_type", "routine.usual_lunch")
+        for v in persona.attribute(key).versions
+    ]
+    for when in moments:
+        diet = persona.value_at("diet.diet_type", when)
+        assert persona.value_at("routine.usual_lunch", when) in table["diet.diet_type"][diet], when
 
 
 def test_timestamps_stay_inside_the_event_window(year):

@@ -20,3 +20,24 @@ def test_resource_part_is_valid(lang: str, part: str) -> None:
 @pytest.mark.parametrize("lang", resources.LANGUAGES)
 def test_at_least_twenty_dialogue_patterns(lang: str) -> None:
     assert len(resources.get(lang).patterns) >= 20
+
+
+def test_a_fits_table_that_leaves_a_value_of_the_other_attribute_without_options_is_refused() -> None:
+    text = resources.get("en").persona
+    lunch = text.attributes["routine.usual_lunch"]
+    table = {k: v for k, v in lunch.fits["diet.diet_type"].items() if k != "vegan"}
+    table["keto"] = ["a Cobb salad"]
+    broken = lunch.model_copy(update={"fits": {"diet.diet_type": table}})
+    problems = check._fits_problems("persona.yaml", "routine.usual_lunch", broken, text)
+    assert any("no options for ['vegan']" in p for p in problems)
+    assert any("keto: expected >= 2 options" in p for p in problems)
+
+
+def test_the_usual_lunch_offers_only_what_fits_the_diet() -> None:
+    lunch = resources.get("en").persona.attributes["routine.usual_lunch"]
+    assert set(lunch.fitting({"diet.diet_type": "vegan"})) == {
+        "a tofu grain bowl",
+        "a chickpea salad wrap",
+        "lentil soup",
+    }
+    assert lunch.fitting({}) == lunch.values

@@ -400,6 +400,70 @@ def test_training_a_week_that_jumps_with_no_announced_change_is_named():
     ]
 
 
+def test_a_training_jump_separated_by_an_announced_change_passes_and_the_others_stay_named():
+    """The issue's three lines again, with a new gym announced between the second and the third: the
+    jump to 4 is a change the persona told; "haven't trained" to "1 times a week" is still not."""
+    announce = "p01-s0010-m01"
+    view = world(
+        "en",
+        [event("p01-c01-e01", "fitness", START, END)],
+        [
+            session(
+                "p01-s0001", "p01-c01-e01", [("user", at(2, "20:00"), "I haven't really trained in 2 years.")]
+            ),
+            session(
+                "p01-s0005",
+                "p01-c01-e01",
+                [("user", at(4, "22:24"), "Right now I work out maybe 1 times a week, if that.")],
+            ),
+            session(
+                "p01-s0010",
+                "p01-c01-e01",
+                [("user", at(12, "19:00"), "Joined a new gym! 4 times a week from now on.")],
+            ),
+            session(
+                "p01-s0016",
+                "p01-c01-e01",
+                [("user", at(20, "08:23"), "I'm pretty active, 4 days a week, just no real structure.")],
+            ),
+        ],
+        the_persona=persona(
+            "en", {"routine.training_per_week": [("1", START, []), ("4", at(12, "19:00"), [announce])]}
+        ),
+    )
+    assert ids(findings(view, "state")) == [["p01-s0001-m01", "p01-s0005-m01"]]
+
+
+def test_a_number_that_happens_to_equal_an_old_routine_value_is_not_the_routine_said():
+    """Training went from 4 to 2 a week: "$4,635 saved" does not say the old 4 as the present count."""
+    view = world(
+        "en",
+        [event("p01-c01-e01", "finance", START, END)],
+        [
+            session(
+                "p01-s0003",
+                "p01-c01-e01",
+                [("user", at(5, "19:00"), "New gym, so 2 times a week from now on.")],
+            ),
+            session(
+                "p01-s0008",
+                "p01-c01-e01",
+                [
+                    (
+                        "user",
+                        at(14, "12:41"),
+                        "Right now I have about $4,635 saved and that's it.",
+                    )
+                ],
+            ),
+        ],
+        the_persona=persona(
+            "en", {"routine.training_per_week": [("4", START, []), ("2", at(5, "19:00"), ["p01-s0003-m01"])]}
+        ),
+    )
+    assert findings(view, "state") == []
+
+
 def test_a_training_routine_said_the_same_each_time_passes():
     view = world(
         "en",
@@ -446,39 +510,92 @@ def test_two_counts_of_this_weeks_sessions_in_one_session_are_named():
     assert ids(findings(view, "state")) == [["p01-s0022-m01", "p01-s0022-m03"]]
 
 
-def test_claims_that_disagree_need_an_announced_change():
-    def view_with(versions):
-        return world(
-            "en",
-            [event("p01-c01-e01", "commute_talk", START, END)],
-            [
-                session(
-                    "p01-s0001",
-                    "p01-c01-e01",
-                    [("user", at(3, "08:00"), "My commute is 25 minutes by light rail.")],
-                ),
-                session(
-                    "p01-s0009",
-                    "p01-c01-e01",
-                    [("user", at(12, "08:00"), "It takes me 40 minutes to get in now.")],
-                ),
-            ],
-            claims=[
-                claim("p01-s0001-m01", 1, "persona", "commute_minutes", "25", at(3, "08:00")),
-                claim("p01-s0009-m01", 1, "persona", "commute_minutes", "40", at(12, "08:00")),
-            ],
-            the_persona=persona("en", versions),
-        )
+COMMUTE_LINES = [
+    ("p01-s0001", at(3, "08:00"), "My commute is 25 minutes by light rail."),
+    ("p01-s0005", at(8, "19:00"), "Switched to the bus — 40 minutes each way now."),
+    ("p01-s0009", at(12, "08:00"), "It takes me 40 minutes to get in now."),
+]
 
-    assert ids(findings(view_with({}), "state")) == [["p01-s0001-m01", "p01-s0009-m01"]]
-    # an announced change: an event that sets the routine to the new value
-    announced = view_with({})
-    announced.graph.events.append(
-        event(
-            "p01-c01-e02", "move", at(10, "00:00"), at(11, "23:59"), **{"set:transport.commute_minutes": "40"}
-        )
+
+def commute_world(versions: list[tuple[str, datetime, list[str]]], events: list[Event] = ()) -> PersonaView:
+    """A persona who says 25 minutes, then 40 (announced in s0005 when `versions` says so), then 40."""
+    sessions = [session(sid, "p01-c01-e01", [("user", when, text)]) for sid, when, text in COMMUTE_LINES]
+    claims = [
+        claim(f"{sid}-m01", 1, "persona", "commute_minutes", value, when, text)
+        for (sid, when, text), value in zip(COMMUTE_LINES, ("25", "40", "40"))
+    ]
+    return world(
+        "en",
+        [event("p01-c01-e01", "commute_talk", START, END), *events],
+        sessions,
+        claims=claims,
+        the_persona=persona("en", {"routine.commute_minutes": versions} if versions else {}),
     )
-    assert findings(announced, "state") == []
+
+
+def test_routine_claims_that_change_with_no_announcement_are_named():
+    assert ids(findings(commute_world([]), "state")) == [["p01-s0001-m01", "p01-s0005-m01"]]
+
+
+def test_a_routine_that_changes_through_an_announcing_message_passes():
+    versions = [("25", START, []), ("40", at(8, "19:00"), ["p01-s0005-m01"])]
+    assert findings(commute_world(versions), "state") == []
+
+
+def test_a_routine_version_whose_message_does_not_state_it_is_no_announcement():
+    versions = [("25", START, []), ("40", at(8, "19:00"), ["p01-s0001-m01"])]  # evidence says 25
+    found = findings(commute_world(versions), "state")
+    assert ["p01-s0001-m01", "p01-s0005-m01"] in ids(found)
+
+
+def test_a_change_planned_in_the_event_graph_but_never_said_is_no_announcement():
+    plan = event(
+        "p01-c01-e02",
+        "commute_change",
+        at(7, "00:00"),
+        at(9, "23:59"),
+        **{"set:routine.commute_minutes": "40"},
+    )
+    assert ids(findings(commute_world([], [plan]), "state")) == [["p01-s0001-m01", "p01-s0005-m01"]]
+
+
+def test_persona_claims_that_differ_are_named_whatever_validity_they_record():
+    """A claim closed before the next one is said does not excuse the jump: only a change the persona
+    announced does."""
+    view = commute_world([])
+    view.claims[0].valid_to = at(5, "00:00")
+    assert ids(findings(view, "state")) == [["p01-s0001-m01", "p01-s0005-m01"]]
+
+
+def test_the_old_value_said_of_the_past_after_the_change_passes():
+    """The reply to an update names the value it replaced ("beats the old 25 minutes"): a claim whose
+    validity ends where the announced change begins speaks of the past."""
+    versions = [("25", START, []), ("40", at(8, "19:00"), ["p01-s0005-m01"])]
+    view = commute_world(versions)
+    reply = Message(
+        id="p01-s0005-m02", role="assistant", content="40 beats the old 25 minutes.", timestamp=at(8, "19:01")
+    )
+    view.sessions[1].messages.append(reply)
+    old = claim("p01-s0005-m02", 1, "persona", "commute_minutes", "25", START, reply.content)
+    old.valid_to = at(8, "19:00")
+    view = world(
+        "en",
+        view.graph.events[1:],
+        view.sessions,
+        claims=[*view.claims, old],
+        the_persona=view.persona,
+    )
+    assert findings(view, "state") == []
+
+
+def test_the_old_value_said_as_current_after_the_change_is_named():
+    versions = [("25", START, []), ("40", at(8, "19:00"), ["p01-s0005-m01"])]
+    view = commute_world(versions)
+    stale = claim("p01-s0009-m01", 2, "persona", "commute_minutes", "25", at(12, "08:00"), "25 minutes")
+    view = world(
+        "en", view.graph.events[1:], view.sessions, claims=[*view.claims, stale], the_persona=view.persona
+    )
+    assert ["p01-s0009-m01"] in ids(findings(view, "state"))
 
 
 def test_a_claim_on_a_persona_attribute_states_the_version_valid_then():

@@ -68,6 +68,8 @@ ATTRIBUTE_LABELS = {
         "pets.pet_name": "pet's name",
         "pets.pet_species": "pet",
         "learning.current_course": "current course",
+        "routine.training_per_week": "workouts a week",
+        "routine.commute_minutes": "one-way commute (minutes)",
     },
     "zh": {
         "home.city": "城市",
@@ -86,6 +88,8 @@ ATTRIBUTE_LABELS = {
         "pets.pet_name": "宠物名字",
         "pets.pet_species": "宠物",
         "learning.current_course": "在学的课",
+        "routine.training_per_week": "每周运动次数",
+        "routine.commute_minutes": "单程通勤分钟数",
     },
 }
 KIND_DESCRIPTIONS = {

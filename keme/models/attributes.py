@@ -54,8 +54,29 @@ ATTRIBUTES: tuple[AttributeSpec, ...] = (
     AttributeSpec("pets.pet_name", mutable=True, initial="absent"),
     AttributeSpec("pets.pet_species", mutable=True, initial="absent"),
     AttributeSpec("learning.current_course", mutable=True),
+    # routines: said through named quantities of the same name (`{num:2-4@training_per_week}`), changed
+    # only by a life change whose update message states the new value
+    AttributeSpec("routine.training_per_week", mutable=True),
+    AttributeSpec("routine.commute_minutes", mutable=True),
+    AttributeSpec("routine.usual_lunch", mutable=True),
 )
 
 BY_KEY: dict[str, AttributeSpec] = {spec.key: spec for spec in ATTRIBUTES}
 DIMENSIONS: tuple[str, ...] = tuple(dict.fromkeys(spec.dimension for spec in ATTRIBUTES))
 IMMUTABLE_KEYS: frozenset[str] = frozenset(spec.key for spec in ATTRIBUTES if not spec.mutable)
+ROUTINE = "routine"  # the dimension whose attributes are claimed under their name, a registered predicate
+
+
+def claim_predicate(key: str) -> str:
+    """The predicate a claim on attribute `key` carries: `training_per_week` for
+    `routine.training_per_week` (the name the templates' named quantities use), the key otherwise."""
+    dimension, _, name = key.partition(".")
+    return name if dimension == ROUTINE else key
+
+
+def attribute_key(predicate: str) -> str | None:
+    """The persona attribute a claim predicate states, if any (the inverse of `claim_predicate`)."""
+    if predicate in BY_KEY:
+        return predicate
+    routine = f"{ROUTINE}.{predicate}"
+    return routine if routine in BY_KEY else None

@@ -52,7 +52,9 @@ def build_persona(spec: PersonaSpec, index: int, seed: int, res: Resources) -> P
         ):
             versions: list[AttributeVersion] = []
         else:
-            value = generated.get(attr.key) or rng.choice(res.persona.attributes[attr.key].values)
+            text = res.persona.attributes[attr.key]
+            held = {key: v for key in text.fits if (v := _initial(dimensions, key)) is not None}
+            value = generated.get(attr.key) or rng.choice(text.fitting(held))
             versions = [AttributeVersion(value=value, valid_from=start)]
         dim, _, field = attr.key.partition(".")
         dimensions.setdefault(dim, {})[field] = Attribute(
@@ -67,3 +69,11 @@ def build_persona(spec: PersonaSpec, index: int, seed: int, res: Resources) -> P
         end=end,
         dimensions=dimensions,
     )
+
+
+def _initial(dimensions: dict[str, dict[str, Attribute]], key: str) -> str | None:
+    """The starting value of attribute `key` among those built so far (an attribute that must fit it,
+    a usual lunch and the diet, comes after it in ATTRIBUTES)."""
+    dim, _, field = key.partition(".")
+    attr = dimensions.get(dim, {}).get(field)
+    return attr.versions[0].value if attr is not None and attr.versions else None

@@ -28,7 +28,9 @@ from keme.text.fill import fill
 from keme.text.normalize import parse_money
 
 MONEY_ATTRS = frozenset({"finance.monthly_budget", "finance.savings_goal"})
-NUMBER_ATTRS = frozenset({"basic_info.age"}) | MONEY_ATTRS
+NUMBER_ATTRS = (
+    frozenset({"basic_info.age", "routine.training_per_week", "routine.commute_minutes"}) | MONEY_ATTRS
+)
 SOCIAL_NAMES = ("social_circle.best_friend", "social_circle.sibling", "social_circle.partner")
 GENERALIZABLE = (
     "travel.seat_preference",

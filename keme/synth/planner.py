@@ -26,7 +26,7 @@ from keme.synth.capacity import ROOMY_PER_KIND, chapter_windows, roomy_kinds
 from keme.synth.state import Trajectory
 from keme.synth.timing import DEFAULT_TIMING, TIMING, block_order, candidate_days, day_ok, slot_key
 from keme.text import lang as fmt
-from keme.text.resources import Resources
+from keme.text.resources import ResourceError, Resources
 from keme.text.titles import leaf_title, title_and_summary
 from keme.world.catalog import DINING, Catalog, Product, load_catalog
 from keme.world.places import OCCASION_EPISODES, TripSpan, slot_allowed, where
@@ -323,8 +323,17 @@ def _steps(steps: list[str], lang: str) -> str:
     return " ".join(f"{i}) {step[0].upper()}{step[1:]}." for i, step in enumerate(steps, 1))
 
 
-def _new_value(key: str, rng: random.Random, current: str | None, res: Resources) -> str:
-    options = [v for v in res.persona.attributes[key].values if v != current]
+def _new_value(
+    key: str, rng: random.Random, current: str | None, res: Resources, held: dict[str, str] | None = None
+) -> str:
+    """Another value of `key`, one that fits what the persona will hold (`held`: the usual lunch fits the
+    new diet)."""
+    options = [v for v in res.persona.attributes[key].fitting(held or {}) if v != current]
+    if not options:
+        raise ResourceError(
+            f"no new value of {key} fits {held}: give each value its options in "
+            f"keme/text/{res.lang}/persona.yaml attributes.{key}.fits"
+        )
     return rng.choice(options)
 
 
@@ -359,7 +368,9 @@ def change_params(
         }
     for key in change.attributes:
         if key not in new:
-            new[key] = _new_value(key, rng, current[key], res)
+            fits = res.persona.attributes[key].fits
+            held = {k: new.get(k) or persona.value_at(k, when) or "" for k in fits}
+            new[key] = _new_value(key, rng, current[key], res, held)
     if change.name == "job_change":
         params |= {"target_company": new["career.company"], "target_title": new["career.job_title"]}
     params |= {SET + key: value for key, value in new.items()}

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from keme.config import SynthConfig
 from keme.errors import SynthesisError
 from keme.models import Anchor, AttributeVersion, Claim, Event, Message, Persona, Session
+from keme.models.attributes import attribute_key
 from keme.models.catalog import ANCHOR_MOMENTS, CHANGES
 from keme.prior.anchors import anchor_message_text, anchor_slots
 from keme.synth.planner import SET
@@ -75,6 +77,20 @@ def _persona_values(persona: Persona, when: datetime) -> dict[str, str]:
         if value is not None:
             values[attr.key] = value
     return values
+
+
+def routines_first(values: dict[str, str], recall: Recall | None) -> Recall:
+    """`recall`, except that a routine (`training_per_week`) says the persona's value in `values`: the
+    session's values, which the update beat changes, so a line after an announced change says the new
+    routine and a line before it the old one."""
+
+    def inner(predicate: str, draw: Callable[[], str]) -> str:
+        key = attribute_key(predicate)
+        if key is not None and key in values:
+            return values[key]
+        return recall(predicate, draw) if recall is not None else draw()
+
+    return inner
 
 
 def _slots(
@@ -254,6 +270,7 @@ def compose(
     `usage` (the persona's lines so far, by budget key) steers the draws away from lines already said."""
     lang = res.lang
     values = _persona_values(persona, start)
+    recall = routines_first(values, recall)
     ctx = Context(
         lang=lang,
         rng=rng,
@@ -508,7 +525,7 @@ def _apply(
                 persona.attribute(key).versions.append(
                     AttributeVersion(value=value, valid_from=message.timestamp, evidence=[message.id])
                 )
-        for key in sorted(draft.links):
+        for key in sorted(draft.links | _routines_said(draft, persona)):
             version = persona.attribute(key).version_at(message.timestamp)
             if (
                 version is not None
@@ -516,6 +533,17 @@ def _apply(
                 and version.value in message.content
             ):
                 version.evidence.append(message.id)
+
+
+def _routines_said(draft: Draft, persona: Persona) -> set[str]:
+    """The routine attributes a draft says through named quantities (`{num:2-4@training_per_week}`): the
+    message is evidence of the version it states."""
+    keys = {attribute_key(r.name) for r in draft.said if r.kind in ("num", "money", "pool")}
+    return {
+        k
+        for k in keys
+        if k is not None and k.partition(".")[2] in persona.dimensions.get(k.partition(".")[0], {})
+    }
 
 
 def _new_value_for(key: str, leaf: Event, params: dict[str, str], content: str) -> str:

@@ -11,7 +11,7 @@ import re
 import sys
 from pathlib import Path
 
-from keme.models.attributes import ATTRIBUTES, BY_KEY, IMMUTABLE_KEYS
+from keme.models.attributes import ATTRIBUTES, BY_KEY, IMMUTABLE_KEYS, ROUTINE
 from keme.models.catalog import ANCHOR_SLOTS, CHANGES, all_moments
 from keme.text import resources as r
 from keme.text.slots import SESSION_SLOTS
@@ -124,6 +124,28 @@ def check_pools(folder: Path) -> list[str]:
     return problems
 
 
+def _fits_problems(where: str, key: str, entry: r.AttributeText, text: r.PersonaText) -> list[str]:
+    """A `fits` table pairs every value of an attribute built earlier with at least two of this one's
+    values (so a change of the other always finds a new one that fits)."""
+    problems = []
+    order = [spec.key for spec in ATTRIBUTES]
+    for other, table in entry.fits.items():
+        if other not in BY_KEY or order.index(other) >= order.index(key):
+            problems.append(f"{where}.{other}: must be an attribute listed before {key} in ATTRIBUTES")
+            continue
+        other_values = text.attributes[other].values if other in text.attributes else []
+        if missing := sorted(set(other_values) - set(table)):
+            problems.append(f"{where}.{other}: no options for {missing}")
+        for value, options in table.items():
+            if value not in other_values:
+                problems.append(f"{where}.{other}.{value}: not a value of {other}")
+            if len(options) < 2:
+                problems.append(f"{where}.{other}.{value}: expected >= 2 options")
+            if bad := sorted(set(options) - set(entry.values)):
+                problems.append(f"{where}.{other}.{value}: {bad} are not in values")
+    return problems
+
+
 def check_persona(folder: Path) -> list[str]:
     text = r.parse_file(r.PersonaText, folder / "persona.yaml")
     pools = pool_names(folder)
@@ -134,10 +156,13 @@ def check_persona(folder: Path) -> list[str]:
         if entry is None:
             problems.append(f"{where} attributes.{spec.key}: missing")
             continue
-        if spec.key not in NAME_VALUED and len(entry.values) < 6:
-            problems.append(f"{where} attributes.{spec.key}.values: expected >= 6")
+        # a routine is a count a person plausibly keeps (training a week): fewer distinct values
+        minimum = 5 if spec.dimension == ROUTINE else 6
+        if spec.key not in NAME_VALUED and len(entry.values) < minimum:
+            problems.append(f"{where} attributes.{spec.key}.values: expected >= {minimum}")
         if len(entry.reveal) < 3:
             problems.append(f"{where} attributes.{spec.key}.reveal: expected >= 3 exchanges")
+        problems += _fits_problems(f"{where} attributes.{spec.key}.fits", spec.key, entry, text)
         for j, ex in enumerate(entry.reveal):
             u, a = compile_template(ex.u), compile_template(ex.a)
             if "value" not in u.slots:

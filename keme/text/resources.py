@@ -46,6 +46,18 @@ class PatternText(_Strict):
 class AttributeText(_Strict):
     values: list[str] = Field(default_factory=list)
     reveal: list[ExchangeText] = Field(min_length=1)
+    # the values that go with another attribute's value: {"diet.diet_type": {"vegan": ["lentil soup", ...]}}
+    # (a usual lunch fits the diet); the persona starts with, and a change picks, only a value that fits
+    fits: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
+
+    def fitting(self, held: dict[str, str]) -> list[str]:
+        """The values that fit what the persona holds (`held`: attribute key -> value); all values when
+        the attribute pairs with nothing."""
+        options = self.values
+        for key, table in sorted(self.fits.items()):
+            if key in held:
+                options = [v for v in options if v in table.get(held[key], [])]
+        return options
 
 
 class ChangeText(_Strict):

@@ -18,6 +18,7 @@ from decimal import Decimal, InvalidOperation
 from pydantic import BaseModel, ConfigDict, Field
 
 from keme.models import Anchor, Claim, Event, Message, Persona
+from keme.models.attributes import attribute_key, claim_predicate
 from keme.models.world import Speaker
 from keme.text import lang as fmt
 from keme.world.predicates import PredicateError, Predicates
@@ -92,7 +93,11 @@ class Ledger:
         self._pending = {}
 
     def recall(self, predicate: str, draw: Callable[[], str]) -> str:
-        """The value the world holds for `predicate` in the current scope, drawn on first use."""
+        """The value the world holds for `predicate` in the current scope, drawn on first use; a routine
+        (`training_per_week`) is the persona attribute's version valid at the session, never a draw."""
+        routine = self._routine(predicate)
+        if routine is not None:
+            return routine
         key = self._key(predicate)
         held = self._pending.get(key)
         if held is None:
@@ -100,6 +105,18 @@ class Ledger:
         if held is None:
             held = self._pending[key] = self._in_details(predicate) or draw()
         return held
+
+    def _routine(self, predicate: str) -> str | None:
+        """The persona's value of the attribute `predicate` names, at the session's start."""
+        scene = self._require_scene()
+        key = attribute_key(predicate)
+        if key is None:
+            return None
+        when = scene.anchor.timestamp if scene.anchor is not None else scene.leaf.start
+        try:
+            return scene.persona.value_at(key, when)
+        except KeyError:  # a persona written before the attribute existed
+            return None
 
     def _in_details(self, predicate: str) -> str | None:
         """The episode's own value for `predicate`, when the planner chose one (a social episode's
@@ -214,10 +231,14 @@ class Ledger:
         session_subject = f"event:{scene.leaf.id}"
         if report.kind in ("persona", "old"):
             valid_from, valid_to = _version_validity(persona, report.name, report.value, message.timestamp)
-            return "persona", report.name, report.value, valid_from, valid_to
+            return "persona", claim_predicate(report.name), report.value, valid_from, valid_to
         if report.kind in NAMED:
             predicate = self._predicate(report.name)
             value = canonical(report.value, predicate.type, scene)
+            key = attribute_key(report.name)
+            if predicate.scope == "persona" and key is not None and _has(persona, key):
+                valid_from, valid_to = _version_validity(persona, key, value, message.timestamp)
+                return "persona", report.name, value, valid_from, valid_to
             if predicate.scope == "persona":
                 return "persona", report.name, value, persona.start, None
             if predicate.scope == "event":
@@ -281,8 +302,9 @@ def close_versions(claims: list[Claim], persona: Persona) -> list[Claim]:
     trajectory is done its versions are final and each claim ends where its version does."""
     closed = []
     for claim in claims:
-        if claim.subject == "persona" and "." in claim.predicate and claim.valid_to is None:
-            _, valid_to = _version_validity(persona, claim.predicate, claim.value, claim.valid_from)
+        key = attribute_key(claim.predicate) if claim.subject == "persona" else None
+        if key is not None and _has(persona, key) and claim.valid_to is None:
+            _, valid_to = _version_validity(persona, key, claim.value, claim.valid_from)
             if valid_to is not None:
                 claim = claim.model_copy(update={"valid_to": valid_to})
         closed.append(claim)
@@ -333,6 +355,12 @@ def anchor_extras(anchor: Anchor, slot: str) -> list[tuple[str, str]]:
     if r.kind == "calendar" and slot == "event_time":
         return [("end_time", r.end.strftime("%H:%M"))]
     return []
+
+
+def _has(persona: Persona, key: str) -> bool:
+    """The persona records attribute `key` (a persona written before routines were attributes does not)."""
+    dimension, _, name = key.partition(".")
+    return name in persona.dimensions.get(dimension, {})
 
 
 def _version_validity(

@@ -1,13 +1,19 @@
 """A state holds until an announced change: claims on one subject and predicate agree while both are
 valid, a persona attribute claim says the version valid then, and the routine numbers said in text
-(training a week) do not jump without a change; counts said in one session agree."""
+(training a week) do not jump without a change; counts said in one session agree.
+
+An announced change is read from the data alone: a version of the persona attribute (routines are the
+`routine.*` attributes, claimed under their name, `training_per_week`) that starts between the two
+statements, whose evidence message states the new value. A change the event graph plans but no message
+says is not one."""
 
 from __future__ import annotations
 
-from datetime import datetime
+import re
+from datetime import datetime, timedelta
 
-from keme.models import Claim
-from keme.models.attributes import BY_KEY
+from keme.models import Attribute, Claim
+from keme.models.attributes import attribute_key, claim_predicate
 from keme.world.check.base import Finding, World, day, quote
 
 RULE = "state"
@@ -34,28 +40,73 @@ def same(a: str, b: str) -> bool:
         return False
 
 
+def attribute_of(world: World, predicate: str) -> Attribute | None:
+    """The persona attribute a claim predicate states: its key (`career.company`), or a routine named by
+    its predicate (`training_per_week` is `routine.training_per_week`); None for any other predicate."""
+    key = attribute_key(predicate)
+    if key is None:
+        return None
+    try:
+        return world.view.persona.attribute(key)
+    except KeyError:
+        return None
+
+
 def announced(world: World, predicate: str, value: str, after: datetime, until: datetime) -> bool:
-    """A change to `value` is announced between `after` and `until`: a persona attribute version with
-    evidence, or an event that sets the predicate (params `set:<key>`)."""
-    if predicate in BY_KEY:
-        attr = world.view.persona.attribute(predicate)
-        for version in attr.versions:
-            if after < version.valid_from <= until and version.evidence and same(version.value, value):
-                return True
-    for event in world.view.graph.events:
-        for key, said in event.params.items():
-            if not key.startswith("set:"):
-                continue
-            target = key[4:]
-            if (target == predicate or target.endswith("." + predicate)) and same(said, value):
-                if event.start <= until and event.end >= after:
-                    return True
+    """A change to `value` is announced in (`after`, `until`]: a version of the persona attribute the
+    predicate names starts then, and its evidence is a message of this dataset that states the value
+    (one of its claims says it, or its text does). A plan in the event graph is not an announcement:
+    only what a message says is."""
+    attr = attribute_of(world, predicate)
+    if attr is None:
+        return False
+    for version in attr.versions:
+        if not (after < version.valid_from <= until and same(version.value, value)):
+            continue
+        if any(_states(world, message_id, attr.key, version.value) for message_id in version.evidence):
+            return True
     return False
+
+
+def _states(world: World, message_id: str, key: str, value: str) -> bool:
+    message = world.view.messages.get(message_id)
+    if message is None:
+        return False
+    predicates = {key, claim_predicate(key)}
+    if any(c.predicate in predicates and same(c.value, value) for c in world.claims_of.get(message_id, [])):
+        return True
+    return _contains(message.content, value)
+
+
+def _contains(text: str, value: str) -> bool:
+    """`value` is said in `text`: a number as a whole number ("4", not the 4 of "$4,635")."""
+    if value.isdigit():
+        return re.search(rf"(?<![\d,.]){value}(?![\d,.]\d|\d)", text) is not None
+    return value in text
+
+
+def _said_at(world: World, claim: Claim) -> datetime:
+    message = world.view.messages.get(claim.message_id)
+    return message.timestamp if message is not None else claim.valid_from
+
+
+def _past(world: World, claim: Claim) -> bool:
+    """A claim of the value an attribute held before an announced change, said after it ("能把《X》挤下去"
+    in the reply to the update): it speaks of its own validity, which ends where the change begins."""
+    if claim.valid_to is None or claim.valid_to > _said_at(world, claim):
+        return False
+    attr = attribute_of(world, claim.predicate)
+    return attr is not None and any(
+        v.valid_from == claim.valid_to and any(_states(world, m, attr.key, v.value) for m in v.evidence)
+        for v in attr.versions
+    )
 
 
 def _claims(world: World) -> list[Finding]:
     """Claims on one subject and predicate whose validity overlaps agree, unless a change is announced.
-    Object conditions are the objects rule's."""
+    Claims about the persona (an attribute, a routine, any persona-scope quantity) hold from one said to
+    the next: two that differ need an announced change between the moments they are said, whatever
+    validity they record. Object conditions are the objects rule's."""
     groups: dict[tuple[str, str], list[Claim]] = {}
     for claim in world.view.claims:
         if claim.subject.startswith("object:") and claim.predicate == "condition":
@@ -67,13 +118,25 @@ def _claims(world: World) -> list[Finding]:
         if c.valid_to is not None and c.valid_to < c.valid_from
     ]
     for (subject, predicate), claims in groups.items():
-        claims.sort(key=lambda c: (c.valid_from, c.id))
+        persona = subject == "persona"
+        if persona:
+            claims = [c for c in claims if not _past(world, c)] or claims[:1]
+            # an update message says the old value and the new one: the older version's claim first
+            claims.sort(key=lambda c: (_said_at(world, c), c.valid_from, c.id))
+        else:
+            claims.sort(key=lambda c: (c.valid_from, c.id))
         held = claims[0]
         for claim in claims[1:]:
             if same(claim.value, held.value):
                 continue
-            overlaps = held.valid_to is None or held.valid_to > claim.valid_from
-            if overlaps and not announced(world, predicate, claim.value, held.valid_from, claim.valid_from):
+            if persona:
+                # the change may be announced by the very message that says the old value ({old:...})
+                overlaps, until = True, _said_at(world, claim)
+                after = _said_at(world, held) - timedelta(microseconds=1)
+            else:
+                overlaps = held.valid_to is None or held.valid_to > claim.valid_from
+                after, until = held.valid_from, claim.valid_from
+            if overlaps and not announced(world, predicate, claim.value, after, until):
                 out.append(
                     world.finding(
                         RULE,
@@ -90,14 +153,11 @@ def _claims(world: World) -> list[Finding]:
 def _attributes(world: World) -> list[Finding]:
     """A claim on a persona attribute states the version valid when it is said."""
     out = []
-    persona = world.view.persona
     for claim in world.view.claims:
-        if claim.subject != "persona" or claim.predicate not in BY_KEY:
+        attr = attribute_of(world, claim.predicate) if claim.subject == "persona" else None
+        if attr is None:
             continue
-        try:
-            valid = persona.value_at(claim.predicate, claim.valid_from)
-        except KeyError:
-            continue
+        valid = attr.value_at(claim.valid_from)
         if valid is not None and not same(valid, claim.value):
             out.append(
                 world.finding(
@@ -116,7 +176,13 @@ def _stale_text(world: World) -> list[Finding]:
     cues = world.cues
     persona = world.view.persona
     out = []
-    changing = [a for a in persona.attributes() if len({v.value for v in a.versions}) > 1]
+    # a number in text ("$4,635", "2 coffees") does not say which quantity it counts: numeric attributes
+    # are judged by their claims (`_attributes`) and the training cues (`_routine_text`)
+    changing = [
+        a
+        for a in persona.attributes()
+        if len({v.value for v in a.versions}) > 1 and not all(v.value.isdigit() for v in a.versions)
+    ]
     for _, message in world.said(("user",)):
         for attr in changing:
             current = attr.value_at(message.timestamp)
