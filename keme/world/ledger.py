@@ -101,6 +101,20 @@ class Ledger:
             held = self._pending[key] = self._in_details(predicate) or draw()
         return held
 
+    def held(self) -> list[tuple[str, str]]:
+        """(predicate, value) of every value held in the current session's scopes (the persona's, its
+        episode's, its record's, this session's), pending ones included, in the order drawn."""
+        scene = self._require_scene()
+        scopes = {"persona", f"event:{scene.episode.id}", f"session:{scene.leaf.id}"}
+        if scene.anchor is not None:
+            scopes.add(f"anchor:{scene.anchor.id}")
+        out: dict[str, str] = {}
+        for key, value in [*self.state.values.items(), *self._pending.items()]:
+            scope, _, predicate = key.partition("|")
+            if scope in scopes:
+                out.setdefault(predicate, value)
+        return list(out.items())
+
     def _in_details(self, predicate: str) -> str | None:
         """The episode's own value for `predicate`, when the planner chose one (a social episode's
         party_size): a line that names it says what the episode's slots say."""
