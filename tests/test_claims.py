@@ -167,6 +167,13 @@ def test_a_routine_is_the_persona_version_valid_at_the_session_never_a_draw():
     assert ledger.state.values == {}  # the persona holds it, not the ledger
 
 
+def test_the_values_held_for_a_session_include_the_routine_in_force_then():
+    """What the LLM brain is told to say: the training routine valid at the session, not a stale one."""
+    ledger = Ledger(default_predicates())
+    ledger.begin(Scene(_trains(*TRAINS), OUTING, OUTING, None, "en", {}))
+    assert ("training_per_week", "5") in ledger.held()
+
+
 def test_a_routine_said_as_a_quantity_or_as_an_attribute_is_one_predicate_valid_over_its_version():
     scene = Scene(_trains(*TRAINS), DINNER, SOCIAL, None, "en", {})
     ledger = Ledger(default_predicates())

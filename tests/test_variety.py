@@ -72,6 +72,18 @@ def test_a_line_already_said_is_drawn_again_with_other_words():
     assert "Can you log my run?" in lines[0].text and "Logged." in lines[1].text
 
 
+def test_a_dressed_line_keeps_its_body_and_template_for_the_bodies_figure():
+    options = (_exchange("Can you log my run?", "Logged."),)
+    ctx = Context(lang="en", rng=random.Random(0), persona={})
+    usage = Counter({"Can you log my run?": 1, "Logged.": 1})  # said before: small talk dresses it
+    lines = exchange_lines(_talk(usage), options, ctx)
+    assert lines is not None and lines[0].text != "Can you log my run?"
+    assert [(line.body, line.source) for line in lines] == [
+        ("Can you log my run?", "Can you log my run?"),
+        ("Logged.", "Logged."),
+    ]
+
+
 def test_the_budget_prefers_another_option_before_dressing_the_line():
     options = (_exchange("Log my run?", "Logged."), _exchange("Save today's run?", "Saved."))
     ctx = Context(lang="en", rng=random.Random(0), persona={})

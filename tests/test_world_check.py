@@ -464,6 +464,33 @@ def test_a_number_that_happens_to_equal_an_old_routine_value_is_not_the_routine_
     assert findings(view, "state") == []
 
 
+def test_a_training_goal_the_user_works_toward_is_not_the_routine():
+    view = world(
+        "en",
+        [event("p01-c01-e01", "fitness", START, END)],
+        [
+            session(
+                "p01-s0001",
+                "p01-c01-e01",
+                [("user", at(2, "20:00"), "Right now I work out maybe 2 times a week, if that.")],
+            ),
+            session(
+                "p01-s0002",
+                "p01-c01-e01",
+                [
+                    (
+                        "user",
+                        at(9, "20:00"),
+                        "First session there tonight — I'm still working toward being able to work out "
+                        "four times a week.",
+                    )
+                ],
+            ),
+        ],
+    )
+    assert findings(view, "state") == []
+
+
 def test_a_training_routine_said_the_same_each_time_passes():
     view = world(
         "en",

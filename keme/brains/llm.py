@@ -45,10 +45,12 @@ from keme.text.tokens import count_tokens, han_count, has_han
 from keme.world.catalog import load_catalog
 from keme.world.check import check_world
 from keme.world.cues import load_cues
+from keme.world.held import Held, disagreements, held_values, said
 from keme.world.ledger import Report
 from keme.world.schedule import schedule_of, where_slots
 
 T = TypeVar("T", bound=BaseModel)
+MAX_HELD = 16  # held values listed in a realizer prompt: the moment's own first, then the scopes'
 
 ATTRIBUTE_LABELS = {
     "en": {
@@ -521,6 +523,11 @@ class LLMBrain:
         details = sorted((k, v) for k, v in params.items() if not k.startswith(("_", SET)))
         record = {"app": anchor.app_name, "text": anchor_message_text(anchor, res)} if anchor else None
         place = where_slots(persona, traj.graph.events, leaf, persona.country, lang)
+        traj.ledger.begin(realizer.scene_of(leaf, traj))
+        templates = [
+            t for beat in pattern.beats if not isinstance(beat, str) for x in beat.options for t in (x.u, x.a)
+        ]
+        held = held_values(traj.ledger, realizer.scene_of(leaf, traj), templates, rng)
         prompt = render(
             "realizer",
             lang,
@@ -534,6 +541,7 @@ class LLMBrain:
             context=self._context(leaf, traj),
             facts=facts,
             update=update,
+            held=held[:MAX_HELD],
             min_exchanges=3,
             max_exchanges=6,
         )
@@ -580,6 +588,7 @@ class LLMBrain:
                     )
                 elif any(f["value"] in text for _, text in turns[: announcing[0]] for f in update):
                     problems.append("the new value appears before the user announces it")
+            problems += disagreements(turns, held, load_cues(lang))
             if not problems:  # said at any time the leaf allows: its first and its last minutes
                 latest = max(start, leaf.end - timedelta(minutes=len(turns) + 1))
                 for when in dict.fromkeys((start, latest)):
@@ -590,7 +599,7 @@ class LLMBrain:
 
         dialogue, reason = self._ask("realizer", prompt, Dialogue, check, max_tokens=self.cfg.llm.max_tokens)
         if dialogue is not None:
-            session = self._commit_dialogue(dialogue, leaf, traj, anchor, facts, change, rng, res)
+            session = self._commit_dialogue(dialogue, leaf, traj, anchor, facts, change, rng, res, held)
             if session is not None:
                 return session
             reason = "the dialogue repeats an earlier session"
@@ -598,16 +607,25 @@ class LLMBrain:
             "realizer", leaf, reason, lambda: self.procedural.realize(leaf, traj, cfg, res, rng)
         )
 
-    def _commit_dialogue(self, dialogue: Dialogue, leaf, traj, anchor, facts, change, rng, res):
+    def _commit_dialogue(
+        self, dialogue: Dialogue, leaf, traj, anchor, facts, change, rng, res, held: list[Held]
+    ):
+        """The dialogue as a session whose messages carry the claims they state: the persona facts and
+        change they write, each held value they write and each count they state (keme.world.held.said);
+        a count the world did not hold yet becomes world state, so later sessions say the same."""
         drafts = []
         if anchor is not None:
             drafts.append(realizer.anchor_draft(anchor, res))
         announced = False
+        cues = load_cues(traj.persona.language)
         for role, text in dialogue.turns():
             draft = realizer.Draft(role, text.strip())
+            draft.said = said(text, held, cues)
+            for report in draft.said:
+                traj.ledger.recall(report.name, lambda value=report.value: value)
             if role == "user":
                 draft.links = {f["key"] for f in facts if f["value"] in text}
-                draft.said = [
+                draft.said += [
                     Report("persona", f["key"], f["value"], f["value"]) for f in facts if f["value"] in text
                 ]
                 if (

@@ -87,6 +87,8 @@ class Line:
     # what the template line says, (kind, name, value, text) as render reports it: its claims to be
     reports: tuple[tuple[str, str, str, str], ...] = ()
     says: tuple[tuple[str, str], ...] = ()  # what the exchange declares its user line states
+    body: str = ""  # the template line as rendered, before small talk dresses it (bench/diversity.py)
+    source: str = ""  # the template line's source text
 
 
 class Talk:
@@ -168,7 +170,16 @@ class Talk:
         keep_case = bool(template.parts) and template.parts[0].kind != "text"
         text, extra, sources = self.dress(core, role, force, keep_case)
         values = tuple(r[3] for r in reports) + extra
-        return Line(text, line_key(text, values), values, links, sources, tuple(reports))
+        return Line(
+            text,
+            line_key(text, values),
+            values,
+            links,
+            sources,
+            tuple(reports),
+            body=core,
+            source=template.source,
+        )
 
     def dress(
         self, core: str, role: str, force: bool, keep_case: bool = False

@@ -18,7 +18,7 @@ from decimal import Decimal, InvalidOperation
 from pydantic import BaseModel, ConfigDict, Field
 
 from keme.models import Anchor, Claim, Event, Message, Persona
-from keme.models.attributes import attribute_key, claim_predicate
+from keme.models.attributes import ATTRIBUTES, ROUTINE, attribute_key, claim_predicate
 from keme.models.world import Speaker
 from keme.text import lang as fmt
 from keme.world.predicates import PredicateError, Predicates
@@ -117,6 +117,24 @@ class Ledger:
             return scene.persona.value_at(key, when)
         except KeyError:  # a persona written before the attribute existed
             return None
+
+    def held(self) -> list[tuple[str, str]]:
+        """(predicate, value) of every value held in the current session's scopes (the routines in force,
+        the persona's, its episode's, its record's, this session's), pending ones included, in the order
+        drawn."""
+        scene = self._require_scene()
+        scopes = {"persona", f"event:{scene.episode.id}", f"session:{scene.leaf.id}"}
+        if scene.anchor is not None:
+            scopes.add(f"anchor:{scene.anchor.id}")
+        out: dict[str, str] = {}
+        for spec in ATTRIBUTES:  # the routines in force, as `recall` says them
+            if spec.dimension == ROUTINE and (value := self._routine(claim_predicate(spec.key))) is not None:
+                out[claim_predicate(spec.key)] = value
+        for key, value in [*self.state.values.items(), *self._pending.items()]:
+            scope, _, predicate = key.partition("|")
+            if scope in scopes:
+                out.setdefault(predicate, value)
+        return list(out.items())
 
     def _in_details(self, predicate: str) -> str | None:
         """The episode's own value for `predicate`, when the planner chose one (a social episode's
