@@ -222,3 +222,52 @@ def test_update_and_reveal_lines_survive_every_shape(monkeypatch, style):
     for keys, drafts in revealed:
         linked = {key for d in drafts for key in d.links}
         assert set(keys) <= linked
+
+
+# -- where parts go -------------------------------------------------------------------------------
+def _polite_talk(lang: str, seed: int, part_of_day: str) -> Talk:
+    return Talk(
+        resources.get(lang).parts, Style(THREAD, "polite"), random.Random(seed), Counter(), lang, part_of_day
+    )
+
+
+@pytest.mark.parametrize(("lang", "part"), [("en", "evening"), ("zh", "晚上")])
+def test_a_wish_for_the_day_ends_only_the_last_message(lang, part):
+    wishes = {p.template.source for p in resources.get(lang).parts.by_kind["offers"] if p.at == "end"}
+    assert wishes, "the offers hold wishes tagged at: end"
+    for seed in range(60):
+        talk = _polite_talk(lang, seed, part)
+        assert talk.pick("offers").template.source not in wishes
+    chosen = set()
+    for seed in range(200):
+        talk = _polite_talk(lang, seed, part)
+        talk.final = True
+        chosen.add(talk.pick("offers").template.source)
+    assert chosen & wishes
+
+
+@pytest.mark.parametrize(("lang", "part"), [("en", "morning"), ("zh", "早上")])
+def test_a_greeting_is_only_the_first_reply(lang, part):
+    greetings = {p.template.source for p in resources.get(lang).parts.by_kind["acks"] if p.at == "start"}
+    assert greetings
+    for seed in range(60):
+        talk = _polite_talk(lang, seed, part)
+        talk.opened = True
+        assert talk.pick("acks").template.source not in greetings
+
+
+def test_one_more_question_leads_only_a_question_and_is_never_an_opener():
+    parts = resources.get("en").parts
+    assert not any("one more" in p.template.source.lower() for p in parts.by_kind["openers"])
+    for seed in range(80):
+        talk = _polite_talk("en", seed, "morning")
+        talk.opened = True
+        assert "question" not in talk.pick("segues", leads="statement").template.source.lower()
+
+
+def test_a_closer_of_two_parts_puts_its_wish_last():
+    for seed in range(120):
+        talk = _polite_talk("en", seed, "evening")
+        line = talk.standalone("closers")
+        if re.search(r"have a good evening|enjoy your evening", line.text, re.IGNORECASE):
+            assert re.search(r"(?:have a good|enjoy your) evening[.!]?$", line.text, re.IGNORECASE), line.text

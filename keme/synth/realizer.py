@@ -350,6 +350,7 @@ def compose(
                     drafts.append(_smalltalk(talk, "closers"))
                 continue
             keep = beat.p if style.shape != THREAD else min(1.0, beat.p + THREAD_EXTRA_P)
+            talk.final = i == last  # only the session's last reply may end on a wish
             if rng.random() < keep:
                 _say(talk, fit(beat.options), ctx, drafts, record=record)
     for _ in range(style.bursts):

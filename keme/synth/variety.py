@@ -119,6 +119,7 @@ class Talk:
         self.session: Counter[str] = Counter()
         self.parts_said: set[str] = set()  # part sources this session used: none twice in a session
         self.opened = False
+        self.final = False  # the line being said is the session's last message: a wish may end it
 
     def used(self, key: str) -> int:
         return self.usage[key] + self.session[key]
@@ -129,16 +130,33 @@ class Talk:
             self.parts_said.update(line.parts)
 
     # -- parts ----------------------------------------------------------------------------------
-    def part(self, kind: str, after: str | None = None) -> tuple[str, tuple[str, ...], str]:
+    def part(
+        self, kind: str, after: str | None = None, leads: str | None = None
+    ) -> tuple[str, tuple[str, ...], str]:
         """One part of `kind` that fits the session and is new to it, rendered; its said values (for the
         key) and its source."""
-        fits = self.parts.options(kind, self.style.register, self.style.talk_shape, after)
-        fits = tuple(p for p in fits if self.ctx.can_render(p.template))
-        fresh: tuple[TalkPart, ...] = tuple(p for p in fits if p.template.source not in self.parts_said)
-        chosen = self.rng.choice(fresh or fits)
+        chosen = self.pick(kind, after, leads)
         said: list[str] = []
         text = render(chosen.template, self.ctx, on_said=lambda _k, _n, _v, shown: said.append(shown))
         return text, tuple(said), chosen.template.source
+
+    def pick(self, kind: str, after: str | None = None, leads: str | None = None) -> TalkPart:
+        """The part itself: one that fits where it goes (a greeting only in the first reply, a wish only in
+        the last message, "one more question" only before a question), new to the session if it can be."""
+        fits = self.parts.options(kind, self.style.register, self.style.talk_shape, after)
+        fits = tuple(p for p in fits if self.ctx.can_render(p.template) and self.placed(p, kind, leads))
+        fresh: tuple[TalkPart, ...] = tuple(p for p in fits if p.template.source not in self.parts_said)
+        return self.rng.choice(fresh or fits)
+
+    def placed(self, part: TalkPart, kind: str, leads: str | None) -> bool:
+        """Whether `part` may go here: its `at` and `leads` tags against the session so far."""
+        if part.leads is not None and part.leads != leads:
+            return False
+        if part.at == "start":
+            return not self.opened
+        if part.at == "end":
+            return kind == "closers" or self.final
+        return True
 
     def standalone(self, kind: str, after: str | None = None) -> Line:
         """A message that is only small talk (a closer, a follow-up sent on its own), under the budget."""
@@ -148,7 +166,17 @@ class Talk:
             sources = (source,)
             if attempt > 0 and self.rng.random() < 0.6:  # two parts of the kind: "ok cool — makes sense"
                 more, said_more, other = self.part(kind, after)
-                if other != source:
+                ends = {p.template.source for p in self.parts.by_kind.get(kind, ()) if p.at == "end"}
+                if other != source and not {source, other} <= ends:
+                    if source in ends:  # a wish goes last: "Good. Nothing else for now. Have a good evening."
+                        text, more, said, said_more, source, other = (
+                            more,
+                            text,
+                            said_more,
+                            said,
+                            other,
+                            source,
+                        )
                     text, said, sources = join(self.lang, "", text, more), said + said_more, (source, other)
             line = Line(text, line_key(text, said), said, set(), sources)
             if best is None or self.used(line.key) < self.used(best.key):
@@ -178,12 +206,12 @@ class Talk:
         said: list[str] = []
         sources: list[str] = []
         kinds: list[tuple[str, str | None, bool]] = []  # (kind, after, before the line)
+        asks = "question" if core.rstrip().endswith(("?", "？")) else "statement"
         if role == "user":
             lead = "segues" if self.opened else "openers"
             before = self.rng.random() < ((0.75 if self.opened else 0.7) if force else self.lead_p(lead))
             follow = self.rng.random() < (0.15 if force else self.FOLLOW_P) or (force and not before)
-            after = "question" if core.rstrip().endswith(("?", "？")) else "statement"
-            kinds = [(lead, None, True)] * before + [("followups", after, False)] * follow
+            kinds = [(lead, None, True)] * before + [("followups", asks, False)] * follow
         else:
             ack = not self._starts_like_ack(core) and self.rng.random() < (0.8 if force else self.ACK_P)
             offer = not core.rstrip().endswith(("?", "？")) and (
@@ -192,7 +220,7 @@ class Talk:
             kinds = [("acks", None, True)] * ack + [("offers", None, False)] * offer
         prefix = suffix = ""
         for kind, after, before in kinds:
-            text, s, source = self.part(kind, after)
+            text, s, source = self.part(kind, after, asks if before else None)
             said += s
             sources.append(source)
             if before:
