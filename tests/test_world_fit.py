@@ -4,8 +4,16 @@ it goes. Each test feeds the checker a world with the defect and expects the rul
 
 from __future__ import annotations
 
+from datetime import date, datetime, timedelta
+
 import pytest
-from test_world_check import END, START, at, event, findings, ids, session, world
+from test_world_check import END, HOME, START, at, bill, event, findings, home_schedule, ids, session, world
+
+from keme.dataset.views import PersonaView
+from keme.models import Anchor, EventGraph, ScheduleBlock
+from keme.prior.anchors import free_to_shop
+from keme.world.catalog import load_catalog
+from keme.world.schedule import schedule_of
 
 
 @pytest.mark.parametrize(
@@ -45,3 +53,152 @@ def test_a_wish_for_the_part_of_the_day_it_is_passes(lang, when, text):
         [session("p01-s0001", "p01-c01-e01", [("user", when, text)], lang)],
     )
     assert findings(view, "calendar") == []
+
+
+# ---------------------------------------------------------------------------------------------- occupancy
+
+
+def day_blocks(
+    day: int, parts: list[tuple[str, str, str, str | None]], lang: str = "en"
+) -> list[ScheduleBlock]:
+    """April `day` as (from, to, place, venue) blocks in the home city."""
+    return [
+        ScheduleBlock(
+            id=f"p01-b{k:03d}",
+            persona_id="p01",
+            start=at(day, lo),
+            end=at(day, hi),
+            place=place,
+            city=HOME[lang],
+            venue=venue,
+            activity=place,
+        )
+        for k, (lo, hi, place, venue) in enumerate(parts, 1)
+    ]
+
+
+def charge_world(lang: str, when: datetime, merchant: str, category: str, schedule, events=()) -> PersonaView:
+    anchor = bill("p01-a001", merchant, "42.10", category, "USD" if lang == "en" else "CNY")
+    anchor = Anchor(**(anchor.model_dump() | {"timestamp": when})).sealed()
+    return world(
+        lang,
+        [event("p01-c01-e07", "anchor_bill", when, when + timedelta(hours=1)), *events],
+        [
+            session(
+                "p01-s0001",
+                "p01-c01-e07",
+                [
+                    ("system", when, f"Payment of $42.10 to {merchant}"),
+                    ("user", when + timedelta(minutes=3), "Log it."),
+                ],
+                lang,
+                anchor_id="p01-a001",
+            )
+        ],
+        schedule=schedule,
+        anchors=[anchor],
+    )
+
+
+def test_a_store_charge_inside_a_trip_to_another_city_is_named():
+    trip = event(
+        "p01-c01-e01",
+        "trip",
+        at(14, "00:00"),
+        at(22, "23:59"),
+        "Mexico City",
+        destination="Mexico City",
+        _trip_start="2026-04-16",
+        _trip_end="2026-04-20",
+    )
+    view = charge_world(
+        "en",
+        at(18, "15:20"),
+        "Target",
+        "Shopping",
+        home_schedule("en", [(date(2026, 4, 16), date(2026, 4, 20), "Mexico City")]),
+        [trip],
+    )
+    found = findings(view, "occupancy", load_catalog("en"))
+    assert ids(found) == [["p01-s0001-m01"]]
+    assert "Target" in found[0].text and "Mexico City trip" in found[0].text
+
+
+def test_a_supermarket_charge_while_the_schedule_has_the_persona_at_the_office_is_named():
+    office = day_blocks(
+        15,
+        [
+            ("00:00", "09:00", "home", None),
+            ("09:00", "18:00", "office", None),
+            ("18:00", "23:59", "home", None),
+        ],
+        "zh",
+    )
+    view = charge_world("zh", at(15, "10:30"), "物美超市", "买菜", office)
+    found = findings(view, "occupancy", load_catalog("zh"))
+    assert ids(found) == [["p01-s0001-m01"]]
+    assert "office" in found[0].text
+
+
+def test_a_store_run_that_leaves_the_office_mid_morning_is_named_and_one_at_lunch_passes():
+    def run(clock: str, lo: str, hi: str) -> PersonaView:
+        blocks = day_blocks(
+            15,
+            [
+                ("00:00", "09:00", "home", None),
+                ("09:00", lo, "office", None),
+                (lo, hi, "venue", "Kroger"),
+                (hi, "18:00", "office", None),
+                ("18:00", "23:59", "home", None),
+            ],
+        )
+        return charge_world("en", at(15, clock), "Kroger", "Groceries", blocks)
+
+    assert ids(findings(run("10:30", "10:05", "10:31"), "occupancy", load_catalog("en"))) == [
+        ["p01-s0001-m01"]
+    ]
+    assert findings(run("12:30", "12:05", "12:31"), "occupancy", load_catalog("en")) == []
+
+
+def test_an_online_charge_needs_no_place():
+    office = day_blocks(
+        15,
+        [
+            ("00:00", "09:00", "home", None),
+            ("09:00", "18:00", "office", None),
+            ("18:00", "23:59", "home", None),
+        ],
+    )
+    for merchant, category in (("Amazon", "Shopping"), ("Netflix", "Subscriptions"), ("DoorDash", "Dining")):
+        view = charge_world("en", at(15, "10:30"), merchant, category, office)
+        assert findings(view, "occupancy", load_catalog("en")) == [], merchant
+
+
+# ---------------------------------------------------------------------------------------------- generation
+
+
+def test_a_charge_paid_in_person_is_timed_off_work_or_at_lunch():
+    assert not free_to_shop(datetime(2026, 4, 15, 10, 30), "US")  # a Wednesday, mid-morning
+    assert free_to_shop(datetime(2026, 4, 15, 12, 40), "US")  # lunch
+    assert free_to_shop(datetime(2026, 4, 15, 19, 5), "US")  # after work
+    assert free_to_shop(datetime(2026, 4, 18, 10, 30), "US")  # a Saturday
+    assert not free_to_shop(datetime(2026, 4, 18, 7, 10), "US")  # before the shops open
+    assert not free_to_shop(datetime(2026, 4, 18, 9, 5), "US", hours=(11, 22))  # a restaurant at 9 am
+    assert free_to_shop(datetime(2026, 4, 18, 7, 10), "US", hours=(7, 22))  # a gas station
+    assert free_to_shop(datetime(2026, 10, 2, 10, 30), "CN")  # 国庆: a day off
+
+
+def test_the_schedule_puts_a_store_charge_at_the_store_and_back_at_the_office():
+    from test_world_check import persona
+
+    person = persona("en")
+    anchor = Anchor(
+        **(
+            bill("p01-a001", "Kroger", "42.10", "Groceries", "USD").model_dump()
+            | {"timestamp": at(15, "12:40")}
+        )
+    ).sealed()
+    graph = EventGraph(persona_id="p01", events=[], edges=[])
+    blocks = schedule_of(person, graph, "US", [], [anchor])
+    around = [b for b in blocks if b.start <= at(15, "13:00") and b.end >= at(15, "12:00")]
+    assert [(b.place, b.venue) for b in around] == [("office", None), ("venue", "Kroger"), ("office", None)]

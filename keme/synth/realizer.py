@@ -93,8 +93,9 @@ def _slots(
         "user_name": persona.name if lang == "zh" else persona.name.split(" ")[0],
         "date": fmt.format_date(when.date(), lang),
         "weekday": fmt.weekday(when.date(), lang),
-        "part_of_day": fmt.part_of_day(when, lang),
     }
+    if fmt.part_of_day(when, lang) == fmt.part_of_day(leaf.end, lang):  # said only if true all session long
+        slots["part_of_day"] = fmt.part_of_day(when, lang)
     return slots
 
 

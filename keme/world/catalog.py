@@ -85,6 +85,18 @@ class Category(_Strict):
     name: str = Field(description="the category label a bill shows (anchors.yaml bill.categories.*.label)")
     merchants: list[str] = Field(min_length=1)
     shareable: bool = Field(default=True, description="whether a charge can be split with others")
+    in_person: bool = Field(
+        default=False,
+        description="its charges are paid at a place in the home city (a shop, a restaurant, a clinic): the "
+        "persona is there at the charge's time, so not on a trip or at the office",
+    )
+    online: list[str] = Field(
+        default_factory=list,
+        description="merchants of an in-person category paid from anywhere (a delivery app, an online shop)",
+    )
+    hours: tuple[int, int] = Field(
+        default=(10, 21), description="[open, close) on the hour: when its places take a charge in person"
+    )
 
 
 class Occasion(_Strict):
@@ -122,12 +134,29 @@ class Catalog(_Strict):
         )
         if missing:
             raise ValueError("no venue of type: " + ", ".join(f"{t} (for {n!r})" for n, t in missing))
+        stray = sorted(m for c in self.categories for m in c.online if m not in c.merchants)
+        if stray:
+            raise ValueError("online merchants not among their category's merchants: " + ", ".join(stray))
         for kind in ("venues", "activities", "dishes", "conditions", "products", "categories", "occasions"):
             names = [entry.name for entry in getattr(self, kind)]
             twice = sorted({n for n in names if names.count(n) > 1})
             if twice:
                 raise ValueError(f"{kind} named twice: {', '.join(twice)}")
         return self
+
+    def in_person(self, merchant: str) -> bool | None:
+        """Whether a charge from `merchant` is paid there, in the home city; None for an unlisted merchant."""
+        for category in self.categories:
+            if merchant in category.merchants:
+                return category.in_person and merchant not in category.online
+        return None
+
+    def hours(self, merchant: str) -> tuple[int, int] | None:
+        """The hours a merchant paid in person takes a charge; None when it is paid from anywhere."""
+        for category in self.categories:
+            if merchant in category.merchants:
+                return category.hours if self.in_person(merchant) else None
+        return None
 
     def venues_of(self, types: Iterable[str]) -> list[Venue]:
         """The venues of any of `types`, in file order (what generation picks from)."""

@@ -165,7 +165,63 @@ def _text(world: World) -> list[Finding]:
                     )
                 )
                 break
-    out += _calendar_records(world) + _lived_elsewhere(world)
+    out += _calendar_records(world) + _lived_elsewhere(world) + _charges_in_person(world)
+    return out
+
+
+LUNCH_HOURS = (11, 15)  # [from, to) on the hour: when leaving the office for a meal or an errand is ordinary
+
+
+def _charges_in_person(world: World) -> list[Finding]:
+    """A charge paid at a home-city merchant (catalog `in_person`) puts the persona there at its time: not
+    on a trip to another city, not at the office, and not out of the office mid-morning or mid-afternoon."""
+    out = []
+    schedule = world.view.schedule
+    for anchor in sorted(world.view.anchors.values(), key=lambda a: a.timestamp):
+        record = anchor.record
+        if record.kind != "bill" or not world.catalog.in_person(record.merchant):
+            continue
+        when = anchor.timestamp
+        holders = [m.id for _, m in world.messages if m.role == "system" and m.timestamp == when][:1]
+        charge = f"the {record.category} charge {anchor.id} at {record.merchant} on {day(when)}"
+        trip = world.trip_at(when)
+        block = _block_at(schedule, when)
+        try:
+            home = world.view.persona.value_at("home.city", when)
+        except KeyError:
+            home = None
+        if trip is not None and trip.city != home:
+            out.append(
+                world.finding(
+                    RULE,
+                    holders,
+                    f"{charge} is paid in person in the home city, inside the {trip.city} trip "
+                    f"{trip.first}–{trip.last}",
+                )
+            )
+        elif block is not None and block.place == "office":
+            out.append(
+                world.finding(
+                    RULE,
+                    holders,
+                    f"{charge} is paid in person while the schedule has the persona at "
+                    f"the office ({block.id})",
+                )
+            )
+        elif (
+            block is not None and block.place == "venue" and not LUNCH_HOURS[0] <= when.hour < LUNCH_HOURS[1]
+        ):
+            i = schedule.index(block)
+            before = schedule[i - 1] if i > 0 else None
+            after = schedule[i + 1] if i + 1 < len(schedule) else None
+            if before is not None and after is not None and before.place == after.place == "office":
+                out.append(
+                    world.finding(
+                        RULE,
+                        holders,
+                        f"{charge} takes the persona out of the office at {when:%H:%M}, not at lunch",
+                    )
+                )
     return out
 
 
