@@ -7,12 +7,26 @@ from __future__ import annotations
 from datetime import date, datetime, timedelta
 
 import pytest
-from test_world_check import END, HOME, START, at, bill, event, findings, home_schedule, ids, session, world
+from test_world_check import (
+    END,
+    HOME,
+    START,
+    at,
+    bill,
+    claim,
+    event,
+    findings,
+    home_schedule,
+    ids,
+    session,
+    world,
+)
 
 from keme.dataset.views import PersonaView
 from keme.models import Anchor, EventGraph, ScheduleBlock
 from keme.prior.anchors import free_to_shop
 from keme.world.catalog import load_catalog
+from keme.world.rules import allows
 from keme.world.schedule import schedule_of
 
 
@@ -202,3 +216,97 @@ def test_the_schedule_puts_a_store_charge_at_the_store_and_back_at_the_office():
     blocks = schedule_of(person, graph, "US", [], [anchor])
     around = [b for b in blocks if b.start <= at(15, "13:00") and b.end >= at(15, "12:00")]
     assert [(b.place, b.venue) for b in around] == [("office", None), ("venue", "Kroger"), ("office", None)]
+
+
+# ---------------------------------------------------------------------------------------------- catalog
+
+
+def trip_world(lang: str, city: str, first: date, last: date) -> PersonaView:
+    trip = event(
+        "p01-c01-e01",
+        "trip",
+        datetime.combine(first, datetime.min.time()) - timedelta(days=3),
+        datetime.combine(last, datetime.min.time()) + timedelta(days=2),
+        city,
+        destination=city,
+        _trip_start=first.isoformat(),
+        _trip_end=last.isoformat(),
+    )
+    during = event("p01-c01-e01-l1", "trip_during", at(first.day, "12:00"), at(first.day, "23:00"))
+    text = "Just landed, the hotel is lovely." if lang == "en" else "刚落地，酒店不错。"
+    return world(
+        lang,
+        [trip, during],
+        [session("p01-s0001", "p01-c01-e01-l1", [("user", at(first.day, "20:10"), text)], lang)],
+        schedule=home_schedule(lang, [(first, last, city)]),
+    )
+
+
+@pytest.mark.parametrize(
+    ("lang", "city", "nights"),
+    [("en", "Tokyo", 1), ("en", "Honolulu", 1), ("zh", "巴黎", 3), ("zh", "大理", 1)],
+)
+def test_a_trip_too_short_for_how_far_it_goes_is_named(lang, city, nights):
+    first = date(2026, 4, 10)
+    view = trip_world(lang, city, first, first + timedelta(days=nights))
+    found = findings(view, "catalog", load_catalog(lang))
+    assert ids(found) == [["p01-s0001-m01"]]
+    assert f"{nights} night(s)" in found[0].text
+
+
+@pytest.mark.parametrize(
+    ("lang", "city", "nights"), [("en", "Tokyo", 6), ("en", "Miami", 2), ("zh", "厦门", 2)]
+)
+def test_a_trip_as_long_as_its_destination_takes_passes(lang, city, nights):
+    first = date(2026, 4, 10)
+    view = trip_world(lang, city, first, first + timedelta(days=nights))
+    assert findings(view, "catalog", load_catalog(lang)) == []
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_trip_destination_has_a_reach(lang):
+    from keme.text import resources
+
+    listed = {d.name for d in load_catalog(lang).destinations}
+    assert {d.name for d in resources.get(lang).pools.destinations} <= listed
+
+
+def charge_claim_world(lang: str, merchant: str, category: str, predicate: str) -> PersonaView:
+    view = charge_world(lang, at(18, "19:30"), merchant, category, home_schedule(lang))
+    said = claim("p01-s0001-m02", 1, "anchor:p01-a001", predicate, "yes", at(18, "19:33"))
+    return PersonaView(
+        view.persona,
+        graph=view.graph,
+        sessions=view.sessions,
+        schedule=view.schedule,
+        claims=[said],
+        anchors=list(view.anchors.values()),
+    )
+
+
+def test_a_broadband_bill_called_a_treat_is_named_and_a_dinner_passes():
+    found = findings(charge_claim_world("zh", "电信宽带", "话费宽带", "treat"), "catalog", load_catalog("zh"))
+    assert ids(found) == [["p01-s0001-m02"]]
+    assert "treat" in found[0].text
+    assert findings(charge_claim_world("zh", "外婆家", "餐饮", "treat"), "catalog", load_catalog("zh")) == []
+
+
+def test_going_too_often_to_an_app_is_named_and_to_a_shop_passes():
+    found = findings(
+        charge_claim_world("zh", "美团外卖", "餐饮", "paid_in_person"), "catalog", load_catalog("zh")
+    )
+    assert ids(found) == [["p01-s0001-m02"]]
+    assert (
+        findings(charge_claim_world("zh", "外婆家", "餐饮", "paid_in_person"), "catalog", load_catalog("zh"))
+        == []
+    )
+
+
+def test_a_treat_line_is_drawn_only_for_a_category_that_can_be_one():
+    catalog = load_catalog("en")
+    says = (("treat", "yes"),)
+    assert allows(says, bill("p01-a001", "Nonna Rosa's", "48.00", "Dining", "USD"), catalog)
+    assert not allows(says, bill("p01-a001", "Xfinity", "80.00", "Bills & Utilities", "USD"), catalog)
+    assert not allows(
+        (("paid_in_person", "yes"),), bill("p01-a001", "Netflix", "15.49", "Subscriptions", "USD"), catalog
+    )

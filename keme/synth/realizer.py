@@ -199,7 +199,11 @@ def _burst(drafts: list[Draft], talk: Talk, lang: str) -> None:
             talk.session.update(piece.key for piece in pieces)
             drafts[at : at + 1] = pieces
             return
-    at = talk.rng.choice(plain)
+    # a follow-up is sent last before the reply: never between the halves of a line or after another part
+    ends = [i for i in plain if i + 1 == len(drafts) or drafts[i + 1].role != "user"]
+    if not ends:
+        return
+    at = talk.rng.choice(ends)
     after = "question" if drafts[at].content.rstrip().endswith(("?", "？")) else "statement"
     line = talk.standalone("followups", after)
     drafts.insert(at + 1, Draft("user", line.text, key=line.key, shown=line.said, smalltalk=True))

@@ -87,6 +87,7 @@ class Line:
     # what the template line says, (kind, name, value, text) as render reports it: its claims to be
     reports: tuple[tuple[str, str, str, str], ...] = ()
     says: tuple[tuple[str, str], ...] = ()  # what the exchange declares its user line states
+    asks: str = "statement"  # question | statement: what the line's own words are (what a reply follows)
 
 
 class Talk:
@@ -120,6 +121,7 @@ class Talk:
         self.parts_said: set[str] = set()  # part sources this session used: none twice in a session
         self.opened = False
         self.final = False  # the line being said is the session's last message: a wish may end it
+        self.heard: str | None = None  # question | statement: the last accepted line, what the next follows
 
     def used(self, key: str) -> int:
         return self.usage[key] + self.session[key]
@@ -128,6 +130,7 @@ class Talk:
         for line in lines:
             self.session[line.key] += 1
             self.parts_said.update(line.parts)
+            self.heard = line.asks
 
     # -- parts ----------------------------------------------------------------------------------
     def part(
@@ -178,7 +181,7 @@ class Talk:
                             source,
                         )
                     text, said, sources = join(self.lang, "", text, more), said + said_more, (source, other)
-            line = Line(text, line_key(text, said), said, set(), sources)
+            line = Line(text, line_key(text, said), said, set(), sources, asks=asks_of(text))
             if best is None or self.used(line.key) < self.used(best.key):
                 best = line
             if self.used(line.key) == 0:
@@ -188,36 +191,42 @@ class Talk:
         return best
 
     # -- lines ----------------------------------------------------------------------------------
-    def line(self, template: Template, role: str, ctx: Context, force: bool) -> Line:
-        """A template line rendered, dressed in parts, with its budget key and the persona keys it used."""
+    def line(
+        self, template: Template, role: str, ctx: Context, force: bool, heard: str | None = None
+    ) -> Line:
+        """A template line rendered, dressed in parts, with its budget key and the persona keys it used;
+        `heard`: whether the line it answers asked (question) or told (statement)."""
         links: set[str] = set()
         reports: list[tuple[str, str, str, str]] = []
         core = render(template, ctx, links.add, on_said=lambda *heard: reports.append(heard))
         keep_case = bool(template.parts) and template.parts[0].kind != "text"
-        text, extra, sources = self.dress(core, role, force, keep_case)
+        text, extra, sources = self.dress(core, role, force, keep_case, heard)
         values = tuple(r[3] for r in reports) + extra
-        return Line(text, line_key(text, values), values, links, sources, tuple(reports))
+        line = Line(text, line_key(text, values), values, links, sources, tuple(reports))
+        line.asks = asks_of(core)
+        return line
 
     def dress(
-        self, core: str, role: str, force: bool, keep_case: bool = False
+        self, core: str, role: str, force: bool, keep_case: bool = False, heard: str | None = None
     ) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
         """`core` with small talk around it, the values the parts said and their sources; `force`: at
-        least one part (the plain line was said before)."""
+        least one part (the plain line was said before). A lead-in fits what it answers (`heard`): "Can
+        do." follows a request, "That makes sense." an explanation, not a question."""
         said: list[str] = []
         sources: list[str] = []
         kinds: list[tuple[str, str | None, bool]] = []  # (kind, after, before the line)
-        asks = "question" if core.rstrip().endswith(("?", "？")) else "statement"
+        asks = asks_of(core)
         if role == "user":
             lead = "segues" if self.opened else "openers"
             before = self.rng.random() < ((0.75 if self.opened else 0.7) if force else self.lead_p(lead))
             follow = self.rng.random() < (0.15 if force else self.FOLLOW_P) or (force and not before)
-            kinds = [(lead, None, True)] * before + [("followups", asks, False)] * follow
+            kinds = [(lead, heard, True)] * before + [("followups", asks, False)] * follow
         else:
             ack = not self._starts_like_ack(core) and self.rng.random() < (0.8 if force else self.ACK_P)
             offer = not core.rstrip().endswith(("?", "？")) and (
                 self.rng.random() < (0.3 if force else self.OFFER_P) or (force and not ack)
             )
-            kinds = [("acks", None, True)] * ack + [("offers", None, False)] * offer
+            kinds = [("acks", heard, True)] * ack + [("offers", None, False)] * offer
         prefix = suffix = ""
         for kind, after, before in kinds:
             text, s, source = self.part(kind, after, asks if before else None)
@@ -234,6 +243,11 @@ class Talk:
             return core.startswith(ACK_LIKE_ZH)
         first = re.split(r"[\s,.!—:;-]+", core.strip(), maxsplit=1)[0].lower()
         return first in ACK_LIKE_EN
+
+
+def asks_of(text: str) -> str:
+    """question | statement: whether a line ends by asking."""
+    return "question" if text.rstrip().endswith(("?", "？")) else "statement"
 
 
 def join(lang: str, prefix: str, core: str, suffix: str, keep_case: bool = False) -> str:
@@ -292,7 +306,10 @@ def exchange_lines(
     for attempt in range(talk.TRIES):
         chosen = talk.rng.choice(eligible)
         pairs = [("user", chosen.u)] if user_only else [("user", chosen.u), ("assistant", chosen.a)]
-        lines = [talk.line(template, role, ctx, force=attempt >= talk.BARE_TRIES) for role, template in pairs]
+        lines: list[Line] = []
+        for role, template in pairs:
+            heard = lines[-1].asks if lines else talk.heard
+            lines.append(talk.line(template, role, ctx, force=attempt >= talk.BARE_TRIES, heard=heard))
         lines[0].says = chosen.says
         score = sum(talk.used(line.key) for line in lines)
         if best is None or score < best_score:

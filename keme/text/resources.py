@@ -206,7 +206,8 @@ class PartText(_Strict):
     text: str = Field(min_length=1)
     tone: Register | None = Field(default=None, alias="register")  # None: fits either register
     shape: Shape | None = None  # None: fits a planning thread and a quick check alike
-    after: Literal["question", "statement"] | None = None  # follow-ups: the line it may follow
+    # follow-ups: the user's own line it may follow; acks and segues: the other side's line it answers
+    after: Literal["question", "statement"] | None = None
     leads: Literal["question", "statement"] | None = None  # openers, segues: the line it may lead
     # a greeting fits only the session's first reply, a wish ("have a good evening") only its last message
     at: Literal["start", "end"] | None = None

@@ -94,9 +94,30 @@ class Category(_Strict):
         default_factory=list,
         description="merchants of an in-person category paid from anywhere (a delivery app, an online shop)",
     )
+    treat: bool = Field(
+        default=False,
+        description="a charge of it can be a treat, a want paid gladly (a dinner, a show), not a bill",
+    )
     hours: tuple[int, int] = Field(
         default=(10, 21), description="[open, close) on the hour: when its places take a charge in person"
     )
+
+
+Reach = Literal["near", "far", "long_haul"]
+NIGHTS: dict[str, tuple[int, int]] = {"near": (2, 3), "far": (3, 4), "long_haul": (5, 7)}
+"""How many nights a trip of each reach lasts, fewest and most: a flight abroad is not an overnight."""
+
+
+class Destination(_Strict):
+    name: str = Field(description="a trip destination as pools.yaml destinations names it")
+    reach: Reach = Field(
+        description="how far it is from the persona's home country: near (same country, a short hop), "
+        "far (a long domestic flight or a nearby country), long_haul (another continent)"
+    )
+
+    @property
+    def nights(self) -> tuple[int, int]:
+        return NIGHTS[self.reach]
 
 
 class Occasion(_Strict):
@@ -114,6 +135,7 @@ class Catalog(_Strict):
     products: list[Product] = Field(default_factory=list)
     categories: list[Category] = Field(default_factory=list)
     occasions: list[Occasion] = Field(default_factory=list)
+    destinations: list[Destination] = Field(default_factory=list)
     general_remedies: list[str] = Field(
         default_factory=list,
         description="care that suits any condition (rest, fluids, sleep): never a mismatch",
@@ -137,7 +159,8 @@ class Catalog(_Strict):
         stray = sorted(m for c in self.categories for m in c.online if m not in c.merchants)
         if stray:
             raise ValueError("online merchants not among their category's merchants: " + ", ".join(stray))
-        for kind in ("venues", "activities", "dishes", "conditions", "products", "categories", "occasions"):
+        kinds = ("venues", "activities", "dishes", "conditions", "products", "categories", "occasions")
+        for kind in (*kinds, "destinations"):
             names = [entry.name for entry in getattr(self, kind)]
             twice = sorted({n for n in names if names.count(n) > 1})
             if twice:
@@ -150,6 +173,16 @@ class Catalog(_Strict):
             if merchant in category.merchants:
                 return category.in_person and merchant not in category.online
         return None
+
+    def nights(self, destination: str) -> tuple[int, int] | None:
+        """The fewest and most nights a trip to `destination` lasts; None for a destination not listed."""
+        for entry in self.destinations:
+            if entry.name == destination:
+                return entry.nights
+        return None
+
+    def category(self, name: str) -> Category | None:
+        return next((c for c in self.categories if c.name == name), None)
 
     def hours(self, merchant: str) -> tuple[int, int] | None:
         """The hours a merchant paid in person takes a charge; None when it is paid from anywhere."""
