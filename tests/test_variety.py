@@ -291,7 +291,9 @@ def test_a_follow_up_is_sent_last_before_the_reply_never_between_two_user_lines(
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_lead_in_fits_what_it_answers(lang):
     parts = resources.get(lang).parts
-    answers_a_question = {p.template.source for p in parts.by_kind["acks"] if p.after == "question"}
+    answers_a_question = {
+        p.template.source for p in parts.by_kind["acks"] if p.after in ("question", "request")
+    }
     answers_a_statement = {p.template.source for p in parts.by_kind["segues"] if p.after == "statement"}
     assert answers_a_question and answers_a_statement
     for seed in range(60):
@@ -299,3 +301,19 @@ def test_a_lead_in_fits_what_it_answers(lang):
         talk.opened = True
         assert talk.pick("acks", "statement").template.source not in answers_a_question
         assert talk.pick("segues", "question").template.source not in answers_a_statement
+
+
+@pytest.mark.parametrize(
+    ("lang", "line", "kind"),
+    [
+        ("en", "Can you quiz me on what I covered today?", "request"),
+        ("en", "Remind me to call Noah on Sunday.", "request"),
+        ("en", "What if it's packed and loud when we get there?", "question"),
+        ("en", "I always get really sore and then quit.", "statement"),
+        ("zh", "帮我改下简历的自我介绍", "request"),
+        ("zh", "领导问我进度，我该怎么回？", "question"),
+        ("zh", "今天会太多了，一整天都没时间干正事", "statement"),
+    ],
+)
+def test_a_reply_knows_whether_it_answers_a_request_a_question_or_a_statement(lang, line, kind):
+    assert variety.reply_to(line, lang) == kind

@@ -35,6 +35,14 @@ ACK_LIKE_EN = frozenset(
 ACK_LIKE_ZH = ("好", "行", "收到", "明白", "了解", "没问题", "嗯", "OK", "ok", "可以", "懂", "当然", "放心")
 END_EN = ".!?…)\"'"
 END_ZH = "。！？!?～…，,：:)）」』~"
+REQUEST_EN = re.compile(
+    r"(?:[a-z]+[,:—-]?\s+)?(?:can|could|would|will) you\b|(?:please|pls)\b"
+    r"|(?:remind|help|set|add|make|put|log|book|find|draft|mark|keep|save|track|show|tell|give|send|turn|move"
+    r"|file|pull|block|write)\b"
+)
+REQUEST_ZH = re.compile(
+    r"(?:.{0,6}[，,\s])?(?:帮我|帮忙|提醒我|给我|麻烦|能不能帮|可以帮|能帮|记一下|记得|设个|设一个|把)"
+)
 SPLIT_EN = re.compile(r"(?<=[.!?])\s+(?=\S)")
 SPLIT_ZH = re.compile(r"(?<=[。！？!?～，,])\s*(?=\S)")
 
@@ -87,7 +95,7 @@ class Line:
     # what the template line says, (kind, name, value, text) as render reports it: its claims to be
     reports: tuple[tuple[str, str, str, str], ...] = ()
     says: tuple[tuple[str, str], ...] = ()  # what the exchange declares its user line states
-    asks: str = "statement"  # question | statement: what the line's own words are (what a reply follows)
+    asks: str = "statement"  # request | question | statement: what a reply to the line answers
 
 
 class Talk:
@@ -181,7 +189,7 @@ class Talk:
                             source,
                         )
                     text, said, sources = join(self.lang, "", text, more), said + said_more, (source, other)
-            line = Line(text, line_key(text, said), said, set(), sources, asks=asks_of(text))
+            line = Line(text, line_key(text, said), said, set(), sources, asks=reply_to(text, self.lang))
             if best is None or self.used(line.key) < self.used(best.key):
                 best = line
             if self.used(line.key) == 0:
@@ -203,7 +211,7 @@ class Talk:
         text, extra, sources = self.dress(core, role, force, keep_case, heard)
         values = tuple(r[3] for r in reports) + extra
         line = Line(text, line_key(text, values), values, links, sources, tuple(reports))
-        line.asks = asks_of(core)
+        line.asks = reply_to(core, self.lang)
         return line
 
     def dress(
@@ -248,6 +256,15 @@ class Talk:
 def asks_of(text: str) -> str:
     """question | statement: whether a line ends by asking."""
     return "question" if text.rstrip().endswith(("?", "？")) else "statement"
+
+
+def reply_to(text: str, lang: str) -> str:
+    """What an answer to `text` answers: a request ("can you…", "remind me…", "帮我…"; "Can do." fits it), a
+    question ("Good question." fits it) or a statement ("Makes sense." fits it)."""
+    head = text.strip().lower()
+    if (REQUEST_ZH if lang == "zh" else REQUEST_EN).match(head):
+        return "request"
+    return asks_of(text)
 
 
 def join(lang: str, prefix: str, core: str, suffix: str, keep_case: bool = False) -> str:

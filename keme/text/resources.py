@@ -207,7 +207,8 @@ class PartText(_Strict):
     tone: Register | None = Field(default=None, alias="register")  # None: fits either register
     shape: Shape | None = None  # None: fits a planning thread and a quick check alike
     # follow-ups: the user's own line it may follow; acks and segues: the other side's line it answers
-    after: Literal["question", "statement"] | None = None
+    # (request: "can you…", "remind me…", "帮我…")
+    after: Literal["question", "statement", "request"] | None = None
     leads: Literal["question", "statement"] | None = None  # openers, segues: the line it may lead
     # a greeting fits only the session's first reply, a wish ("have a good evening") only its last message
     at: Literal["start", "end"] | None = None
