@@ -39,6 +39,8 @@ from keme.world.schedule import schedule_of
         ("zh", at(3, "08:30"), "设好了：前一天晚上一次。晚上愉快～"),
         ("zh", at(3, "22:17"), "记好了，放在备忘录最上面了。祝你早上顺利。"),
         ("zh", at(3, "19:05"), "好的，就这样。中午好"),
+        ("zh", at(3, "16:45"), "还有，打卡完毕，睡觉"),
+        ("en", at(3, "15:10"), "Logged it, off to bed now."),
     ],
 )
 def test_a_wish_for_another_part_of_the_day_is_named(lang, when, text):
@@ -310,3 +312,30 @@ def test_a_treat_line_is_drawn_only_for_a_category_that_can_be_one():
     assert not allows(
         (("paid_in_person", "yes"),), bill("p01-a001", "Netflix", "15.49", "Subscriptions", "USD"), catalog
     )
+
+
+def test_forgetting_what_a_phone_bill_bought_is_named_and_a_dinner_passes():
+    found = findings(
+        charge_claim_world("zh", "中国联通", "话费宽带", "bought"), "catalog", load_catalog("zh")
+    )
+    assert ids(found) == [["p01-s0001-m02"]]
+    assert findings(charge_claim_world("zh", "外婆家", "餐饮", "bought"), "catalog", load_catalog("zh")) == []
+    assert not allows(
+        (("bought", "yes"),), bill("p01-a001", "中国联通", "25.58", "话费宽带"), load_catalog("zh")
+    )
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [
+        ("zh", "打算到时候在公司附近的一家日料店吃饭的时候当面给"),
+        ("en", "High school reunion invite just landed. It's back in Worcester."),
+    ],
+)
+def test_words_that_only_look_like_a_place_said_are_not_findings(lang, text):
+    view = world(
+        lang,
+        [event("p01-c01-e01", "mood_checkin", START, END)],
+        [session("p01-s0001", "p01-c01-e01", [("user", at(19, "10:21"), text)], lang)],  # a Sunday
+    )
+    assert findings(view) == []

@@ -32,7 +32,22 @@ ACK_LIKE_EN = frozenset(
     "sure ok okay got done right yes yep yeah noted of absolutely happy great good alright understood fair "
     "makes totally no perfect nice".split()
 )
-ACK_LIKE_ZH = ("好", "行", "收到", "明白", "了解", "没问题", "嗯", "OK", "ok", "可以", "懂", "当然", "放心")
+ACK_LIKE_ZH = (
+    "好",
+    "行",
+    "收到",
+    "明白",
+    "了解",
+    "没问题",
+    "嗯",
+    "OK",
+    "ok",
+    "可以",
+    "懂",
+    "当然",
+    "放心",
+    "哈哈",
+)
 END_EN = ".!?…)\"'"
 END_ZH = "。！？!?～…，,：:)）」』~"
 REQUEST_EN = re.compile(

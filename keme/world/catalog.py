@@ -94,6 +94,11 @@ class Category(_Strict):
         default_factory=list,
         description="merchants of an in-person category paid from anywhere (a delivery app, an online shop)",
     )
+    recurring: bool = Field(
+        default=False,
+        description="its charges are bills paid on a schedule (a phone plan, rent, a subscription), not "
+        "something bought: no 'what did I buy?'",
+    )
     treat: bool = Field(
         default=False,
         description="a charge of it can be a treat, a want paid gladly (a dinner, a show), not a bill",

@@ -11,15 +11,21 @@ from keme.world.catalog import Catalog
 def allows(says: tuple[tuple[str, str], ...], anchor: Anchor | None, catalog: Catalog) -> bool:
     """Whether a line stating `says` fits the session's record: a charge is shared only when its
     category can be split (catalog `shareable`), a treat only when its category can be one (`treat`),
-    paid in person only at a merchant one goes to (`in_person`); all of them are only said of a bill."""
+    paid in person only at a merchant one goes to (`in_person`), bought only when it is not a bill paid on a
+    schedule (`recurring`); all of them are only said of a bill."""
     for predicate, value in says:
-        if predicate not in ("purpose", "treat", "paid_in_person"):
+        if predicate not in ("purpose", "treat", "paid_in_person", "bought"):
             continue
         if anchor is None or anchor.record.kind != "bill":
             return False
         if predicate == "treat":  # "worth it", "开心就好": a dinner or a show, not a broadband bill
             kind = catalog.category(anchor.record.category)
             if kind is None or not kind.treat:
+                return False
+            continue
+        if predicate == "bought":  # "what did I buy?": goods or a meal, not a phone bill
+            kind = catalog.category(anchor.record.category)
+            if kind is None or kind.recurring:
                 return False
             continue
         if predicate == "paid_in_person":  # "我是不是去得太勤了": a place one goes to, not an app

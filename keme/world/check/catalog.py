@@ -37,10 +37,13 @@ def check(world: World) -> list[Finding]:
 
 def _charge_kinds(world: World) -> list[Finding]:
     """What a user says a charge was fits the charge: a treat ("worth it", "开心就好") is of a category
-    that can be one, not a broadband bill; a place one goes to often is a merchant paid in person."""
+    that can be one, not a broadband bill; something bought is not a bill paid on a schedule; a place one
+    goes to often is a merchant paid in person."""
     out = []
     for claim in world.view.claims:
-        if claim.predicate not in ("treat", "paid_in_person") or not claim.subject.startswith("anchor:"):
+        if claim.predicate not in ("treat", "paid_in_person", "bought") or not claim.subject.startswith(
+            "anchor:"
+        ):
             continue
         anchor = world.view.anchors.get(claim.subject.removeprefix("anchor:"))
         if anchor is None or anchor.record.kind != "bill":
@@ -51,6 +54,11 @@ def _charge_kinds(world: World) -> list[Finding]:
             if category is None or category.treat:
                 continue
             what = f"calls the {record.category} charge at {record.merchant} a treat"
+        elif claim.predicate == "bought":
+            category = world.catalog.category(record.category)
+            if category is None or not category.recurring:
+                continue
+            what = f"speaks of buying something with the {record.category} bill from {record.merchant}"
         else:
             if world.catalog.in_person(record.merchant) is not False:
                 continue

@@ -111,7 +111,7 @@ def _text(world: World) -> list[Finding]:
         trip = world.trip_at(message.timestamp)
         episode = world.episode(session)
         own = next((t for t in world.trips if episode is not None and t.event.id == episode.id), None)
-        now = world.now_clauses(message.content)
+        now = world.now_clauses(_unquoted(world, session, message.content))
         block = _block_at(world.view.schedule, message.timestamp)
         away = trip is not None and (own is None or own is trip)
         if away or (trip is None and block is not None and block.place == "trip"):
@@ -223,6 +223,18 @@ def _charges_in_person(world: World) -> list[Finding]:
                     )
                 )
     return out
+
+
+def _unquoted(world: World, session, text: str) -> str:
+    """`text` without the words it quotes from the session's app record (a memo's transcript read back says
+    nothing of where the persona is now)."""
+    anchor = world.view.anchors.get(session.anchor_id or "")
+    if anchor is None:
+        return text
+    for value in anchor.record.model_dump().values():
+        if isinstance(value, str) and len(value) >= 20:
+            text = text.replace(value, " ")
+    return text
 
 
 def _calendar_records(world: World) -> list[Finding]:
