@@ -760,7 +760,7 @@ def world_problems(
         anchors=traj.anchors,
         graph=traj.graph,
         sessions=[session],
-        schedule=schedule_of(persona, traj.graph, persona.country, [*traj.sessions, session]),
+        schedule=schedule_of(persona, traj.graph, persona.country, [*traj.sessions, session], traj.anchors),
     )
     lang = persona.language
     ids = {m.id for m in messages}

@@ -8,13 +8,15 @@ block free for the conversation about it.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
+from collections.abc import Callable
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 
 from keme.config import SynthConfig
-from keme.days import BLOCKS, Block, block_of, block_window, month_windows
+from keme.days import BLOCKS, Block, block_of, block_window, is_workday, month_windows
 from keme.errors import NoFit
 from keme.models.anchor import (
     APP_TYPES,
@@ -33,6 +35,8 @@ from keme.seeding import rng_for
 from keme.text import lang as fmt
 from keme.text.resources import Resources
 from keme.text.template import Context, Said, compile_template, render
+from keme.world.catalog import load_catalog
+from keme.world.schedule import LUNCH, WORK_HOURS
 
 BLOCK_WEIGHTS: dict[str, tuple[float, float, float]] = {
     "bill": (0.25, 0.35, 0.40),
@@ -83,7 +87,12 @@ def most_anchors(rates: dict[str, float], days_in: int) -> int:
 
 
 def _pick_time(
-    rng: random.Random, app: str, start: datetime, end: datetime, taken: set[tuple[date, Block]]
+    rng: random.Random,
+    app: str,
+    start: datetime,
+    end: datetime,
+    taken: set[tuple[date, Block]],
+    fits: Callable[[datetime], bool] = lambda _moment: True,
 ) -> datetime:
     for _ in range(200):
         day = start.date() + timedelta(rng.randrange((end.date() - start.date()).days + 1))
@@ -94,7 +103,7 @@ def _pick_time(
         latest = hi - ROOM_AFTER
         seconds = int((latest - lo).total_seconds())
         moment = lo + timedelta(seconds=rng.randrange(seconds))
-        if start <= moment <= end:
+        if start <= moment <= end and fits(moment):
             taken.add((day, block))
             return moment
     raise NoFit(
@@ -103,7 +112,19 @@ def _pick_time(
     )
 
 
-def _record(app: str, moment: datetime, rng: random.Random, ctx: Context, res: Resources):
+def free_to_shop(moment: datetime, country: str, hours: tuple[int, int] = (10, 21)) -> bool:
+    """Whether a charge paid in person can fall at `moment`: in the merchant's `hours` ([open, close) on the
+    hour), off work or at lunch on a workday (a store visit interrupts the office then, never mid-morning
+    or mid-afternoon)."""
+    clock = moment.time()
+    if not hours[0] <= moment.hour < hours[1]:
+        return False
+    if not is_workday(moment.date(), country):
+        return True
+    return not WORK_HOURS[0] <= clock < WORK_HOURS[1] or LUNCH[0] <= clock < LUNCH[1]
+
+
+def _record(app: str, moment: datetime | None, rng: random.Random, ctx: Context, res: Resources):
     text = res.anchors
     if app == "bill":
         category_key = rng.choice(sorted(text.bill.categories))
@@ -127,6 +148,7 @@ def _record(app: str, moment: datetime, rng: random.Random, ctx: Context, res: R
             duration_seconds=max(5, int(units / rate) + rng.randint(2, 15)),
             transcript=transcript,
         )
+    assert moment is not None, "only a bill is drawn before its time"
     if app == "calendar":
         item = rng.choice(text.calendar.items)
         lo, hi = PART_START[item.part]
@@ -169,7 +191,8 @@ def build_anchors(persona: Persona, cfg: SynthConfig, res: Resources) -> list[An
     rng = rng_for(cfg.seed, persona.id, "anchors")
     static = _static_values(persona)
     taken: set[tuple[date, Block]] = set()
-    planned: list[tuple[datetime, str]] = []
+    planned: list[tuple[datetime, str, object]] = []
+    catalog = load_catalog(res.lang)
     for start, end in month_windows(persona.start, persona.end):
         days_in = (end - start).days + 1
         fraction = days_in / 30.4
@@ -178,13 +201,21 @@ def build_anchors(persona: Persona, cfg: SynthConfig, res: Resources) -> list[An
             for _ in range(_count(rng, cfg.anchors.per_month.get(app, 0.0), fraction)):
                 if room == 0:
                     break
-                planned.append((_pick_time(rng, app, start, end, taken), app))
+                bill = None
+                fits: Callable[[datetime], bool] = lambda _moment: True  # noqa: E731
+                if app == "bill":  # the charge first: one paid in person is timed when the persona can shop
+                    ctx = Context(lang=res.lang, rng=rng, persona=static, pools=res.flat_pools)
+                    bill = _record(app, None, rng, ctx, res)
+                    hours = catalog.hours(bill.merchant)
+                    if hours is not None:
+                        fits = functools.partial(free_to_shop, country=persona.country, hours=hours)
+                planned.append((_pick_time(rng, app, start, end, taken, fits), app, bill))
                 room -= 1
-    planned.sort()
+    planned.sort(key=lambda p: (p[0], p[1]))
     anchors = []
-    for number, (moment, app) in enumerate(planned, start=1):
+    for number, (moment, app, drawn) in enumerate(planned, start=1):
         ctx = Context(lang=res.lang, rng=rng, persona=static, pools=res.flat_pools)
-        record = _record(app, moment, rng, ctx, res)
+        record = drawn if drawn is not None else _record(app, moment, rng, ctx, res)
         anchor = Anchor(
             id=f"{persona.id}-a{number:03d}",
             persona_id=persona.id,

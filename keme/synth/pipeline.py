@@ -344,7 +344,9 @@ def add_trajectories(dataset: Dataset, trajectories: list[Trajectory]) -> None:
     dataset.sessions = [s for t in trajectories for s in t.sessions]
     dataset.claims = [c for t in trajectories for c in t.claims]
     dataset.schedule = [
-        b for t in trajectories for b in schedule_of(t.persona, t.graph, t.persona.country, t.sessions)
+        b
+        for t in trajectories
+        for b in schedule_of(t.persona, t.graph, t.persona.country, t.sessions, t.anchors)
     ]
     dataset.manifest.stats = trajectory_stats(
         dataset.personas, dataset.anchors, dataset.graphs, dataset.sessions, dataset.claims

@@ -199,14 +199,23 @@ def _money(rng: random.Random, low: int, high: int, lang: str) -> str:
 
 
 def episode_params(
-    kind: str, rng: random.Random, traj: Trajectory, ctx: PlanContext, when: datetime
+    kind: str,
+    rng: random.Random,
+    traj: Trajectory,
+    ctx: PlanContext,
+    when: datetime,
+    nights: int | None = None,
 ) -> dict[str, str]:
-    """Concrete details of an episode, drawn from the pools and the persona as it is at `when`."""
+    """Concrete details of an episode, drawn from the pools and the persona as it is at `when`; a trip of
+    `nights` goes only as far as that many nights allow (catalog `destinations`)."""
     res, lang, persona, catalog = ctx.res, ctx.lang, traj.persona, ctx.catalog
     lists = res.pools.lists
     if kind == "trip":
         home = persona.value_at("home.city", when)
-        dest = rng.choice([d for d in res.pools.destinations if d.name != home] or res.pools.destinations)
+        away = [d for d in res.pools.destinations if d.name != home] or res.pools.destinations
+        if nights is not None:  # only where a trip of that many nights can go
+            away = [d for d in away if (catalog.nights(d.name) or (1, 1))[0] <= nights] or away
+        dest = rng.choice(away)
         return {
             "destination": dest.name,
             "attraction": rng.choice(dest.attractions),
@@ -420,6 +429,14 @@ def trip_fits(start: date, end: date, traj: Trajectory) -> bool:
     )
 
 
+MIN_TRIP_NIGHTS = 2  # a trip is never a single night away
+TRIP_NIGHTS = (2, 4)  # nights of a trip to a destination the catalog does not list
+TRIP_TRIES = (
+    12  # windows tried for a trip around a weekend (a long one needs many days clear of home anchors)
+)
+TRIP_ROOM = 9  # days of an episode besides the trip's nights: planning, the wait for its weekend, a recap
+
+
 # ---------------------------------------------------------------- chapter expansion
 def _clip_window(chapter: Event, first: date, length: int) -> tuple[date, date]:
     lo, hi = chapter.start.date(), chapter.end.date()
@@ -623,14 +640,17 @@ def _plan_holiday_trip(
     for first, last, holiday in clusters:
         if last <= first or rng.random() >= 0.75:
             continue
-        params = episode_params("trip", rng, traj, ctx, chapter.start)
         ep_first, ep_last = _clip_window(
             chapter, first - timedelta(days=rng.randint(3, 6)), (last - first).days + 8
         )
         trip_start = max(first, ep_first + timedelta(days=2))
         trip_end = min(last, ep_last - timedelta(days=1))
-        if trip_end <= trip_start or not trip_fits(trip_start, trip_end, traj):
+        nights = (trip_end - trip_start).days
+        if nights < MIN_TRIP_NIGHTS or not trip_fits(trip_start, trip_end, traj):
             continue
+        params = episode_params("trip", rng, traj, ctx, chapter.start, nights)
+        if (ctx.catalog.nights(params["destination"]) or (1, 1))[0] > nights:
+            continue  # the holiday is too short to go anywhere listed
         params |= _trip_dates(trip_start, trip_end, ctx.lang)
         requirements = [f"holiday: {holiday}"]
         commit(
@@ -647,12 +667,17 @@ def _plan_regular_trip(
     lo, hi = chapter.start.date(), chapter.end.date()
     span = (hi - lo).days + 1
     kind = EPISODE_KINDS["trip"]
-    for _ in range(6):
-        length = rng.randint(*kind.days)
+    for _ in range(TRIP_TRIES):
+        params = episode_params("trip", rng, traj, ctx, chapter.start)
+        nights = rng.randint(*(ctx.catalog.nights(params["destination"]) or TRIP_NIGHTS))
+        # planning days before, the weekend it starts on, the nights away, and a recap after
+        length = max(rng.randint(*kind.days), nights + TRIP_ROOM)
         if length > span:
-            return
+            continue
         first, last = _clip_window(chapter, lo + timedelta(days=rng.randint(0, span - length)), length)
-        event = regular_episode("trip", first, last, chapter, traj, ctx, rng)
+        event = regular_episode(
+            "trip", first, last, chapter, traj, ctx, rng, params | {"nights": str(nights)}
+        )
         if event is None:
             continue
         trip = own_trip_of(event)
@@ -662,17 +687,28 @@ def _plan_regular_trip(
 
 
 def regular_episode(
-    kind: str, first: date, last: date, chapter: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random
+    kind: str,
+    first: date,
+    last: date,
+    chapter: Event,
+    traj: Trajectory,
+    ctx: PlanContext,
+    rng: random.Random,
+    params: dict[str, str] | None = None,
 ) -> Event | None:
-    """An everyday episode in [first, last] with its details; None if a trip does not fit the window."""
-    params = episode_params(kind, rng, traj, ctx, chapter.start)
+    """An everyday episode in [first, last] with its details (`params`, else drawn); None if a trip does
+    not fit the window. A trip lasts the `nights` its params ask, or as many as its destination takes."""
+    params = dict(params) if params is not None else episode_params(kind, rng, traj, ctx, chapter.start)
     if kind == "trip":
         length = (last - first).days + 1
+        nights = int(params.pop("nights", 0)) or rng.randint(
+            *(ctx.catalog.nights(params["destination"]) or TRIP_NIGHTS)
+        )
         trip_start = first + timedelta(days=min(2 + rng.randint(0, 2), max(0, length - 3)))
         while trip_start.weekday() not in (4, 5) and trip_start < last - timedelta(days=2):
             trip_start += timedelta(days=1)
-        trip_end = min(last - timedelta(days=1), trip_start + timedelta(days=rng.randint(2, 4)))
-        if trip_end <= trip_start:
+        trip_end = trip_start + timedelta(days=nights)
+        if trip_end > last - timedelta(days=1) or trip_end <= trip_start:
             return None
         params |= _trip_dates(trip_start, trip_end, ctx.lang)
     if kind == "work_project":

@@ -109,8 +109,9 @@ def _slots(
         "user_name": persona.name if lang == "zh" else persona.name.split(" ")[0],
         "date": fmt.format_date(when.date(), lang),
         "weekday": fmt.weekday(when.date(), lang),
-        "part_of_day": fmt.part_of_day(when, lang),
     }
+    if fmt.part_of_day(when, lang) == fmt.part_of_day(leaf.end, lang):  # said only if true all session long
+        slots["part_of_day"] = fmt.part_of_day(when, lang)
     return slots
 
 
@@ -214,7 +215,11 @@ def _burst(drafts: list[Draft], talk: Talk, lang: str) -> None:
             talk.session.update(piece.key for piece in pieces)
             drafts[at : at + 1] = pieces
             return
-    at = talk.rng.choice(plain)
+    # a follow-up is sent last before the reply: never between the halves of a line or after another part
+    ends = [i for i in plain if i + 1 == len(drafts) or drafts[i + 1].role != "user"]
+    if not ends:
+        return
+    at = talk.rng.choice(ends)
     after = "question" if drafts[at].content.rstrip().endswith(("?", "？")) else "statement"
     line = talk.standalone("followups", after)
     drafts.insert(at + 1, Draft("user", line.text, key=line.key, shown=line.said, smalltalk=True))
@@ -367,6 +372,7 @@ def compose(
                     drafts.append(_smalltalk(talk, "closers"))
                 continue
             keep = beat.p if style.shape != THREAD else min(1.0, beat.p + THREAD_EXTRA_P)
+            talk.final = i == last  # only the session's last reply may end on a wish
             if rng.random() < keep:
                 _say(talk, fit(beat.options), ctx, drafts, record=record)
     for _ in range(style.bursts):

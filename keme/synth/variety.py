@@ -32,9 +32,32 @@ ACK_LIKE_EN = frozenset(
     "sure ok okay got done right yes yep yeah noted of absolutely happy great good alright understood fair "
     "makes totally no perfect nice".split()
 )
-ACK_LIKE_ZH = ("好", "行", "收到", "明白", "了解", "没问题", "嗯", "OK", "ok", "可以", "懂", "当然", "放心")
+ACK_LIKE_ZH = (
+    "好",
+    "行",
+    "收到",
+    "明白",
+    "了解",
+    "没问题",
+    "嗯",
+    "OK",
+    "ok",
+    "可以",
+    "懂",
+    "当然",
+    "放心",
+    "哈哈",
+)
 END_EN = ".!?…)\"'"
 END_ZH = "。！？!?～…，,：:)）」』~"
+REQUEST_EN = re.compile(
+    r"(?:[a-z]+[,:—-]?\s+)?(?:can|could|would|will) you\b|(?:please|pls)\b"
+    r"|(?:remind|help|set|add|make|put|log|book|find|draft|mark|keep|save|track|show|tell|give|send|turn|move"
+    r"|file|pull|block|write)\b"
+)
+REQUEST_ZH = re.compile(
+    r"(?:.{0,6}[，,\s])?(?:帮我|帮忙|提醒我|给我|麻烦|能不能帮|可以帮|能帮|记一下|记得|设个|设一个|把)"
+)
 SPLIT_EN = re.compile(r"(?<=[.!?])\s+(?=\S)")
 SPLIT_ZH = re.compile(r"(?<=[。！？!?～，,])\s*(?=\S)")
 
@@ -89,6 +112,7 @@ class Line:
     says: tuple[tuple[str, str], ...] = ()  # what the exchange declares its user line states
     body: str = ""  # the template line as rendered, before small talk dresses it (bench/diversity.py)
     source: str = ""  # the template line's source text
+    asks: str = "statement"  # request | question | statement: what a reply to the line answers
 
 
 class Talk:
@@ -121,6 +145,8 @@ class Talk:
         self.session: Counter[str] = Counter()
         self.parts_said: set[str] = set()  # part sources this session used: none twice in a session
         self.opened = False
+        self.final = False  # the line being said is the session's last message: a wish may end it
+        self.heard: str | None = None  # question | statement: the last accepted line, what the next follows
 
     def used(self, key: str) -> int:
         return self.usage[key] + self.session[key]
@@ -129,18 +155,36 @@ class Talk:
         for line in lines:
             self.session[line.key] += 1
             self.parts_said.update(line.parts)
+            self.heard = line.asks
 
     # -- parts ----------------------------------------------------------------------------------
-    def part(self, kind: str, after: str | None = None) -> tuple[str, tuple[str, ...], str]:
+    def part(
+        self, kind: str, after: str | None = None, leads: str | None = None
+    ) -> tuple[str, tuple[str, ...], str]:
         """One part of `kind` that fits the session and is new to it, rendered; its said values (for the
         key) and its source."""
-        fits = self.parts.options(kind, self.style.register, self.style.talk_shape, after)
-        fits = tuple(p for p in fits if self.ctx.can_render(p.template))
-        fresh: tuple[TalkPart, ...] = tuple(p for p in fits if p.template.source not in self.parts_said)
-        chosen = self.rng.choice(fresh or fits)
+        chosen = self.pick(kind, after, leads)
         said: list[str] = []
         text = render(chosen.template, self.ctx, on_said=lambda _k, _n, _v, shown: said.append(shown))
         return text, tuple(said), chosen.template.source
+
+    def pick(self, kind: str, after: str | None = None, leads: str | None = None) -> TalkPart:
+        """The part itself: one that fits where it goes (a greeting only in the first reply, a wish only in
+        the last message, "one more question" only before a question), new to the session if it can be."""
+        fits = self.parts.options(kind, self.style.register, self.style.talk_shape, after)
+        fits = tuple(p for p in fits if self.ctx.can_render(p.template) and self.placed(p, kind, leads))
+        fresh: tuple[TalkPart, ...] = tuple(p for p in fits if p.template.source not in self.parts_said)
+        return self.rng.choice(fresh or fits)
+
+    def placed(self, part: TalkPart, kind: str, leads: str | None) -> bool:
+        """Whether `part` may go here: its `at` and `leads` tags against the session so far."""
+        if part.leads is not None and part.leads != leads:
+            return False
+        if part.at == "start":
+            return not self.opened
+        if part.at == "end":
+            return kind == "closers" or self.final
+        return True
 
     def standalone(self, kind: str, after: str | None = None) -> Line:
         """A message that is only small talk (a closer, a follow-up sent on its own), under the budget."""
@@ -150,9 +194,19 @@ class Talk:
             sources = (source,)
             if attempt > 0 and self.rng.random() < 0.6:  # two parts of the kind: "ok cool — makes sense"
                 more, said_more, other = self.part(kind, after)
-                if other != source:
+                ends = {p.template.source for p in self.parts.by_kind.get(kind, ()) if p.at == "end"}
+                if other != source and not {source, other} <= ends:
+                    if source in ends:  # a wish goes last: "Good. Nothing else for now. Have a good evening."
+                        text, more, said, said_more, source, other = (
+                            more,
+                            text,
+                            said_more,
+                            said,
+                            other,
+                            source,
+                        )
                     text, said, sources = join(self.lang, "", text, more), said + said_more, (source, other)
-            line = Line(text, line_key(text, said), said, set(), sources)
+            line = Line(text, line_key(text, said), said, set(), sources, asks=reply_to(text, self.lang))
             if best is None or self.used(line.key) < self.used(best.key):
                 best = line
             if self.used(line.key) == 0:
@@ -162,15 +216,18 @@ class Talk:
         return best
 
     # -- lines ----------------------------------------------------------------------------------
-    def line(self, template: Template, role: str, ctx: Context, force: bool) -> Line:
-        """A template line rendered, dressed in parts, with its budget key and the persona keys it used."""
+    def line(
+        self, template: Template, role: str, ctx: Context, force: bool, heard: str | None = None
+    ) -> Line:
+        """A template line rendered, dressed in parts, with its budget key and the persona keys it used;
+        `heard`: whether the line it answers asked (question) or told (statement)."""
         links: set[str] = set()
         reports: list[tuple[str, str, str, str]] = []
         core = render(template, ctx, links.add, on_said=lambda *heard: reports.append(heard))
         keep_case = bool(template.parts) and template.parts[0].kind != "text"
-        text, extra, sources = self.dress(core, role, force, keep_case)
+        text, extra, sources = self.dress(core, role, force, keep_case, heard)
         values = tuple(r[3] for r in reports) + extra
-        return Line(
+        line = Line(
             text,
             line_key(text, values),
             values,
@@ -180,30 +237,33 @@ class Talk:
             body=core,
             source=template.source,
         )
+        line.asks = reply_to(core, self.lang)
+        return line
 
     def dress(
-        self, core: str, role: str, force: bool, keep_case: bool = False
+        self, core: str, role: str, force: bool, keep_case: bool = False, heard: str | None = None
     ) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
         """`core` with small talk around it, the values the parts said and their sources; `force`: at
-        least one part (the plain line was said before)."""
+        least one part (the plain line was said before). A lead-in fits what it answers (`heard`): "Can
+        do." follows a request, "That makes sense." an explanation, not a question."""
         said: list[str] = []
         sources: list[str] = []
         kinds: list[tuple[str, str | None, bool]] = []  # (kind, after, before the line)
+        asks = asks_of(core)
         if role == "user":
             lead = "segues" if self.opened else "openers"
             before = self.rng.random() < ((0.75 if self.opened else 0.7) if force else self.lead_p(lead))
             follow = self.rng.random() < (0.15 if force else self.FOLLOW_P) or (force and not before)
-            after = "question" if core.rstrip().endswith(("?", "？")) else "statement"
-            kinds = [(lead, None, True)] * before + [("followups", after, False)] * follow
+            kinds = [(lead, heard, True)] * before + [("followups", asks, False)] * follow
         else:
             ack = not self._starts_like_ack(core) and self.rng.random() < (0.8 if force else self.ACK_P)
             offer = not core.rstrip().endswith(("?", "？")) and (
                 self.rng.random() < (0.3 if force else self.OFFER_P) or (force and not ack)
             )
-            kinds = [("acks", None, True)] * ack + [("offers", None, False)] * offer
+            kinds = [("acks", heard, True)] * ack + [("offers", None, False)] * offer
         prefix = suffix = ""
         for kind, after, before in kinds:
-            text, s, source = self.part(kind, after)
+            text, s, source = self.part(kind, after, asks if before else None)
             said += s
             sources.append(source)
             if before:
@@ -217,6 +277,20 @@ class Talk:
             return core.startswith(ACK_LIKE_ZH)
         first = re.split(r"[\s,.!—:;-]+", core.strip(), maxsplit=1)[0].lower()
         return first in ACK_LIKE_EN
+
+
+def asks_of(text: str) -> str:
+    """question | statement: whether a line ends by asking."""
+    return "question" if text.rstrip().endswith(("?", "？")) else "statement"
+
+
+def reply_to(text: str, lang: str) -> str:
+    """What an answer to `text` answers: a request ("can you…", "remind me…", "帮我…"; "Can do." fits it), a
+    question ("Good question." fits it) or a statement ("Makes sense." fits it)."""
+    head = text.strip().lower()
+    if (REQUEST_ZH if lang == "zh" else REQUEST_EN).match(head):
+        return "request"
+    return asks_of(text)
 
 
 def join(lang: str, prefix: str, core: str, suffix: str, keep_case: bool = False) -> str:
@@ -275,7 +349,10 @@ def exchange_lines(
     for attempt in range(talk.TRIES):
         chosen = talk.rng.choice(eligible)
         pairs = [("user", chosen.u)] if user_only else [("user", chosen.u), ("assistant", chosen.a)]
-        lines = [talk.line(template, role, ctx, force=attempt >= talk.BARE_TRIES) for role, template in pairs]
+        lines: list[Line] = []
+        for role, template in pairs:
+            heard = lines[-1].asks if lines else talk.heard
+            lines.append(talk.line(template, role, ctx, force=attempt >= talk.BARE_TRIES, heard=heard))
         lines[0].says = chosen.says
         score = sum(talk.used(line.key) for line in lines)
         if best is None or score < best_score:

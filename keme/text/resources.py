@@ -218,7 +218,12 @@ class PartText(_Strict):
     text: str = Field(min_length=1)
     tone: Register | None = Field(default=None, alias="register")  # None: fits either register
     shape: Shape | None = None  # None: fits a planning thread and a quick check alike
-    after: Literal["question", "statement"] | None = None  # follow-ups: the line it may follow
+    # follow-ups: the user's own line it may follow; acks and segues: the other side's line it answers
+    # (request: "can you…", "remind me…", "帮我…")
+    after: Literal["question", "statement", "request"] | None = None
+    leads: Literal["question", "statement"] | None = None  # openers, segues: the line it may lead
+    # a greeting fits only the session's first reply, a wish ("have a good evening") only its last message
+    at: Literal["start", "end"] | None = None
 
 
 class PartsText(_Strict):
@@ -262,6 +267,8 @@ class TalkPart:
     register: str | None
     shape: str | None
     after: str | None = None
+    leads: str | None = None
+    at: str | None = None  # start: the session's first reply only; end: its last message only
 
 
 @dataclass(frozen=True)
@@ -394,7 +401,7 @@ def _talk_part(item: PartText, where: str) -> TalkPart:
         )
     if any(ch.isdigit() for ch in item.text):
         raise ResourceError(f"{where}: {item.text!r} has a number; parts assert nothing about the world")
-    return TalkPart(template, item.tone, item.shape, item.after)
+    return TalkPart(template, item.tone, item.shape, item.after, item.leads, item.at)
 
 
 def load_parts(path: Path) -> Parts:
@@ -409,7 +416,7 @@ def load_parts(path: Path) -> Parts:
         for register in ("casual", "polite"):
             for shape in ("thread", "quick"):
                 fits = tuple(p for p in items if p.register in (None, register) and p.shape in (None, shape))
-                if not any(not p.template.slots for p in fits):
+                if not any(not p.template.slots and p.at is None and p.leads is None for p in fits):
                     raise ResourceError(
                         f"{path}: {kind}: no part without {{part_of_day}} fits a {register} {shape} session"
                     )

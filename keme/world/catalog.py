@@ -85,6 +85,44 @@ class Category(_Strict):
     name: str = Field(description="the category label a bill shows (anchors.yaml bill.categories.*.label)")
     merchants: list[str] = Field(min_length=1)
     shareable: bool = Field(default=True, description="whether a charge can be split with others")
+    in_person: bool = Field(
+        default=False,
+        description="its charges are paid at a place in the home city (a shop, a restaurant, a clinic): the "
+        "persona is there at the charge's time, so not on a trip or at the office",
+    )
+    online: list[str] = Field(
+        default_factory=list,
+        description="merchants of an in-person category paid from anywhere (a delivery app, an online shop)",
+    )
+    recurring: bool = Field(
+        default=False,
+        description="its charges are bills paid on a schedule (a phone plan, rent, a subscription), not "
+        "something bought: no 'what did I buy?'",
+    )
+    treat: bool = Field(
+        default=False,
+        description="a charge of it can be a treat, a want paid gladly (a dinner, a show), not a bill",
+    )
+    hours: tuple[int, int] = Field(
+        default=(10, 21), description="[open, close) on the hour: when its places take a charge in person"
+    )
+
+
+Reach = Literal["near", "far", "long_haul"]
+NIGHTS: dict[str, tuple[int, int]] = {"near": (2, 3), "far": (3, 4), "long_haul": (5, 7)}
+"""How many nights a trip of each reach lasts, fewest and most: a flight abroad is not an overnight."""
+
+
+class Destination(_Strict):
+    name: str = Field(description="a trip destination as pools.yaml destinations names it")
+    reach: Reach = Field(
+        description="how far it is from the persona's home country: near (same country, a short hop), "
+        "far (a long domestic flight or a nearby country), long_haul (another continent)"
+    )
+
+    @property
+    def nights(self) -> tuple[int, int]:
+        return NIGHTS[self.reach]
 
 
 class Occasion(_Strict):
@@ -102,6 +140,7 @@ class Catalog(_Strict):
     products: list[Product] = Field(default_factory=list)
     categories: list[Category] = Field(default_factory=list)
     occasions: list[Occasion] = Field(default_factory=list)
+    destinations: list[Destination] = Field(default_factory=list)
     general_remedies: list[str] = Field(
         default_factory=list,
         description="care that suits any condition (rest, fluids, sleep): never a mismatch",
@@ -122,12 +161,40 @@ class Catalog(_Strict):
         )
         if missing:
             raise ValueError("no venue of type: " + ", ".join(f"{t} (for {n!r})" for n, t in missing))
-        for kind in ("venues", "activities", "dishes", "conditions", "products", "categories", "occasions"):
+        stray = sorted(m for c in self.categories for m in c.online if m not in c.merchants)
+        if stray:
+            raise ValueError("online merchants not among their category's merchants: " + ", ".join(stray))
+        kinds = ("venues", "activities", "dishes", "conditions", "products", "categories", "occasions")
+        for kind in (*kinds, "destinations"):
             names = [entry.name for entry in getattr(self, kind)]
             twice = sorted({n for n in names if names.count(n) > 1})
             if twice:
                 raise ValueError(f"{kind} named twice: {', '.join(twice)}")
         return self
+
+    def in_person(self, merchant: str) -> bool | None:
+        """Whether a charge from `merchant` is paid there, in the home city; None for an unlisted merchant."""
+        for category in self.categories:
+            if merchant in category.merchants:
+                return category.in_person and merchant not in category.online
+        return None
+
+    def nights(self, destination: str) -> tuple[int, int] | None:
+        """The fewest and most nights a trip to `destination` lasts; None for a destination not listed."""
+        for entry in self.destinations:
+            if entry.name == destination:
+                return entry.nights
+        return None
+
+    def category(self, name: str) -> Category | None:
+        return next((c for c in self.categories if c.name == name), None)
+
+    def hours(self, merchant: str) -> tuple[int, int] | None:
+        """The hours a merchant paid in person takes a charge; None when it is paid from anywhere."""
+        for category in self.categories:
+            if merchant in category.merchants:
+                return category.hours if self.in_person(merchant) else None
+        return None
 
     def venues_of(self, types: Iterable[str]) -> list[Venue]:
         """The venues of any of `types`, in file order (what generation picks from)."""

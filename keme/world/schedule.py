@@ -16,23 +16,28 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
 from keme.days import is_workday
-from keme.models import Event, EventGraph, Persona, Session
+from keme.models import Anchor, Event, EventGraph, Persona, Session
 from keme.models.world import Place, ScheduleBlock
+from keme.world.catalog import load_catalog
 from keme.world.places import VENUE_MOMENTS, TripSpan
 
 WORK_HOURS = (time(9, 0), time(18, 0))
+LUNCH = (time(12, 0), time(13, 30))  # on a workday, the office is left only then (a lunch, a store run)
 DEPART = (time(9, 0), time(12, 0))  # home until the first, in transit until the second, then the trip city
 RETURN = (time(12, 0), time(18, 0))  # the trip city until the first, in transit until the second, then home
 ACTIVITY = {"home": "home", "office": "work", "trip": "trip", "transit": "travel"}
 VISIT_GAP = timedelta(minutes=20)  # from leaving a venue to the message that reports the visit
 MIN_VISIT = timedelta(minutes=20)
+SHOPPING = timedelta(minutes=25)  # at the merchant before a charge paid in person
+PAID_AND_GONE = timedelta(seconds=30)  # the charge's record lands, then the persona leaves
 
 
 @dataclass(frozen=True)
 class _Venue:
     start: datetime
     end: datetime
-    leaf: Event
+    activity: str
+    event_id: str | None
     venue: str
     companions: tuple[str, ...]
 
@@ -86,6 +91,29 @@ def companions_of(params: dict[str, str]) -> tuple[str, ...]:
     return tuple(params[k] for k in ("companion", "person") if params.get(k))
 
 
+def _charges(anchors: Iterable[Anchor], lang: str) -> list[_Venue]:
+    """The stops that charges paid in person make (catalog `in_person`): at the merchant for SHOPPING up to
+    the record's time."""
+    catalog = load_catalog(lang)
+    found = []
+    for anchor in anchors:
+        record = anchor.record
+        if record.kind != "bill" or not catalog.in_person(record.merchant):
+            continue
+        start, end = anchor.timestamp - SHOPPING, anchor.timestamp + PAID_AND_GONE
+        found.append(_Venue(start, end, "paying", None, record.merchant, ()))
+    return found
+
+
+def _apart(venues: list[_Venue]) -> list[_Venue]:
+    """Venue stops in time order, a stop that overlaps an earlier one left out."""
+    kept: list[_Venue] = []
+    for venue in sorted(venues, key=lambda v: (v.start, v.end)):
+        if not kept or venue.start >= kept[-1].end:
+            kept.append(venue)
+    return kept
+
+
 def _venues(persona: Persona, graph: EventGraph, sessions: list[Session]) -> list[_Venue]:
     """The visits venue moments report: each ends VISIT_GAP before its session and starts after the session
     before it; a visit with less than MIN_VISIT left is not placed."""
@@ -104,7 +132,7 @@ def _venues(persona: Persona, graph: EventGraph, sessions: list[Session]) -> lis
             start = max(start, previous.end + VISIT_GAP)
         start = max(start, datetime.combine(session.start.date(), time(6)))
         if venue and end - start >= MIN_VISIT:
-            found.append(_Venue(start, end, leaf, venue, companions_of(params)))
+            found.append(_Venue(start, end, leaf.kind, leaf.id, venue, companions_of(params)))
     return found
 
 
@@ -163,16 +191,21 @@ class _Day:
 
 
 def schedule_of(
-    persona: Persona, graph: EventGraph, country: str, sessions: Iterable[Session] = ()
+    persona: Persona,
+    graph: EventGraph,
+    country: str,
+    sessions: Iterable[Session] = (),
+    anchors: Iterable[Anchor] = (),
 ) -> list[ScheduleBlock]:
     """The persona's blocks from the first day of its trajectory to the end of its last, in time order.
 
-    The venue visits that sessions report are placed from `sessions`; without them there are none.
+    The venue visits that sessions report are placed from `sessions`, the stops of charges paid in person
+    from `anchors` (a lunch at a restaurant, a store run); without them there are none.
     """
     trips = trip_spans(graph.events)
     by_day = {day: t for t in trips for day in _days(t.start, t.end)}
     days = _Day(persona, by_day, country)
-    venues = _venues(persona, graph, list(sessions))
+    venues = _apart(_venues(persona, graph, list(sessions)) + _charges(anchors, persona.language))
     first = datetime.combine(persona.start.date(), time())
     last = datetime.combine(persona.end.date() + timedelta(days=1), time())
     points = {first, last}
@@ -218,7 +251,7 @@ def _venue_spot(venues: list[_Venue], starts: list[datetime], at: datetime, days
     venue = venues[i]
     base = days.spot(at)
     city = base.city
-    return _Spot("venue", city, venue.venue, venue.leaf.kind, venue.companions, venue.leaf.id)
+    return _Spot("venue", city, venue.venue, venue.activity, venue.companions, venue.event_id)
 
 
 def _days(lo: date, hi: date) -> list[date]:

@@ -31,7 +31,66 @@ PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 
 def check(world: World) -> list[Finding]:
-    return _claims(world) + _params(world) + _bills(world) + _named(world) + _methods(world)
+    out = _claims(world) + _params(world) + _bills(world) + _named(world) + _methods(world)
+    return out + _trips(world) + _charge_kinds(world)
+
+
+def _charge_kinds(world: World) -> list[Finding]:
+    """What a user says a charge was fits the charge: a treat ("worth it", "开心就好") is of a category
+    that can be one, not a broadband bill; something bought is not a bill paid on a schedule; a place one
+    goes to often is a merchant paid in person."""
+    out = []
+    for claim in world.view.claims:
+        if claim.predicate not in ("treat", "paid_in_person", "bought") or not claim.subject.startswith(
+            "anchor:"
+        ):
+            continue
+        anchor = world.view.anchors.get(claim.subject.removeprefix("anchor:"))
+        if anchor is None or anchor.record.kind != "bill":
+            continue
+        record = anchor.record
+        if claim.predicate == "treat":
+            category = world.catalog.category(record.category)
+            if category is None or category.treat:
+                continue
+            what = f"calls the {record.category} charge at {record.merchant} a treat"
+        elif claim.predicate == "bought":
+            category = world.catalog.category(record.category)
+            if category is None or not category.recurring:
+                continue
+            what = f"speaks of buying something with the {record.category} bill from {record.merchant}"
+        else:
+            if world.catalog.in_person(record.merchant) is not False:
+                continue
+            what = f"speaks of going to {record.merchant}, a merchant paid from anywhere"
+        out.append(world.finding(RULE, [claim.message_id], f"{claim.message_id} {what} ({anchor.id})"))
+    return out
+
+
+def _trips(world: World) -> list[Finding]:
+    """A trip lasts at least the nights its destination takes (catalog `destinations`: a flight to another
+    continent is not an overnight)."""
+    out = []
+    for trip in world.trips:
+        nights = world.catalog.nights(trip.city)
+        stayed = (trip.last - trip.first).days
+        if nights is None or stayed >= nights[0]:
+            continue
+        said = [
+            s.messages[0].id
+            for s in world.view.sessions
+            if s.messages and (episode := world.episode(s)) is not None and episode.id == trip.event.id
+        ]
+        reach = next(d.reach for d in world.catalog.destinations if d.name == trip.city).replace("_", "-")
+        out.append(
+            world.finding(
+                RULE,
+                said[:1],
+                f"the {trip.city} trip {trip.first}–{trip.last} ({trip.event.id}) lasts {stayed} night(s); a "
+                f"{reach} destination takes at least {nights[0]}",
+            )
+        )
+    return out
 
 
 def _params(world: World) -> list[Finding]:

@@ -111,7 +111,7 @@ def _text(world: World) -> list[Finding]:
         trip = world.trip_at(message.timestamp)
         episode = world.episode(session)
         own = next((t for t in world.trips if episode is not None and t.event.id == episode.id), None)
-        now = world.now_clauses(message.content)
+        now = world.now_clauses(_unquoted(world, session, message.content))
         block = _block_at(world.view.schedule, message.timestamp)
         away = trip is not None and (own is None or own is trip)
         if away or (trip is None and block is not None and block.place == "trip"):
@@ -165,8 +165,76 @@ def _text(world: World) -> list[Finding]:
                     )
                 )
                 break
-    out += _calendar_records(world) + _lived_elsewhere(world)
+    out += _calendar_records(world) + _lived_elsewhere(world) + _charges_in_person(world)
     return out
+
+
+LUNCH_HOURS = (11, 15)  # [from, to) on the hour: when leaving the office for a meal or an errand is ordinary
+
+
+def _charges_in_person(world: World) -> list[Finding]:
+    """A charge paid at a home-city merchant (catalog `in_person`) puts the persona there at its time: not
+    on a trip to another city, not at the office, and not out of the office mid-morning or mid-afternoon."""
+    out = []
+    schedule = world.view.schedule
+    for anchor in sorted(world.view.anchors.values(), key=lambda a: a.timestamp):
+        record = anchor.record
+        if record.kind != "bill" or not world.catalog.in_person(record.merchant):
+            continue
+        when = anchor.timestamp
+        holders = [m.id for _, m in world.messages if m.role == "system" and m.timestamp == when][:1]
+        charge = f"the {record.category} charge {anchor.id} at {record.merchant} on {day(when)}"
+        trip = world.trip_at(when)
+        block = _block_at(schedule, when)
+        try:
+            home = world.view.persona.value_at("home.city", when)
+        except KeyError:
+            home = None
+        if trip is not None and trip.city != home:
+            out.append(
+                world.finding(
+                    RULE,
+                    holders,
+                    f"{charge} is paid in person in the home city, inside the {trip.city} trip "
+                    f"{trip.first}–{trip.last}",
+                )
+            )
+        elif block is not None and block.place == "office":
+            out.append(
+                world.finding(
+                    RULE,
+                    holders,
+                    f"{charge} is paid in person while the schedule has the persona at "
+                    f"the office ({block.id})",
+                )
+            )
+        elif (
+            block is not None and block.place == "venue" and not LUNCH_HOURS[0] <= when.hour < LUNCH_HOURS[1]
+        ):
+            i = schedule.index(block)
+            before = schedule[i - 1] if i > 0 else None
+            after = schedule[i + 1] if i + 1 < len(schedule) else None
+            if before is not None and after is not None and before.place == after.place == "office":
+                out.append(
+                    world.finding(
+                        RULE,
+                        holders,
+                        f"{charge} takes the persona out of the office at {when:%H:%M}, not at lunch",
+                    )
+                )
+    return out
+
+
+def _unquoted(world: World, session, text: str) -> str:
+    """`text` without the words it quotes from the session's app record (a memo's transcript read back says
+    nothing of where the persona is now)."""
+    anchor = world.view.anchors.get(session.anchor_id or "")
+    if anchor is None:
+        return text
+    for value in anchor.record.model_dump().values():
+        if isinstance(value, str) and len(value) >= 20:
+            text = text.replace(value, " ")
+    return text
 
 
 def _calendar_records(world: World) -> list[Finding]:
