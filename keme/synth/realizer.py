@@ -179,7 +179,7 @@ def _burst(drafts: list[Draft], talk: Talk, lang: str) -> None:
     ]
     if not plain:
         return
-    halves = {i: split_line(drafts[i].content, lang) for i in plain}
+    halves = {i: split_line(drafts[i].content, lang, tuple(r.text for r in drafts[i].said)) for i in plain}
     splittable = [i for i in plain if halves[i] is not None]
     if splittable and talk.rng.random() < SPLIT_P:
         at = talk.rng.choice(splittable)
