@@ -456,8 +456,10 @@ def test_what_a_claim_says_is_in_the_text_of_its_message(demo):
         for session in view.sessions:
             for message in session.messages:
                 for claim in (view.claims_by_id[c] for c in message.claims):
-                    if claim.predicate in reworded or (
-                        claim.speaker == "app" and claim.predicate in ("date", "time")
+                    if (
+                        claim.predicate in reworded
+                        or (claim.speaker == "app" and claim.predicate in ("date", "time"))
+                        or claim.subject.startswith("object:")  # "still sort of works" is worn
                     ):
                         continue  # an app record's own time is the message's timestamp
                     forms = said_forms(claim, view.persona.language)
@@ -558,6 +560,38 @@ def test_a_general_fact_drawn_from_a_range_is_refused():
     res = _with_line(resources.get("en"), "Do {num:20-30@pomodoro_minutes} minutes.")
     (problem,) = template_problems(res, default_predicates())
     assert "general fact 'pomodoro_minutes'" in problem and "{fact:<value>@pomodoro_minutes}" in problem
+
+
+def test_a_declared_condition_is_a_claim_on_the_object_the_moment_names():
+    shopping = _event("p01-c01-e04", 1, "2026-03-20T00:00", "2026-03-22T23:59", "p01-c01")
+    shopping = shopping.model_copy(update={"params": {"product_category": "headphones"}})
+    (claim,) = _say(_scene(shopping, shopping), [Report("says", "condition", "worn", "")])
+    assert (claim.subject, claim.predicate, claim.value) == ("object:headphones", "condition", "worn")
+    assert (claim.valid_from, claim.valid_to) == (WINDOW[0], None)
+
+
+def test_a_declared_condition_in_a_moment_that_names_no_object_is_refused():
+    res = resources.get("en")
+    line = Exchange(
+        compile_template("My old one finally gave out."),
+        compile_template("Oh no."),
+        (("condition", "broken"),),
+    )
+    pattern = Pattern("dinner_out", (), (Beat(1.0, (line,)),))
+    (problem,) = template_problems(
+        dataclasses.replace(res, patterns={"dinner_out": pattern}), default_predicates()
+    )
+    assert "dinner_out.beats[0].options[0]" in problem and "names no object" in problem
+
+
+def test_the_demo_declares_object_states_in_both_languages(demo):
+    said = {
+        (v.persona.language, c.value)
+        for v in demo.views()
+        for c in v.claims
+        if c.subject.startswith("object:")
+    }
+    assert {lang for lang, _ in said} == {"en", "zh"} and {value for _, value in said} <= {"worn", "repaired"}
 
 
 def test_every_number_in_user_and_assistant_text_comes_from_a_claim(demo):

@@ -22,7 +22,7 @@ from keme.models import Anchor, Claim, Event, Message, Persona
 from keme.models.world import Speaker
 from keme.text import lang as fmt
 from keme.world.predicates import PredicateError, Predicates
-from keme.world.slots import ANCHOR_SLOTS, SESSION_SLOTS, event_predicate
+from keme.world.slots import ANCHOR_SLOTS, OBJECT_SLOTS, SESSION_SLOTS, event_predicate
 
 TRIP_DATES = {"start_date": "_trip_start", "end_date": "_trip_end"}  # slot -> ISO param the planner keeps
 PARTS_OF_DAY = {
@@ -34,7 +34,8 @@ PARTS_OF_DAY = {
     "下午": "afternoon",
     "晚上": "evening",
 }
-NAMED = ("num", "money", "pool", "fact")
+NAMED = ("num", "money", "pool", "fact", "says")
+
 Fact = tuple[str, str, str, datetime, datetime | None]  # subject, predicate, value, valid_from, valid_to
 Recall = Callable[[str, Callable[[], str]], str]  # what keme.text.template.Context.recall takes
 
@@ -218,6 +219,14 @@ class Ledger:
         if report.kind in ("persona", "old"):
             valid_from, valid_to = _version_validity(persona, report.name, report.value, message.timestamp)
             return "persona", report.name, report.value, valid_from, valid_to
+        if report.kind == "says" and report.name == "condition":
+            thing = next((scene.params[slot] for slot in OBJECT_SLOTS if scene.params.get(slot)), None)
+            if thing is None:
+                raise PredicateError(
+                    f"{scene.leaf.kind}: a line declares an object's condition but the moment names no "
+                    f"object (slots {', '.join(OBJECT_SLOTS)}); drop `says: {{condition: ..}}` there"
+                )
+            return f"object:{thing}", "condition", report.value, window[0], None
         if report.kind in NAMED:
             predicate = self._predicate(report.name)
             value = canonical(report.value, predicate.type, scene)

@@ -21,9 +21,17 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from keme.errors import KemeError
+from keme.models.catalog import all_moments
 from keme.text.resources import Resources
 from keme.text.template import Template
-from keme.world.slots import ANCHOR_SLOTS, REVEAL_SLOT, SESSION_SLOTS, event_predicate
+from keme.world.slots import (
+    ANCHOR_SLOTS,
+    OBJECT_SLOTS,
+    OBJECT_STATES,
+    REVEAL_SLOT,
+    SESSION_SLOTS,
+    event_predicate,
+)
 
 PATH = Path(__file__).parent / "predicates.yaml"
 Scope = Literal["persona", "event", "session", "anchor", "general"]
@@ -149,6 +157,27 @@ def template_problems(res: Resources, registry: Predicates) -> list[str]:
                         f"says; register it in keme/world/predicates.yaml as "
                         f'`{name}: {{scope: event, type: text, about: "..."}}`'
                     )
+    return problems + _says_problems(res)
+
+
+def _says_problems(res: Resources) -> list[str]:
+    """An exchange declares an object's condition (`says: {condition: worn}`) only in a moment that names
+    the object, and only as one of the object states."""
+    moments = all_moments()
+    problems = []
+    for name, pattern in res.patterns.items():
+        for i, beat in enumerate(pattern.beats):
+            if isinstance(beat, str):
+                continue
+            for j, exchange in enumerate(beat.options):
+                condition = dict(exchange.says).get("condition")
+                if condition is None:
+                    continue
+                where = f"keme/text/{res.lang}/patterns*.yaml: {name}.beats[{i}].options[{j}]"
+                if not set(OBJECT_SLOTS) & moments.get(name, set()):
+                    problems.append(f"{where}: says a condition, but {name} names no object {OBJECT_SLOTS}")
+                if condition not in OBJECT_STATES:
+                    problems.append(f"{where}: condition {condition!r} is not one of {OBJECT_STATES}")
     return problems
 
 
