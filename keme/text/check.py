@@ -51,8 +51,6 @@ NAME_VALUED = frozenset(
 ABSENT_AT_START = frozenset(spec.key for spec in ATTRIBUTES if spec.initial == "absent")
 PARTS = ("pools", "persona", "anchors", "patterns")
 _DIGIT = re.compile(r"[0-9０-９]")
-# digits that are part of a name, not a quantity: each one with why it may stay a literal
-LITERAL_DIGITS: dict[str, str] = {}
 
 
 def claim_problems(t: Template, user: bool) -> list[str]:
@@ -68,8 +66,6 @@ def claim_problems(t: Template, user: bool) -> list[str]:
     ]
     said = [part.value for part in t.parts if part.kind == "text"]
     said += [choice for part in t.parts if part.kind == "alt" for choice in part.choices]
-    for name in LITERAL_DIGITS:
-        said = [text.replace(name, "") for text in said]
     if any(_DIGIT.search(text) for text in said):
         who = "a user line" if user else "an assistant line"
         problems.append(
