@@ -65,3 +65,24 @@ def test_can_render_requires_every_persona_slot():
 def test_malformed_templates_are_rejected(bad):
     with pytest.raises(TemplateError):
         compile_template(bad)
+
+
+def test_a_fact_is_said_as_written_and_reported_under_its_predicate():
+    said: list[tuple[str, str, str, str]] = []
+    template = compile_template("Bags up to {fact:20@cn_checked_bag_kg} kg, power banks {fact:10,000@mah}.")
+    text = render(template, ctx(), on_said=lambda *r: said.append(r))
+    assert text == "Bags up to 20 kg, power banks 10,000."
+    assert said == [("fact", "cn_checked_bag_kg", "20", "20"), ("fact", "mah", "10,000", "10,000")]
+    assert template.predicates == {"cn_checked_bag_kg", "mah"}
+
+
+def test_a_fact_says_the_value_the_world_already_holds():
+    held = ctx()
+    held.recall = lambda predicate, draw: "45"
+    assert render(compile_template("{fact:30@prep_block_minutes} min"), held) == "45 min"
+
+
+@pytest.mark.parametrize("bad", ["{fact:20}", "{fact:2o@x}", "{fact:1,00@x}"])
+def test_a_fact_needs_a_number_and_a_predicate(bad):
+    with pytest.raises(TemplateError):
+        compile_template(bad)

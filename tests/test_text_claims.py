@@ -1,6 +1,6 @@
 """The text says facts only through the world: every number and amount is a named quantity whose predicate
 is registered in keme/world/predicates.yaml, a predicate has one range per language (so two lines naming it
-can say the same value), and a user line states no number as a literal digit.
+can say the same value), no line states a number as a literal digit, and a general fact has one value.
 
 Until the claims helper's predicate model lands, predicates.yaml is validated with the small model below.
 """
@@ -8,6 +8,7 @@ Until the claims helper's predicate model lands, predicates.yaml is validated wi
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
@@ -28,8 +29,8 @@ SHARED = (
 
 class Predicate(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    scope: Literal["persona", "event", "session", "anchor"]
-    type: Literal["int", "money", "text", "date", "time"]
+    scope: Literal["persona", "event", "session", "anchor", "general"]
+    type: Literal["int", "number", "money", "text", "date", "time"]
     about: str = Field(min_length=8)
 
 
@@ -117,9 +118,56 @@ def test_the_claim_rule_names_an_unnamed_quantity_and_a_literal_digit() -> None:
     assert "literal digit" in problems[1]
 
 
-def test_assistant_lines_may_keep_general_knowledge_in_digits() -> None:
-    line = compile_template("Liquids go in a quart bag, 3.4 oz each; yours is {money:30-40@checked_bag_fee}.")
+def test_an_assistant_line_states_no_literal_digit_either() -> None:
+    line = compile_template("Block 30 minutes for it; yours is {money:30-40@checked_bag_fee}.")
+    (problem,) = check.claim_problems(line, user=False)
+    assert "an assistant line" in problem and "literal digit" in problem and "{fact:" in problem
+
+
+def test_general_knowledge_is_said_as_a_fact() -> None:
+    line = compile_template("Liquids go in a quart bag, {fact:3.4@carry_on_liquid_oz} oz each.")
     assert check.claim_problems(line, user=False) == []
+
+
+def test_a_literal_digit_in_an_assistant_line_is_refused_naming_its_file_and_line(tmp_path: Path) -> None:
+    folder = tmp_path / "en"
+    shutil.copytree(Path(resources.ROOT) / "en", folder)
+    path = folder / "patterns_b.yaml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("tech problems are mostly patience", "tech problems are 90% patience"))
+    problems = check.check("en", ("patterns",), root=tmp_path)
+    assert len(problems) == 1
+    assert problems[0].startswith("patterns_b.yaml tech_help.beats[")
+    assert ".a: an assistant line states a number with a literal digit" in problems[0]
+
+
+def general_facts(lang: str) -> dict[str, set[str]]:
+    general = {name for name, p in registry().items() if p.scope == "general"}
+    values: dict[str, set[str]] = {}
+    for _, _, t in said(lang):
+        for part in t.parts:
+            if part.kind == "fact" and part.predicate in general:
+                values.setdefault(part.predicate, set()).add(part.value.replace(",", ""))
+    return values
+
+
+def test_a_general_fact_has_one_value_in_both_languages() -> None:
+    merged: dict[str, set[str]] = {}
+    for lang in resources.LANGUAGES:
+        for name, values in general_facts(lang).items():
+            merged.setdefault(name, set()).update(values)
+    assert merged and {name: v for name, v in merged.items() if len(v) > 1} == {}
+
+
+def test_a_general_predicate_is_said_only_as_a_fact() -> None:
+    general = {name for name, p in registry().items() if p.scope == "general"}
+    drawn = [
+        f"{where}: {t.source}"
+        for lang in resources.LANGUAGES
+        for where, _, t in said(lang)
+        if any(p.predicate in general and p.kind != "fact" for p in t.parts)
+    ]
+    assert general and drawn == []
 
 
 def test_predicates_file_parses_one_sorted_line_each() -> None:

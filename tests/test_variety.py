@@ -15,7 +15,7 @@ from keme.stats import line_diversity, persona_diversity
 from keme.synth import realizer, variety
 from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize_persona
-from keme.synth.variety import QUICK, SHARE, THREAD, Style, Talk, exchange_lines, line_key
+from keme.synth.variety import QUICK, SHARE, THREAD, Style, Talk, exchange_lines, line_key, split_line
 from keme.text import resources
 from keme.text.resources import Exchange, ResourceError, load_parts
 from keme.text.template import Context, compile_template
@@ -329,3 +329,20 @@ def test_a_lead_in_fits_what_it_answers(lang):
 )
 def test_a_reply_knows_whether_it_answers_a_request_a_question_or_a_statement(lang, line, kind):
     assert variety.reply_to(line, lang) == kind
+
+
+def test_a_user_line_is_split_at_a_sentence_end_outside_the_values_it_says():
+    line = "It says: Pizza in 20 minutes! Save this. Can you keep it?"
+    assert split_line(line, "en") == ("It says: Pizza in 20 minutes!", "Save this. Can you keep it?")
+    quoted = "Pizza in 20 minutes! Save this."
+    assert split_line(line, "en", (quoted,)) == (
+        "It says: Pizza in 20 minutes! Save this.",
+        "Can you keep it?",
+    )
+
+
+def test_a_user_line_whose_only_sentence_ends_are_inside_a_value_is_not_split():
+    assert (
+        split_line("Saved: Pizza in 20 minutes! Save this.", "en", ("Pizza in 20 minutes! Save this.",))
+        is None
+    )

@@ -30,7 +30,8 @@ class Claim(BaseModel):
     speaker: Speaker = Field(description="who said it: the user, the assistant, or an app record")
     subject: str = Field(
         description="what it is about: 'persona', 'event:<event id>', 'anchor:<anchor id>', "
-        "'person:<name>', 'object:<name>', 'day:<YYYY-MM-DD>'"
+        "'person:<name>', 'object:<name>', 'day:<YYYY-MM-DD>', or 'general' (a fact of the world at "
+        "large the text states, such as a checked-bag allowance: one value for every persona)"
     )
     predicate: str = Field(
         description="what is said about it: a persona attribute key or a registered predicate"

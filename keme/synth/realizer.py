@@ -133,7 +133,7 @@ def _say(
         return False
     for role, line in zip(("user", "assistant"), lines):
         said = [_report(r, reveal, record) for r in line.reports]
-        said += [Report("pool", predicate, value, "") for predicate, value in line.says]
+        said += [Report("says", predicate, value, "") for predicate, value in line.says]
         drafts.append(
             Draft(
                 role,
@@ -188,15 +188,20 @@ def _beats(pattern: Pattern, change: object | None, style: Style) -> list[Beat |
 
 def _burst(drafts: list[Draft], talk: Talk, lang: str) -> None:
     """Several user messages in a row: a user line sent in two halves, or a follow-up sent before the
-    reply. Lines that announce a change or state a persona fact stay whole."""
+    reply. Lines that announce a change, state a persona fact or declare a state in words (`says`: no half
+    could claim it alone) stay whole."""
     plain = [
         i
         for i, d in enumerate(drafts)
-        if d.role == "user" and not d.update and not d.links and not d.smalltalk
+        if d.role == "user"
+        and not d.update
+        and not d.links
+        and not d.smalltalk
+        and not any(r.kind == "says" for r in d.said)
     ]
     if not plain:
         return
-    halves = {i: split_line(drafts[i].content, lang) for i in plain}
+    halves = {i: split_line(drafts[i].content, lang, tuple(r.text for r in drafts[i].said)) for i in plain}
     splittable = [i for i in plain if halves[i] is not None]
     if splittable and talk.rng.random() < SPLIT_P:
         at = talk.rng.choice(splittable)

@@ -323,11 +323,16 @@ def join(lang: str, prefix: str, core: str, suffix: str, keep_case: bool = False
     return text
 
 
-def split_line(text: str, lang: str) -> tuple[str, str] | None:
-    """A user line sent as two messages, cut at its first sentence (or clause) end; None if it has none."""
+def split_line(text: str, lang: str, whole: tuple[str, ...] = ()) -> tuple[str, str] | None:
+    """A user line sent as two messages, cut at its first sentence (or clause) end; None if it has none.
+    A value the line says (`whole`: a quoted screenshot text with sentences of its own) is never cut, so
+    the half that says it still claims it."""
     pattern = SPLIT_ZH if lang == "zh" else SPLIT_EN
     shortest = 3 if lang == "zh" else 8
+    spans = [(m.start(), m.end()) for value in whole if value for m in re.finditer(re.escape(value), text)]
     for match in pattern.finditer(text):
+        if any(lo < match.start() < hi for lo, hi in spans):
+            continue
         head, tail = text[: match.start()].strip(), text[match.end() :].strip()
         if len(head) >= shortest and len(tail) >= shortest:
             if lang == "zh" and head[-1] in "，,":

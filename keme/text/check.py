@@ -11,6 +11,8 @@ import re
 import sys
 from pathlib import Path
 
+import yaml
+
 from keme.models.attributes import ATTRIBUTES, BY_KEY, IMMUTABLE_KEYS, ROUTINE
 from keme.models.catalog import ANCHOR_SLOTS, CHANGES, all_moments
 from keme.text import resources as r
@@ -53,21 +55,23 @@ _DIGIT = re.compile(r"[0-9０-９]")
 
 def claim_problems(t: Template, user: bool) -> list[str]:
     """Every value a line says comes from the world: a number or amount is a named quantity whose predicate
-    the world remembers (`{num:2-8@party_size}`), and a user line states no number as a literal digit (the
-    world could not record or keep it consistent). Assistant lines may keep general knowledge in digits."""
+    the world remembers (`{num:2-8@party_size}`), and no line states a number as a literal digit (the
+    world could not record or keep it consistent). A plan is a quantity of its session or episode;
+    general knowledge (a 20 kg bag allowance) is a general fact, `{fact:20@checked_bag_kg}`."""
     problems = [
         f"unnamed quantity {{{part.kind}:{part.low}-{part.high}}}: name what it counts, "
         f"{{{part.kind}:{part.low}-{part.high}@predicate}} (register it in keme/world/predicates.yaml)"
         for part in t.parts
         if part.kind in ("num", "money") and not part.predicate
     ]
-    if user:
-        said = [part.value for part in t.parts if part.kind == "text"]
-        said += [choice for part in t.parts if part.kind == "alt" for choice in part.choices]
-        if any(_DIGIT.search(text) for text in said):
-            problems.append(
-                "a user line states a number with a literal digit: say it through a named quantity"
-            )
+    said = [part.value for part in t.parts if part.kind == "text"]
+    said += [choice for part in t.parts if part.kind == "alt" for choice in part.choices]
+    if any(_DIGIT.search(text) for text in said):
+        who = "a user line" if user else "an assistant line"
+        problems.append(
+            f"{who} states a number with a literal digit: say it through a named quantity "
+            "({num:a-b@name}, or {fact:value@name} for general knowledge or a fixed plan)"
+        )
     return problems
 
 
@@ -231,6 +235,7 @@ def check_anchors(folder: Path) -> list[str]:
 def check_patterns(folder: Path, only: set[str] | None = None) -> list[str]:
     """Check patterns; `only` limits the catalogue-completeness check to some moments."""
     patterns = r.load_patterns(folder)
+    files = {name: path.name for path in sorted(folder.glob("patterns*.yaml")) for name in _keys(path)}
     pools = pool_names(folder)
     moments = all_moments()
     expected = set(moments) if only is None else only
@@ -265,8 +270,16 @@ def check_patterns(folder: Path, only: set[str] | None = None) -> list[str]:
                     found = _slot_problems(t, set(SESSION_SLOTS) | moments[name], pools, set(BY_KEY), set())
                     found += claim_problems(t, user=side == "u")
                     for p in found:
-                        problems.append(f"{name}.beats[{i}].options[{j}].{side}: {p}")
+                        problems.append(
+                            f"{files.get(name, 'patterns')} {name}.beats[{i}].options[{j}].{side}: {p}"
+                        )
     return problems
+
+
+def _keys(path: Path) -> list[str]:
+    """The top-level keys of a YAML file (the moments a patterns file defines)."""
+    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return [str(key) for key in raw] if isinstance(raw, dict) else []
 
 
 CHECKS = {

@@ -8,6 +8,8 @@ Syntax inside a line of text:
   {num:2-5}           random integer; {money:20-80} a random whole amount in the persona's currency
   {num:2-5@party_size} a named quantity: the world remembers it (see Context.recall), so every line that
                       names it says the same value; {money:..@p} and {pool.x@p} likewise
+  {fact:20@checked_bag_kg} a named quantity whose value the line fixes (general knowledge, a set plan):
+                      said as written ("10,000", "38.5"), recorded as a claim like any other
   {sunny|rainy|grey}  inline alternation
 
 Templates are compiled once; rendering reports each value it says (`on_said`) and which persona
@@ -29,6 +31,7 @@ _PERSONA = re.compile(r"^(old:)?([a-z_]+\.[a-z_]+)$")
 _PREDICATE = r"(?:@([a-z_][a-z_0-9.]*))?"
 _POOL = re.compile(r"^pool(\d*)\.([a-z_0-9]+)" + _PREDICATE + "$")
 _RANGE = re.compile(r"^(num|money):(\d+)-(\d+)" + _PREDICATE + "$")
+_FACT = re.compile(r"^fact:(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)@([a-z_][a-z_0-9.]*)$")
 _NAME = re.compile(r"^[a-z_]+$")
 
 
@@ -39,8 +42,8 @@ class TemplateError(KemeError, ValueError):
 
 @dataclass(frozen=True)
 class Part:
-    kind: str  # text | persona | old | slot | pool | num | money | alt
-    value: str = ""
+    kind: str  # text | persona | old | slot | pool | num | money | fact | alt
+    value: str = ""  # text, attribute key, slot or pool name; a fact's value as written
     count: int = 1
     low: int = 0
     high: int = 0
@@ -93,6 +96,9 @@ def compile_template(source: str) -> Template:
             if m.group(4):
                 predicates.add(m.group(4))
             parts.append(Part(m.group(1), low=low, high=high, predicate=m.group(4) or ""))
+        elif m := _FACT.match(body):
+            predicates.add(m.group(2))
+            parts.append(Part("fact", m.group(1), predicate=m.group(2)))
         elif _NAME.match(body):
             slots.add(body)
             parts.append(Part("slot", body))
@@ -145,7 +151,7 @@ def render(
     on_said: Said | None = None,
 ) -> str:
     """Render `template`; `on_persona(key)` is called for each persona value that lands in the text, and
-    `on_said(kind, name, value, text)` for every value at all (persona, old, slot, pool, num, money)."""
+    `on_said(kind, name, value, text)` for every value at all (persona, old, slot, pool, num, money, fact)."""
     out: list[str] = []
     for part in template.parts:
         kind = part.kind
@@ -165,6 +171,8 @@ def render(
             value = text = ctx.slots[part.value]
         elif kind == "pool":
             value = text = _named(part, ctx, lambda: _pool(part, ctx))
+        elif kind == "fact":
+            value = text = _named(part, ctx, lambda: part.value)
         else:  # num, money
             value = _named(part, ctx, lambda: str(ctx.rng.randint(part.low, part.high)))
             text = value if kind == "num" else fmt.format_money(int(value), ctx.lang)

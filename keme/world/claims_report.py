@@ -13,7 +13,7 @@ import re
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, time
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
@@ -26,25 +26,56 @@ DIGITS = re.compile(r"\d+(?:[.,:]\d+)*")
 
 
 def said_forms(claim: Claim, lang: str) -> set[str]:
-    """The strings `claim.value` can appear as in a message of language `lang`."""
+    """The strings `claim.value` can appear as in a message of language `lang`: the value itself, an
+    amount in the currency, a count with thousands commas ("10,000"), a day as the dialogue writes it
+    ("March 4", "the 1st", "3月4日", "4号") and a clock time with or without its half of the day ("3:45 PM",
+    "3:45", "3 PM", "15:45", "下午3点")."""
     value = claim.value
     forms = {value}
     try:
-        day = date.fromisoformat(value)
-        forms.add(fmt.format_date(day, lang))
+        forms |= _day_forms(date.fromisoformat(value), lang)
     except ValueError:
         pass
     moment = parse_time(value) if re.fullmatch(r"\d\d:\d\d", value) else None
     if moment is not None:
-        forms.add(fmt.format_time(datetime.combine(date(2000, 1, 1), moment), lang))
+        forms |= _clock_forms(moment, lang)
     if re.fullmatch(r"\d+(?:\.\d+)?", value):
         try:
             forms.add(fmt.format_money(Decimal(value), lang))
         except InvalidOperation:
             pass
+        if value.isdigit():
+            forms.add(f"{int(value):,}")
         if claim.predicate == "duration_seconds":
             forms.add(fmt.format_duration(int(value), lang))
     return {f for f in forms if f}
+
+
+def _day_forms(day: date, lang: str) -> set[str]:
+    if lang == "zh":
+        return {fmt.format_date(day, lang), f"{day.day}号", f"{day.day}日"}
+    n = day.day
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return {fmt.format_date(day, lang), f"the {n}{suffix}"}
+
+
+def _clock_forms(moment: time, lang: str) -> set[str]:
+    hour12 = moment.hour % 12 or 12
+    forms = {f"{moment.hour:02d}:{moment.minute:02d}", f"{moment.hour}:{moment.minute:02d}"}
+    if lang == "zh":
+        half = fmt.part_of_day(datetime.combine(date(2000, 1, 1), moment), lang)
+        said = {f"{hour12}点" if moment.minute == 0 else f"{hour12}点{moment.minute}"}
+        if moment.minute == 30:
+            said.add(f"{hour12}点半")
+        return forms | said | {half + form for form in said}
+    forms |= {
+        f"{hour12}:{moment.minute:02d}",
+        fmt.format_time(datetime.combine(date(2000, 1, 1), moment), lang),
+    }
+    if moment.minute == 0:
+        suffix = "AM" if moment.hour < 12 else "PM"
+        forms |= {f"{hour12} {suffix}", f"{hour12} {suffix.lower()}"}
+    return forms
 
 
 def uncovered(message: Message, claims: list[Claim], lang: str) -> list[str]:

@@ -10,6 +10,7 @@ rejected as a repeat leaves nothing behind; the state is a pydantic model the sy
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime, time
@@ -22,7 +23,7 @@ from keme.models.attributes import ATTRIBUTES, ROUTINE, attribute_key, claim_pre
 from keme.models.world import Speaker
 from keme.text import lang as fmt
 from keme.world.predicates import PredicateError, Predicates
-from keme.world.slots import ANCHOR_SLOTS, SESSION_SLOTS, event_predicate
+from keme.world.slots import ANCHOR_SLOTS, OBJECT_SLOTS, SESSION_SLOTS, event_predicate
 
 TRIP_DATES = {"start_date": "_trip_start", "end_date": "_trip_end"}  # slot -> ISO param the planner keeps
 PARTS_OF_DAY = {
@@ -34,7 +35,8 @@ PARTS_OF_DAY = {
     "下午": "afternoon",
     "晚上": "evening",
 }
-NAMED = ("num", "money", "pool")
+NAMED = ("num", "money", "pool", "fact", "says")
+
 Fact = tuple[str, str, str, datetime, datetime | None]  # subject, predicate, value, valid_from, valid_to
 Recall = Callable[[str, Callable[[], str]], str]  # what keme.text.template.Context.recall takes
 
@@ -43,7 +45,9 @@ Recall = Callable[[str, Callable[[], str]], str]  # what keme.text.template.Cont
 class Report:
     """One value a rendered line says: what `keme.text.template.render` passes to `on_said`."""
 
-    kind: str  # persona | old | slot | pool | num | money, or record: a slot showing the app record's field
+    kind: (
+        str  # persona | old | slot | pool | num | money | fact, or record: a slot showing the record's field
+    )
     name: str  # attribute key, slot name, or the named quantity's predicate ("" / pool name: a free draw)
     value: str  # canonical as drawn
     text: str  # as it appears in the line
@@ -140,7 +144,7 @@ class Ledger:
         """The episode's own value for `predicate`, when the planner chose one (a social episode's
         party_size): a line that names it says what the episode's slots say."""
         scene = self._require_scene()
-        numeric = self._predicate(predicate).type in ("int", "money")
+        numeric = self._predicate(predicate).type in ("int", "number", "money")
         for slot, value in sorted(scene.params.items()):
             if slot.startswith(("_", "set:")) or event_predicate(slot) != predicate:
                 continue
@@ -159,8 +163,8 @@ class Ledger:
     def _key(self, predicate: str) -> str:
         scene = self._require_scene()
         scope = self._predicate(predicate).scope
-        if scope == "persona":
-            return f"persona|{predicate}"
+        if scope in ("persona", "general"):
+            return f"{scope}|{predicate}"
         if scope == "event":
             return f"event:{scene.episode.id}|{predicate}"
         if scope == "anchor" and scene.anchor is not None:
@@ -250,6 +254,14 @@ class Ledger:
         if report.kind in ("persona", "old"):
             valid_from, valid_to = _version_validity(persona, report.name, report.value, message.timestamp)
             return "persona", claim_predicate(report.name), report.value, valid_from, valid_to
+        if report.kind == "says" and report.name == "condition":
+            thing = next((scene.params[slot] for slot in OBJECT_SLOTS if scene.params.get(slot)), None)
+            if thing is None:
+                raise PredicateError(
+                    f"{scene.leaf.kind}: a line declares an object's condition but the moment names no "
+                    f"object (slots {', '.join(OBJECT_SLOTS)}); drop `says: {{condition: ..}}` there"
+                )
+            return f"object:{thing}", "condition", report.value, window[0], None
         if report.kind in NAMED:
             predicate = self._predicate(report.name)
             value = canonical(report.value, predicate.type, scene)
@@ -259,6 +271,8 @@ class Ledger:
                 return "persona", report.name, value, valid_from, valid_to
             if predicate.scope == "persona":
                 return "persona", report.name, value, persona.start, None
+            if predicate.scope == "general":
+                return "general", report.name, value, persona.start, None
             if predicate.scope == "event":
                 return f"event:{episode.id}", report.name, value, episode.start, episode.end
             if predicate.scope == "anchor" and scene.anchor is not None:
@@ -400,7 +414,8 @@ def _money(amount: Decimal) -> str:
 
 
 def canonical(value: str, kind: str, scene: Scene) -> str:
-    """`value` as a claim holds it: money and counts as plain digits, days ISO, times HH:MM."""
+    """`value` as a claim holds it: money and counts as plain digits, decimals as written without
+    thousands commas, days ISO, times HH:MM."""
     if kind == "money":
         digits = "".join(c for c in value if c.isdigit() or c == ".")
         try:
@@ -410,6 +425,8 @@ def canonical(value: str, kind: str, scene: Scene) -> str:
     if kind == "int":
         digits = "".join(c for c in value if c.isdigit())
         return digits or value
+    if kind == "number":
+        return value.replace(",", "")
     if kind == "date":
         day = parse_day(value, scene.leaf.start.date())
         return day.isoformat() if day else value
@@ -445,16 +462,18 @@ def parse_day(text: str, near: date) -> date | None:
     return min(options, key=lambda d: abs((d - near).days)) if options else None
 
 
+_CLOCK = re.compile(r"(\d{1,2}):(\d\d)(?:\s*([AaPp][Mm])\b)?")
+
+
 def parse_time(text: str) -> time | None:
-    """'14:05', '9:30 AM' or '2:05 PM'."""
-    clock, _, suffix = text.strip().partition(" ")
-    hour, _, minute = clock.partition(":")
-    if not (hour.isdigit() and minute.isdigit()):
+    """'14:05', '9:30 AM' or '2:05 PM'; of a span ('3:45 PM–4:00 PM'), when it starts."""
+    match = _CLOCK.match(text.strip())
+    if match is None:
         return None
-    h, m = int(hour), int(minute)
-    if suffix.upper() == "PM" and h != 12:
+    h, m, suffix = int(match.group(1)), int(match.group(2)), (match.group(3) or "").upper()
+    if suffix == "PM" and h != 12:
         h += 12
-    elif suffix.upper() == "AM" and h == 12:
+    elif suffix == "AM" and h == 12:
         h = 0
     return time(h, m) if h < 24 and m < 60 else None
 

@@ -2,9 +2,12 @@
 names only registered predicates.
 
 A predicate's scope decides how long a recalled value holds (keme.world.ledger): one value for the
-persona, per episode, per session, or per app record. Its type decides the canonical form of the value
-(digits, ISO day, HH:MM). Templates are checked once per language before synthesis, so a misspelt
-`{num:2-8@party_sise}` stops the run naming the template line instead of inventing a new fact.
+persona, per episode, per session, or per app record, or `general`: a fact of the world at large (a
+checked-bag allowance, a rule of thumb), one value for every persona, said only as
+`{fact:20@checked_bag_kg}` with that one value in every line of a language. Its type decides the
+canonical form of the value (digits, a decimal, ISO day, HH:MM). Templates are checked once per language
+before synthesis, so a misspelt `{num:2-8@party_sise}` stops the run naming the template line instead of
+inventing a new fact.
 """
 
 from __future__ import annotations
@@ -18,25 +21,34 @@ import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from keme.errors import KemeError
+from keme.models.catalog import all_moments
 from keme.text.resources import Resources
 from keme.text.template import Template
-from keme.world.slots import ANCHOR_SLOTS, REVEAL_SLOT, SESSION_SLOTS, event_predicate
+from keme.world.slots import (
+    ANCHOR_SLOTS,
+    OBJECT_SLOTS,
+    OBJECT_STATES,
+    REVEAL_SLOT,
+    SESSION_SLOTS,
+    event_predicate,
+)
 
 PATH = Path(__file__).parent / "predicates.yaml"
-Scope = Literal["persona", "event", "session", "anchor"]
-Type = Literal["int", "money", "text", "date", "time"]
+Scope = Literal["persona", "event", "session", "anchor", "general"]
+Type = Literal["int", "number", "money", "text", "date", "time"]
 # which predicate types each kind of named part can say
 PART_TYPES: dict[str, frozenset[str]] = {
     "num": frozenset({"int"}),
     "money": frozenset({"money"}),
     "pool": frozenset({"text"}),
+    "fact": frozenset({"int", "number"}),
 }
 
 
 class PredicateError(KemeError, ValueError):
     """A predicate is not registered, or keme/world/predicates.yaml is malformed: register it there as
-    `name: {scope: event, type: int, about: "..."}` (scope persona|event|session|anchor, type
-    int|money|text|date|time)."""
+    `name: {scope: event, type: int, about: "..."}` (scope persona|event|session|anchor|general, type
+    int|number|money|text|date|time)."""
 
 
 class Predicate(BaseModel):
@@ -102,13 +114,30 @@ def _templates(res: Resources) -> Iterator[tuple[str, Template]]:
 
 
 def template_problems(res: Resources, registry: Predicates) -> list[str]:
-    """Each named quantity or slot of `res`'s templates that no registered predicate says."""
+    """Each named quantity or slot of `res`'s templates that no registered predicate says, and each general
+    fact said other than as one `{fact:..}` value in the whole language."""
     problems = []
     known_slots = set(SESSION_SLOTS) | set(ANCHOR_SLOTS) | {REVEAL_SLOT}
+    facts: dict[str, tuple[str, str]] = {}  # general predicate -> (value, where first said)
     for where, template in _templates(res):
         for part in template.parts:
             if part.predicate:
                 predicate = registry.get(part.predicate)
+                if predicate is not None and predicate.scope == "general" and part.kind != "fact":
+                    problems.append(
+                        f"{where}: {template.source!r} says the general fact {part.predicate!r} "
+                        f"with a {part.kind} part: say it as {{fact:<value>@{part.predicate}}}, "
+                        "one value in all lines"
+                    )
+                    continue
+                if part.kind == "fact" and predicate is not None and predicate.scope == "general":
+                    value = part.value.replace(",", "")
+                    first = facts.setdefault(part.predicate, (value, where))
+                    if first[0] != value:
+                        problems.append(
+                            f"{where}: {template.source!r} says {part.predicate!r} is {value}, but "
+                            f"{first[1]} says {first[0]}: a general fact has one value; name the two apart"
+                        )
                 if predicate is None:
                     problems.append(
                         f"{where}: {template.source!r} names the unregistered predicate "
@@ -128,6 +157,27 @@ def template_problems(res: Resources, registry: Predicates) -> list[str]:
                         f"says; register it in keme/world/predicates.yaml as "
                         f'`{name}: {{scope: event, type: text, about: "..."}}`'
                     )
+    return problems + _says_problems(res)
+
+
+def _says_problems(res: Resources) -> list[str]:
+    """An exchange declares an object's condition (`says: {condition: worn}`) only in a moment that names
+    the object, and only as one of the object states."""
+    moments = all_moments()
+    problems = []
+    for name, pattern in res.patterns.items():
+        for i, beat in enumerate(pattern.beats):
+            if isinstance(beat, str):
+                continue
+            for j, exchange in enumerate(beat.options):
+                condition = dict(exchange.says).get("condition")
+                if condition is None:
+                    continue
+                where = f"keme/text/{res.lang}/patterns*.yaml: {name}.beats[{i}].options[{j}]"
+                if not set(OBJECT_SLOTS) & moments.get(name, set()):
+                    problems.append(f"{where}: says a condition, but {name} names no object {OBJECT_SLOTS}")
+                if condition not in OBJECT_STATES:
+                    problems.append(f"{where}: condition {condition!r} is not one of {OBJECT_STATES}")
     return problems
 
 

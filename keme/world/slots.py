@@ -54,3 +54,9 @@ EVENT_SLOTS: dict[str, str] = {
 
 def event_predicate(slot: str) -> str:
     return EVENT_SLOTS.get(slot, slot)
+
+
+# the moment slots that name the object a line's declared condition is about (`says: {condition: worn}`:
+# in a purchase, the old item of the category being replaced; in tech help, the device), and its states
+OBJECT_SLOTS = ("device", "product_category")
+OBJECT_STATES = ("working", "worn", "broken", "repaired", "replaced")
