@@ -659,6 +659,19 @@ def test_a_value_said_as_the_present_one_after_it_changed_is_named():
     assert "'品牌策划'" in found[0].text
 
 
+def test_an_old_value_inside_a_longer_word_is_not_the_value_said():
+    """The commute went from car to bike: "the careers page" does not say "car"."""
+    modes = {"transport.commute_mode": [("car", START, []), ("bike", at(10, "21:47"), ["p01-s0014-m01"])]}
+    lines = [("user", at(20, "13:34"), "Apparently I'm the careers page now. I'm currently swamped.")]
+    view = world(
+        "en",
+        [event("p01-c01-e01", "mood_checkin", START, END)],
+        [session("p01-s0020", "p01-c01-e01", lines)],
+        the_persona=persona("en", modes),
+    )
+    assert findings(view, "state") == []
+
+
 # ---------------------------------------------------------------------------------------------- objects
 
 

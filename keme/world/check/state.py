@@ -40,6 +40,16 @@ def same(a: str, b: str) -> bool:
         return False
 
 
+def mentions(text: str, value: str) -> bool:
+    """`text` names `value` as a word of its own: "car" is not in "careers", 'UX design' not in "UX
+    designer" (Chinese, written without spaces, is matched as a substring)."""
+    if not value:
+        return False
+    edges = (r"(?<![A-Za-z0-9])" if value[0].isascii() and value[0].isalnum() else "") + re.escape(value)
+    edges += r"(?![A-Za-z0-9])" if value[-1].isascii() and value[-1].isalnum() else ""
+    return re.search(edges, text) is not None
+
+
 def attribute_of(world: World, predicate: str) -> Attribute | None:
     """The persona attribute a claim predicate states: its key (`career.company`), or a routine named by
     its predicate (`training_per_week` is `routine.training_per_week`); None for any other predicate."""
@@ -187,12 +197,12 @@ def _stale_text(world: World) -> list[Finding]:
         for attr in changing:
             current = attr.value_at(message.timestamp)
             for clause in world.clauses(message.content):
-                if current is not None and current in clause:
+                if current is not None and mentions(clause, current):
                     continue
                 if not cues.any(cues.present, clause) or cues.any(cues.past, clause):
                     continue
                 other = next(
-                    (v.value for v in attr.versions if v.value != current and v.value in clause), None
+                    (v.value for v in attr.versions if v.value != current and mentions(clause, v.value)), None
                 )
                 # a value the message's claims say as something else (an episode's show title) is not
                 # the attribute said
