@@ -894,6 +894,10 @@ def test_a_date_with_the_wrong_weekday_is_named():
         ("en", at(26, "10:38"), "What actually matters in the office chair category?", False),
         ("en", at(26, "10:38"), "I listen to Latin pop basically all day at work.", False),
         ("zh", at(26, "10:56"), "除了宁曼路还有啥值得去的？不想全是网红打卡点", False),
+        ("en", at(26, "15:52"), "going to the Costco pharmacy after work, what should I pick up", True),
+        ("en", at(26, "21:20"), "I can do mornings before work, 7 am-ish.", False),  # a habit
+        ("zh", at(26, "10:32"), "下班后去趟超市", True),
+        ("zh", at(26, "10:32"), "只能下班后学，但那时候脑子已经不转了", False),  # a habit
     ],
 )
 def test_work_on_a_weekend_or_holiday_is_named_unless_it_is_overtime(lang, when, text, flagged):

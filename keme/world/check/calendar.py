@@ -139,7 +139,11 @@ def _workday(world: World, message: Message) -> list[Finding]:
     if cues.any(cues.overtime, message.content):
         return []
     for clause in world.now_clauses(message.content):
-        found = cues.search(cues.office, clause) or cues.search(cues.commute, clause)
+        found = (
+            cues.search(cues.office, clause)
+            or cues.search(cues.commute, clause)
+            or cues.search(cues.workday, clause)
+        )
         if found:
             return [
                 world.finding(

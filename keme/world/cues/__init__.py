@@ -55,6 +55,7 @@ class Cues(BaseModel):
     office: list[str]
     commute: list[str]
     overtime: list[str]
+    workday: list[str] = Field(default_factory=list, description="words that put work in today: after work")
     remote: list[str]
     arrival: list[str]
     trip_day_one: list[str]
