@@ -234,6 +234,20 @@ def test_the_usual_lunch_fits_the_diet_at_every_change(routines):
         assert persona.value_at("routine.usual_lunch", when) in table["diet.diet_type"][diet], when
 
 
+def test_the_commute_minutes_fit_the_mode_at_every_change(routines):
+    table = resources.get(routines.persona.language).persona.attributes["routine.commute_minutes"].fits
+    persona = routines.persona
+    moments = [
+        v.valid_from
+        for key in ("transport.commute_mode", "routine.commute_minutes")
+        for v in persona.attribute(key).versions
+    ]
+    for when in moments:
+        mode = persona.value_at("transport.commute_mode", when)
+        minutes = persona.value_at("routine.commute_minutes", when)
+        assert minutes in table["transport.commute_mode"][mode], (when, mode, minutes)
+
+
 def test_timestamps_stay_inside_the_event_window(year):
     events = {e.id: e for e in year.graph.events}
     for session in year.sessions:

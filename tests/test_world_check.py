@@ -24,7 +24,7 @@ from keme.models import (
     Session,
 )
 from keme.models.anchor import BillRecord, CalendarRecord
-from keme.world.catalog import Catalog
+from keme.world.catalog import Catalog, load_catalog
 from keme.world.check import RULES, check_world
 from keme.world.cues import load_cues
 
@@ -1317,3 +1317,34 @@ def test_a_block_or_claim_that_ends_before_it_starts_is_named():
     )
     assert any("p01-b003 ends" in f.text for f in findings(view, "occupancy"))
     assert ids(findings(view, "state")) == [["p01-s0001-m01"]]
+
+
+# ---------------------------------------------------------------------------------------------- goals
+def goal_world(goal: str, sport: str = "pilates", sets: str | None = None) -> PersonaView:
+    """A pilates person (or one whose episode sets `sets`) says a fitness goal on April 6."""
+    when = at(6, "19:00")
+    text = f"Okay, I'm serious this time. I want to {goal}."
+    params = {"goal": goal} | ({"set:sport.main_sport": sets} if sets else {})
+    return world(
+        "en",
+        [event("p01-c01-e01", "fitness", at(6, "00:00"), at(8, "23:59"), **params)],
+        [session("p01-s0001", "p01-c01-e01", [("user", when, text)])],
+        claims=[claim("p01-s0001-m01", 1, "event:p01-c01-e01", "goal", goal, when, goal)],
+        the_persona=persona("en", {"sport.main_sport": [(sport, START, [])]}),
+    )
+
+
+def test_a_goal_that_does_not_fit_the_main_sport_in_force_is_named():
+    found = findings(goal_world("bench press 135 pounds"), "catalog", load_catalog("en"))
+    assert ids(found) == [["p01-s0001-m01"]]
+    assert "'pilates'" in found[0].text
+
+
+def test_a_goal_that_fits_the_main_sport_passes():
+    view = goal_world("get through a full pilates class without resting")
+    assert findings(view, "catalog", load_catalog("en")) == []
+
+
+def test_a_goal_that_fits_the_sport_its_episode_takes_up_passes():
+    view = goal_world("bench press 135 pounds", sets="CrossFit")
+    assert findings(view, "catalog", load_catalog("en")) == []

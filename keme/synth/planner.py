@@ -193,6 +193,14 @@ def _companion(rng: random.Random, persona: Persona, when: datetime) -> str:
     return rng.choice([o for o in options if o])
 
 
+def _goal(rng: random.Random, catalog: Catalog, sport: str) -> str:
+    """A fitness goal that fits `sport` (catalog goal~sport): no bench press for a pilates person."""
+    goals = catalog.goals_for(sport)
+    if not goals:
+        raise ResourceError(f"the catalog has no fitness goal for {sport!r}: add goals to keme/world/catalog")
+    return rng.choice(goals)
+
+
 def _money(rng: random.Random, low: int, high: int, lang: str) -> str:
     step = 10 if high - low > 100 else 1
     return fmt.format_money(rng.randrange(low, high + 1, step) if high > low else low, lang)
@@ -222,7 +230,8 @@ def episode_params(
     if kind == "health":
         return _health(rng, catalog)
     if kind in ("fitness", "gym_change", "new_sport"):
-        return {"goal": rng.choice(lists["fitness_goals"])}
+        # new_sport: change_params draws the goal again for the sport it sets
+        return {"goal": _goal(rng, catalog, persona.value_at("sport.main_sport", when) or "")}
     if kind == "social":
         people = [
             persona.value_at("social_circle.best_friend", when),
@@ -371,6 +380,8 @@ def change_params(
             fits = res.persona.attributes[key].fits
             held = {k: new.get(k) or persona.value_at(k, when) or "" for k in fits}
             new[key] = _new_value(key, rng, current[key], res, held)
+    if change.name == "new_sport":
+        params["goal"] = _goal(rng, ctx.catalog, new["sport.main_sport"])
     if change.name == "job_change":
         params |= {"target_company": new["career.company"], "target_title": new["career.job_title"]}
     params |= {SET + key: value for key, value in new.items()}

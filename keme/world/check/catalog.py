@@ -1,6 +1,7 @@
 """What is said together goes together: catalog-backed claims of one message or one episode pair as the
 catalog allows (`compatible(...) is False` is a violation, an unknown item is not), catalog items
-named in one message do too, and a dish is not said with another cooking method's words."""
+named in one message do too, a dish is not said with another cooking method's words, and a fitness
+goal fits the main sport in force when it is said."""
 
 from __future__ import annotations
 
@@ -31,7 +32,38 @@ PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 
 def check(world: World) -> list[Finding]:
-    return _claims(world) + _params(world) + _bills(world) + _named(world) + _methods(world)
+    return _claims(world) + _params(world) + _bills(world) + _named(world) + _methods(world) + _goals(world)
+
+
+SPORT = "sport.main_sport"
+
+
+def _goals(world: World) -> list[Finding]:
+    """A goal claim fits the main sport the persona holds at the message's time, or the one its episode
+    sets (a new sport's plan may name its goal before the message that announces the sport)."""
+    out = []
+    try:
+        sport = world.view.persona.attribute(SPORT)
+    except KeyError:
+        return out
+    for session, message in world.messages:
+        for claim in world.claims_of.get(message.id, []):
+            if claim.predicate != "goal":
+                continue
+            held = sport.value_at(message.timestamp)
+            episode = world.episode(session)
+            sets = episode.params.get("set:" + SPORT) if episode is not None else None
+            verdicts = [world.catalog.compatible("goal~sport", claim.value, s) for s in (held, sets) if s]
+            if verdicts and all(v is False for v in verdicts):
+                out.append(
+                    world.finding(
+                        RULE,
+                        [message.id],
+                        f"{message.id} sets the goal {claim.value!r} while the main sport is {held!r} "
+                        f"(goal~sport): {quote(message.content)}",
+                    )
+                )
+    return out
 
 
 def _params(world: World) -> list[Finding]:
