@@ -12,11 +12,14 @@ from conftest import ROOT, small_config
 
 from keme.cli import synthesize_dataset
 from keme.errors import KemeError
+from keme.prior.people import taken_names
+from keme.prior.persona import build_persona
 from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize_persona
 from keme.synth.state import dialogue_hash
 from keme.text import resources
 from keme.validate import validate
+from keme.world.check.state import CIRCLE
 
 DATA_FILES = (
     "manifest.json",
@@ -300,3 +303,17 @@ def test_depth_one_graphs_make_every_episode_a_session(tmp_path):
     graph = (tmp_path / "d/graphs.jsonl").read_text()
     assert '"depth":2' not in graph
     assert validate(tmp_path / "d") == []
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_one_in_the_social_circle_has_the_personas_name_or_anothers(lang):
+    # seed 7 gave James Robinson a partner called James ("James's wedding anniversary", demo p01)
+    cfg = small_config("")
+    spec = cfg.personas[0].model_copy(update={"language": lang})
+    res = resources.get(lang)
+    for seed in range(40):
+        persona = build_persona(spec, 0, seed, res)
+        names = [persona.value_at(k, persona.start) for k in CIRCLE]
+        names = [n for n in names if n]
+        assert len(set(names)) == len(names), (seed, names)
+        assert not taken_names({persona.name}) & set(names), (seed, persona.name, names)

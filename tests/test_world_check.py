@@ -1348,3 +1348,37 @@ def test_a_goal_that_fits_the_main_sport_passes():
 def test_a_goal_that_fits_the_sport_its_episode_takes_up_passes():
     view = goal_world("bench press 135 pounds", sets="CrossFit")
     assert findings(view, "catalog", load_catalog("en")) == []
+
+
+# ---------------------------------------------------------------------------------------------- people
+def circle_world(partner: str) -> PersonaView:
+    """Carlos Wilson's partner is `partner`, said on April 6."""
+    when = at(6, "19:00")
+    text = f"{partner} and I are trying a new restaurant tonight."
+    return world(
+        "en",
+        [event("p01-c01-e01", "social", at(6, "00:00"), at(6, "23:59"))],
+        [session("p01-s0001", "p01-c01-e01", [("user", when, text)])],
+        claims=[claim("p01-s0001-m01", 1, "persona", "social_circle.partner", partner, when)],
+        the_persona=persona(
+            "en",
+            {
+                "social_circle.partner": [(partner, START, [])],
+                "social_circle.best_friend": [("Noah", START, [])],
+            },
+        ),
+    )
+
+
+def test_a_partner_with_the_personas_own_given_name_is_named():
+    found = findings(circle_world("Carlos"), "state")
+    assert ids(found) == [["p01-s0001-m01"]]
+    assert "own name" in found[0].text
+
+
+def test_a_partner_with_the_best_friends_name_is_named():
+    assert ids(findings(circle_world("Noah"), "state")) == [["p01-s0001-m01"]]
+
+
+def test_a_partner_with_a_name_of_their_own_passes():
+    assert findings(circle_world("Maya"), "state") == []

@@ -20,7 +20,7 @@ from keme.days import Slot, block_window, days, holidays_between, is_workday
 from keme.errors import NoFit
 from keme.models import Event, Persona
 from keme.models.catalog import CHANGES, EPISODE_KINDS, Change, EpisodeKind
-from keme.prior.people import distinct_names, person_name
+from keme.prior.people import distinct_names
 from keme.seeding import rng_for
 from keme.synth.capacity import ROOMY_PER_KIND, chapter_windows, roomy_kinds
 from keme.synth.state import Trajectory
@@ -238,7 +238,7 @@ def episode_params(
             persona.value_at("social_circle.sibling", when),
         ]
         people += [persona.value_at("social_circle.partner", when)] * 2
-        people += [person_name(rng, res)] * 2
+        people += distinct_names(rng, res, 1, {persona.name, *(p for p in people if p)}) * 2
         return {"person": rng.choice([p for p in people if p])} | _social(rng, catalog, lang)
     if kind == "shopping":
         goods = [p for p in catalog.products if p.category not in (PHONE_LABEL[lang], GIFT_LABEL[lang])]
