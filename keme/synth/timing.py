@@ -23,6 +23,7 @@ TIMING: dict[str, tuple[str, tuple[float, float, float]]] = {
     "restaurant_pick": ("any", (0.15, 0.35, 0.5)),
     "family_call": ("any", (0.2, 0.3, 0.5)),
     "trip_packing": ("any", (0.05, 0.2, 0.75)),
+    "recipe_help": ("any", (0.1, 0.25, 0.65)),  # a cook-along: "tonight", then the pan on the stove
 }
 DEFAULT_TIMING = ("any", (0.25, 0.3, 0.45))
 
