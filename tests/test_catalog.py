@@ -377,3 +377,18 @@ def test_every_fitness_goal_generated_fits_the_sport_it_is_set_under(trajectorie
                 "sport.main_sport", event.start
             )
             assert catalog.compatible("goal~sport", event.params["goal"], sport), (event.id, sport)
+
+
+def test_a_holiday_party_is_offered_in_december_never_in_june():
+    catalog = load_catalog("en")
+    assert "holiday party" in [o.name for o in catalog.occasions_in(12)]
+    assert "holiday party" not in [o.name for o in catalog.occasions_in(6)]
+
+
+def test_every_seasonal_occasion_generated_falls_in_its_season(trajectories):
+    for traj in trajectories:
+        catalog = load_catalog(traj.persona.language)
+        for event in traj.graph.events:
+            if event.depth == 1 and "occasion" in event.params:
+                occasion = catalog.item("occasions", event.params["occasion"])
+                assert occasion.in_season(event.start.month), (event.id, occasion.name, event.start)

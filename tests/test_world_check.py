@@ -1382,3 +1382,26 @@ def test_a_partner_with_the_best_friends_name_is_named():
 
 def test_a_partner_with_a_name_of_their_own_passes():
     assert findings(circle_world("Maya"), "state") == []
+
+
+# ---------------------------------------------------------------------------------------------- seasons
+def party_in(month: int, day: int) -> PersonaView:
+    """A gift for a colleague's holiday party, asked about on `day` of `month`."""
+    when = at(day, "12:14", month)
+    text = "I need a gift for Jamal's holiday party and I'm blanking."
+    return world(
+        "en",
+        [event("p01-c01-e01", "social", START, END, occasion="holiday party")],
+        [session("p01-s0001", "p01-c01-e01", [("user", when, text)])],
+        claims=[claim("p01-s0001-m01", 1, "event:p01-c01-e01", "occasion", "holiday party", when)],
+    )
+
+
+def test_a_holiday_party_in_june_is_named():
+    found = findings(party_in(6, 3), "catalog", load_catalog("en"))
+    assert ids(found) == [["p01-s0001-m01"]]
+
+
+@pytest.mark.parametrize(("month", "day"), [(12, 10), (1, 2)])
+def test_a_holiday_party_in_december_or_its_recap_in_january_passes(month, day):
+    assert findings(party_in(month, day), "catalog", load_catalog("en")) == []

@@ -239,7 +239,7 @@ def episode_params(
         ]
         people += [persona.value_at("social_circle.partner", when)] * 2
         people += distinct_names(rng, res, 1, {persona.name, *(p for p in people if p)}) * 2
-        return {"person": rng.choice([p for p in people if p])} | _social(rng, catalog, lang)
+        return {"person": rng.choice([p for p in people if p])} | _social(rng, catalog, lang, when.month)
     if kind == "shopping":
         goods = [p for p in catalog.products if p.category not in (PHONE_LABEL[lang], GIFT_LABEL[lang])]
         return _purchase(rng, rng.choice(goods), lang)
@@ -273,10 +273,11 @@ def _health(rng: random.Random, catalog: Catalog) -> dict[str, str]:
     }
 
 
-def _social(rng: random.Random, catalog: Catalog, lang: str) -> dict[str, str]:
-    """An occasion at a venue that holds it; the meal is there when the venue is a dining one, else at a
-    restaurant after (the dinner after a graduation); a gift from a store that sells it, at its price."""
-    occasion = rng.choice(catalog.occasions)
+def _social(rng: random.Random, catalog: Catalog, lang: str, month: int) -> dict[str, str]:
+    """An occasion of the season at a venue that holds it; the meal is there when the venue is a dining
+    one, else at a restaurant after (the dinner after a graduation); a gift from a store that sells it,
+    at its price."""
+    occasion = rng.choice(catalog.occasions_in(month))
     venue = rng.choice(catalog.venues_of(occasion.venue_types))
     restaurant = venue if venue.type in DINING else rng.choice(catalog.venues_of(MEAL_AFTER))
     gift = rng.choice([p for p in catalog.products if p.category == GIFT_LABEL[lang]])

@@ -91,6 +91,14 @@ class Category(_Strict):
 class Occasion(_Strict):
     name: str
     venue_types: list[str] = Field(min_length=1, description="the venue types where it is held")
+    months: list[int] = Field(
+        default_factory=list,
+        description="the months (1-12) it falls in, for a seasonal one (a holiday party in December, not "
+        "June); empty: any month",
+    )
+
+    def in_season(self, month: int) -> bool:
+        return not self.months or month in self.months
 
 
 class Goal(_Strict):
@@ -153,6 +161,10 @@ class Catalog(_Strict):
             if twice:
                 raise ValueError(f"{kind} named twice: {', '.join(twice)}")
         return self
+
+    def occasions_in(self, month: int) -> list[Occasion]:
+        """The occasions that can fall in `month`, in file order (what generation picks from)."""
+        return [o for o in self.occasions if o.in_season(month)]
 
     def venues_of(self, types: Iterable[str]) -> list[Venue]:
         """The venues of any of `types`, in file order (what generation picks from)."""

@@ -32,7 +32,39 @@ PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 
 def check(world: World) -> list[Finding]:
-    return _claims(world) + _params(world) + _bills(world) + _named(world) + _methods(world) + _goals(world)
+    return (
+        _claims(world)
+        + _params(world)
+        + _bills(world)
+        + _named(world)
+        + _methods(world)
+        + _goals(world)
+        + _seasons(world)
+    )
+
+
+def _seasons(world: World) -> list[Finding]:
+    """A seasonal occasion is said in its months or the month after (a recap of the December party on
+    January 2): no holiday party in June."""
+    seasonal = {o.name: o for o in world.catalog.occasions if o.months}
+    out = []
+    for session, message in world.messages:
+        for claim in world.claims_of.get(message.id, []):
+            occasion = seasonal.get(claim.value) if claim.predicate == "occasion" else None
+            month = message.timestamp.month
+            if occasion is not None and not (
+                occasion.in_season(month) or occasion.in_season((month - 2) % 12 + 1)
+            ):
+                out.append(
+                    world.finding(
+                        RULE,
+                        [message.id],
+                        f"{message.id} speaks of the {occasion.name!r} in month {message.timestamp.month} "
+                        f"(it falls in {', '.join(map(str, occasion.months))}): {quote(message.content)}",
+                    )
+                )
+                break
+    return out
 
 
 SPORT = "sport.main_sport"
