@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from keme.prior.persona import build_persona
 from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize_persona
 from keme.synth.state import dialogue_hash
+from keme.synth.timing import TIMING, day_ok
 from keme.text import resources
 from keme.validate import validate
 from keme.world.check.state import CIRCLE
@@ -320,20 +322,12 @@ def test_no_one_in_the_social_circle_has_the_personas_name_or_anothers(lang):
 
 
 def test_a_meeting_said_to_be_tomorrow_is_prepared_on_the_eve_of_a_workday():
-    from datetime import date
-
-    from keme.synth.timing import TIMING, day_ok
-
     rule = TIMING["work_meeting_prep"][0]
     assert day_ok(rule, date(2026, 5, 21), "CN")  # Thursday: the meeting is on Friday
     assert not day_ok(rule, date(2026, 5, 22), "CN")  # Friday: "tomorrow" would be Saturday
 
 
 def test_a_weekend_outing_is_planned_before_the_weekend_it_names():
-    from datetime import date
-
-    from keme.synth.timing import TIMING, day_ok
-
     rule = TIMING["weekend_plan"][0]
     assert day_ok(rule, date(2026, 5, 14), "CN")  # Thursday: "Saturday looks better"
     assert not day_ok(rule, date(2026, 3, 15), "CN")  # Sunday: that Saturday has passed
