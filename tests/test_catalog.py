@@ -57,7 +57,16 @@ def _money(text: str) -> Decimal:
 @pytest.mark.parametrize("lang", LANGS)
 def test_catalog_file_loads_with_every_list_filled(lang):
     catalog = load_catalog(lang)
-    for kind in ("venues", "activities", "dishes", "conditions", "products", "categories", "occasions"):
+    for kind in (
+        "venues",
+        "activities",
+        "dishes",
+        "conditions",
+        "products",
+        "categories",
+        "occasions",
+        "goals",
+    ):
         assert getattr(catalog, kind), f"{lang}: no {kind}"
 
 
@@ -333,3 +342,53 @@ def test_catalog_files_are_utf8_yaml_mappings():
     for lang in LANGS:
         data = yaml.safe_load(Path(ROOT / f"keme/world/catalog/{lang}.yaml").read_text(encoding="utf-8"))
         assert isinstance(data, dict) and "venues" in data
+
+
+# ---------------------------------------------------------------- fitness goals fit the sport
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_main_sport_has_goals_of_its_own(lang):
+    catalog = load_catalog(lang)
+    for sport in resources.get(lang).persona.attributes["sport.main_sport"].values:
+        own = [g for g in catalog.goals if sport in g.sports]
+        assert len(own) >= 2, f"{lang}: {sport} has {len(own)} goals of its own"
+
+
+def test_bench_press_is_a_crossfit_goal_never_a_pilates_one():
+    catalog = load_catalog("en")
+    assert catalog.compatible("goal~sport", "bench press 135 pounds", "CrossFit") is True
+    assert catalog.compatible("goal~sport", "bench press 135 pounds", "pilates") is False
+    assert "bench press 135 pounds" not in catalog.goals_for("pilates")
+
+
+def test_a_general_goal_suits_any_sport_and_a_goal_that_counts_workouts_is_none():
+    catalog = load_catalog("en")
+    assert catalog.compatible("goal~sport", "lose 10 pounds", "pilates") is True
+    # a weekly count would say the training routine a second time, and differently
+    assert catalog.compatible("goal~sport", "work out four times a week", "running") is None
+
+
+def test_every_fitness_goal_generated_fits_the_sport_it_is_set_under(trajectories):
+    for traj in trajectories:
+        catalog = load_catalog(traj.persona.language)
+        for event in traj.graph.events:
+            if event.depth != 1 or "goal" not in event.params:
+                continue
+            sport = event.params.get("set:sport.main_sport") or traj.persona.value_at(
+                "sport.main_sport", event.start
+            )
+            assert catalog.compatible("goal~sport", event.params["goal"], sport), (event.id, sport)
+
+
+def test_a_holiday_party_is_offered_in_december_never_in_june():
+    catalog = load_catalog("en")
+    assert "holiday party" in [o.name for o in catalog.occasions_in(12)]
+    assert "holiday party" not in [o.name for o in catalog.occasions_in(6)]
+
+
+def test_every_seasonal_occasion_generated_falls_in_its_season(trajectories):
+    for traj in trajectories:
+        catalog = load_catalog(traj.persona.language)
+        for event in traj.graph.events:
+            if event.depth == 1 and "occasion" in event.params:
+                occasion = catalog.item("occasions", event.params["occasion"])
+                assert occasion.in_season(event.start.month), (event.id, occasion.name, event.start)

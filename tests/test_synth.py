@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -12,11 +13,15 @@ from conftest import ROOT, small_config
 
 from keme.cli import synthesize_dataset
 from keme.errors import KemeError
+from keme.prior.people import taken_names
+from keme.prior.persona import build_persona
 from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize_persona
 from keme.synth.state import dialogue_hash
+from keme.synth.timing import TIMING, day_ok
 from keme.text import resources
 from keme.validate import validate
+from keme.world.check.state import CIRCLE
 
 DATA_FILES = (
     "manifest.json",
@@ -234,6 +239,20 @@ def test_the_usual_lunch_fits_the_diet_at_every_change(routines):
         assert persona.value_at("routine.usual_lunch", when) in table["diet.diet_type"][diet], when
 
 
+def test_the_commute_minutes_fit_the_mode_at_every_change(routines):
+    table = resources.get(routines.persona.language).persona.attributes["routine.commute_minutes"].fits
+    persona = routines.persona
+    moments = [
+        v.valid_from
+        for key in ("transport.commute_mode", "routine.commute_minutes")
+        for v in persona.attribute(key).versions
+    ]
+    for when in moments:
+        mode = persona.value_at("transport.commute_mode", when)
+        minutes = persona.value_at("routine.commute_minutes", when)
+        assert minutes in table["transport.commute_mode"][mode], (when, mode, minutes)
+
+
 def test_timestamps_stay_inside_the_event_window(year):
     events = {e.id: e for e in year.graph.events}
     for session in year.sessions:
@@ -286,3 +305,29 @@ def test_depth_one_graphs_make_every_episode_a_session(tmp_path):
     graph = (tmp_path / "d/graphs.jsonl").read_text()
     assert '"depth":2' not in graph
     assert validate(tmp_path / "d") == []
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_one_in_the_social_circle_has_the_personas_name_or_anothers(lang):
+    # seed 7 gave James Robinson a partner called James ("James's wedding anniversary", demo p01)
+    cfg = small_config("")
+    spec = cfg.personas[0].model_copy(update={"language": lang})
+    res = resources.get(lang)
+    for seed in range(40):
+        persona = build_persona(spec, 0, seed, res)
+        names = [persona.value_at(k, persona.start) for k in CIRCLE]
+        names = [n for n in names if n]
+        assert len(set(names)) == len(names), (seed, names)
+        assert not taken_names({persona.name}) & set(names), (seed, persona.name, names)
+
+
+def test_a_meeting_said_to_be_tomorrow_is_prepared_on_the_eve_of_a_workday():
+    rule = TIMING["work_meeting_prep"][0]
+    assert day_ok(rule, date(2026, 5, 21), "CN")  # Thursday: the meeting is on Friday
+    assert not day_ok(rule, date(2026, 5, 22), "CN")  # Friday: "tomorrow" would be Saturday
+
+
+def test_a_weekend_outing_is_planned_before_the_weekend_it_names():
+    rule = TIMING["weekend_plan"][0]
+    assert day_ok(rule, date(2026, 5, 14), "CN")  # Thursday: "Saturday looks better"
+    assert not day_ok(rule, date(2026, 3, 15), "CN")  # Sunday: that Saturday has passed

@@ -41,3 +41,25 @@ def test_the_usual_lunch_offers_only_what_fits_the_diet() -> None:
         "lentil soup",
     }
     assert lunch.fitting({}) == lunch.values
+
+
+@pytest.mark.parametrize(
+    ("lang", "mode", "low", "high"),
+    [
+        ("en", "scooter", 10, 25),
+        ("en", "commuter train", 35, 60),
+        ("zh", "步行", 10, 25),
+        ("zh", "坐公交", 30, 80),
+    ],
+)
+def test_the_commute_minutes_are_the_ones_plausible_for_the_mode(lang, mode, low, high) -> None:
+    minutes = resources.get(lang).persona.attributes["routine.commute_minutes"]
+    options = [int(v) for v in minutes.fitting({"transport.commute_mode": mode})]
+    assert min(options) == low and max(options) == high
+
+
+@pytest.mark.parametrize("lang", resources.LANGUAGES)
+def test_every_commute_mode_has_its_own_range_of_minutes(lang) -> None:
+    text = resources.get(lang).persona.attributes
+    table = text["routine.commute_minutes"].fits["transport.commute_mode"]
+    assert set(table) == set(text["transport.commute_mode"].values)

@@ -24,7 +24,7 @@ from keme.models import (
     Session,
 )
 from keme.models.anchor import BillRecord, CalendarRecord
-from keme.world.catalog import Catalog
+from keme.world.catalog import Catalog, load_catalog
 from keme.world.check import RULES, check_world
 from keme.world.cues import load_cues
 
@@ -897,7 +897,7 @@ def test_a_date_with_the_wrong_weekday_is_named():
         ("en", at(26, "15:52"), "going to the Costco pharmacy after work, what should I pick up", True),
         ("en", at(26, "21:20"), "I can do mornings before work, 7 am-ish.", False),  # a habit
         ("zh", at(26, "10:32"), "下班后去趟超市", True),
-        ("zh", at(26, "10:32"), "只能下班后学，但那时候脑子已经不转了", False),  # a habit
+        ("zh", at(26, "10:32"), "平时只能下班后学，但那时候脑子已经不转了", False),  # a habit
     ],
 )
 def test_work_on_a_weekend_or_holiday_is_named_unless_it_is_overtime(lang, when, text, flagged):
@@ -1361,3 +1361,91 @@ def test_a_block_or_claim_that_ends_before_it_starts_is_named():
     )
     assert any("p01-b003 ends" in f.text for f in findings(view, "occupancy"))
     assert ids(findings(view, "state")) == [["p01-s0001-m01"]]
+
+
+# ---------------------------------------------------------------------------------------------- goals
+def goal_world(goal: str, sport: str = "pilates", sets: str | None = None) -> PersonaView:
+    """A pilates person (or one whose episode sets `sets`) says a fitness goal on April 6."""
+    when = at(6, "19:00")
+    text = f"Okay, I'm serious this time. I want to {goal}."
+    params = {"goal": goal} | ({"set:sport.main_sport": sets} if sets else {})
+    return world(
+        "en",
+        [event("p01-c01-e01", "fitness", at(6, "00:00"), at(8, "23:59"), **params)],
+        [session("p01-s0001", "p01-c01-e01", [("user", when, text)])],
+        claims=[claim("p01-s0001-m01", 1, "event:p01-c01-e01", "goal", goal, when, goal)],
+        the_persona=persona("en", {"sport.main_sport": [(sport, START, [])]}),
+    )
+
+
+def test_a_goal_that_does_not_fit_the_main_sport_in_force_is_named():
+    found = findings(goal_world("bench press 135 pounds"), "catalog", load_catalog("en"))
+    assert ids(found) == [["p01-s0001-m01"]]
+    assert "'pilates'" in found[0].text
+
+
+def test_a_goal_that_fits_the_main_sport_passes():
+    view = goal_world("get through a full pilates class without resting")
+    assert findings(view, "catalog", load_catalog("en")) == []
+
+
+def test_a_goal_that_fits_the_sport_its_episode_takes_up_passes():
+    view = goal_world("bench press 135 pounds", sets="CrossFit")
+    assert findings(view, "catalog", load_catalog("en")) == []
+
+
+# ---------------------------------------------------------------------------------------------- people
+def circle_world(partner: str) -> PersonaView:
+    """Carlos Wilson's partner is `partner`, said on April 6."""
+    when = at(6, "19:00")
+    text = f"{partner} and I are trying a new restaurant tonight."
+    return world(
+        "en",
+        [event("p01-c01-e01", "social", at(6, "00:00"), at(6, "23:59"))],
+        [session("p01-s0001", "p01-c01-e01", [("user", when, text)])],
+        claims=[claim("p01-s0001-m01", 1, "persona", "social_circle.partner", partner, when)],
+        the_persona=persona(
+            "en",
+            {
+                "social_circle.partner": [(partner, START, [])],
+                "social_circle.best_friend": [("Noah", START, [])],
+            },
+        ),
+    )
+
+
+def test_a_partner_with_the_personas_own_given_name_is_named():
+    found = findings(circle_world("Carlos"), "state")
+    assert ids(found) == [["p01-s0001-m01"]]
+    assert "own name" in found[0].text
+
+
+def test_a_partner_with_the_best_friends_name_is_named():
+    assert ids(findings(circle_world("Noah"), "state")) == [["p01-s0001-m01"]]
+
+
+def test_a_partner_with_a_name_of_their_own_passes():
+    assert findings(circle_world("Maya"), "state") == []
+
+
+# ---------------------------------------------------------------------------------------------- seasons
+def party_in(month: int, day: int) -> PersonaView:
+    """A gift for a colleague's holiday party, asked about on `day` of `month`."""
+    when = at(day, "12:14", month)
+    text = "I need a gift for Jamal's holiday party and I'm blanking."
+    return world(
+        "en",
+        [event("p01-c01-e01", "social", START, END, occasion="holiday party")],
+        [session("p01-s0001", "p01-c01-e01", [("user", when, text)])],
+        claims=[claim("p01-s0001-m01", 1, "event:p01-c01-e01", "occasion", "holiday party", when)],
+    )
+
+
+def test_a_holiday_party_in_june_is_named():
+    found = findings(party_in(6, 3), "catalog", load_catalog("en"))
+    assert ids(found) == [["p01-s0001-m01"]]
+
+
+@pytest.mark.parametrize(("month", "day"), [(12, 10), (1, 2)])
+def test_a_holiday_party_in_december_or_its_recap_in_january_passes(month, day):
+    assert findings(party_in(month, day), "catalog", load_catalog("en")) == []

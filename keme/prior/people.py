@@ -36,14 +36,22 @@ def person_name(
     return names.format.format(given=given, family=family or rng.choice(names.family))
 
 
+def taken_names(names: set[str]) -> set[str]:
+    """`names` and the given name of each full English name in them: a friend called "James" clashes with
+    a persona called "James Robinson" (the text calls both "James")."""
+    return set(names) | {n.split()[0] for n in names if " " in n}
+
+
 def distinct_names(rng: random.Random, res: Resources, count: int, avoid: set[str]) -> list[str]:
-    """`count` names that differ from each other and from `avoid` (bounded tries, then accepts repeats)."""
+    """`count` names that differ from each other and from `avoid`, given names included (bounded tries,
+    then accepts repeats)."""
+    taken = taken_names(avoid)
     chosen: list[str] = []
     for _ in range(count * 20):
         if len(chosen) == count:
             break
         name = person_name(rng, res)
-        if name not in avoid and name not in chosen:
+        if name not in taken and name not in chosen:
             chosen.append(name)
     while len(chosen) < count:
         chosen.append(person_name(rng, res))

@@ -8,7 +8,7 @@ from keme.config import PersonaSpec
 from keme.days import add_months
 from keme.models.attributes import ATTRIBUTES
 from keme.models.persona import Attribute, AttributeVersion, Persona
-from keme.prior.people import distinct_names, gender_of_relation, person_name
+from keme.prior.people import distinct_names, gender_of_relation, person_name, taken_names
 from keme.seeding import rng_for
 from keme.text.resources import Resources
 
@@ -34,9 +34,12 @@ def build_persona(spec: PersonaSpec, index: int, seed: int, res: Resources) -> P
     city = rng.choice(res.pools.cities)
     friend, partner = distinct_names(rng, res, 2, avoid={name})
     relation = rng.choice(res.persona.attributes["social_circle.sibling_relation"].values)
+    taken = taken_names({name, friend, partner})
     sibling = name
-    while sibling == name:  # a sibling shares the family name and has the gender the relation word implies
+    for _ in range(50):  # a sibling shares the family name and has the gender the relation word implies
         sibling = person_name(rng, res, gender=gender_of_relation(relation), family=family)
+        if sibling not in taken:
+            break
     generated = {
         "home.city": city.name,
         "home.neighborhood": rng.choice(city.neighborhoods),

@@ -20,7 +20,7 @@ from keme.days import Slot, block_window, days, holidays_between, is_workday
 from keme.errors import NoFit
 from keme.models import Event, Persona
 from keme.models.catalog import CHANGES, EPISODE_KINDS, Change, EpisodeKind
-from keme.prior.people import distinct_names, person_name
+from keme.prior.people import distinct_names
 from keme.seeding import rng_for
 from keme.synth.capacity import ROOMY_PER_KIND, chapter_windows, roomy_kinds
 from keme.synth.state import Trajectory
@@ -193,6 +193,14 @@ def _companion(rng: random.Random, persona: Persona, when: datetime) -> str:
     return rng.choice([o for o in options if o])
 
 
+def _goal(rng: random.Random, catalog: Catalog, sport: str) -> str:
+    """A fitness goal that fits `sport` (catalog goal~sport): no bench press for a pilates person."""
+    goals = catalog.goals_for(sport)
+    if not goals:
+        raise ResourceError(f"the catalog has no fitness goal for {sport!r}: add goals to keme/world/catalog")
+    return rng.choice(goals)
+
+
 def _money(rng: random.Random, low: int, high: int, lang: str) -> str:
     step = 10 if high - low > 100 else 1
     return fmt.format_money(rng.randrange(low, high + 1, step) if high > low else low, lang)
@@ -231,15 +239,16 @@ def episode_params(
     if kind == "health":
         return _health(rng, catalog)
     if kind in ("fitness", "gym_change", "new_sport"):
-        return {"goal": rng.choice(lists["fitness_goals"])}
+        # new_sport: change_params draws the goal again for the sport it sets
+        return {"goal": _goal(rng, catalog, persona.value_at("sport.main_sport", when) or "")}
     if kind == "social":
         people = [
             persona.value_at("social_circle.best_friend", when),
             persona.value_at("social_circle.sibling", when),
         ]
         people += [persona.value_at("social_circle.partner", when)] * 2
-        people += [person_name(rng, res)] * 2
-        return {"person": rng.choice([p for p in people if p])} | _social(rng, catalog, lang)
+        people += distinct_names(rng, res, 1, {persona.name, *(p for p in people if p)}) * 2
+        return {"person": rng.choice([p for p in people if p])} | _social(rng, catalog, lang, when.month)
     if kind == "shopping":
         goods = [p for p in catalog.products if p.category not in (PHONE_LABEL[lang], GIFT_LABEL[lang])]
         return _purchase(rng, rng.choice(goods), lang)
@@ -273,10 +282,11 @@ def _health(rng: random.Random, catalog: Catalog) -> dict[str, str]:
     }
 
 
-def _social(rng: random.Random, catalog: Catalog, lang: str) -> dict[str, str]:
-    """An occasion at a venue that holds it; the meal is there when the venue is a dining one, else at a
-    restaurant after (the dinner after a graduation); a gift from a store that sells it, at its price."""
-    occasion = rng.choice(catalog.occasions)
+def _social(rng: random.Random, catalog: Catalog, lang: str, month: int) -> dict[str, str]:
+    """An occasion of the season at a venue that holds it; the meal is there when the venue is a dining
+    one, else at a restaurant after (the dinner after a graduation); a gift from a store that sells it,
+    at its price."""
+    occasion = rng.choice(catalog.occasions_in(month))
     venue = rng.choice(catalog.venues_of(occasion.venue_types))
     restaurant = venue if venue.type in DINING else rng.choice(catalog.venues_of(MEAL_AFTER))
     gift = rng.choice([p for p in catalog.products if p.category == GIFT_LABEL[lang]])
@@ -380,6 +390,8 @@ def change_params(
             fits = res.persona.attributes[key].fits
             held = {k: new.get(k) or persona.value_at(k, when) or "" for k in fits}
             new[key] = _new_value(key, rng, current[key], res, held)
+    if change.name == "new_sport":
+        params["goal"] = _goal(rng, ctx.catalog, new["sport.main_sport"])
     if change.name == "job_change":
         params |= {"target_company": new["career.company"], "target_title": new["career.job_title"]}
     params |= {SET + key: value for key, value in new.items()}

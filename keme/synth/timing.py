@@ -10,26 +10,34 @@ from keme.days import BLOCKS, Block, Slot, is_workday
 # moment -> (day rule, weights for morning / afternoon / evening)
 TIMING: dict[str, tuple[str, tuple[float, float, float]]] = {
     "work_deadline": ("workday", (0.35, 0.4, 0.25)),
-    "work_meeting_prep": ("workday", (0.5, 0.35, 0.15)),
+    "work_meeting_prep": ("eve_of_workday", (0.5, 0.35, 0.15)),  # "a meeting tomorrow": not on a Friday
     "work_win": ("workday", (0.15, 0.5, 0.35)),
     "job_interview": ("workday", (0.2, 0.3, 0.5)),
     "first_day": ("workday", (0.25, 0.15, 0.6)),
     "health_followup": ("workday", (0.35, 0.5, 0.15)),
     "social_recap": ("any", (0.45, 0.3, 0.25)),
-    "weekend_plan": ("offday", (0.5, 0.3, 0.2)),
+    "weekend_plan": ("before_weekend", (0.5, 0.3, 0.2)),  # "Saturday looks better": said before it
     "moving_day": ("offday", (0.3, 0.4, 0.3)),
     "apartment_hunt": ("any", (0.25, 0.35, 0.4)),
     "commute_talk": ("workday", (0.6, 0.05, 0.35)),
     "restaurant_pick": ("any", (0.15, 0.35, 0.5)),
     "family_call": ("any", (0.2, 0.3, 0.5)),
     "trip_packing": ("any", (0.05, 0.2, 0.75)),
+    "recipe_help": ("any", (0.1, 0.25, 0.65)),  # a cook-along: "tonight", then the pan on the stove
 }
 DEFAULT_TIMING = ("any", (0.25, 0.3, 0.45))
 
 
 def day_ok(rule: str, day: date, country: str) -> bool:
+    """Whether `day` keeps a moment's day rule: `workday`, `offday`, `eve_of_workday` (a workday whose
+    next day is one too: "the meeting is tomorrow"), `before_weekend` (Monday to Friday: a plan for the
+    coming Saturday), `any`."""
     if rule == "workday":
         return is_workday(day, country)
+    if rule == "eve_of_workday":
+        return is_workday(day, country) and is_workday(day + timedelta(days=1), country)
+    if rule == "before_weekend":
+        return day.weekday() < 5
     if rule == "offday":
         return not is_workday(day, country)
     return True

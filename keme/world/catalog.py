@@ -28,6 +28,7 @@ RELATIONS = (
     "merchant~category",  # a merchant's charges fall in an expense category
     "occasion@venue",  # an occasion can be held at a venue
     "condition@clinic",  # a clinic (a venue) treats a condition
+    "goal~sport",  # a fitness goal is one a person doing the sport works toward
 )
 
 DINING = frozenset({"restaurant", "banquet_hall", "hotpot", "bbq", "cafe", "bar", "fast_food"})
@@ -128,6 +129,23 @@ class Destination(_Strict):
 class Occasion(_Strict):
     name: str
     venue_types: list[str] = Field(min_length=1, description="the venue types where it is held")
+    months: list[int] = Field(
+        default_factory=list,
+        description="the months (1-12) it falls in, for a seasonal one (a holiday party in December, not "
+        "June); empty: any month",
+    )
+
+    def in_season(self, month: int) -> bool:
+        return not self.months or month in self.months
+
+
+class Goal(_Strict):
+    name: str = Field(
+        description="a verb phrase as the patterns say it: run a sub-25-minute 5K / 5公里跑进28分钟"
+    )
+    sports: list[str] = Field(
+        min_length=1, description="the main sports (persona.yaml sport.main_sport values) it belongs to"
+    )
 
 
 class Catalog(_Strict):
@@ -144,6 +162,11 @@ class Catalog(_Strict):
     general_remedies: list[str] = Field(
         default_factory=list,
         description="care that suits any condition (rest, fluids, sleep): never a mismatch",
+    )
+    goals: list[Goal] = Field(default_factory=list)
+    general_goals: list[str] = Field(
+        default_factory=list,
+        description="fitness goals that suit any sport (lose 10 pounds): never a mismatch",
     )
 
     @model_validator(mode="after")
@@ -164,7 +187,16 @@ class Catalog(_Strict):
         stray = sorted(m for c in self.categories for m in c.online if m not in c.merchants)
         if stray:
             raise ValueError("online merchants not among their category's merchants: " + ", ".join(stray))
-        kinds = ("venues", "activities", "dishes", "conditions", "products", "categories", "occasions")
+        kinds = (
+            "venues",
+            "activities",
+            "dishes",
+            "conditions",
+            "products",
+            "categories",
+            "occasions",
+            "goals",
+        )
         for kind in (*kinds, "destinations"):
             names = [entry.name for entry in getattr(self, kind)]
             twice = sorted({n for n in names if names.count(n) > 1})
@@ -195,6 +227,10 @@ class Catalog(_Strict):
             if merchant in category.merchants:
                 return category.hours if self.in_person(merchant) else None
         return None
+
+    def occasions_in(self, month: int) -> list[Occasion]:
+        """The occasions that can fall in `month`, in file order (what generation picks from)."""
+        return [o for o in self.occasions if o.in_season(month)]
 
     def venues_of(self, types: Iterable[str]) -> list[Venue]:
         """The venues of any of `types`, in file order (what generation picks from)."""
@@ -228,6 +264,8 @@ class Catalog(_Strict):
             "condition@clinic": frozenset(
                 (c.name, v) for c in self.conditions for v, t in venue_types.items() if t in c.clinic_types
             ),
+            "goal~sport": frozenset((g.name, s) for g in self.goals for s in g.sports)
+            | frozenset((g, s) for g in self.general_goals for s in self.sports),
         }
 
     @functools.cached_property
@@ -259,7 +297,21 @@ class Catalog(_Strict):
                 frozenset(c.name for c in self.conditions),
                 frozenset(v.name for v in self.venues),
             ),
+            "goal~sport": (
+                frozenset(g.name for g in self.goals) | frozenset(self.general_goals),
+                self.sports,
+            ),
         }
+
+    @functools.cached_property
+    def sports(self) -> frozenset[str]:
+        """The sports the goals name (a general goal suits each of them)."""
+        return frozenset(s for g in self.goals for s in g.sports)
+
+    def goals_for(self, sport: str) -> list[str]:
+        """The goals that suit `sport`, its own before the general ones, in file order (what generation
+        picks from); only the general ones for a sport the catalog does not know."""
+        return [g.name for g in self.goals if sport in g.sports] + list(self.general_goals)
 
     def compatible(self, relation: str, left: str, right: str) -> bool | None:
         """True or False when the catalog knows both items, None when it knows either not."""

@@ -1,6 +1,7 @@
 """What is said together goes together: catalog-backed claims of one message or one episode pair as the
 catalog allows (`compatible(...) is False` is a violation, an unknown item is not), catalog items
-named in one message do too, and a dish is not said with another cooking method's words."""
+named in one message do too, a dish is not said with another cooking method's words, and a fitness
+goal fits the main sport in force when it is said."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 def check(world: World) -> list[Finding]:
     out = _claims(world) + _params(world) + _bills(world) + _named(world) + _methods(world)
-    return out + _trips(world) + _charge_kinds(world)
+    return out + _trips(world) + _charge_kinds(world) + _goals(world) + _seasons(world)
 
 
 def _charge_kinds(world: World) -> list[Finding]:
@@ -90,6 +91,61 @@ def _trips(world: World) -> list[Finding]:
                 f"{reach} destination takes at least {nights[0]}",
             )
         )
+    return out
+
+
+def _seasons(world: World) -> list[Finding]:
+    """A seasonal occasion is said in its months or the month after (a recap of the December party on
+    January 2): no holiday party in June."""
+    seasonal = {o.name: o for o in world.catalog.occasions if o.months}
+    out = []
+    for session, message in world.messages:
+        for claim in world.claims_of.get(message.id, []):
+            occasion = seasonal.get(claim.value) if claim.predicate == "occasion" else None
+            month = message.timestamp.month
+            if occasion is not None and not (
+                occasion.in_season(month) or occasion.in_season((month - 2) % 12 + 1)
+            ):
+                out.append(
+                    world.finding(
+                        RULE,
+                        [message.id],
+                        f"{message.id} speaks of the {occasion.name!r} in month {message.timestamp.month} "
+                        f"(it falls in {', '.join(map(str, occasion.months))}): {quote(message.content)}",
+                    )
+                )
+                break
+    return out
+
+
+SPORT = "sport.main_sport"
+
+
+def _goals(world: World) -> list[Finding]:
+    """A goal claim fits the main sport the persona holds at the message's time, or the one its episode
+    sets (a new sport's plan may name its goal before the message that announces the sport)."""
+    out = []
+    try:
+        sport = world.view.persona.attribute(SPORT)
+    except KeyError:
+        return out
+    for session, message in world.messages:
+        for claim in world.claims_of.get(message.id, []):
+            if claim.predicate != "goal":
+                continue
+            held = sport.value_at(message.timestamp)
+            episode = world.episode(session)
+            sets = episode.params.get("set:" + SPORT) if episode is not None else None
+            verdicts = [world.catalog.compatible("goal~sport", claim.value, s) for s in (held, sets) if s]
+            if verdicts and all(v is False for v in verdicts):
+                out.append(
+                    world.finding(
+                        RULE,
+                        [message.id],
+                        f"{message.id} sets the goal {claim.value!r} while the main sport is {held!r} "
+                        f"(goal~sport): {quote(message.content)}",
+                    )
+                )
     return out
 
 

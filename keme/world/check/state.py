@@ -1,6 +1,8 @@
 """A state holds until an announced change: claims on one subject and predicate agree while both are
 valid, a persona attribute claim says the version valid then, and the routine numbers said in text
-(training a week) do not jump without a change; counts said in one session agree.
+(training a week) do not jump without a change; counts said in one session agree; and one name is one
+person (the persona's friend, sibling and partner are not called by the persona's own name or by each
+other's).
 
 An announced change is read from the data alone: a version of the persona attribute (routines are the
 `routine.*` attributes, claimed under their name, `training_per_week`) that starts between the two
@@ -26,6 +28,7 @@ def check(world: World) -> list[Finding]:
         + _stale_text(world)
         + _routine_text(world)
         + _session_counts(world)
+        + _people(world)
     )
 
 
@@ -287,4 +290,34 @@ def _session_counts(world: World) -> list[Finding]:
                     )
                 )
                 break
+    return out
+
+
+CIRCLE = ("social_circle.best_friend", "social_circle.sibling", "social_circle.partner")
+
+
+def _people(world: World) -> list[Finding]:
+    """One name, one person: a social-circle name that is the persona's own (its given name: "James" for
+    James Robinson) or another circle member's, named at the first message that says it."""
+    persona = world.view.persona
+    own = {persona.name, persona.name.split()[0]} if persona.name else set()
+    holders: dict[str, list[str]] = {}  # name -> the roles it has
+    for key in CIRCLE:
+        try:
+            versions = persona.attribute(key).versions
+        except KeyError:
+            continue
+        for value in dict.fromkeys(v.value for v in versions):
+            holders.setdefault(value, []).append(key)
+    out = []
+    for name, roles in holders.items():
+        if name not in own and len(roles) < 2:
+            continue
+        said = [
+            c.message_id
+            for c in world.view.claims
+            if c.predicate in roles and same(c.value, name) and c.subject == "persona"
+        ]
+        who = " and ".join(roles + (["the persona's own name"] if name in own else []))
+        out.append(world.finding(RULE, sorted(said)[:1], f"{name!r} is {who}: one name for two people"))
     return out
