@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 
 import pytest
@@ -13,10 +13,12 @@ from conftest import ROOT, small_config
 
 from keme.cli import synthesize_dataset
 from keme.errors import KemeError
+from keme.models import Event
 from keme.prior.people import taken_names
 from keme.prior.persona import build_persona
 from keme.synth.limits import load_config
-from keme.synth.pipeline import synthesize_persona
+from keme.synth.pipeline import start_trajectory, synthesize_persona
+from keme.synth.planner import _planned_value
 from keme.synth.state import dialogue_hash
 from keme.synth.timing import TIMING, day_ok
 from keme.text import resources
@@ -331,3 +333,25 @@ def test_a_weekend_outing_is_planned_before_the_weekend_it_names():
     rule = TIMING["weekend_plan"][0]
     assert day_ok(rule, date(2026, 5, 14), "CN")  # Thursday: "Saturday looks better"
     assert not day_ok(rule, date(2026, 3, 15), "CN")  # Sunday: that Saturday has passed
+
+
+def test_an_episode_planned_after_a_new_sport_draws_its_goal_for_that_sport():
+    """The new sport's update is realized later than the chapter is planned: what the planner reads is
+    the sport the planned change sets, not the persona's sport at the chapter's start."""
+    cfg = load_config(ROOT / "configs/demo.yaml")
+    traj = start_trajectory(0, cfg, resources.get("en"))
+    before = traj.persona.value_at("sport.main_sport", traj.persona.start)
+    change = Event(
+        id="p01-c01-e90",
+        parent_id=None,
+        depth=1,
+        kind="new_sport",
+        title="new sport",
+        summary="",
+        start=datetime(2026, 3, 9),
+        end=datetime(2026, 3, 12),
+        params={"set:sport.main_sport": "rock climbing"},
+    )
+    traj.events[change.id] = change
+    assert _planned_value(traj, "sport.main_sport", datetime(2026, 3, 20)) == "rock climbing"
+    assert _planned_value(traj, "sport.main_sport", datetime(2026, 3, 2)) == before

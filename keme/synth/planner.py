@@ -201,6 +201,15 @@ def _goal(rng: random.Random, catalog: Catalog, sport: str) -> str:
     return rng.choice(goals)
 
 
+def _planned_value(traj: Trajectory, key: str, when: datetime) -> str | None:
+    """`key` as it will be at `when`: the value a change planned to start by then sets (its update is not
+    realized yet while later episodes are planned), else the persona's value."""
+    planned = [e for e in traj.events.values() if f"set:{key}" in e.params and e.start <= when]
+    if planned:
+        return max(planned, key=lambda e: (e.start, e.id)).params[f"set:{key}"]
+    return traj.persona.value_at(key, when)
+
+
 def _money(rng: random.Random, low: int, high: int, lang: str) -> str:
     step = 10 if high - low > 100 else 1
     return fmt.format_money(rng.randrange(low, high + 1, step) if high > low else low, lang)
@@ -240,7 +249,7 @@ def episode_params(
         return _health(rng, catalog)
     if kind in ("fitness", "gym_change", "new_sport"):
         # new_sport: change_params draws the goal again for the sport it sets
-        return {"goal": _goal(rng, catalog, persona.value_at("sport.main_sport", when) or "")}
+        return {"goal": _goal(rng, catalog, _planned_value(traj, "sport.main_sport", when) or "")}
     if kind == "social":
         people = [
             persona.value_at("social_circle.best_friend", when),
@@ -710,7 +719,9 @@ def regular_episode(
 ) -> Event | None:
     """An everyday episode in [first, last] with its details (`params`, else drawn); None if a trip does
     not fit the window. A trip lasts the `nights` its params ask, or as many as its destination takes."""
-    params = dict(params) if params is not None else episode_params(kind, rng, traj, ctx, chapter.start)
+    if params is None:  # the persona as it is when the episode begins, changes planned by then included
+        params = episode_params(kind, rng, traj, ctx, max(chapter.start, datetime.combine(first, time())))
+    params = dict(params)
     if kind == "trip":
         length = (last - first).days + 1
         nights = int(params.pop("nights", 0)) or rng.randint(

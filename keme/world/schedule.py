@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
 
 from keme.days import is_workday
@@ -106,9 +106,13 @@ def _charges(anchors: Iterable[Anchor], lang: str) -> list[_Venue]:
 
 
 def _apart(venues: list[_Venue]) -> list[_Venue]:
-    """Venue stops in time order, a stop that overlaps an earlier one left out."""
+    """Venue stops in time order, a stop that overlaps an earlier one left out; a charge paid in person
+    is kept, shortened to start when the stop before it ends (the record places the persona there)."""
     kept: list[_Venue] = []
     for venue in sorted(venues, key=lambda v: (v.start, v.end)):
+        if kept and venue.start < kept[-1].end and venue.activity == "paying":
+            if kept[-1].end < venue.end - PAID_AND_GONE:
+                venue = replace(venue, start=kept[-1].end)
         if not kept or venue.start >= kept[-1].end:
             kept.append(venue)
     return kept
