@@ -484,7 +484,11 @@ def test_the_untouched_copy_passes_every_command(tmp_path):
 def test_an_altered_anchor_fails_validate_but_not_the_scoring_checks(tmp_path):
     root = tmp_path / "d"
     shutil.copytree(SAMPLE, root)
-    edit(root, "anchors.jsonl", lambda anchors: anchors[0]["record"].update(title="Forged"))
+    edit(  # a record with a title (a bill has none): the forgery must still load
+        root,
+        "anchors.jsonl",
+        lambda anchors: next(a for a in anchors if "title" in a["record"])["record"].update(title="Forged"),
+    )
     reseal(root)
     refused(["validate", str(root)], match=r"\[anchor\] .*does not match its sealed hash", code=1)
     worked(["eval", "--data", str(root), "--systems", "bm25", "--out", str(tmp_path / "run"), "--limit", "2"])
