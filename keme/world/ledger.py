@@ -114,13 +114,10 @@ class Ledger:
         """The persona's value of the attribute `predicate` names, at the session's start."""
         scene = self._require_scene()
         key = attribute_key(predicate)
-        if key is None:
+        if key is None or not _has(scene.persona, key):  # a persona written before the attribute existed
             return None
         when = scene.anchor.timestamp if scene.anchor is not None else scene.leaf.start
-        try:
-            return scene.persona.value_at(key, when)
-        except KeyError:  # a persona written before the attribute existed
-            return None
+        return scene.persona.value_at(key, when)
 
     def held(self) -> list[tuple[str, str]]:
         """(predicate, value) of every value held in the current session's scopes (the routines in force,
