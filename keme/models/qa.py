@@ -80,7 +80,19 @@ class QAItem(BaseModel):
     spec: AnswerSpec
     type: QAType
     subtype: str = Field(description="the generator, e.g. knowledge_update.previous or temporal.days_between")
-    evidence: list[Id] = Field(description="message ids that support the answer")
+    evidence: list[Id] = Field(
+        description="a minimal set of message ids that support the answer: one per needed statement"
+    )
+    also_supported_by: dict[Id, list[Id]] = Field(
+        default_factory=dict,
+        description="for an evidence message, the other messages that state the same claims (an app "
+        "record's restatement in chat): a hit on any of them counts as a hit on that evidence",
+    )
+    claims: list[Id] = Field(
+        default_factory=list,
+        description="ids of the claims the answer rests on (claims.jsonl); changing one of them changes "
+        "or invalidates the answer",
+    )
     evidence_sessions: list[Id]
     asked_at: datetime
     hops: int = Field(ge=0, description="reasoning steps, not the number of evidence messages")
