@@ -35,9 +35,12 @@ from keme.omni.render import Renderer
 from keme.omni.screens import MODELS
 from keme.prior.anchors import anchor_message_text
 from keme.qa.facts import worlds_of
+from keme.qa.resolve import Ledger, uniqueness
 from keme.qa.verify import verify_items
 from keme.synth.state import dialogue_hash
 from keme.text import resources
+from keme.text.dates import dates_in
+from keme.text.normalize import norm_text
 from keme.world.catalog import load_catalog
 from keme.world.check import RULES, check_world
 from keme.world.cues import load_cues
@@ -267,7 +270,59 @@ def check_proofs(data: Dataset) -> list[Violation]:
             out.append(Violation("qa", item.id, f"its proof cannot be checked ({type(exc).__name__}: {exc})"))
             continue
         out += [Violation("qa", r.item_id, f"{r.reason}: {r.detail}") for r in rejections]
+    out += check_uniqueness(data.qa, worlds)
     return out
+
+
+def check_uniqueness(items: list[QAItem], worlds: dict) -> list[Violation]:
+    """Every question has exactly its gold as answer in the persona's whole ledger, one question text has
+    one gold, and a question naming a record title several records share says which one it means."""
+    out = []
+    ledgers = {pid: Ledger(w.claims, w.messages) for pid, w in worlds.items()}
+    golds: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for item in items:
+        ledger = ledgers.get(item.persona_id)
+        if ledger is None:
+            continue
+        problem = uniqueness(item, ledger)
+        if problem is not None:
+            out.append(Violation("qa", item.id, f"not_unique: {problem}"))
+        golds[(item.persona_id, norm_text(item.question))].add(item.answer)
+        shared = _shared_title(item, worlds[item.persona_id])
+        if shared:
+            out.append(Violation("qa", item.id, f"shared_title: {shared}"))
+    for (persona_id, question), answers in sorted(golds.items()):
+        if len(answers) > 1:
+            out.append(
+                Violation(
+                    "qa",
+                    persona_id,
+                    f"same_text_other_gold: {question!r} has golds {sorted(answers)}",
+                )
+            )
+    return out
+
+
+def _shared_title(item: QAItem, world) -> str | None:
+    """A record title the question quotes that several records seen before it carry, with none of their
+    dates in the question to tell them apart."""
+    titles: dict[str, set[str]] = defaultdict(set)
+    for claim in world.claims:
+        if claim.predicate == "title" and claim.subject.startswith("anchor:") and claim.speaker == "app":
+            if claim.valid_from <= item.asked_at:
+                titles[claim.value].add(claim.subject)
+    question = item.question
+    for title, subjects in titles.items():
+        if len(subjects) < 2 or not title or title not in question:
+            continue
+        days = {
+            world.anchors[s.split(":", 1)[1]].timestamp.date()
+            for s in subjects
+            if s.split(":", 1)[1] in world.anchors
+        }
+        if not any(d in dates_in(question, d.year) for d in days):
+            return f"{title!r} is the title of {len(subjects)} records"
+    return None
 
 
 def check_graph(

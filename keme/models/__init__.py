@@ -19,7 +19,7 @@ from keme.models.graph import Edge, Event, EventGraph, EventState, Revision
 from keme.models.ids import Id, ImagePath, id_problem, image_path_problem, is_safe_id, safe_id
 from keme.models.image import ImageRecord
 from keme.models.persona import Attribute, AttributeVersion, Persona
-from keme.models.qa import QA_TYPES, AnswerSpec, Proof, QAItem, QAType, Quote
+from keme.models.qa import QA_TYPES, AnswerSpec, Proof, QAItem, QAType, Query, Quote
 from keme.models.session import Message, Role, Session
 from keme.models.world import Claim, Place, ScheduleBlock, Speaker
 
@@ -28,6 +28,7 @@ __all__ = [
     "QA_TYPES",
     "AnswerSpec",
     "Proof",
+    "Query",
     "QAItem",
     "QAType",
     "Quote",

@@ -70,6 +70,26 @@ class Proof(BaseModel):
     args: dict[str, str] = Field(default_factory=dict)
 
 
+class Query(BaseModel):
+    """What a question asks, in the claim ledger's terms, so that `keme validate` can resolve it against
+    every claim said before the question is asked, not only the quotes its proof picked.
+
+    The subjects asked about are those of kind `subject` that have, for every qualifier in `where`, a
+    claim with that predicate and value (`said_on` qualifies by a day a claim of the subject was said).
+    The answer is the set of values their `target` claims take (`said_on` as a target: the days the
+    subjects were talked about), at time `at` for claims that change (persona attributes). It must be
+    exactly `expect`.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    subject: Literal["anchor", "event", "persona", "any"]
+    target: str = Field(description="a predicate, or 'said_on' for the days the subjects were talked about")
+    where: dict[str, str] = Field(default_factory=dict, description="qualifier predicate -> canonical value")
+    at: datetime | None = Field(default=None, description="claims valid at this time (default: asked_at)")
+    expect: list[str] = Field(description="the canonical values the resolution must give, exactly")
+
+
 class QAItem(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -105,3 +125,8 @@ class QAItem(BaseModel):
     )
     node: Id = Field(description="event graph node where the item was composed")
     proof: Proof
+    queries: list[Query] = Field(
+        default_factory=list,
+        description="what the question asks (one query per fact it needs), each resolved against the "
+        "whole claim ledger",
+    )

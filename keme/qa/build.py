@@ -26,6 +26,7 @@ from keme.qa import phrasing
 from keme.qa.draft import Draft
 from keme.qa.facts import World, worlds_of
 from keme.qa.llm_roles import apply_llm_roles
+from keme.qa.resolve import Ledger, completed, uniqueness
 from keme.qa.verify import Verifier
 from keme.qa.visual import visual_drafts
 from keme.seeding import rng_for
@@ -118,8 +119,10 @@ def _answer_key(draft: Draft) -> str:
 def filter_drafts(drafts: list[Draft], world: World, report: QAReport) -> list[Draft]:
     """Verified, leak-free, distinct drafts (first one wins among duplicates)."""
     verifier = Verifier(world)
+    ledger = Ledger(world.claims, world.messages)
     kept: list[Draft] = []
     seen_exact: set[tuple[str, str, str]] = set()
+    golds: dict[str, str] = {}
     buckets: dict[tuple[str, str], list[tuple[set[str], set[str]]]] = defaultdict(list)
     for draft in drafts:
         item = draft.to_item("check", world, [])
@@ -127,9 +130,16 @@ def filter_drafts(drafts: list[Draft], world: World, report: QAReport) -> list[D
         if problems:
             report.rejected[problems[0].reason] += 1
             continue
+        if uniqueness(item, ledger) is not None:
+            report.rejected[f"not_unique.{draft.type}"] += 1
+            continue
         exact = (draft.type, _answer_key(draft), norm_text(draft.question))
         if exact in seen_exact:
             report.rejected["duplicate"] += 1
+            continue
+        said = golds.setdefault(norm_text(draft.question), _answer_key(draft))
+        if said != _answer_key(draft):  # one question text, one gold: a reader cannot tell them apart
+            report.rejected[f"same_text_other_gold.{draft.type}"] += 1
             continue
         tokens, evidence = shingles(draft.question), set(draft.evidence)
         bucket = buckets[(draft.type, _answer_key(draft))]
@@ -287,6 +297,7 @@ def build_items(world: World, spec: QASpec, seed: int, report: QAReport) -> list
     chosen.sort(key=lambda x: (SELECTABLE.index(x.type), x.subtype, x.asked_at, x.question))
     ids = {id(x): f"{world.persona.id}-q{n:04d}" for n, x in enumerate(chosen, start=1)}
     verifier = Verifier(world)
+    ledger = Ledger(world.claims, world.messages)
     final = []
     for draft in chosen:
         item = draft.to_item(ids[id(draft)], world, [ids[id(s)] for s in draft.sub if id(s) in ids])
@@ -295,7 +306,7 @@ def build_items(world: World, spec: QASpec, seed: int, report: QAReport) -> list
             draft.spec, draft.answer, draft.options, draft.format = draft.open_form
             report.rejected["format_reverted"] += 1
             item = draft.to_item(ids[id(draft)], world, [ids[id(s)] for s in draft.sub if id(s) in ids])
-        final.append(item)
+        final.append(completed(item, ledger))
         report.selected[item.type] += 1
     return final
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 
-from keme.models import AnswerSpec, Proof, QAItem, Quote
+from keme.models import AnswerSpec, Proof, QAItem, Query, Quote
 from keme.qa.facts import Fact, World
 from keme.text.fill import fill
 
@@ -29,6 +29,7 @@ class Draft:
     fact: Fact | None = None  # the fact a single-hop item asks about (for composition)
     format: str = "open"
     open_form: tuple | None = None  # (spec, answer, options, format) before a choice format was applied
+    queries: list[Query] = field(default_factory=list)  # what it asks of the ledger (keme.qa.resolve)
 
     @property
     def evidence(self) -> list[str]:
@@ -56,6 +57,7 @@ class Draft:
             options=self.options,
             node=self.node,
             proof=self.proof,
+            queries=self.queries,
         )
 
 

@@ -69,6 +69,8 @@ class World(PersonaView):
             anchors=view.anchors.values(),
             graph=view.graph,
             sessions=view.sessions,
+            schedule=view.schedule,
+            claims=view.claims,
             qa=view.qa,
             images=view.images.values(),
         )

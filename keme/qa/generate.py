@@ -10,13 +10,15 @@ and adversarial premises. Every draft carries the proof the verifier checks.
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 
 from keme.days import block_of
-from keme.models import APP_TYPES, Event, Quote, Session
+from keme.models import APP_TYPES, Event, Query, Quote, Session
+from keme.models.attributes import claim_predicate
 from keme.qa import draft as d
 from keme.qa.draft import Draft
 from keme.qa.facts import Fact, World
@@ -84,6 +86,14 @@ RECORD_QUESTIONS: dict[tuple[str, str], tuple[str, tuple[str, ...], str, str]] =
     ("screen", "source_app"): ("screen.app", ("title",), "text", "entity"),
     ("document", "pages"): ("document.pages", ("title",), "int", "number"),
     ("document", "doc_type"): ("document.type", ("title",), "text", "entity"),
+}
+# a record field's predicate in the claim ledger (where it differs from the field's name)
+RECORD_PREDICATES = {
+    "category": "expense_category",
+    "event_date": "date",
+    "due_date": "date",
+    "duration": "duration_seconds",
+    "place": "venue",  # a weekend outing's place is a venue of the catalog
 }
 SUMMARY_KEYS: dict[str, tuple[str, ...]] = {
     "trip": ("destination", "companion", "attraction", "local_food"),
@@ -202,6 +212,11 @@ def attribute_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
         version = attr.versions[fact.version]
         if version.evidence[0] != fact.message_id or fact.key in ("social_circle.sibling_relation",):
             continue
+        if (
+            fact.key in RELATION_WORDS.get(g.lang, {})
+            and _stating(g, fact.key, fact.value) != fact.message_id
+        ):
+            continue  # "who is my best friend?" cites the message that says so, not one naming the person
         slots = {}
         quotes = [d.quote(fact)]
         if fact.key == "social_circle.sibling":
@@ -236,6 +251,7 @@ def attribute_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
                 1,
                 node,
                 fact=fact,
+                queries=[Query(subject="persona", target=claim_predicate(fact.key), expect=[version.value])],
                 distractors=_attr_distractors(fact.key, fact.value, g.lang)
                 if fact.key not in SOCIAL_NAMES
                 else [],
@@ -261,6 +277,37 @@ def _premise_quotes(g: Gen, session: Session, fact: Fact, slots: tuple[str, ...]
             return None
         quotes.append(d.quote(holder))
     return quotes
+
+
+def _qualifiers(fact: Fact, slot_names: tuple[str, ...]) -> dict[str, str]:
+    """The claims a question's slots name: a day it was said on, or a detail of the same subject."""
+    where = {}
+    for slot in slot_names:
+        if slot == "date":
+            where["said_on"] = fact.when.date().isoformat()
+        elif slot == "amount" and "amount_value" in fact.context:
+            where["amount"] = fact.context["amount_value"]
+        elif fact.context.get(slot):
+            where[RECORD_PREDICATES.get(slot, slot)] = fact.context[slot]
+    return where
+
+
+def _queries(*queries: Query | None) -> list[Query]:
+    """Every query of a composed question, or a marker that one part cannot be stated (then the
+    question is not asked: `unstated` resolves to nothing)."""
+    if any(q is None for q in queries):
+        return [Query(subject="any", target="unstated", expect=["stated"])]
+    return [q for q in queries if q is not None]
+
+
+def _record_query(fact: Fact, slot_names: tuple[str, ...], spec) -> Query:
+    expect = spec.value if spec.kind in ("number", "date", "duration") else fact.value
+    return Query(
+        subject="anchor",
+        target=RECORD_PREDICATES.get(fact.key, fact.key),
+        where=_qualifiers(fact, slot_names),
+        expect=[expect or ""],
+    )
 
 
 def record_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
@@ -307,6 +354,7 @@ def record_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
                 1,
                 node,
                 fact=fact,
+                queries=[_record_query(fact, slot_names, spec)],
             )
         )
     # note and screenshot contents: key points
@@ -378,6 +426,14 @@ def param_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
                 1,
                 node,
                 fact=fact,
+                queries=[
+                    Query(
+                        subject="event",
+                        target=RECORD_PREDICATES.get(fact.key, fact.key),
+                        where=_qualifiers(fact, slot_names),
+                        expect=[spec.value or fact.value],
+                    )
+                ],
             )
         )
     return drafts
@@ -421,6 +477,20 @@ def _event_phrase(g: Gen, fact: Fact, form: str) -> str | None:
     if needed and not all(slots.get(k) for k in needed):
         return None
     return phrase
+
+
+def _event_query(g: Gen, fact: Fact, form: str, target: str = "said_on") -> Query | None:
+    """The day an event phrase names: the subjects with every detail the phrase states, and the days
+    they were talked about (each must be the fact's own day, or the phrase names several events)."""
+    phrases = g.say.text.events.get(fact.kind)
+    if phrases is None:
+        return None
+    names = re.findall(r"\{(\w+)", getattr(phrases, form))
+    where = _qualifiers(fact, tuple(n for n in names if n != "date"))
+    if len(where) != len(set(names) - {"date"}):
+        return None
+    subject = "anchor" if fact.kind in APP_TYPES else "event"
+    return Query(subject=subject, target=target, where=where, expect=[fact.when.date().isoformat()])
 
 
 def _event_quotes(g: Gen, atom: Draft) -> list[Quote]:
@@ -499,6 +569,9 @@ def compose_pairs(g: Gen, node: str, sample: list[Draft], limit: int) -> list[Dr
                     2,
                     node,
                     sub=[first, second],
+                    queries=_queries(
+                        _event_query(g, first.fact, "past"), _event_query(g, second.fact, "past")
+                    ),
                 )
             )
         else:
@@ -522,6 +595,9 @@ def compose_pairs(g: Gen, node: str, sample: list[Draft], limit: int) -> list[Dr
                     2,
                     node,
                     sub=[first, second],
+                    queries=_queries(
+                        _event_query(g, first.fact, "noun"), _event_query(g, second.fact, "noun")
+                    ),
                     options=list(nouns),
                     format="single_choice",
                 )
@@ -558,6 +634,7 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
                     1,
                     node,
                     sub=[atom],
+                    queries=_queries(_event_query(g, atom.fact, "verb")),
                 )
             )
         elif verb and roll < 0.6:
@@ -579,6 +656,7 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
                     2,
                     node,
                     sub=[atom],
+                    queries=_queries(_event_query(g, atom.fact, "verb")),
                 )
             )
         elif changing:
@@ -613,6 +691,15 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
                     2,
                     node,
                     sub=[atom],
+                    queries=_queries(
+                        _event_query(g, atom.fact, "when"),
+                        Query(
+                            subject="persona",
+                            target=claim_predicate(attr.key),
+                            at=atom.fact.when,
+                            expect=[version.value],
+                        ),
+                    ),
                     distractors=_attr_distractors(attr.key, version.value, g.lang),
                 )
             )
@@ -1061,6 +1148,35 @@ def generalizations(g: Gen, node: str) -> list[Draft]:
     return drafts
 
 
+# words that state a relationship (not only name the person): a relationship question cites one
+RELATION_WORDS = {
+    "en": {"social_circle.best_friend": ("best friend",), "social_circle.partner": ("partner",)},
+    "zh": {
+        "social_circle.best_friend": ("最好的朋友", "死党", "好朋友"),
+        "social_circle.partner": ("对象", "另一半"),
+    },
+}
+
+
+def _stating(g: Gen, key: str, name: str, before: datetime | None = None) -> str | None:
+    """The first message that says `name` is the persona's `key` relation in words (the sibling's
+    relation is its own attribute), sent before `before`."""
+    words = RELATION_WORDS.get(g.lang, {}).get(key)
+    if words is None:
+        return None
+    for session in g.world.sessions:
+        for message in session.messages:
+            if before is not None and message.timestamp > before:
+                return None
+            if (
+                message.role in ("user", "assistant")
+                and name in message.content
+                and any(w in message.content.lower() for w in words)
+            ):
+                return message.id
+    return None
+
+
 def _relation(
     mode: str, label: str, relation_version, quotes: list[Quote], args: dict[str, str]
 ) -> str | None:
@@ -1092,7 +1208,10 @@ def relationships(g: Gen, node: str) -> list[Draft]:
         if not attr.versions or not attr.versions[-1].evidence:
             continue
         name = attr.versions[-1].value
-        quotes = [Quote(message_id=attr.versions[-1].evidence[0], text=name)]
+        stating = attr.versions[-1].evidence[0] if mode == "label_key" else _stating(g, key, name)
+        if stating is None:
+            continue
+        quotes = [Quote(message_id=stating, text=name)]
         args = {"name_key": key, "name": name}
         answer = _relation(mode, label, relation_version, quotes, args)
         if answer is None:
@@ -1120,9 +1239,12 @@ def relationships(g: Gen, node: str) -> list[Draft]:
                 continue
             destination = fact.context.get("destination", "")
             dest_fact = next((f for f in g.world.by_session[fact.session_id] if f.key == "destination"), None)
+            stating = version.evidence[0] if mode == "label_key" else _stating(g, key, fact.value)
+            if stating is None:
+                continue
             quotes = [
                 Quote(message_id=fact.message_id, text=fact.value),
-                Quote(message_id=version.evidence[0], text=fact.value),
+                Quote(message_id=stating, text=fact.value),
             ]
             args = {"name_key": key, "name": fact.value}
             answer = _relation(mode, label, relation_version, quotes, args)
@@ -1156,6 +1278,14 @@ def relationships(g: Gen, node: str) -> list[Draft]:
                         final,
                         2,
                         node,
+                        queries=[
+                            Query(
+                                subject="event",
+                                target="destination",
+                                where={"companion": fact.value},
+                                expect=[dest_fact.value],
+                            )
+                        ],
                     )
                 )
     return drafts
