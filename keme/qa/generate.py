@@ -971,6 +971,7 @@ def knowledge_updates(g: Gen, node: str) -> list[Draft]:
                     asked,
                     2,
                     node,
+                    queries=[Query(subject="persona", target=claim_predicate(attr.key), expect=[last.value])],
                     distractors=[v.value for v in versions[:-1]]
                     + _attr_distractors(attr.key, last.value, g.lang)[:2],
                 )
@@ -989,6 +990,14 @@ def knowledge_updates(g: Gen, node: str) -> list[Draft]:
                     asked,
                     2,
                     node,
+                    queries=[
+                        Query(
+                            subject="persona",
+                            target=claim_predicate(attr.key),
+                            at=last.valid_from - timedelta(seconds=1),
+                            expect=[previous.value],
+                        )
+                    ],
                     distractors=[last.value] + _attr_distractors(attr.key, previous.value, g.lang)[:2],
                 )
             )
@@ -1042,6 +1051,14 @@ def knowledge_updates(g: Gen, node: str) -> list[Draft]:
                         2,
                         node,
                         distractors=[newer.value],
+                        queries=[
+                            Query(
+                                subject="persona",
+                                target=claim_predicate(attr.key),
+                                at=at,
+                                expect=[older.value],
+                            )
+                        ],
                     )
                 )
                 break

@@ -47,6 +47,7 @@ class Resolution:
     mentions: tuple[str, ...] = ()  # for `said_on` targets: ids of the messages that name the subject
     qualifiers: tuple[Claim, ...] = ()  # the claims by which the subjects match the question
     conflicts: tuple[str, ...] = ()  # subjects whose claims disagree on a qualifier
+    backed: frozenset[str] | None = None  # `said_on`: the days the claims give (mentions only add days)
 
     @property
     def basis(self) -> tuple[Claim, ...]:
@@ -61,10 +62,10 @@ class Resolution:
         if self.conflicts:
             return f"the ledger contradicts itself on {list(self.conflicts)[:3]}"
         wanted = frozenset(canon(v) for v in expect)
-        if self.values == wanted:
+        if self.values == wanted and (self.backed is None or self.backed == wanted):
             return None
         extra = sorted(self.values - wanted)
-        missing = sorted(wanted - self.values)
+        missing = sorted(wanted - (self.values if self.backed is None else self.backed))
         if missing and not extra:
             return f"the ledger does not say {missing} (subjects {list(self.subjects)[:3]})"
         if missing:
@@ -129,7 +130,13 @@ class Ledger:
         if query.target == "said_on":
             said = self._said_on(query, subjects, asked_at)
             return Resolution(
-                said.values, (), said.subjects, said.mentions, tuple(qualifiers), tuple(conflicts)
+                said.values,
+                (),
+                said.subjects,
+                said.mentions,
+                tuple(qualifiers),
+                tuple(conflicts),
+                said.backed,
             )
         found: list[Claim] = []
         for subject in subjects:
@@ -166,8 +173,9 @@ class Ledger:
             for m in self.messages.values()
             if m.timestamp <= asked_at and names and all(norm_text(n) in norm_text(m.content) for n in names)
         ]
+        backed = frozenset(days)
         days |= {self.messages[m].timestamp.date().isoformat() for m in mentions}
-        return Resolution(frozenset(days), tuple(found), tuple(subjects), tuple(mentions))
+        return Resolution(frozenset(days), tuple(found), tuple(subjects), tuple(mentions), backed=backed)
 
 
 def support(
