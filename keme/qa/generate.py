@@ -808,7 +808,10 @@ def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
         if facts and facts[0].value not in [p.value for p in points]:
             points.append(facts[0])
     if len(points) >= 3:
-        chosen = sorted(g.rng.sample(points, min(5, len(points))), key=lambda f: f.when)
+        # spread over the whole period: "my April" is all of April, not its first fortnight
+        points.sort(key=lambda f: f.when)
+        count = min(5, len(points))
+        chosen = [points[round(i * (len(points) - 1) / (count - 1))] for i in range(count)]
         items = [f.value for f in chosen]
         drafts.append(
             Draft(

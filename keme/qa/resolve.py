@@ -222,9 +222,32 @@ def completed(item: QAItem, ledger: Ledger) -> QAItem:
     claims: list[str] = []
     alternatives: dict[str, list[str]] = {}
     for query in item.queries:
-        found, others = support(ledger.resolve(query, item.asked_at), query.expect, item.evidence)
+        resolution = ledger.resolve(query, item.asked_at)
+        found, others = support(resolution, query.expect, item.evidence)
+        if query.target == "said_on":
+            others = _same_day(resolution, ledger, item.evidence)
         claims += [c for c in found if c not in claims]
         for message_id, more in others.items():
             known = alternatives.setdefault(message_id, [])
             known += [m for m in more if m not in known]
     return item.model_copy(update={"claims": claims, "also_supported_by": alternatives})
+
+
+def _same_day(resolution: Resolution, ledger: Ledger, evidence: list[str]) -> dict[str, list[str]]:
+    """For a question about the day something was talked about: every other message that names it on
+    the evidence message's day says the same."""
+    naming = list(dict.fromkeys([c.message_id for c in resolution.qualifiers] + list(resolution.mentions)))
+    out: dict[str, list[str]] = {}
+    for message_id in evidence:
+        message = ledger.messages.get(message_id)
+        if message is None:
+            continue
+        day = message.timestamp.date()
+        others = [
+            m
+            for m in naming
+            if m != message_id and m not in evidence and ledger.messages[m].timestamp.date() == day
+        ]
+        if others:
+            out[message_id] = others
+    return out
