@@ -365,6 +365,16 @@ def record_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
             if not lines or not all(line in message.content for line in lines):
                 continue
             generator = "note.body" if fact.kind == "note" else "screen.text"
+            predicate = "body" if fact.kind == "note" else "screen_text"
+            subject = f"anchor:{fact.context.get('anchor_id')}"
+            content = next(
+                (c.value for c in g.world.claims if c.subject == subject and c.predicate == predicate), None
+            )
+            query = (
+                Query(subject="anchor", target=predicate, where={"title": fact.value}, expect=[content])
+                if content
+                else None
+            )
             quotes = [Quote(message_id=fact.message_id, text=line) for line in lines] + [d.quote(fact)]
             asked = g.when(fact.when)
             if asked is None:
@@ -381,6 +391,7 @@ def record_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
                     1,
                     node,
                     fact=fact,
+                    queries=_queries(query),
                 )
             )
     return drafts
@@ -1417,6 +1428,7 @@ def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
                     2,
                     node,
                     sub=[atom],
+                    queries=_queries(_event_query(g, fact, "verb")),
                 )
             )
         else:
@@ -1453,6 +1465,7 @@ def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
                     2,
                     node,
                     sub=[atom],
+                    queries=list(atom.queries),
                 )
             )
     companions = [a for a in atoms if a.subtype == "rel.companion"]
@@ -1493,6 +1506,7 @@ def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
                 2,
                 node,
                 sub=[atom],
+                queries=list(atom.queries),
             )
         )
     for key, generator, slot, answer_slot in (
