@@ -49,7 +49,7 @@ LEADERBOARD = (
     ("mrr", "MRR"),
     ("accuracy", "acc"),
     ("llm_accuracy_mean", "LLM acc"),
-    ("llm_accuracy_std", "±"),
+    ("llm_accuracy_std", "LLM acc sd"),  # over the judge's runs; the interval is over questions
     ("retrieve_p95_ms", "p95 ms"),
     ("ingest_messages_per_s", "ingest msg/s"),
     ("context_tokens_mean", "ctx tok"),
@@ -432,9 +432,12 @@ def how_sure(summary: dict[str, Any], *, compact: bool = False) -> str:
     )
 
 
-def _plain(text: str) -> str:
-    """Text matplotlib shows as written: `$` would start math mode (and a bad formula fails the plot)."""
-    return str(text).replace("$", r"\$")
+def _plain(text: str, width: int = 40) -> str:
+    """Text matplotlib shows as written: `$` would start math mode (and a bad formula fails the plot); a
+    long name is cut so the panels keep their room."""
+    text = str(text).replace("\n", " ")
+    text = text if len(text) <= width else text[: width - 1] + "…"
+    return text.replace("$", r"\$")
 
 
 def write_plot(summary: dict[str, Any], path: Path) -> None:
@@ -458,13 +461,14 @@ def write_plot(summary: dict[str, Any], path: Path) -> None:
     left.set_ylabel("recall_any@k")
     left.set_ylim(0, 1.02)
     left.set_title("Retrieval recall vs k")
-    left.legend(fontsize=8)
+    if left.get_legend_handles_labels()[0]:
+        left.legend(fontsize=8)
     names = [r["system"] for r in leaderboard_rows(summary)][::-1]  # top down, as the ranking
     latencies = [summary["systems"][n].get("retrieve_p95_ms") or 0 for n in names]
     right.barh([_plain(n) for n in names], latencies, color="#4c72b0")
     right.set_xlabel("retrieve p95 (ms)")
     right.set_title("Latency")
-    figure_.suptitle(_plain(summary.get("title", "MobileMem leaderboard")))
+    figure_.suptitle(_plain(summary.get("title", "MobileMem leaderboard"), 120))
     figure_.tight_layout()
     figure_.savefig(path, dpi=110)
     plt.close(figure_)
