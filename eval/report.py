@@ -3,6 +3,8 @@
 Metrics are recomputed from the stage logs, so a resumed run reports exactly
 what an uninterrupted one would (timings aside). Unprefixed retrieval metrics
 are at message granularity; `session_`-prefixed ones at session granularity.
+Every leaderboard score carries a 95 % bootstrap interval resampled by persona,
+and each system a paired test against the next one down (eval/uncertainty.py).
 """
 
 from __future__ import annotations
@@ -356,6 +358,8 @@ def _bound(value: float | None) -> str:
 
 
 def _versus(test: dict[str, Any], compact: bool = False) -> str:
+    if test["diff"] is None:
+        return "no paired questions"
     low, high = test["ci95"]
     mark = ">" if test["significant"] else "≈"
     if compact:

@@ -225,3 +225,29 @@ def test_system_names_stay_escaped_in_the_markdown(three_systems):
     three_systems["uncertainty"]["order"][2] = "a|b <i>"
     text = leaderboard_markdown(three_systems)
     assert markdown_text("a|b <i>") in text and "<i>" not in text
+
+
+def test_unanswered_questions_are_left_out_of_the_pair_and_counted():
+    rows = {name: _rows([1.0, 0.0]) for name in ("a", "b")}
+    for i, (x, y) in enumerate(zip(rows["a"], rows["b"])):
+        x["accuracy"], y["accuracy"] = 1.0, 0.0
+        if i < 5:
+            del y["accuracy"]  # b's answers to five questions failed
+    summary = _summary(rows)
+    summary["systems"]["a"]["accuracy"], summary["systems"]["b"]["accuracy"] = 1.0, 0.0
+    add_uncertainty(summary, rows, b=200)
+    test = summary["systems"]["a"]["vs_next"]
+    assert test["questions"] == 55 and test["missing"] == {"a": 0, "b": 5}
+    assert summary["systems"]["b"]["intervals"]["accuracy"]["questions"] == 55
+
+
+def test_a_system_without_the_headline_metric_is_ranked_last_and_says_why():
+    rows = {"a": _rows([1.0, 0.0]), "b": _rows([1.0])}
+    for row in rows["b"]:
+        row.pop("recall_any@5", None)
+    summary = {"note": "", "systems": {"a": {"recall_any@5": 0.5}, "b": {}}}
+    add_uncertainty(summary, rows, b=100)
+    assert summary["uncertainty"]["order"] == ["a", "b"]
+    assert summary["systems"]["a"]["vs_next"]["questions"] == 0
+    _, cells = leaderboard_cells(summary)
+    assert cells[0]["vs next (R-any@5)"] == "no paired questions"
