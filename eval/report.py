@@ -3,6 +3,8 @@
 Metrics are recomputed from the stage logs, so a resumed run reports exactly
 what an uninterrupted one would (timings aside). Unprefixed retrieval metrics
 are at message granularity; `session_`-prefixed ones at session granularity.
+Every leaderboard score carries a 95 % bootstrap interval resampled by persona,
+and each system a paired test against the next one down (eval/uncertainty.py).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from eval.log import Log
 from eval.metrics import KS, bleu1, percentile, ranked_ids, retrieval_scores, token_f1
 from eval.reader import LLMReader
 from eval.replay import Replay
+from eval.uncertainty import B_DEFAULT, LEVEL, SEED_DEFAULT, interval, paired, resamples
 from keme.dataset.io import atomic_write_text, dump_json
 from keme.llm.health import summarize as summarize_failures
 from keme.models import QAItem
@@ -48,12 +51,27 @@ LEADERBOARD = (
     ("mrr", "MRR"),
     ("accuracy", "acc"),
     ("llm_accuracy_mean", "LLM acc"),
-    ("llm_accuracy_std", "±"),
+    ("llm_accuracy_std", "LLM acc sd"),  # over the judge's runs; the interval is over questions
     ("retrieve_p95_ms", "p95 ms"),
     ("ingest_messages_per_s", "ingest msg/s"),
     ("context_tokens_mean", "ctx tok"),
     ("peak_rss_mb", "peak MB"),
 )
+# per-question means with a 95 % interval in summary.json (`intervals`), the leaderboard's scores among them
+INTERVALS = (
+    "recall_any@5",
+    "recall_all@5",
+    "ndcg_any@5",
+    "ndcg_any@10",
+    "locomo_recall@10",
+    "session_recall_any@5",
+    "mrr",
+    "accuracy",
+    "llm_accuracy_mean",
+)
+# the first of these that a system has ranks the leaderboard
+HEADLINE = ("llm_accuracy_mean", "accuracy", "recall_any@5")
+FEW_PERSONAS = 5  # below this the report says the persona-level spread rests on very few values
 
 
 NOT_VERIFIED = (
@@ -225,23 +243,205 @@ def missing_answers(rows: list[dict[str, Any]]) -> dict[str, int]:
     }
 
 
+def _per_question(row: dict[str, Any], key: str) -> float | None:
+    """A row's value of a leaderboard metric; LLM accuracy is the share of its judge runs that said correct
+    (so the mean over questions is the reported mean over runs)."""
+    if key == "llm_accuracy_mean":
+        runs = row.get("llm_runs")
+        return mean(map(float, runs)) if runs else None
+    return row.get(key)
+
+
+def headline_metric(summary: dict[str, Any]) -> str:
+    """The metric the leaderboard is ranked by: answer accuracy when answers were judged (the LLM judge's
+    first), else recall_any@5."""
+    systems = summary["systems"].values()
+    return next((key for key in HEADLINE if any(key in m for m in systems)), HEADLINE[-1])
+
+
+def _rank_key(name: str, metrics: dict[str, Any], headline: str) -> tuple[bool, float, str]:
+    """Publishable systems first, then by the headline metric, ties by name (so a reloaded summary, whose
+    keys are sorted, ranks the same)."""
+    return (not metrics.get("publishable", True), -(metrics.get(headline) or 0), name)
+
+
+def add_uncertainty(
+    summary: dict[str, Any],
+    rows: dict[str, list[dict[str, Any]]],
+    *,
+    b: int = B_DEFAULT,
+    seed: int = SEED_DEFAULT,
+) -> None:
+    """Every leaderboard figure's 95 % interval, the ranking by the headline metric and a paired test of
+    each publishable system against the next one, written into `summary` (one set of resamples for all)."""
+    personas = {r["question_id"]: r["persona_id"] for system in rows.values() for r in system}
+    evidence = {r["question_id"] for system in rows.values() for r in system if r["gold_messages"]}
+    ids = sorted(personas)
+    draws = resamples(ids, [personas[q] for q in ids], b=b, seed=seed)
+    values: dict[str, dict[str, list[float | None]]] = {}
+    for name, system in rows.items():
+        by_id = {r["question_id"]: r for r in system}
+        values[name] = {
+            key: [_per_question(by_id[q], key) if q in by_id else None for q in ids] for key in INTERVALS
+        }
+        summary["systems"][name]["intervals"] = {
+            key: interval(column, draws).as_dict()
+            for key, column in values[name].items()
+            if any(v is not None for v in column)
+        }
+    headline = headline_metric(summary)
+    order = sorted(summary["systems"], key=lambda n: _rank_key(n, summary["systems"][n], headline))
+    ranked = [n for n in order if summary["systems"][n].get("publishable", True) and n in values]
+    for name, following in zip(ranked, ranked[1:]):
+        test = paired(values[name][headline], values[following][headline], draws)
+        summary["systems"][name]["vs_next"] = {"system": following, "metric": headline} | test.as_dict()
+    summary["uncertainty"] = {
+        "method": draws.describe(),
+        "scheme": draws.scheme,
+        "b": draws.b,
+        "seed": draws.seed,
+        "level": LEVEL,
+        "questions": len(ids),
+        "questions_with_evidence": len(evidence),
+        "personas": draws.personas,
+        "headline": headline,
+        "order": order,
+    }
+
+
 def leaderboard_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """The leaderboard as data (the CSV): ranked by the headline metric, each score with its interval
+    bounds (`_low`, `_high`) and the paired test against the next system."""
+    headline = headline_metric(summary)
     rows = []
     for name, metrics in summary["systems"].items():
         row: dict[str, Any] = {"system": name}
+        intervals = metrics.get("intervals", {})
         for key, label in LEADERBOARD:
             value = metrics.get(key)
-            if value is not None:
-                row[label] = value
+            if value is None:
+                continue
+            row[label] = value
+            if key in intervals:
+                row[f"{label}_low"], row[f"{label}_high"] = intervals[key]["ci95"]
+            if key == headline and "vs_next" in metrics:
+                test = metrics["vs_next"]
+                row |= {
+                    "vs_next": test["system"],
+                    "vs_next_diff": test["diff"],
+                    "vs_next_low": test["ci95"][0],
+                    "vs_next_high": test["ci95"][1],
+                    "vs_next_p": test["p"],
+                    "vs_next_significant": test["significant"],
+                }
         row["note"] = "" if metrics.get("publishable", True) else "oracle: unpublishable"
         rows.append(row)
-    rows.sort(key=lambda r: (r["note"] != "", -(r.get("R-any@5") or 0)))
+    stored = summary.get("uncertainty", {}).get("order")
+    if stored and set(stored) == {r["system"] for r in rows}:
+        rows.sort(key=lambda r: stored.index(r["system"]))
+    else:
+        rows.sort(key=lambda r: _rank_key(r["system"], summary["systems"][r["system"]], headline))
     return rows
 
 
-def _plain(text: str) -> str:
-    """Text matplotlib shows as written: `$` would start math mode (and a bad formula fails the plot)."""
-    return str(text).replace("$", r"\$")
+def figure(value: object) -> str:
+    """Scores (0..1) and small figures to three decimals, tens to one, larger figures whole."""
+    if value is None or _missing(value):
+        return ""
+    if isinstance(value, float):
+        return f"{value:.3f}" if value < 10 else f"{value:.1f}" if value < 100 else f"{value:,.0f}"
+    return str(value)
+
+
+def _bound(value: float | None) -> str:
+    return "?" if value is None else f"{value:.2f}".replace("-0.00", "0.00")
+
+
+def _versus(test: dict[str, Any], compact: bool = False) -> str:
+    if test["diff"] is None:
+        return "no paired questions"
+    low, high = test["ci95"]
+    mark = ">" if test["significant"] else "≈"
+    if compact:
+        return f"{mark} p {test['p']:.2f}"
+    return f"{mark} {test['diff']:+.3f} [{_bound(low)}, {_bound(high)}], p {test['p']:.2f}"
+
+
+def leaderboard_cells(
+    summary: dict[str, Any], *, compact: bool = False
+) -> tuple[list[str], list[dict[str, str]]]:
+    """The leaderboard as text (Markdown, the terminal): the columns, and per system, ranked, each figure as
+    `0.627 [0.48, 0.77]` and, after the headline, `≈` (not significant) or `>` against the next system.
+    `compact` (a terminal's width) gives the interval of the headline figure only."""
+    headline = headline_metric(summary)
+    label_of = dict(LEADERBOARD)
+    versus = "vs next" if compact else f"vs next ({label_of.get(headline, headline)})"
+    tested = any("vs_next" in m for m in summary["systems"].values())
+    columns: dict[str, None] = {"system": None}
+    table = []
+    for row in leaderboard_rows(summary):
+        metrics = summary["systems"][row["system"]]
+        intervals = metrics.get("intervals", {})
+        cells = {"system": row["system"]}
+        for key, label in LEADERBOARD:
+            if label not in row:
+                continue
+            cells[label] = figure(row[label])
+            if key in intervals and (key == headline or not compact):
+                low, high = intervals[key]["ci95"]
+                cells[label] += f" [{_bound(low)}, {_bound(high)}]"
+            if key == headline and tested:
+                cells[versus] = _versus(metrics["vs_next"], compact) if "vs_next" in metrics else ""
+        cells["note"] = row["note"]
+        columns |= dict.fromkeys(cells)
+        table.append(cells)
+    return list(columns), table
+
+
+def rests_on(summary: dict[str, Any]) -> str:
+    """One line: what the figures rest on."""
+    facts = summary.get("uncertainty")
+    if not facts:
+        return ""
+    personas = facts["personas"]
+    line = (
+        f"Figures rest on {facts['questions']} questions ({facts['questions_with_evidence']} with gold "
+        f"evidence) from {personas} persona{'s' if personas != 1 else ''}."
+    )
+    if 1 < personas < FEW_PERSONAS:
+        line += (
+            f" With {personas} personas the intervals are wide where the personas differ: a ranking "
+            "that should hold across personas needs more of them."
+        )
+    return line
+
+
+def how_sure(summary: dict[str, Any], *, compact: bool = False) -> str:
+    """The footnote saying what the intervals and the marks are."""
+    facts = summary.get("uncertainty")
+    if not facts:
+        return ""
+    label = dict(LEADERBOARD).get(facts["headline"], facts["headline"])
+    which = f" (here of {label} only; of every figure in leaderboard.md)" if compact else ""
+    versus = (
+        f"vs next: the two-sided p of the {label} difference from the next system down, paired over the "
+        "same resamples; ≈ its 95 % interval covers 0"
+        if compact
+        else f"vs next: the {label} difference from the next system down, paired over the same resamples, "
+        "with its 95 % interval and two-sided p; ≈ the interval covers 0"
+    )
+    return (
+        f"Each [low, high]{which} is a {facts['method']}; retrieval figures rest on the questions with gold "
+        f"evidence. {versus} (the two are not told apart), > it does not."
+    )
+
+
+def _plain(text: str, width: int = 40) -> str:
+    """Text matplotlib shows as written: `$` would start math mode (and a bad formula fails the plot); a
+    long name is cut so the panels keep their room."""
+    text = str(text).replace("\n", " ")
+    text = text if len(text) <= width else text[: width - 1] + "…"
+    return text.replace("$", r"\$")
 
 
 def write_plot(summary: dict[str, Any], path: Path) -> None:
@@ -250,7 +450,10 @@ def write_plot(summary: dict[str, Any], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    figure_, (ranks, left, right) = plt.subplots(
+        1, 3, figsize=(16, 4.8), gridspec_kw={"width_ratios": [1.2, 1, 0.8]}
+    )
+    _plot_ranking(summary, ranks)
     for name, metrics in summary["systems"].items():
         ys = [metrics.get(f"recall_any@{k}") for k in KS]
         if all(y is not None for y in ys):
@@ -262,16 +465,52 @@ def write_plot(summary: dict[str, Any], path: Path) -> None:
     left.set_ylabel("recall_any@k")
     left.set_ylim(0, 1.02)
     left.set_title("Retrieval recall vs k")
-    left.legend(fontsize=8)
-    names = list(summary["systems"])
+    if left.get_legend_handles_labels()[0]:
+        left.legend(fontsize=8)
+    names = [r["system"] for r in leaderboard_rows(summary)][::-1]  # top down, as the ranking
     latencies = [summary["systems"][n].get("retrieve_p95_ms") or 0 for n in names]
     right.barh([_plain(n) for n in names], latencies, color="#4c72b0")
     right.set_xlabel("retrieve p95 (ms)")
     right.set_title("Latency")
-    figure.suptitle(_plain(summary.get("title", "MobileMem leaderboard")))
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
+    figure_.suptitle(_plain(summary.get("title", "MobileMem leaderboard"), 120))
+    figure_.tight_layout()
+    figure_.savefig(path, dpi=110)
+    plt.close(figure_)
+
+
+def _plot_ranking(summary: dict[str, Any], axes) -> None:
+    """The headline metric per system, ranked top down, with 95 % error bars; a bracket marked ≈ joins
+    two adjacent systems whose difference is not significant."""
+    headline = headline_metric(summary)
+    rows = leaderboard_rows(summary)
+    label = dict(LEADERBOARD).get(headline, headline)
+    for y, row in enumerate(rows):
+        metrics = summary["systems"][row["system"]]
+        value = metrics.get(headline)
+        if value is None:
+            continue
+        low, high = metrics.get("intervals", {}).get(headline, {}).get("ci95", [value, value])
+        low, high = value if low is None else low, value if high is None else high
+        oracle = not metrics.get("publishable", True)
+        axes.errorbar(
+            value,
+            y,
+            xerr=[[value - low], [high - value]],
+            fmt="s" if oracle else "o",
+            color="#999999" if oracle else "#4c72b0",
+            capsize=3,
+        )
+        test = metrics.get("vs_next")
+        if test and not test["significant"]:
+            x, top, bottom = 1.04, y + 0.12, y + 0.88
+            axes.plot([x, x + 0.02, x + 0.02, x], [top, top, bottom, bottom], color="#c44e52", lw=1.2)
+            axes.text(x + 0.035, y + 0.5, "≈", va="center", color="#c44e52", fontsize=11)
+    axes.set_yticks(range(len(rows)), [_plain(r["system"]) for r in rows])
+    axes.invert_yaxis()
+    axes.set_xlim(0, 1.12)
+    axes.set_xlabel(f"{label} with 95 % interval")
+    axes.set_title(f"Ranked by {label} (≈: not significantly different)")
+    axes.grid(axis="x", alpha=0.3)
 
 
 def write_reports(settings: Settings, replay: Replay) -> dict[str, Any]:
@@ -320,9 +559,10 @@ def write_reports(settings: Settings, replay: Replay) -> dict[str, Any]:
                 )
     results_lines = []
     missing = 0
+    scored: dict[str, list[dict[str, Any]]] = {}
     for name in settings.systems:
         directory = settings.out / name
-        rows = question_results(directory, questions)
+        rows = scored[name] = question_results(directory, questions)
         summary["systems"][name] = summarize(directory, rows)
         if settings.reader is not None:
             gaps = missing_answers(rows)
@@ -334,12 +574,13 @@ def write_reports(settings: Settings, replay: Replay) -> dict[str, Any]:
             f"; {missing} answers or verdicts are missing after failed LLM calls (not scored): "
             "run the same command again to ask for them"
         )
+    add_uncertainty(summary, scored, b=settings.bootstrap)
     out = settings.out
     atomic_write_text(out / "results.jsonl", "".join(line + "\n" for line in results_lines))
     atomic_write_text(out / "summary.json", dump_json(summary))
     table = pd.DataFrame(leaderboard_rows(summary))
     atomic_write_text(out / "leaderboard.csv", table.to_csv(index=False))
-    atomic_write_text(out / "leaderboard.md", _markdown(table, summary))
+    atomic_write_text(out / "leaderboard.md", _markdown(summary))
     write_plot(summary, out / "leaderboard.png")
     return summary
 
@@ -348,16 +589,22 @@ def _missing(value: object) -> bool:
     return isinstance(value, float) and math.isnan(value)  # pandas fills a metric a system lacks with NaN
 
 
-def _markdown(table, summary: dict[str, Any]) -> str:
-    cells = [markdown_text(c) for c in table.columns]
+def _markdown_cell(column: str, text: str) -> str:
+    """Names and notes come from users and are escaped; figures are ours and keep their `>` and `[`."""
+    return markdown_text(text) if column in ("system", "note") else text
+
+
+def _markdown(summary: dict[str, Any]) -> str:
+    columns, table = leaderboard_cells(summary)
+    cells = [markdown_text(c) for c in columns]
     header = "| " + " | ".join(cells) + " |\n|" + "|".join("---" for _ in cells) + "|\n"
     body = "".join(
-        "| " + " | ".join("" if _missing(v) else markdown_text(v) for v in row) + " |\n"
-        for row in table.itertuples(index=False)
+        "| " + " | ".join(_markdown_cell(c, row.get(c, "")) for c in columns) + " |\n" for row in table
     )
     warning = f"**{markdown_text(NOT_VERIFIED)}**\n\n" if not summary.get("verified", True) else ""
+    sure = "".join(f"\n{text}\n" for text in (rests_on(summary), how_sure(summary)) if text)
     note = (
         f"\n{markdown_text(summary['note'])}. "
         "Retrieval metrics at message granularity unless prefixed `sess`.\n"
     )
-    return warning + header + body + note
+    return warning + header + body + sure + note

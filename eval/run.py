@@ -61,6 +61,7 @@ from eval.replay import Plan, Replay, replay_of
 from eval.report import write_reports
 from eval.rundir import check_fingerprint, check_places, open_run
 from eval.subprocess_adapter import SubprocessSystem
+from eval.uncertainty import B_DEFAULT
 from keme.dataset import Dataset
 from keme.dataset.io import atomic_write_text, dump_json
 from keme.dataset.lock import directory_lock
@@ -92,6 +93,7 @@ class Settings:
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
     force: bool = False
     verify: bool = True  # False (--no-verify): the dataset was not checked; every report says so
+    bootstrap: int = B_DEFAULT  # replicates of the reports' 95 % intervals (they are recomputed, not resumed)
     on_progress: Callable[[str, int, int], None] = lambda system, done, total: None
 
     def __post_init__(self) -> None:

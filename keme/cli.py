@@ -360,16 +360,21 @@ def _dataset_to_score(path: Path, verify: bool, hint: str) -> Dataset:
 
 
 def print_leaderboard(summary: dict, title: str = "leaderboard") -> None:
-    from eval.report import leaderboard_rows
+    from eval.report import how_sure, leaderboard_cells, rests_on
 
-    rows = leaderboard_rows(summary)
+    columns, rows = leaderboard_cells(summary, compact=True)
+    columns = [c for c in columns if c != "note"]
     table = Table(title=escape(title))
-    columns = [c for c in dict.fromkeys(c for row in rows for c in row) if c != "note"]
+    headline = columns[1] if len(columns) > 1 else ""
     for column in columns:
-        table.add_column(column, justify="left" if column == "system" else "right")
+        table.add_column(
+            column,
+            justify="left" if column in ("system", "vs next") else "right",
+            no_wrap=column in (headline, "vs next"),
+        )
     flagged = False
     for row in rows:
-        cells = [escape(_cell(row.get(c))) for c in columns]
+        cells = [escape(row.get(c, "")) for c in columns]
         if row.get("note"):
             cells[0] += " †"
             flagged = True
@@ -386,18 +391,12 @@ def print_leaderboard(summary: dict, title: str = "leaderboard") -> None:
             "[dim]† unpublishable: the oracle is given the gold evidence "
             "(an upper bound, not a memory system)[/]"
         )
+    for line in (rests_on(summary), how_sure(summary, compact=True)):
+        if line:
+            wide.print(f"[dim]{escape(line)}[/]")
     wide.print(
         f"[dim]{escape(summary['note'])}; retrieval metrics at message granularity unless marked sess[/]"
     )
-
-
-def _cell(value) -> str:
-    """Scores (0..1) and small figures to three decimals, tens to one, larger figures whole."""
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.3f}" if value < 10 else f"{value:.1f}" if value < 100 else f"{value:,.0f}"
-    return str(value)
 
 
 @app.command("eval")
@@ -430,6 +429,9 @@ def eval_cmd(
         None, "--llm", help="YAML of LLM settings (provider, model, base_url, ...)"
     ),
     force: bool = typer.Option(False, help="replace a run directory that holds a run with other settings"),
+    bootstrap: int = typer.Option(
+        2000, min=1, help="bootstrap replicates of the reports' 95 % intervals (seeded: reports reproduce)"
+    ),
     no_verify: bool = typer.Option(
         False,
         "--no-verify",
@@ -489,6 +491,7 @@ def eval_cmd(
                     params=system_params,
                     force=force,
                     verify=not no_verify,
+                    bootstrap=bootstrap,
                     on_progress=on_progress,
                     reader=answerer,
                     judges=judges,
