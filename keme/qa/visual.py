@@ -7,18 +7,20 @@ its answer is written in no text message: the screenshot is the only source.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
 
 from keme.days import add_months
-from keme.models import ImageRecord, Quote
+from keme.models import ImageRecord, Query, Quote
 from keme.omni import scenes
 from keme.qa import draft as d
 from keme.qa.draft import Draft
 from keme.text import lang as fmt
 from keme.text.dates import parse_display_date
+from keme.text.fill import fill
 from keme.text.normalize import numbers_in, parse_money
 
 VISUAL = "visual_reasoning"
@@ -156,6 +158,7 @@ def _details(g, record: ImageRecord, message) -> list[tuple[str, Draft]]:
         if asked is None:
             continue
         question = g.say.question(ask.key, g.rng, **slots)
+        other = _other_answer(g, record, ask, question, slots, answer, asked)
         proof = d.proof("image_fact", [Quote(message_id=message.id)], image=record.id, **args)
         out.append(
             (
@@ -170,10 +173,41 @@ def _details(g, record: ImageRecord, message) -> list[tuple[str, Draft]]:
                     asked,
                     1,
                     f"{world.persona.id}-root",
+                    queries=[] if other is None else [AMBIGUOUS],
                 ),
             )
         )
     return out
+
+
+# a question that another screenshot answers differently: resolves to nothing, so the QA stage rejects
+# it as not unique (and counts it)
+AMBIGUOUS = Query(
+    subject="any", target="another screenshot answers it differently", expect=["one screenshot"]
+)
+
+
+def _other_answer(
+    g, record: ImageRecord, ask: Ask, question: str, slots: dict, answer: str, asked
+) -> str | None:
+    """A screenshot of the same kind, shared before the question, that the question's details fit as
+    well and whose page says something else (the question cannot tell them apart)."""
+    forms = g.say.text.questions.get(ask.key, [])
+    named = next((re.findall(r"\{(\w+)", f) for f in forms if fill(f, slots) == question), None)
+    if named is None:
+        return None
+    for other in g.world.images.values():
+        message = g.world.messages.get(other.message_id)
+        if other.id == record.id or other.template != record.template or message is None:
+            continue
+        if message.timestamp > asked:
+            continue
+        theirs = dict(other.about) | {"day": g.day(message.timestamp)}
+        if all(theirs.get(n) == slots.get(n) for n in named):
+            value = other.facts.get(ask.fact, "") if ask.parse != "lines" else ""
+            if ask.parse == "lines" or value != answer:
+                return other.id
+    return None
 
 
 def _month_range(day: date) -> tuple[date, date]:
