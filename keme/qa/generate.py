@@ -360,9 +360,10 @@ def record_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
     # note and screenshot contents: key points
     for fact in g.world.by_session[session.id]:
         if fact.kind in ("note", "screen") and fact.key == "title" and fact.context.get("lines"):
-            lines = [line for line in fact.context["lines"].split("\n") if line.strip()][:3]
+            lines = [line for line in fact.context["lines"].split("\n") if line.strip()]
             message = g.world.messages[fact.message_id]
-            if not lines or not all(line in message.content for line in lines):
+            # "what did it say" is answered by all of it: a long page is not asked about
+            if not lines or len(lines) > 6 or not all(line in message.content for line in lines):
                 continue
             generator = "note.body" if fact.kind == "note" else "screen.text"
             predicate = "body" if fact.kind == "note" else "screen_text"
