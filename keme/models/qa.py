@@ -87,6 +87,9 @@ class Query(BaseModel):
     target: str = Field(description="a predicate, or 'said_on' for the days the subjects were talked about")
     where: dict[str, str] = Field(default_factory=dict, description="qualifier predicate -> canonical value")
     at: datetime | None = Field(default=None, description="claims valid at this time (default: asked_at)")
+    pick: Literal["all", "first"] = Field(
+        default="all", description="'first': only the earliest day (a question about the first time)"
+    )
     expect: list[str] = Field(description="the canonical values the resolution must give, exactly")
 
 

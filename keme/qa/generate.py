@@ -491,7 +491,7 @@ def _event_phrase(g: Gen, fact: Fact, form: str) -> str | None:
     return phrase
 
 
-def _event_query(g: Gen, fact: Fact, form: str, target: str = "said_on") -> Query | None:
+def _event_query(g: Gen, fact: Fact, form: str, target: str = "said_on", pick: str = "all") -> Query | None:
     """The day an event phrase names: the subjects with every detail the phrase states, and the days
     they were talked about (each must be the fact's own day, or the phrase names several events)."""
     phrases = g.say.text.events.get(fact.kind)
@@ -502,7 +502,9 @@ def _event_query(g: Gen, fact: Fact, form: str, target: str = "said_on") -> Quer
     if len(where) != len(set(names) - {"date"}):
         return None
     subject = "anchor" if fact.kind in APP_TYPES else "event"
-    return Query(subject=subject, target=target, where=where, expect=[fact.when.date().isoformat()])
+    return Query(
+        subject=subject, target=target, where=where, expect=[fact.when.date().isoformat()], pick=pick
+    )
 
 
 def _event_quotes(g: Gen, atom: Draft) -> list[Quote]:
@@ -629,6 +631,17 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
             continue
         verb = _event_phrase(g, atom.fact, "verb")
         roll = g.rng.random()
+        # a topic talked about on several days is asked about the first time (the only one-day answer)
+        days = {
+            f.when.date()
+            for f in g.world.facts
+            if f.kind == atom.fact.kind and f.key == atom.fact.key and f.value == atom.fact.value
+        }
+        first = len(days) > 1
+        if first and atom.fact.when.date() != min(days):
+            verb = None
+        suffix = "_first" if first else ""
+        pick = "first" if first else "all"
         if verb and roll < 0.35:
             asked = g.when(atom.fact.when)
             if asked is None:
@@ -637,8 +650,8 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
             drafts.append(
                 Draft(
                     "temporal_reasoning",
-                    "tmp.date_of",
-                    g.say.question("tmp.date_of", g.rng, event=verb),
+                    "tmp.date_of" + suffix,
+                    g.say.question("tmp.date_of" + suffix, g.rng, event=verb),
                     g.day(day),
                     d.day_spec(day),
                     d.proof("date", _event_quotes(g, atom)),
@@ -646,7 +659,7 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
                     1,
                     node,
                     sub=[atom],
-                    queries=_queries(_event_query(g, atom.fact, "verb")),
+                    queries=_queries(_event_query(g, atom.fact, "verb", pick=pick)),
                 )
             )
         elif verb and roll < 0.6:
@@ -659,8 +672,8 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
             drafts.append(
                 Draft(
                     "temporal_reasoning",
-                    "tmp.days_ago",
-                    g.say.question("tmp.days_ago", g.rng, event=verb),
+                    "tmp.days_ago" + suffix,
+                    g.say.question("tmp.days_ago" + suffix, g.rng, event=verb),
                     g.say.answer("days", n=days),
                     d.number(days, unit="days"),
                     d.proof("days_before", _event_quotes(g, atom)),
@@ -668,7 +681,7 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
                     2,
                     node,
                     sub=[atom],
-                    queries=_queries(_event_query(g, atom.fact, "verb")),
+                    queries=_queries(_event_query(g, atom.fact, "verb", pick=pick)),
                 )
             )
         elif changing:

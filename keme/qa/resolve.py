@@ -175,6 +175,9 @@ class Ledger:
         ]
         backed = frozenset(days)
         days |= {self.messages[m].timestamp.date().isoformat() for m in mentions}
+        if query.pick == "first" and days:
+            first = min(days)  # ISO days sort as dates
+            days, backed = {first}, frozenset({first} & backed)
         return Resolution(frozenset(days), tuple(found), tuple(subjects), tuple(mentions), backed=backed)
 
 
