@@ -114,3 +114,23 @@ def test_offline_run_scores_the_blind_rows_and_says_what_always_abstaining_gets(
         in (summary["note"])
     )
     assert "no_memory_abstain by always_abstain" in (tmp_path / "leaderboard.md").read_text()
+
+
+class Recording(Configured):
+    """A reader that notes the context it is given."""
+
+    def __init__(self) -> None:
+        self.contexts: list[str] = []
+
+    def answer(self, question: QAItem, context: str) -> tuple[str, Usage]:
+        self.contexts.append(context)
+        return "B", Usage()
+
+
+def test_with_a_reader_the_run_asks_it_with_no_memories(tmp_path):
+    reader = Recording()
+    summary = run(
+        Settings(data=sample_dataset(), out=tmp_path, systems=["no_memory"], limit=2, reader=reader)
+    )
+    assert summary["systems"]["no_memory"]["answered_by"] == "llm:test:model"
+    assert reader.contexts and set(reader.contexts) == {""}
