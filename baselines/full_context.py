@@ -1,8 +1,9 @@
 """Full context: everything, newest first, cut to a token budget (the long-context baseline).
 
-Hits are messages ranked newest first (so retrieval metrics measure how much of
-the gold falls inside the budget's recent end); the rendered context is the
-kept messages in chronological order, as a long-context reader would see them.
+Hits are the newest k messages; the rendered context is every kept message in
+chronological order, as a long-context reader would see them, and
+`context_message_ids` lists them all: the harness scores this system by whether
+the evidence is in that context (`evidence_in_context`), not by rank.
 """
 
 from __future__ import annotations
@@ -47,7 +48,11 @@ class FullContext:
             kept.append(doc)
             used += cost
         context = "\n".join(self._line(d) for d in reversed(kept))
-        return Retrieval(hits=[d.hit(1.0 / (i + 1)) for i, d in enumerate(kept[:k])], context=context)
+        return Retrieval(
+            hits=[d.hit(1.0 / (i + 1)) for i, d in enumerate(kept[:k])],
+            context=context,
+            context_message_ids=[m for d in kept for m in d.message_ids],
+        )
 
     @staticmethod
     def _line(doc) -> str:

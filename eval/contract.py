@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from keme.models import Session
+from keme.models import QAItem, Session
+
+if TYPE_CHECKING:  # eval.reader imports this module
+    from eval.reader import Reader
 
 
 class Usage(BaseModel):
@@ -61,6 +64,11 @@ class Retrieval(BaseModel):
     context: str | None = Field(
         default=None, description="the system's own rendering of its hits, if it has one"
     )
+    context_message_ids: list[str] | None = Field(
+        default=None,
+        description="the messages `context` is rendered from, when they are more than the hits (a "
+        "context-window system's whole window; scored as evidence_in_context)",
+    )
     usage: Usage = Field(default_factory=Usage)
 
 
@@ -86,6 +94,17 @@ class Persistent(Protocol):
     def save(self, scope: str, path: Path) -> None: ...
 
     def load(self, scope: str, path: Path) -> None: ...
+
+
+@runtime_checkable
+class Answering(Protocol):
+    """Optional: a system that answers without the harness's reader (a blind baseline).
+
+    `reader_for` gets every question of the run (a blind heuristic may use the dataset's statistics) and
+    the configured reader (None offline), and returns the reader to answer with, or None for none.
+    """
+
+    def reader_for(self, questions: list[QAItem], configured: Reader | None) -> Reader | None: ...
 
 
 @runtime_checkable

@@ -24,7 +24,9 @@ class SystemSpec:
     needs_gold: bool = False  # oracle: the harness passes gold evidence with the query
     publishable: bool = True  # False: flagged in every report
     dense: bool = False  # loads an embedding model
-    query_based: bool = True  # False: ignores the query (recency, full context)
+    # False: ignores the query (recency, full context); scored by evidence_in_context, not by rank
+    query_based: bool = True
+    blind: bool = False  # True: stores and retrieves nothing, answers without memories (no_memory)
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,20 @@ REGISTRY: dict[str, SystemSpec] = {
             query_based=False,
         ),
         SystemSpec("recency", Lazy("baselines.recency:Recency"), "the last 10 sessions", query_based=False),
+        SystemSpec(
+            "no_memory",
+            Lazy("baselines.no_memory:NoMemory"),
+            "no memories: the reader alone; offline, the best blind heuristic on the run's choice items",
+            query_based=False,
+            blind=True,
+        ),
+        SystemSpec(
+            "no_memory_abstain",
+            Lazy("baselines.no_memory:NoMemory", (("strategy", "always_abstain"), ("use_reader", False))),
+            "no memories, always abstains (what an item set gives away to a system that never answers)",
+            query_based=False,
+            blind=True,
+        ),
         SystemSpec(
             "bm25",
             Lazy("baselines.bm25:FlatBM25", (("granularity", "message"),)),

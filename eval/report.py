@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
 from statistics import mean, pstdev
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,17 @@ from typing import TYPE_CHECKING, Any
 from eval.contract import Hit
 from eval.llm_judge import LLMJudge
 from eval.log import Log
-from eval.metrics import KS, bleu1, percentile, ranked_ids, retrieval_scores, token_f1
+from eval.metrics import (
+    KS,
+    bleu1,
+    evidence_groups,
+    evidence_in_context,
+    percentile,
+    ranked_ids,
+    retrieval_scores,
+    session_groups,
+    token_f1,
+)
 from eval.reader import LLMReader
 from eval.replay import Replay
 from eval.uncertainty import B_DEFAULT, LEVEL, SEED_DEFAULT, interval, paired, resamples
@@ -38,6 +49,7 @@ BREAKDOWN_METRICS = (
     "locomo_recall@10",
     "mrr",
     "session_recall_any@5",
+    "evidence_in_context",
     "accuracy",
     "llm_accuracy",
     "token_f1",
@@ -49,6 +61,7 @@ LEADERBOARD = (
     ("locomo_recall@10", "LoCoMo-R@10"),
     ("session_recall_any@5", "sess R-any@5"),
     ("mrr", "MRR"),
+    ("evidence_in_context", "in ctx"),
     ("accuracy", "acc"),
     ("llm_accuracy_mean", "LLM acc"),
     ("llm_accuracy_std", "LLM acc sd"),  # over the judge's runs; the interval is over questions
@@ -106,11 +119,21 @@ def _load(path: Path) -> list[dict[str, Any]]:
     return Log(path).records()
 
 
-def question_results(system_dir: Path, questions: dict[str, QAItem]) -> list[dict[str, Any]]:
-    """One row per question: retrieval scores at both granularities, and the answer and verdicts if any."""
+def question_results(
+    system_dir: Path, questions: dict[str, QAItem], session_of: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """One row per question: retrieval scores at both granularities, and the answer and verdicts if any.
+
+    Evidence is scored by groups (eval.metrics): an evidence message or any message that restates it.
+    `session_of` (message id -> session id) places every group member in its session; without it the
+    session groups are the item's evidence sessions. A context-window system (`query_based` false in its
+    system.json) gets `evidence_in_context` instead of rank metrics.
+    """
     retrieved = {r["question_id"]: r for r in _load(system_dir / "retrieve.jsonl")}
     answers = {r["question_id"]: r for r in _load(system_dir / "answer.jsonl")}
     verdicts = {r["question_id"]: r["verdicts"] for r in _load(system_dir / "judge.jsonl")}
+    info_path = system_dir / "system.json"
+    ranks = json.loads(info_path.read_text()).get("query_based", True) if info_path.exists() else True
     rows = []
     for qid, record in retrieved.items():
         item = questions.get(qid)
@@ -131,11 +154,19 @@ def question_results(system_dir: Path, questions: dict[str, QAItem]) -> list[dic
             "retrieve_ms": record["seconds"] * 1000,
             "context_tokens": record["context_tokens"],
         }
-        if item.evidence:
-            row |= retrieval_scores(ranked_ids(hits, "message"), set(item.evidence))
-        if item.evidence_sessions:
-            session = retrieval_scores(ranked_ids(hits, "session"), set(item.evidence_sessions))
-            row |= {f"session_{k}": v for k, v in session.items()}
+        groups = evidence_groups(item.evidence, item.also_supported_by)
+        if not ranks:
+            if groups:
+                context = record.get("context_m", ranked_ids(hits, "message"))
+                row["evidence_in_context"] = evidence_in_context(context, groups)
+        else:
+            if groups:
+                row |= retrieval_scores(ranked_ids(hits, "message"), groups)
+            by_session = session_groups(groups, session_of) if session_of is not None else []
+            by_session = by_session or evidence_groups(item.evidence_sessions, {})
+            if by_session:
+                session = retrieval_scores(ranked_ids(hits, "session"), by_session)
+                row |= {f"session_{k}": v for k, v in session.items()}
         if qid in answers:
             answer = answers[qid]["answer"]
             row |= {
@@ -169,6 +200,7 @@ def summarize(system_dir: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
         f"{m}@{k}" for m in ("recall_any", "recall_all", "ndcg_any", "locomo_recall") for k in KS
     ] + ["mrr"]
     keys = retrieval_keys + [f"session_{k}" for k in retrieval_keys] + ["accuracy", "token_f1", "bleu1"]
+    keys += ["evidence_in_context"]  # context-window systems: the share whose context holds the evidence
     summary: dict[str, Any] = {
         "questions": len(rows),
         "questions_with_evidence": sum(1 for r in rows if r["gold_messages"]),
@@ -200,6 +232,8 @@ def summarize(system_dir: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
     info = json.loads(info_path.read_text()) if info_path.exists() else {}
     summary["peak_rss_mb"] = round(info.get("peak_rss_bytes", 0) / 2**20, 1)
     summary["publishable"] = info.get("publishable", True)
+    summary["query_based"] = info.get("query_based", True)  # False: a context window, not a ranking
+    summary["answered_by"] = info.get("answered_by")
     summary["fingerprint"] = info.get("fingerprint")
     for field in ("type", "language", "hops"):
         groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
@@ -335,7 +369,7 @@ def leaderboard_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
                     "vs_next_significant": test["significant"],
                 }
         row["note"] = "" if metrics.get("publishable", True) else "oracle: unpublishable"
-        rows.append(row)
+        rows.append(not_ranked(row, metrics))
     stored = summary.get("uncertainty", {}).get("order")
     if stored and set(stored) == {r["system"] for r in rows}:
         rows.sort(key=lambda r: stored.index(r["system"]))
@@ -444,6 +478,48 @@ def _plain(text: str, width: int = 40) -> str:
     return text.replace("$", r"\$")
 
 
+# ---------------------------------------------------------------- blind baselines
+def blind_note(summary: dict[str, Any], questions: list[QAItem]) -> str:
+    """What answering without memories scores: which systems answered by a blind heuristic (not the
+    reader), and what always abstaining gets, which is the share of abstention items."""
+    blind = {
+        name: m["answered_by"]
+        for name, m in summary["systems"].items()
+        if str(m.get("answered_by") or "").startswith("blind:")
+    }
+    parts = (
+        [
+            "blind baselines answer without a reader or memories (rule judge): "
+            + ", ".join(f"{name} by {how.removeprefix('blind:')}" for name, how in blind.items())
+        ]
+        if blind
+        else []
+    )
+    abstentions = sum(1 for q in questions if q.spec.kind == "abstain")
+    if questions:
+        parts.append(
+            f"always abstaining is right on the {abstentions} abstention items of {len(questions)} "
+            f"questions ({abstentions / len(questions):.3f})"
+        )
+    return "".join(f"; {p}" for p in parts)
+
+
+# ---------------------------------------------------------------- context-window systems
+RANK_METRICS = ("recall_any", "recall_all", "ndcg_any", "locomo_recall", "mrr")
+RANK_LABELS = frozenset(
+    label for key, label in LEADERBOARD if key.removeprefix("session_").startswith(RANK_METRICS)
+)
+NOT_A_RANKING = "—"
+
+
+def not_ranked(row: dict[str, Any], metrics: dict[str, Any]) -> dict[str, Any]:
+    """A context-window system's row: "—" for every rank metric (its hits are a context, not a ranking),
+    its `in ctx` share instead; a ranking system has no `in ctx`."""
+    if metrics.get("query_based", True):
+        return row
+    return row | {label: NOT_A_RANKING for label in RANK_LABELS}
+
+
 def write_plot(summary: dict[str, Any], path: Path) -> None:
     import matplotlib
 
@@ -517,6 +593,7 @@ def write_reports(settings: Settings, replay: Replay) -> dict[str, Any]:
     import pandas as pd
 
     questions = {q.id: q for q in replay.questions}
+    session_of = {m: s for view in settings.data.views() for m, s in view.session_of.items()}
     summary: dict[str, Any] = {
         "dataset": str(settings.data.root),
         "mode": settings.mode,
@@ -562,13 +639,14 @@ def write_reports(settings: Settings, replay: Replay) -> dict[str, Any]:
     scored: dict[str, list[dict[str, Any]]] = {}
     for name in settings.systems:
         directory = settings.out / name
-        rows = scored[name] = question_results(directory, questions)
+        rows = scored[name] = question_results(directory, questions, session_of)
         summary["systems"][name] = summarize(directory, rows)
         if settings.reader is not None:
             gaps = missing_answers(rows)
             summary["systems"][name] |= gaps
             missing += sum(gaps.values())
         results_lines += [json.dumps({"system": name} | row, ensure_ascii=False) for row in rows]
+    summary["note"] += blind_note(summary, list(questions.values()))
     if missing:
         summary["note"] += (
             f"; {missing} answers or verdicts are missing after failed LLM calls (not scored): "

@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from eval.contract import Closeable, MemorySystem, Persistent, Query, Retrieval, Sized, Usage
+from eval.contract import Answering, Closeable, MemorySystem, Persistent, Query, Retrieval, Sized, Usage
 from eval.errors import RunError
 from eval.judge import Judge, RuleJudge
 from eval.llm_judge import LLMJudge, calibrate
@@ -173,6 +173,13 @@ def render_context(result: Retrieval, k: int) -> str:
     )
 
 
+def context_message_ids(result: Retrieval, k: int) -> list[str]:
+    """The messages the reader's context holds: the system's own list, else those of the first k hits."""
+    if result.context_message_ids is not None:
+        return list(result.context_message_ids)
+    return list(dict.fromkeys(m for h in result.hits[:k] for m in h.message_ids))
+
+
 class SystemRun:
     def __init__(self, spec: SystemSpec, system: MemorySystem, settings: Settings, directory: Path):
         self.spec, self.system, self.settings, self.dir = spec, system, settings, directory
@@ -182,6 +189,7 @@ class SystemRun:
         )
         self.answer_log = Log(directory / "answer.jsonl", ("question_id", "answer"))
         self.judge_log = Log(directory / "judge.jsonl", ("question_id", "verdicts"))
+        self.answered_by: str | None = None  # the reader's name, once it has one
 
     # -- ingest
     def _ingest(self, scope: str, sessions: list, usage: Usage) -> tuple[float, Usage, int]:
@@ -238,6 +246,8 @@ class SystemRun:
             "context_tokens": count_tokens(context),
             "usage": result.usage.model_dump(),
         }
+        if not self.spec.query_based:  # its hits are a context window: evidence_in_context reads this
+            record["context_m"] = context_message_ids(result, self.settings.k)
         if self.settings.reader is not None:
             record["context"] = context
         self.retrieve_log.append(record)
@@ -342,8 +352,11 @@ class SystemRun:
         """
 
         reader = self.settings.reader
+        if isinstance(self.system, Answering):  # a blind baseline: it picks its reader
+            reader = self.system.reader_for(list(questions.values()), reader)
         if reader is None:
             return
+        self.answered_by = reader.name
         client = reader.client if isinstance(reader, LLMReader) else None
         # an in-process model answers one request at a time: threads would only queue
         workers = (
@@ -409,6 +422,8 @@ class SystemRun:
                     "fingerprint": self.system.config_fingerprint(),
                     "publishable": self.spec.publishable,
                     "needs_gold": self.spec.needs_gold,
+                    "query_based": self.spec.query_based,
+                    "answered_by": self.answered_by,
                     "peak_rss_bytes": peak,
                 }
             ),
@@ -433,6 +448,7 @@ def build_system(name: str, settings: Settings) -> tuple[SystemSpec, MemorySyste
             f"{inner} in a subprocess",
             needs_gold=bool(spec and spec.needs_gold),
             publishable=bool(spec is None or spec.publishable),
+            query_based=bool(spec is None or spec.query_based),
         ), system
     spec = REGISTRY.get(name)
     if spec is None:
