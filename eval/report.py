@@ -289,14 +289,31 @@ def _per_question(row: dict[str, Any], key: str) -> float | None:
 def headline_metric(summary: dict[str, Any]) -> str:
     """The metric the leaderboard is ranked by: answer accuracy when answers were judged (the LLM judge's
     first), else recall_any@5."""
-    systems = summary["systems"].values()
+    systems = [m for m in summary["systems"].values() if not _blind(m)]
     return next((key for key in HEADLINE if any(key in m for m in systems)), HEADLINE[-1])
 
 
-def _rank_key(name: str, metrics: dict[str, Any], headline: str) -> tuple[bool, float, str]:
-    """Publishable systems first, then by the headline metric, ties by name (so a reloaded summary, whose
-    keys are sorted, ranks the same)."""
-    return (not metrics.get("publishable", True), -(metrics.get(headline) or 0), name)
+def _blind(metrics: dict[str, Any]) -> bool:
+    """A blind baseline answering by a heuristic with no reader: a reference line, not a ranked system
+    (its accuracy must not make a retrieval-only run rank by accuracy)."""
+    return str(metrics.get("answered_by") or "").startswith("blind:")
+
+
+def _ranked(metrics: dict[str, Any], headline: str) -> bool:
+    return metrics.get("publishable", True) and not _blind(metrics) and metrics.get(headline) is not None
+
+
+def _rank_key(name: str, metrics: dict[str, Any], headline: str) -> tuple[bool, bool, bool, float, str]:
+    """Publishable systems first, then the ones the headline metric ranks (blind baselines and context
+    windows without it after them), then by the headline metric, ties by name (so a reloaded summary,
+    whose keys are sorted, ranks the same)."""
+    return (
+        not metrics.get("publishable", True),
+        _blind(metrics),
+        metrics.get(headline) is None,
+        -(metrics.get(headline) or 0),
+        name,
+    )
 
 
 def add_uncertainty(
@@ -325,7 +342,7 @@ def add_uncertainty(
         }
     headline = headline_metric(summary)
     order = sorted(summary["systems"], key=lambda n: _rank_key(n, summary["systems"][n], headline))
-    ranked = [n for n in order if summary["systems"][n].get("publishable", True) and n in values]
+    ranked = [n for n in order if _ranked(summary["systems"][n], headline) and n in values]
     for name, following in zip(ranked, ranked[1:]):
         test = paired(values[name][headline], values[following][headline], draws)
         summary["systems"][name]["vs_next"] = {"system": following, "metric": headline} | test.as_dict()
