@@ -67,11 +67,14 @@ class Context:
             raise ProofError(f"message {message_id} is not in this persona's trajectory")
         return message
 
-    def sent_on(self, item: QAItem, index: int) -> date:
-        """The day the message of the item's quote `index` was sent."""
+    def sent(self, item: QAItem, index: int) -> datetime:
+        """When the message of the item's quote `index` was sent."""
         if index >= len(item.proof.quotes):
             raise ProofError(f"the proof has no quote {index} (it has {len(item.proof.quotes)})")
-        return self.message(item.proof.quotes[index].message_id).timestamp.date()
+        return self.message(item.proof.quotes[index].message_id).timestamp
+
+    def sent_on(self, item: QAItem, index: int) -> date:
+        return self.sent(item, index).date()
 
     def parse(self, text: str, how: str, sent: datetime) -> str:
         """`text` read as `how` (keme.models.proof.Parse), canonically: an amount, int, seconds or ISO
@@ -181,10 +184,8 @@ def _single_most_common(counts: Counter, what: str) -> Any:
 # ---------------------------------------------------------------- values and attributes
 @op("value", ValueArgs)
 def value(ctx: Context, item: QAItem, args: ValueArgs) -> Answer:
-    if args.index >= len(item.proof.quotes):
-        raise ProofError(f"the proof has no quote {args.index}")
-    quote = item.proof.quotes[args.index]
-    return ctx.parse(quote.text or "", args.parse, ctx.message(quote.message_id).timestamp)
+    sent = ctx.sent(item, args.index)
+    return ctx.parse(item.proof.quotes[args.index].text or "", args.parse, sent)
 
 
 def _quoted(item: QAItem, key: str, version) -> None:
@@ -274,10 +275,7 @@ def days_before(ctx: Context, item: QAItem, args: DaysBeforeArgs) -> Answer:
 
 @op("order", OrderArgs)
 def order(ctx: Context, item: QAItem, args: OrderArgs) -> Answer:
-    ctx.sent_on(item, 1)  # both quotes exist
-    first = ctx.message(item.proof.quotes[0].message_id).timestamp
-    second = ctx.message(item.proof.quotes[1].message_id).timestamp
-    return "A" if first < second else "B"
+    return "A" if ctx.sent(item, 0) < ctx.sent(item, 1) else "B"
 
 
 @op("time_of_day", TimeOfDayArgs)
