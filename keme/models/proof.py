@@ -20,9 +20,11 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     ValidationError,
     ValidationInfo,
     ValidatorFunctionWrapHandler,
+    model_serializer,
     model_validator,
 )
 
@@ -64,6 +66,11 @@ class Args(BaseModel):
     """The base of every operation's arguments: no unknown keys, no strings for numbers or lists."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @model_serializer(mode="wrap")
+    def _unset_left_out(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Optional arguments that are not given (None) are left out of qa.jsonl."""
+        return {name: value for name, value in handler(self).items() if value is not None}
 
     @model_validator(mode="wrap")
     @classmethod
