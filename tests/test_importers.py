@@ -61,9 +61,7 @@ def test_locomo_categories_map_to_types(locomo):
 
 def test_locomo_adversarial_items_expect_abstention(locomo):
     item = _qa(locomo[0])["conv-1:q6"]
-    assert (
-        item.spec.kind == "abstain" and item.proof.args["adversarial_answer"] == "Melanie's dog is named Max"
-    )
+    assert item.spec.kind == "abstain" and item.proof.args.adversarial_answer == "Melanie's dog is named Max"
 
 
 def test_locomo_malformed_evidence_is_resolved_or_counted_never_fatal(locomo):
@@ -188,7 +186,7 @@ def test_locomo_sample_ids_that_are_not_file_names_are_renamed_and_the_original_
     )
     qa = read_jsonl(tmp_path / "d/qa.jsonl", QAItem)
     assert [q.persona_id for q in qa] == [safe_id("../x"), safe_id("a/b")]
-    assert [q.proof.args["source_sample_id"] for q in qa] == ["../x", "a/b"]
+    assert [q.proof.args.source_sample_id for q in qa] == ["../x", "a/b"]
     assert stats["renamed_ids"] == {safe_id("../x"): "../x", safe_id("a/b"): "a/b"}
     assert stats["import"]["ids_renamed"] == 2
     assert validate(tmp_path / "d") == []
@@ -344,7 +342,7 @@ def test_longmemeval_ids_that_are_not_file_names_are_renamed_and_the_original_ke
     )
     qid = safe_id("../q")
     item = _qa(tmp_path / "d")[qid]
-    assert item.proof.args["source_question_id"] == "../q"
+    assert item.proof.args.source_question_id == "../q"
     # answer_session_ids still match the source ids
     assert item.evidence_sessions == [f"{qid}:{safe_id('/s')}"]
     assert stats["renamed_ids"] == {

@@ -7,7 +7,8 @@ from datetime import datetime
 import pytest
 
 from eval.judge import RuleJudge
-from keme.models import AnswerSpec, Proof, QAItem
+from keme.models import AnswerSpec, QAItem
+from keme.models.proof import ValueProof
 
 
 def item(spec: AnswerSpec, answer: str = "x", language: str = "en") -> QAItem:
@@ -26,7 +27,7 @@ def item(spec: AnswerSpec, answer: str = "x", language: str = "en") -> QAItem:
         difficulty="easy",
         language=language,
         node="n",
-        proof=Proof(op="value", quotes=[]),
+        proof=ValueProof(op="value", quotes=[]),
     )
 
 

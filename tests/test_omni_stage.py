@@ -84,8 +84,8 @@ def test_visual_gold_is_the_text_read_back_from_the_page(omni):
     records = {r.id: r for r in data.images}
     for item in data.qa:
         if item.proof.op == "image_fact" and item.spec.kind == "entity":
-            record = records[item.proof.args["image"]]
-            assert item.spec.value in record.facts[item.proof.args["fact"]]
+            record = records[item.proof.args.image]
+            assert item.spec.value in record.facts[item.proof.args.fact]
             assert item.spec.value in record.dom_text
 
 
@@ -112,13 +112,13 @@ def test_a_missing_png_is_a_violation(copy):
 
 def test_a_visual_fact_missing_from_its_page_is_a_violation(copy):
     data = Dataset.load(copy)
-    item = next(q for q in data.qa if q.proof.op == "image_fact" and "fact" in q.proof.args)
+    item = next(q for q in data.qa if q.proof.op == "image_fact" and q.proof.args.fact)
     lines = (copy / "images.jsonl").read_text(encoding="utf-8").splitlines()
     patched = []
     for line in lines:
         record = json.loads(line)
-        if record["id"] == item.proof.args["image"]:
-            record["dom_text"] = record["dom_text"].replace(record["facts"][item.proof.args["fact"]], "")
+        if record["id"] == item.proof.args.image:
+            record["dom_text"] = record["dom_text"].replace(record["facts"][item.proof.args.fact], "")
         patched.append(json.dumps(record, ensure_ascii=False))
     (copy / "images.jsonl").write_text("\n".join(patched) + "\n", encoding="utf-8")
     messages = [str(v) for v in validate(copy)]

@@ -120,10 +120,10 @@ def test_corrupting_an_amount_flags_exactly_the_items_that_depend_on_it(year):
 def test_an_abstention_target_that_appears_is_flagged(year):
     _, traj, _, items = year
     world = _world(traj)
-    item = next(i for i in items if i.type == "abstention" and i.proof.args.get("terms"))
+    item = next(i for i in items if i.type == "abstention" and i.proof.args.terms)
     message = world.sessions[0].messages[1]
     world.messages[message.id] = message.model_copy(
-        update={"content": message.content + " " + item.proof.args["terms"]}
+        update={"content": message.content + " " + item.proof.args.terms[0]}
     )
     world.__dict__.pop("corpus", None)
     assert [r.reason for r in Verifier(world).check(item)] == ["unsupported"]

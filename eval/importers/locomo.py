@@ -40,7 +40,8 @@ from eval.importers.common import (
 from keme.dataset import Dataset
 from keme.dataset.io import atomic_write_text
 from keme.errors import KemeError
-from keme.models import AnswerSpec, Message, Persona, Proof, QAItem, Quote, Session
+from keme.models import AnswerSpec, Message, Persona, QAItem, Quote, Session
+from keme.models.proof import ImportedArgs, ImportedProof
 
 CATEGORIES = {1: "multi_hop", 2: "temporal_reasoning", 3: "open_domain", 4: "single_hop", 5: "adversarial"}
 _TURN = re.compile(r"D\s*0*(\d{1,6})\s*:\s*0*(\d{1,6})(?!\d)", re.I)
@@ -269,13 +270,12 @@ def _question(
     else:
         answer = str(qa.answer)
         spec = infer_spec(answer, end.year)
-    args = {
-        "source": "locomo",
-        "category": str(qa.category),
-        "adversarial_answer": "" if qa.adversarial_answer is None else str(qa.adversarial_answer),
-    }
-    if sample_id in notes.renamed:
-        args["source_sample_id"] = notes.renamed[sample_id]
+    args = ImportedArgs(
+        source="locomo",
+        category=qa.category,
+        adversarial_answer=None if qa.adversarial_answer is None else str(qa.adversarial_answer),
+        source_sample_id=notes.renamed.get(sample_id),
+    )
     messages = [m for m, _ in resolved]
     return QAItem(
         id=f"{sample_id}:q{number}",
@@ -292,7 +292,7 @@ def _question(
         difficulty="medium",
         language="en",
         node=sample_id,
-        proof=Proof(op="imported", quotes=[Quote(message_id=m) for m in messages], args=args),
+        proof=ImportedProof(op="imported", quotes=[Quote(message_id=m) for m in messages], args=args),
     )
 
 

@@ -35,7 +35,8 @@ from eval.importers.common import (
     write_dataset,
 )
 from keme.errors import KemeError
-from keme.models import AnswerSpec, Message, Persona, Proof, QAItem, Quote, Session
+from keme.models import AnswerSpec, Message, Persona, QAItem, Quote, Session
+from keme.models.proof import ImportedArgs, ImportedProof
 
 TYPES = {
     "single-session-user": "single_hop",
@@ -187,9 +188,9 @@ def _import_instance(
             f"question_type {instance.question_type[:40]!r}; imported as single_hop",
         )
     kind = "abstention" if abstain else TYPES.get(instance.question_type, "single_hop")
-    args = {"source": "longmemeval", "question_type": instance.question_type}
-    if qid in notes.renamed:
-        args["source_question_id"] = notes.renamed[qid]
+    args = ImportedArgs(
+        source="longmemeval", question_type=instance.question_type, source_question_id=notes.renamed.get(qid)
+    )
     persona = Persona(
         id=qid, name="user", language="en", country="US", start=sessions[0].start, end=asked, dimensions={}
     )
@@ -208,7 +209,9 @@ def _import_instance(
         difficulty="medium",
         language="en",
         node=qid,
-        proof=Proof(op="imported", quotes=[Quote(message_id=m) for m in evidence_messages], args=args),
+        proof=ImportedProof(
+            op="imported", quotes=[Quote(message_id=m) for m in evidence_messages], args=args
+        ),
     )
     return persona, sessions, item
 

@@ -19,12 +19,17 @@ from keme.models.graph import Edge, Event, EventGraph, EventState, Revision
 from keme.models.ids import Id, ImagePath, id_problem, image_path_problem, is_safe_id, safe_id
 from keme.models.image import ImageRecord
 from keme.models.persona import Attribute, AttributeVersion, Persona
+from keme.models.proof import ARGS_OF, OP_NAMES, PROOF_OF, OpName
 from keme.models.qa import QA_TYPES, AnswerSpec, Proof, QAItem, QAType, Query, Quote
 from keme.models.session import Message, Role, Session
 from keme.models.world import Claim, Place, ScheduleBlock, Speaker
 
 __all__ = [
     "APP_TYPES",
+    "ARGS_OF",
+    "OP_NAMES",
+    "OpName",
+    "PROOF_OF",
     "QA_TYPES",
     "AnswerSpec",
     "Proof",

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import datetime
 from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from keme.models.ids import Id
+from keme.models.proof import Proof, Quote
 
 QAType = Literal[
     "single_hop",
@@ -25,6 +26,8 @@ QAType = Literal[
 ]
 # the types KEME composes (visual questions come from the render stage, open_domain only from imports)
 QA_TYPES: tuple[str, ...] = tuple(t for t in get_args(QAType) if t not in ("visual_reasoning", "open_domain"))
+__all__ = ["QA_TYPES", "AnswerKind", "AnswerSpec", "Proof", "QAItem", "QAType", "Quote"]
+
 AnswerKind = Literal["entity", "number", "date", "duration", "set", "yes_no", "choice", "abstain", "free"]
 
 
@@ -48,26 +51,6 @@ class AnswerSpec(BaseModel):
         default=None,
         description="choice items made from an open question: the canonical value of the correct option",
     )
-
-
-class Quote(BaseModel):
-    """A claim about one message: it contains `text` and/or was sent on `on`."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    message_id: Id
-    text: str | None = None
-    on: date | None = None
-
-
-class Proof(BaseModel):
-    """How the answer follows from the messages; `keme validate` re-derives it."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    op: str
-    quotes: list[Quote]
-    args: dict[str, str] = Field(default_factory=dict)
 
 
 class Query(BaseModel):
@@ -127,7 +110,7 @@ class QAItem(BaseModel):
         default_factory=list, description="choices shown with the question, labelled A, B, ..."
     )
     node: Id = Field(description="event graph node where the item was composed")
-    proof: Proof
+    proof: Proof = Field(description="how the answer follows from the messages; `op` selects the arguments")
     queries: list[Query] = Field(
         default_factory=list,
         description="what the question asks (one query per fact it needs), each resolved against the "

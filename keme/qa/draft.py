@@ -6,8 +6,11 @@ import random
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
+from typing import get_origin
 
-from keme.models import AnswerSpec, Proof, QAItem, Query, Quote
+from pydantic import TypeAdapter, ValidationError
+
+from keme.models import ARGS_OF, AnswerSpec, Proof, QAItem, Query, Quote
 from keme.qa.facts import Fact, World
 from keme.text.fill import fill
 
@@ -84,8 +87,32 @@ def dated(fact: Fact) -> Quote:
     return Quote(message_id=fact.message_id, text=fact.value, on=fact.when.date())
 
 
-def proof(op: str, quotes: list[Quote], **args: str) -> Proof:
-    return Proof(op=op, quotes=quotes, args=args)
+_PROOF: TypeAdapter[Proof] = TypeAdapter(Proof)
+
+
+def proof(op: str, quotes: list[Quote], **args: object) -> Proof:
+    """The typed proof of operation `op` (keme/models/proof.py) from keyword arguments.
+
+    Generators pass arguments as they have them: numbers and dates as text are converted ("2" -> 2,
+    an ISO date -> date), and text for a list argument is split on "|" ("a|b" -> ["a", "b"], "" -> []).
+    """
+    model = ARGS_OF.get(op)
+    if model is None:
+        raise ValueError(f"{op!r} is not a proof operation (keme.models.proof.OpName)")
+    typed = {
+        name: [t for t in v.split("|") if t] if isinstance(v, str) and _is_list(model, name) else v
+        for name, v in args.items()
+    }
+    try:
+        return _PROOF.validate_python({"op": op, "quotes": quotes, "args": typed}, strict=False)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'][1:]))}: {e['msg']}" for e in exc.errors())
+        raise ValueError(f"proof {op!r} does not take these arguments: {problems}") from None
+
+
+def _is_list(model: type, name: str) -> bool:
+    field = model.model_fields.get(name)
+    return field is not None and get_origin(field.annotation) is list
 
 
 def entity(value: str, aliases: list[str] | None = None) -> AnswerSpec:
