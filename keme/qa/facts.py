@@ -71,6 +71,8 @@ class World(PersonaView):
             sessions=view.sessions,
             qa=view.qa,
             images=view.images.values(),
+            schedule=view.schedule,
+            claims=view.claims,
         )
         self.facts: list[Fact] = []
         self.by_session: dict[str, list[Fact]] = defaultdict(list)
