@@ -1,0 +1,176 @@
+"""Blind baselines: what a guesser with no memory gets from the shape of the questions alone.
+
+Each strategy answers from the item's text and options only (and, for `position`, from which letter
+golds take most often in the dataset: an upper bound of any position bias a guesser could learn).
+On single-choice items a benchmark without structural tells keeps every strategy at chance; the
+abstain strategies show what always / never declining would score. Pure functions over QAItems, so
+`keme validate` prints them and eval wraps them as the `no_memory` system.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from decimal import Decimal
+from statistics import median
+
+from scipy.stats import chisquare
+
+from keme.models import QAItem
+from keme.qa import phrasing
+from keme.qa.options import LETTERS, simple_ratio
+from keme.text.dates import dates_in
+from keme.text.normalize import numbers_in, parse_money
+
+CHOICE_STRATEGIES = ("position", "median", "longest", "multiples")
+ABSTAIN_STRATEGIES = ("always_abstain", "never_abstain")
+STRATEGIES = CHOICE_STRATEGIES + ABSTAIN_STRATEGIES
+# a committed answer that names nothing (never_abstain on open items)
+NON_ANSWER = {"en": "It was the usual one.", "zh": "就是平常那个。"}
+
+
+@dataclass(frozen=True)
+class BlindStats:
+    """What a guesser may learn from the dataset as a whole: the most frequent gold letter per
+    option count."""
+
+    top_letter: dict[int, str] = field(default_factory=dict)
+
+
+def is_choice(item: QAItem) -> bool:
+    return item.format == "single_choice" and item.spec.kind == "choice" and len(item.options) >= 2
+
+
+def position_histogram(items: list[QAItem]) -> dict[int, dict[str, int]]:
+    """Gold letters of single-choice items, per number of options (every letter listed, zeros too)."""
+    counts: dict[int, Counter] = defaultdict(Counter)
+    for item in items:
+        if is_choice(item):
+            counts[len(item.options)][item.spec.value or ""] += 1
+    return {n: {LETTERS[i]: counts[n][LETTERS[i]] for i in range(n)} for n in sorted(counts)}
+
+
+def position_p(items: list[QAItem]) -> dict[int, float]:
+    """χ² goodness-of-fit p of the gold letters against uniform, per option count (1.0 for < 2 items)."""
+    result = {}
+    for n, histogram in position_histogram(items).items():
+        observed = list(histogram.values())
+        result[n] = 1.0 if sum(observed) < 2 else float(chisquare(observed).pvalue)
+    return result
+
+
+def blind_stats(items: list[QAItem]) -> BlindStats:
+    top = {}
+    for n, histogram in position_histogram(items).items():
+        best = max(histogram.values())
+        top[n] = next(letter for letter, count in histogram.items() if count == best)
+    return BlindStats(top)
+
+
+# ---------------------------------------------------------------- reading options
+def _bare(text: str) -> bool:
+    """Little more than a number ('$21.49', '12', '¥80', '3 days'), not a name with one ('iPhone 15')."""
+    return len(re.sub(r"[\d.,\s$¥]", "", text)) <= 4
+
+
+def option_values(item: QAItem) -> list[float] | None:
+    """The options as numbers when every one is a date, an amount or a bare number, else None."""
+    year = item.asked_at.year
+    days = [dates_in(o, year) for o in item.options]
+    if all(days) and all(len(o) <= 24 for o in item.options):
+        return [float(d[0].toordinal()) for d in days]
+    if not all(_bare(o) for o in item.options):
+        return None
+    amounts = [parse_money(o) for o in item.options]
+    if all(a is not None for a in amounts):
+        return [float(a) for a in amounts]  # type: ignore[arg-type]
+    numbers = [numbers_in(o) for o in item.options]
+    if all(len(n) == 1 for n in numbers):
+        return [float(n[0]) for n in numbers]
+    return None
+
+
+def _argmin(scores: list[float]) -> int:
+    return min(range(len(scores)), key=lambda i: (scores[i], i))
+
+
+def nearest_median(values: list[float]) -> int:
+    """The option nearest the median of the other options (the gold of distractors made around it);
+    of four options the two middle ones tie, and the earlier letter wins."""
+    return _argmin([abs(v - median(values[:i] + values[i + 1 :])) for i, v in enumerate(values)])
+
+
+def multiples_of(values: list[float]) -> int | None:
+    """The option most others are simple multiples of (0.5x, 0.75x, 2x...), None if no option is."""
+    scores = [
+        sum(1 for j, w in enumerate(values) if j != i and simple_ratio(Decimal(str(w)), Decimal(str(v))))
+        for i, v in enumerate(values)
+    ]
+    best = max(scores)
+    return None if best == 0 else scores.index(best)
+
+
+def choose(item: QAItem, strategy: str, stats: BlindStats) -> int | None:
+    """The option index a choice strategy picks, None where it does not apply."""
+    n = len(item.options)
+    if strategy == "position":
+        return LETTERS.index(stats.top_letter.get(n, "A"))
+    if strategy == "longest":
+        return _argmin([-len(o) for o in item.options])
+    values = option_values(item)
+    if strategy == "median":
+        return nearest_median(values if values is not None else [float(len(o)) for o in item.options])
+    if strategy == "multiples":  # amounts only: small counts are all simple multiples of one another
+        amounts = [parse_money(o) for o in item.options]
+        if values is None or any(a is None for a in amounts):
+            return None
+        return multiples_of(values)
+    raise ValueError(f"unknown blind strategy {strategy!r}; expected one of {STRATEGIES}")
+
+
+# ---------------------------------------------------------------- answers and scores
+def blind_answer(item: QAItem, strategy: str, stats: BlindStats) -> str:
+    """The answer string a strategy gives (what the rule judge scores): "B. $21.49", the abstain
+    phrase, or a committed non-answer. A choice strategy that does not apply picks the first option."""
+    lang = item.language if item.language in NON_ANSWER else "en"
+    if strategy == "always_abstain":
+        return phrasing.get(lang).answer("abstain")
+    if not is_choice(item):
+        return NON_ANSWER[lang]
+    if strategy == "never_abstain":
+        strategy = "position"
+    index = choose(item, strategy, stats)
+    index = 0 if index is None else index
+    return f"{LETTERS[index]}. {item.options[index]}"
+
+
+def blind_scores(items: list[QAItem]) -> dict[str, dict]:
+    """Per strategy: accuracy, chance level and n. Choice strategies are scored on the single-choice
+    items they apply to (chance = mean of 1/options); the abstain strategies on every item (an open
+    item counts as wrong for never_abstain; chance is the share of abstention items for always_abstain and
+    a random letter on the choice items for never_abstain)."""
+    stats = blind_stats(items)
+    choice = [i for i in items if is_choice(i)]
+    scores: dict[str, dict] = {}
+    for strategy in CHOICE_STRATEGIES:
+        picks = [(i, choose(i, strategy, stats)) for i in choice]
+        applied = [(i, k) for i, k in picks if k is not None]
+        correct = sum(1 for i, k in applied if LETTERS[k] == i.spec.value)
+        scores[strategy] = _score(correct, len(applied), [1 / len(i.options) for i, _ in applied])
+    abstaining = sum(1 for i in items if i.spec.kind == "abstain")
+    share = [abstaining / len(items)] * len(items) if items else []
+    scores["always_abstain"] = _score(abstaining, len(items), share)
+    right = sum(1 for i in choice if LETTERS[choose(i, "position", stats) or 0] == i.spec.value)
+    guess = [sum(1 / len(i.options) for i in choice) / len(items)] * len(items) if items else []
+    scores["never_abstain"] = _score(right, len(items), guess)
+    return scores
+
+
+def _score(correct: int, n: int, chances: list[float]) -> dict:
+    return {
+        "accuracy": round(correct / n, 4) if n else 0.0,
+        "chance": round(sum(chances) / len(chances), 4) if chances else 0.0,
+        "correct": correct,
+        "n": n,
+    }
