@@ -183,16 +183,6 @@ def test_blind_scores_report_accuracy_chance_and_n_per_strategy():
 
 
 # ---------------------------------------------------------------- distractors
-def test_bill_amount_distractors_are_other_real_amounts_of_the_persona(year):
-    world, items = year
-    amounts = {Decimal(c.value) for c in world.claims if c.predicate == "amount"}
-    bills = [i for i in _choice(items) if i.subtype == "bill.amount"]
-    assert bills
-    for item in bills:
-        for option in item.options:
-            assert parse_money(option) in amounts, (item.question, item.options)
-
-
 def test_date_distractors_are_days_of_the_personas_records(year):
     world, items = year
     days = set(Values.of(world).days)

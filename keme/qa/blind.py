@@ -19,11 +19,12 @@ from scipy.stats import chisquare
 
 from keme.models import QAItem
 from keme.qa import phrasing
-from keme.qa.options import LETTERS, simple_ratio
 from keme.text.dates import dates_in
 from keme.text.normalize import numbers_in, parse_money
 
+LETTERS = "ABCDEFGH"
 CHOICE_STRATEGIES = ("position", "median", "longest", "multiples")
+CONTENT_STRATEGIES = ("median", "longest", "multiples")  # read the options, not the letters
 ABSTAIN_STRATEGIES = ("always_abstain", "never_abstain")
 STRATEGIES = CHOICE_STRATEGIES + ABSTAIN_STRATEGIES
 # a committed answer that names nothing (never_abstain on open items)
@@ -74,21 +75,33 @@ def _bare(text: str) -> bool:
     return len(re.sub(r"[\d.,\s$¥]", "", text)) <= 4
 
 
-def option_values(item: QAItem) -> list[float] | None:
+def option_values(options: list[str], year: int) -> list[float] | None:
     """The options as numbers when every one is a date, an amount or a bare number, else None."""
-    year = item.asked_at.year
-    days = [dates_in(o, year) for o in item.options]
-    if all(days) and all(len(o) <= 24 for o in item.options):
+    days = [dates_in(o, year) for o in options]
+    if all(days) and all(len(o) <= 24 for o in options):
         return [float(d[0].toordinal()) for d in days]
-    if not all(_bare(o) for o in item.options):
+    if not all(_bare(o) for o in options):
         return None
-    amounts = [parse_money(o) for o in item.options]
+    amounts = [parse_money(o) for o in options]
     if all(a is not None for a in amounts):
         return [float(a) for a in amounts]  # type: ignore[arg-type]
-    numbers = [numbers_in(o) for o in item.options]
+    numbers = [numbers_in(o) for o in options]
     if all(len(n) == 1 for n in numbers):
         return [float(n[0]) for n in numbers]
     return None
+
+
+def simple_ratio(a: Decimal, b: Decimal) -> bool:
+    """a/b is p/q for small p, q (1..5): the tell of distractors made as 0.5x, 0.75x, 2x the gold."""
+    if a <= 0 or b <= 0:
+        return False
+    ratio = a / b
+    return any(
+        abs(ratio - Decimal(p) / Decimal(q)) <= ratio * Decimal("0.005")
+        for p in range(1, 6)
+        for q in range(1, 6)
+        if p != q
+    )
 
 
 def _argmin(scores: list[float]) -> int:
@@ -113,17 +126,20 @@ def multiples_of(values: list[float]) -> int | None:
 
 def choose(item: QAItem, strategy: str, stats: BlindStats) -> int | None:
     """The option index a choice strategy picks, None where it does not apply."""
-    n = len(item.options)
+    return choose_option(item.options, strategy, item.asked_at.year, stats)
+
+
+def choose_option(options: list[str], strategy: str, year: int, stats: BlindStats) -> int | None:
+    """`choose` over a bare option list (dates are read in `year`); ties go to the earlier letter."""
     if strategy == "position":
-        return LETTERS.index(stats.top_letter.get(n, "A"))
+        return LETTERS.index(stats.top_letter.get(len(options), "A"))
     if strategy == "longest":
-        return _argmin([-len(o) for o in item.options])
-    values = option_values(item)
+        return _argmin([-len(o) for o in options])
+    values = option_values(options, year)
     if strategy == "median":
-        return nearest_median(values if values is not None else [float(len(o)) for o in item.options])
+        return nearest_median(values if values is not None else [float(len(o)) for o in options])
     if strategy == "multiples":  # amounts only: small counts are all simple multiples of one another
-        amounts = [parse_money(o) for o in item.options]
-        if values is None or any(a is None for a in amounts):
+        if values is None or any(parse_money(o) is None for o in options):
             return None
         return multiples_of(values)
     raise ValueError(f"unknown blind strategy {strategy!r}; expected one of {STRATEGIES}")

@@ -215,8 +215,8 @@ def apply_formats(
     persona's own values of the same kind (keme.qa.options), then put the golds at balanced letters."""
     balance = Balancer(rng)
     for draft in drafts:
-        if draft.format != "open" or draft.type in ("abstention",):
-            continue
+        if draft.format != "open" or draft.type in ("abstention", "adversarial"):
+            continue  # options would argue with a false premise the question states
         draft.open_form = (draft.spec, draft.answer, list(draft.options), draft.format)
         kind = draft.spec.kind
         if kind in ("entity", "number", "date") and rng.random() < spec.single_choice_share:

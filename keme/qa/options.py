@@ -13,6 +13,7 @@ at the question's time is never a distractor: it would be a second right answer.
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -20,11 +21,11 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 
 from keme.models import Claim
+from keme.qa.blind import CONTENT_STRATEGIES, LETTERS, BlindStats, choose_option, simple_ratio
 from keme.qa.draft import Draft
-from keme.text.normalize import norm_text
+from keme.text.normalize import norm_text, parse_money
 from keme.world.predicates import default_predicates
 
-LETTERS = "ABCDEFGH"
 MONEY_ATTRS = frozenset({"finance.monthly_budget", "finance.savings_goal"})
 SUMS = ("mh.sum_bills", "mh.total_category", "visual.sum")
 DATE_WINDOW = 45  # days either side of the gold a real date may come from
@@ -63,7 +64,10 @@ class Balancer:
 class Values:
     """The persona's claims by predicate, for distractors of the same kind."""
 
-    def __init__(self, claims: list[Claim], record_days: list[date]):
+    def __init__(self, claims: list[Claim], record_days: list[date], kinds: dict[str, str] | None = None):
+        self.kinds = (
+            kinds or {}
+        )  # subject -> its kind ("anchor:bill", "event:trip"): titles of notes are not shows
         self.by_predicate: dict[str, list[Claim]] = defaultdict(list)
         self.by_message: dict[str, list[Claim]] = defaultdict(list)
         for claim in claims:
@@ -81,7 +85,15 @@ class Values:
 
     @classmethod
     def of(cls, world) -> Values:
-        return cls(list(world.claims), [a.timestamp.date() for a in world.anchors.values()])
+        kinds = {f"anchor:{a.id}": f"anchor:{a.app}" for a in world.anchors.values()}
+        kinds |= {
+            f"event:{e.id}": "event:" + e.params.get("_episode", e.change or e.kind)
+            for e in world.graph.events
+        }
+        return cls(list(world.claims), [a.timestamp.date() for a in world.anchors.values()], kinds)
+
+    def kind(self, subject: str) -> str:
+        return self.kinds.get(subject, subject.split(":", 1)[0])
 
     def answer_claims(self, draft: Draft, same) -> list[Claim]:
         """Claims of the draft's evidence messages whose value is the gold (`same` compares values)."""
@@ -98,14 +110,16 @@ class Values:
         }
 
     def others(self, answers: list[Claim]) -> list[Claim]:
-        """Claims of the answers' predicates about other subjects (other bills, other trips)."""
+        """Claims of the answers' predicates about other subjects of the same kind (other bills, other
+        trips; a note's title is no distractor for a show's)."""
         slots = {(c.subject, c.predicate) for c in answers}
+        kinds = {self.kind(c.subject) for c in answers}
         predicates = sorted({c.predicate for c in answers})
         return [
             c
             for p in predicates
             for c in self.by_predicate.get(p, [])
-            if (c.subject, c.predicate) not in slots
+            if (c.subject, c.predicate) not in slots and self.kind(c.subject) in kinds
         ]
 
 
@@ -166,22 +180,17 @@ def roundness(value: Decimal) -> int:
     return 3 if whole % 100 == 0 and whole else 2 if whole % 10 == 0 and whole else 1
 
 
-def simple_ratio(a: Decimal, b: Decimal) -> bool:
-    """a/b is p/q for small p, q (1..5): the tell of distractors made as 0.5x, 0.75x, 2x the gold."""
-    if a <= 0 or b <= 0:
-        return False
-    ratio = a / b
-    return any(
-        abs(ratio - Decimal(p) / Decimal(q)) <= ratio * Decimal("0.005")
-        for p in range(1, 6)
-        for q in range(1, 6)
-        if p != q
-    )
+def _zeros(whole: int) -> int:
+    count = 0
+    while whole and whole % 10 == 0:
+        whole //= 10
+        count += 1
+    return count
 
 
 def _generated_money(gold: Decimal, side: int, taken: list[Decimal], rng: random.Random) -> Decimal | None:
     """An amount below (side -1) or above (+1) the gold, rounded like it, at no simple ratio to any option."""
-    step = {0: Decimal("0.01"), 1: Decimal("1"), 2: Decimal("10"), 3: Decimal("100")}[roundness(gold)]
+    step = Decimal("0.01") if roundness(gold) == 0 else Decimal(10) ** max(0, _zeros(int(gold)) - 1)
     for _ in range(60):
         factor = Decimal(str(rng.uniform(0.35, 0.92) if side < 0 else rng.uniform(1.08, 2.6)))
         value = ((gold * factor) / step).quantize(Decimal("1")) * step
@@ -221,6 +230,8 @@ def money_distractors(
         if not answers and draft.subtype.startswith(SUMS):
             amounts = sorted({d for c in values.by_predicate.get("amount", []) if (d := _decimal(c.value))})
             same = [a + b for i, a in enumerate(amounts) for b in amounts[i + 1 :]]
+        # an attribute's own pool of plausible values (budgets, savings goals) comes next
+        same += [d for x in draft.distractors if (d := _decimal(x) or parse_money(x)) is not None]
         pool = [v for v in dict.fromkeys(same) if v not in taken and gold / 3 <= v <= gold * 3]
         wider = [
             d
@@ -232,7 +243,8 @@ def money_distractors(
         ]
         if len(pool) < 2 * k:
             pool += [v for v in dict.fromkeys(wider) if v not in pool]
-    pool = [v for v in pool if not simple_ratio(v, gold)]
+    if roundness(gold) < 3:  # round hundreds are simple multiples of one another whichever is the gold
+        pool = [v for v in pool if not simple_ratio(v, gold)]
     picked, need_below, need_above = pick_by_rank(
         float(gold), [(float(v), str(v)) for v in pool], k, balance, "value-rank", rng, (k, k)
     )
@@ -358,26 +370,42 @@ def entity_distractors(
 
 # ---------------------------------------------------------------- gold positions
 def place_golds(drafts: list[Draft], rng: random.Random) -> None:
-    """Move every single-choice gold to a letter drawn from a balanced sequence per option count.
+    """Move every single-choice gold to a letter drawn from a balanced sequence per option count, and
+    order the other options so that the blind heuristics' ties (keme.qa.blind: the two middle values,
+    equally long options) keep each heuristic's hits at chance over the dataset.
 
-    Options swap with the gold; an `order` proof (the first two quotes are the two options, in order)
-    swaps its quotes with them, a `preference` proof reads the options themselves.
+    An `order` proof (quote i is option i) moves its quotes with the options; a `preference` proof
+    reads the options themselves.
     """
     balance = Balancer(rng)
+    owed = {s: 0.0 for s in CONTENT_STRATEGIES}  # chance hits minus hits so far, per heuristic
     for draft in drafts:
         if draft.format != "single_choice" or draft.spec.kind != "choice" or len(draft.options) < 2:
             continue
+        n = len(draft.options)
         current = LETTERS.index(draft.spec.value or "A")
-        target = balance.draw("position", len(draft.options))
-        if target == current:
-            continue
-        options = list(draft.options)
-        options[current], options[target] = options[target], options[current]
+        gold = draft.options[current]
+        target = balance.draw("position", n)
+        others = [i for i in range(n) if i != current]
+        year = draft.asked_at.year
+        best: list[tuple[float, list[int]]] = []
+        for rest in itertools.permutations(others):
+            order = list(rest[:target]) + [current] + list(rest[target:])
+            shown = [draft.options[i] for i in order]
+            hits = {s: choose_option(shown, s, year, BlindStats()) for s in CONTENT_STRATEGIES}
+            score = sum(owed[s] if hits[s] == target else -owed[s] for s in owed if hits[s] is not None)
+            best.append((score, order))
+        top = max(score for score, _ in best)
+        order = rng.choice([o for score, o in best if score == top])
+        shown = [draft.options[i] for i in order]
+        for s in CONTENT_STRATEGIES:
+            hit = choose_option(shown, s, year, BlindStats())
+            if hit is not None:
+                owed[s] += 1 / n - (hit == target)
         if draft.proof.op == "order":
             quotes = list(draft.proof.quotes)
-            quotes[current], quotes[target] = quotes[target], quotes[current]
-            draft.proof = draft.proof.model_copy(update={"quotes": quotes})
+            draft.proof = draft.proof.model_copy(update={"quotes": [quotes[i] for i in order] + quotes[n:]})
         letter = LETTERS[target]
-        draft.options = options
+        draft.options = shown
         draft.spec = draft.spec.model_copy(update={"value": letter})
-        draft.answer = f"{letter}. {options[target]}"
+        draft.answer = f"{letter}. {gold}"
