@@ -1,83 +1,192 @@
-"""STAND-IN for the blind heuristics (issue 13): the shortcuts helper writes the real module.
+"""Blind baselines: what a guesser with no memory gets from the shape of the questions alone.
 
-Only the API the `no_memory` system is written against, with simple rules so its tests run:
-`blind_answer(item, strategy, stats)`, `blind_scores(items)`, `blind_stats(items)`, `STRATEGIES` and
-`CHOICE_STRATEGIES` (the names the other helper's module uses).
-The lead takes the other helper's version of this file at merge.
+Each strategy answers from the item's text and options only (and, for `position`, from which letter
+golds take most often in the dataset: an upper bound of any position bias a guesser could learn).
+On single-choice items a benchmark without structural tells keeps every strategy at chance; the
+abstain strategies show what always / never declining would score. Pure functions over QAItems, so
+`keme validate` prints them and eval wraps them as the `no_memory` system.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
-from decimal import Decimal, InvalidOperation
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from decimal import Decimal
 from statistics import median
-from typing import Any
+
+from scipy.stats import chisquare
 
 from keme.models import QAItem
+from keme.qa import phrasing
+from keme.text.dates import dates_in
+from keme.text.normalize import numbers_in, parse_money
 
-CHOICE_STRATEGIES = ("position", "median", "longest")
-STRATEGIES = CHOICE_STRATEGIES + ("always_abstain", "never_abstain")
-ABSTAIN = {"en": "Not available: that was never mentioned.", "zh": "没有相关记录：这件事从来没有提到过。"}
-GUESS = {"en": "Yes.", "zh": "是的。"}
-
-
-def _letter(index: int) -> str:
-    return chr(ord("A") + index)
-
-
-def blind_stats(items: list[QAItem]) -> dict[str, Any]:
-    """What a memory-less guesser may know of the dataset: how often each gold position occurs."""
-    return {"positions": Counter(i.spec.value for i in items if i.spec.kind == "choice" and i.spec.value)}
+LETTERS = "ABCDEFGH"
+CHOICE_STRATEGIES = ("position", "median", "longest", "multiples")
+CONTENT_STRATEGIES = ("median", "longest", "multiples")  # read the options, not the letters
+ABSTAIN_STRATEGIES = ("always_abstain", "never_abstain")
+STRATEGIES = CHOICE_STRATEGIES + ABSTAIN_STRATEGIES
+# a committed answer that names nothing (never_abstain on open items)
+NON_ANSWER = {"en": "It was the usual one.", "zh": "就是平常那个。"}
 
 
-def _number(text: str) -> Decimal | None:
-    found = re.search(r"\d+(?:\.\d+)?", text.replace(",", ""))
-    try:
-        return Decimal(found.group()) if found else None
-    except InvalidOperation:
+@dataclass(frozen=True)
+class BlindStats:
+    """What a guesser may learn from the dataset as a whole: the most frequent gold letter per
+    option count."""
+
+    top_letter: dict[int, str] = field(default_factory=dict)
+
+
+def is_choice(item: QAItem) -> bool:
+    return item.format == "single_choice" and item.spec.kind == "choice" and len(item.options) >= 2
+
+
+def position_histogram(items: list[QAItem]) -> dict[int, dict[str, int]]:
+    """Gold letters of single-choice items, per number of options (every letter listed, zeros too)."""
+    counts: dict[int, Counter] = defaultdict(Counter)
+    for item in items:
+        if is_choice(item):
+            counts[len(item.options)][item.spec.value or ""] += 1
+    return {n: {LETTERS[i]: counts[n][LETTERS[i]] for i in range(n)} for n in sorted(counts)}
+
+
+def position_p(items: list[QAItem]) -> dict[int, float]:
+    """χ² goodness-of-fit p of the gold letters against uniform, per option count (1.0 for < 2 items)."""
+    result = {}
+    for n, histogram in position_histogram(items).items():
+        observed = list(histogram.values())
+        result[n] = 1.0 if sum(observed) < 2 else float(chisquare(observed).pvalue)
+    return result
+
+
+def blind_stats(items: list[QAItem]) -> BlindStats:
+    top = {}
+    for n, histogram in position_histogram(items).items():
+        best = max(histogram.values())
+        top[n] = next(letter for letter, count in histogram.items() if count == best)
+    return BlindStats(top)
+
+
+# ---------------------------------------------------------------- reading options
+def _bare(text: str) -> bool:
+    """Little more than a number ('$21.49', '12', '¥80', '3 days'), not a name with one ('iPhone 15')."""
+    return len(re.sub(r"[\d.,\s$¥]", "", text)) <= 4
+
+
+def option_values(options: list[str], year: int) -> list[float] | None:
+    """The options as numbers when every one is a date, an amount or a bare number, else None."""
+    days = [dates_in(o, year) for o in options]
+    if all(days) and all(len(o) <= 24 for o in options):
+        return [float(d[0].toordinal()) for d in days]
+    if not all(_bare(o) for o in options):
         return None
+    amounts = [parse_money(o) for o in options]
+    if all(a is not None for a in amounts):
+        return [float(a) for a in amounts]  # type: ignore[arg-type]
+    numbers = [numbers_in(o) for o in options]
+    if all(len(n) == 1 for n in numbers):
+        return [float(n[0]) for n in numbers]
+    return None
 
 
-def _choose(item: QAItem, strategy: str, stats: dict[str, Any]) -> int:
-    options = item.options
+def simple_ratio(a: Decimal, b: Decimal) -> bool:
+    """a/b is p/q for small p, q (1..5): the tell of distractors made as 0.5x, 0.75x, 2x the gold."""
+    if a <= 0 or b <= 0:
+        return False
+    ratio = a / b
+    return any(
+        abs(ratio - Decimal(p) / Decimal(q)) <= ratio * Decimal("0.005")
+        for p in range(1, 6)
+        for q in range(1, 6)
+        if p != q
+    )
+
+
+def _argmin(scores: list[float]) -> int:
+    return min(range(len(scores)), key=lambda i: (scores[i], i))
+
+
+def nearest_median(values: list[float]) -> int:
+    """The option nearest the median of the other options (the gold of distractors made around it);
+    of four options the two middle ones tie, and the earlier letter wins."""
+    return _argmin([abs(v - median(values[:i] + values[i + 1 :])) for i, v in enumerate(values)])
+
+
+def multiples_of(values: list[float]) -> int | None:
+    """The option most others are simple multiples of (0.5x, 0.75x, 2x...), None if no option is."""
+    scores = [
+        sum(1 for j, w in enumerate(values) if j != i and simple_ratio(Decimal(str(w)), Decimal(str(v))))
+        for i, v in enumerate(values)
+    ]
+    best = max(scores)
+    return None if best == 0 else scores.index(best)
+
+
+def choose(item: QAItem, strategy: str, stats: BlindStats) -> int | None:
+    """The option index a choice strategy picks, None where it does not apply."""
+    return choose_option(item.options, strategy, item.asked_at.year, stats)
+
+
+def choose_option(options: list[str], strategy: str, year: int, stats: BlindStats) -> int | None:
+    """`choose` over a bare option list (dates are read in `year`); ties go to the earlier letter."""
     if strategy == "position":
-        for letter, _ in stats["positions"].most_common():
-            if ord(letter) - ord("A") < len(options):
-                return ord(letter) - ord("A")
-        return 0
+        return LETTERS.index(stats.top_letter.get(len(options), "A"))
+    if strategy == "longest":
+        return _argmin([-len(o) for o in options])
+    values = option_values(options, year)
     if strategy == "median":
-        values = [_number(o) for o in options]
-        if all(v is not None for v in values):
-            middle = median(values)
-            return min(range(len(options)), key=lambda i: abs(values[i] - middle))
-        return 0
-    return max(range(len(options)), key=lambda i: len(options[i]))  # longest, and never_abstain
+        return nearest_median(values if values is not None else [float(len(o)) for o in options])
+    if strategy == "multiples":  # amounts only: small counts are all simple multiples of one another
+        if values is None or any(parse_money(o) is None for o in options):
+            return None
+        return multiples_of(values)
+    raise ValueError(f"unknown blind strategy {strategy!r}; expected one of {STRATEGIES}")
 
 
-def blind_answer(item: QAItem, strategy: str, stats: dict[str, Any]) -> str:
-    """The answer a guesser without memories gives `item` under `strategy`."""
-    if strategy not in STRATEGIES:
-        raise ValueError(f"unknown blind strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
-    lang = item.language if item.language in ABSTAIN else "en"
+# ---------------------------------------------------------------- answers and scores
+def blind_answer(item: QAItem, strategy: str, stats: BlindStats) -> str:
+    """The answer string a strategy gives (what the rule judge scores): "B. $21.49", the abstain
+    phrase, or a committed non-answer. A choice strategy that does not apply picks the first option."""
+    lang = item.language if item.language in NON_ANSWER else "en"
     if strategy == "always_abstain":
-        return ABSTAIN[lang]
-    if item.options:
-        index = _choose(item, strategy, stats)
-        return f"{_letter(index)}. {item.options[index]}"
-    return GUESS[lang] if strategy == "never_abstain" else ABSTAIN[lang]
+        return phrasing.get(lang).answer("abstain")
+    if not is_choice(item):
+        return NON_ANSWER[lang]
+    if strategy == "never_abstain":
+        strategy = "position"
+    index = choose(item, strategy, stats)
+    index = 0 if index is None else index
+    return f"{LETTERS[index]}. {item.options[index]}"
 
 
 def blind_scores(items: list[QAItem]) -> dict[str, dict]:
-    """Per strategy: accuracy on the choice items (by letter), their chance level and count."""
+    """Per strategy: accuracy, chance level and n. Choice strategies are scored on the single-choice
+    items they apply to (chance = mean of 1/options); the abstain strategies on every item (an open
+    item counts as wrong for never_abstain; chance is the share of abstention items for always_abstain and
+    a random letter on the choice items for never_abstain)."""
     stats = blind_stats(items)
-    choice = [i for i in items if i.spec.kind == "choice" and i.options]
-    out: dict[str, dict] = {}
-    for strategy in STRATEGIES:
-        right = sum(blind_answer(i, strategy, stats).startswith(f"{i.spec.value}.") for i in choice)
-        out[strategy] = {
-            "accuracy": right / len(choice) if choice else None,
-            "chance": sum(1 / len(i.options) for i in choice) / len(choice) if choice else None,
-            "n": len(choice),
-        }
-    return out
+    choice = [i for i in items if is_choice(i)]
+    scores: dict[str, dict] = {}
+    for strategy in CHOICE_STRATEGIES:
+        picks = [(i, choose(i, strategy, stats)) for i in choice]
+        applied = [(i, k) for i, k in picks if k is not None]
+        correct = sum(1 for i, k in applied if LETTERS[k] == i.spec.value)
+        scores[strategy] = _score(correct, len(applied), [1 / len(i.options) for i, _ in applied])
+    abstaining = sum(1 for i in items if i.spec.kind == "abstain")
+    share = [abstaining / len(items)] * len(items) if items else []
+    scores["always_abstain"] = _score(abstaining, len(items), share)
+    right = sum(1 for i in choice if LETTERS[choose(i, "position", stats) or 0] == i.spec.value)
+    guess = [sum(1 / len(i.options) for i in choice) / len(items)] * len(items) if items else []
+    scores["never_abstain"] = _score(right, len(items), guess)
+    return scores
+
+
+def _score(correct: int, n: int, chances: list[float]) -> dict:
+    return {
+        "accuracy": round(correct / n, 4) if n else 0.0,
+        "chance": round(sum(chances) / len(chances), 4) if chances else 0.0,
+        "correct": correct,
+        "n": n,
+    }

@@ -14,7 +14,7 @@ import math
 import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date
 from decimal import Decimal
 
 from keme.config import QASpec, SynthConfig
@@ -22,10 +22,12 @@ from keme.dataset import Dataset
 from keme.errors import KemeError
 from keme.models import QA_TYPES, AnswerSpec, QAItem
 from keme.qa import generate as gen
+from keme.qa import options as opts
 from keme.qa import phrasing
 from keme.qa.draft import Draft
 from keme.qa.facts import World, worlds_of
 from keme.qa.llm_roles import apply_llm_roles
+from keme.qa.options import Balancer, Values
 from keme.qa.resolve import Ledger, completed, uniqueness
 from keme.qa.verify import Verifier
 from keme.qa.visual import visual_drafts
@@ -216,42 +218,26 @@ def _display(spec: AnswerSpec, value: str, lang: str) -> str:
     return value
 
 
-def _numeric_distractors(spec: AnswerSpec, rng: random.Random) -> list[str]:
-    value = Decimal(spec.value or "0")
-    if spec.unit in ("USD", "CNY"):
-        factors = rng.sample(["0.5", "0.75", "1.25", "1.5", "2"], 3)
-        return [str((value * Decimal(f)).quantize(Decimal("0.01"))) for f in factors]
-    steps = rng.sample([-3, -2, -1, 1, 2, 3, 5], 3)
-    return [
-        str(max(0, int(value) + s)) for s in steps if int(value) + s >= 0 and int(value) + s != int(value)
-    ]
-
-
-def _date_distractors(spec: AnswerSpec, rng: random.Random) -> list[str]:
-
-    day = date.fromisoformat(spec.value or "2000-01-01")
-    return [(day + timedelta(days=s)).isoformat() for s in rng.sample([-9, -5, -2, -1, 1, 2, 4, 7], 3)]
-
-
-def apply_formats(drafts: list[Draft], spec: QASpec, rng: random.Random, lang: str) -> None:
-    """Turn a share of open items into single- or multiple-choice items with plausible distractors."""
+def apply_formats(
+    drafts: list[Draft], spec: QASpec, rng: random.Random, lang: str, values: Values | None = None
+) -> None:
+    """Turn a share of open items into single- or multiple-choice items whose distractors are the
+    persona's own values of the same kind (keme.qa.options), then put the golds at balanced letters."""
+    balance = Balancer(rng)
     for draft in drafts:
-        if draft.format != "open" or draft.type in ("abstention",):
-            continue
+        if draft.format != "open" or draft.type in ("abstention", "adversarial"):
+            continue  # options would argue with a false premise the question states
         draft.open_form = (draft.spec, draft.answer, list(draft.options), draft.format)
         kind = draft.spec.kind
         if kind in ("entity", "number", "date") and rng.random() < spec.single_choice_share:
-            if kind == "number":
-                wrong = _numeric_distractors(draft.spec, rng)
+            if kind == "number" and draft.spec.unit in ("USD", "CNY"):
+                wrong = opts.money_distractors(draft, values, rng, balance)
+            elif kind == "number":
+                wrong = opts.int_distractors(draft, values, rng, balance)
             elif kind == "date":
-                wrong = _date_distractors(draft.spec, rng)
+                wrong = opts.date_distractors(draft, values, rng, balance)
             else:
-                wrong = [
-                    w
-                    for w in dict.fromkeys(draft.distractors)
-                    if norm_text(w) != norm_text(draft.spec.value or "")
-                ]
-                wrong = rng.sample(wrong, min(3, len(wrong)))
+                wrong = opts.entity_distractors(draft, values, rng, balance)
             wrong_shown = list(dict.fromkeys(_display(draft.spec, w, lang) for w in wrong))
             # entities show the answer as written (a localized label may stand for a canonical key)
             right = draft.answer if kind == "entity" else _display(draft.spec, draft.spec.value or "", lang)
@@ -282,6 +268,7 @@ def apply_formats(drafts: list[Draft], spec: QASpec, rng: random.Random, lang: s
             draft.options = options
             draft.format = "multiple_choice"
             draft.spec = AnswerSpec(kind="set", items=list(draft.spec.items))
+    opts.place_golds(drafts, rng)
 
 
 # ---------------------------------------------------------------- the stage
@@ -293,7 +280,7 @@ def build_items(world: World, spec: QASpec, seed: int, report: QAReport) -> list
     kept = filter_drafts(drafts, world, report)
     rng = rng_for(seed, world.persona.id, "qa", "select")
     chosen = select(kept, target, spec, rng)
-    apply_formats(chosen, spec, rng, world.lang)
+    apply_formats(chosen, spec, rng, world.lang, Values.of(world))
     chosen.sort(key=lambda x: (SELECTABLE.index(x.type), x.subtype, x.asked_at, x.question))
     ids = {id(x): f"{world.persona.id}-q{n:04d}" for n, x in enumerate(chosen, start=1)}
     verifier = Verifier(world)

@@ -22,6 +22,7 @@ from keme.models.attributes import claim_predicate
 from keme.qa import draft as d
 from keme.qa.draft import Draft
 from keme.qa.facts import Fact, World
+from keme.qa.options import Balancer, pick_by_rank
 from keme.qa.phrasing import Phrasing
 from keme.text import lang as fmt
 from keme.text import resources
@@ -1129,44 +1130,62 @@ def implicit_overall(g: Gen, node: str) -> list[Draft]:
     return drafts
 
 
+def _conflicting(a: str, b: str, groups: list[list[str]]) -> bool:
+    """Two values one option list must not hold together: one is part of the other, or a conflict group
+    of the generalization names both (a vegan menu fits a vegetarian, shrimp is seafood)."""
+    return a in b or b in a or any(a in group and b in group for group in groups)
+
+
+def _preference_options(g: Gen, key: str, value: str, held: set[str], balance: Balancer) -> list[str]:
+    """Up to three alternatives to a preference value, none of which the preference would also accept
+    or the persona ever held, so only knowing the preference singles the option out (allergies: other
+    food allergens, and the question asks which one to avoid); the gold's rank by length among the
+    options is drawn from a balanced sequence, so it is not the longest more often than by chance."""
+    text = g.say.text.generalize[key]
+    pool = (
+        g.say.text.food_allergens
+        if key == "health.allergy"
+        else resources.get(g.lang).persona.attributes[key].values
+    )
+    candidates = [v for v in pool if v not in held and not _conflicting(v, value, text.conflicts)]
+    g.rng.shuffle(candidates)
+    distinct: list[str] = []
+    for candidate in candidates:
+        if not any(_conflicting(candidate, c, text.conflicts) for c in distinct):
+            distinct.append(candidate)
+    k = min(3, len(distinct))
+    if not k:
+        return []
+    chosen, _, _ = pick_by_rank(len(value), [(len(v), v) for v in distinct], k, balance, "length-rank", g.rng)
+    return chosen
+
+
 def generalizations(g: Gen, node: str) -> list[Draft]:
-    """Apply a revealed preference to new situations: one single-choice question per situation."""
+    """Apply a revealed preference to new situations: one single-choice question per situation, whose
+    options are all plausible and only one of which the preference picks (for an allergy: the one to
+    avoid)."""
     persona = g.world.persona
     drafts: list[Draft] = []
     allergens = set(g.say.text.food_allergens)
+    balance = Balancer(g.rng)
     for key, text in g.say.text.generalize.items():
         attr = persona.attribute(key)
+        held = {v.value for v in attr.versions}
         for version in attr.versions:
-            if not version.evidence:
+            if not version.evidence or (key == "health.allergy" and version.value not in allergens):
                 continue
             until = next((v.valid_from for v in attr.versions if v.valid_from > version.valid_from), None)
             for situation in text.situations:
-                if key == "health.allergy":
-                    if version.value not in allergens:
-                        break
-                    options = [g.say.answer("snack_with", value=version.value), g.say.answer("snack_safe")]
-                    mode = "avoid"
-                else:
-                    others = [
-                        v
-                        for v in resources.get(g.lang).persona.attributes[key].values
-                        if v != version.value and version.value not in v and v not in version.value
-                    ]
-                    if not others:
-                        break
-                    options = [
-                        fill(text.option, {"value": version.value}),
-                        fill(text.option, {"value": g.rng.choice(others)}),
-                    ]
-                    mode = "match"
+                others = _preference_options(g, key, version.value, held, balance)
+                if not others:
+                    break
+                options = [fill(text.option, {"value": v}) for v in [version.value, *others]]
                 g.rng.shuffle(options)
                 holding = [i for i, o in enumerate(options) if version.value in o]
-                correct = (
-                    holding[0]
-                    if mode == "match"
-                    else next(i for i in range(len(options)) if i not in holding)
-                )
-                letter = "AB"[correct]
+                if len(holding) != 1:
+                    continue
+                correct = holding[0]
+                letter = "ABCD"[correct]
                 asked = g.when(g.world.messages[version.evidence[0]].timestamp, until)
                 if asked is None:
                     continue
@@ -1181,7 +1200,7 @@ def generalizations(g: Gen, node: str) -> list[Draft]:
                             "preference",
                             [Quote(message_id=version.evidence[0], text=version.value)],
                             key=key,
-                            mode=mode,
+                            mode="match",
                         ),
                         asked,
                         2,

@@ -35,6 +35,8 @@ class EventPhrases(_Strict):
 class Generalization(_Strict):
     option: str
     situations: list[str] = Field(min_length=1)
+    # values that may satisfy one another (a vegan menu fits a vegetarian): never options of one item
+    conflicts: list[list[str]] = Field(default_factory=list)
 
 
 class QuestionText(_Strict):
