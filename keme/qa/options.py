@@ -139,8 +139,8 @@ def _decimal(text: str) -> Decimal | None:
 
 def reference_time(draft: Draft) -> datetime:
     """The time the question is about: the proof's `at`, else when it is asked."""
-    at = draft.proof.args.get("at")
-    return datetime.fromisoformat(at) if at else draft.asked_at
+    at = getattr(draft.proof.args, "at", None)
+    return at if isinstance(at, datetime) else draft.asked_at
 
 
 # ---------------------------------------------------------------- picking by rank
