@@ -180,6 +180,13 @@ def validate_cmd(
     if coherence_checked(scan, coherence):
         counts = coherence_counts(violations)
         typer.echo("coherence: " + " · ".join(f"{rule} {n}" for rule, n in counts.items()))
+    data = scan.dataset
+    if data.qa and "qa.jsonl" not in scan.unreadable:
+        from keme.qa.validity import lines, validity
+
+        found = validity(data.qa, data.manifest.stages.get("qa", {}), [v.message for v in violations])
+        for line in lines(found):
+            typer.echo(line)
     if violations:
         console.print(f"[bold red]{len(violations)} violation(s)[/] in {escape(str(dataset))}")
         raise typer.Exit(1)
