@@ -104,8 +104,9 @@ def lines(report: Validity) -> list[str]:
     for name in report.blind_off_chance:
         score = blind[name]
         error = (score["chance"] * (1 - score["chance"]) / score["n"]) ** 0.5
+        gap = score["accuracy"] - score["chance"]
         out.append(
-            f"  ⚠ {name} is {score['accuracy'] - score['chance']:+.2f} from chance, beyond ± {CHANCE_MARGIN:.2f} "
+            f"  ⚠ {name} is {gap:+.2f} from chance, beyond ± {CHANCE_MARGIN:.2f} "
             f"(on {score['n']} items one standard error at chance is ± {error:.2f})"
         )
     return out
