@@ -1,0 +1,400 @@
+"""Leaf questions: one fact each (a persona attribute, an app record, an episode parameter),
+with the attribute answer specs and distractors the other generators reuse.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+
+from keme.models import Event, Query, Quote, Session
+from keme.models.attributes import claim_predicate
+from keme.qa import draft as d
+from keme.qa.draft import Draft
+from keme.qa.facts import Fact
+from keme.qa.generate.context import Gen
+from keme.text import lang as fmt
+from keme.text import resources
+from keme.text.dates import parse_display_date
+from keme.text.normalize import parse_money
+
+MONEY_ATTRS = frozenset({"finance.monthly_budget", "finance.savings_goal"})
+
+
+NUMBER_ATTRS = (
+    frozenset({"basic_info.age", "routine.training_per_week", "routine.commute_minutes"}) | MONEY_ATTRS
+)
+
+
+SOCIAL_NAMES = ("social_circle.best_friend", "social_circle.sibling", "social_circle.partner")
+
+
+# episode param facts that make single-hop questions: (episode kind, param) -> (generator, question slots,
+# parse)
+PARAM_QUESTIONS: dict[tuple[str, str], tuple[str, tuple[str, ...], str]] = {
+    ("trip", "destination"): ("trip.destination", ("date",), "text"),
+    ("trip", "attraction"): ("trip.attraction", ("destination",), "text"),
+    ("trip", "local_food"): ("trip.local_food", ("destination",), "text"),
+    ("work_project", "deadline"): ("work_project.deadline", ("project",), "date"),
+    ("health", "symptom"): ("health.symptom", ("date",), "text"),
+    ("health", "clinic"): ("health.clinic", ("symptom",), "text"),
+    ("social", "restaurant"): ("social.restaurant", ("person", "occasion"), "text"),
+    ("social", "gift"): ("social.gift", ("person", "occasion"), "text"),
+    ("shopping", "product"): ("shopping.product", ("date",), "text"),
+    ("shopping", "price"): ("shopping.price", ("product",), "money"),
+    ("cooking", "dish"): ("cooking.dish", ("date",), "text"),
+    ("diet_change", "dish"): ("cooking.dish", ("date",), "text"),
+    ("entertainment", "title"): ("entertainment.title", ("date",), "text"),
+    ("learning", "resource"): ("learning.resource", ("date",), "text"),
+    ("new_course", "resource"): ("learning.resource", ("date",), "text"),
+    ("family", "relative"): ("family.relative", ("date",), "text"),
+    ("weekend", "place"): ("weekend.place", ("activity",), "text"),
+    ("tech", "issue"): ("tech.issue", ("device",), "text"),
+    ("pet", "vet_clinic"): ("pet.vet_clinic", (), "text"),
+    ("adopt_pet", "vet_clinic"): ("pet.vet_clinic", (), "text"),
+    ("fitness", "goal"): ("fitness.goal", ("date",), "text"),
+    ("trip", "companion"): ("rel.companion", ("destination",), "text"),
+    ("work_project", "colleague"): ("rel.colleague", ("project",), "text"),
+}
+
+
+RECORD_QUESTIONS: dict[tuple[str, str], tuple[str, tuple[str, ...], str, str]] = {
+    # (app, field) -> (generator, question slots, parse, spec kind)
+    ("bill", "amount"): ("bill.amount", ("merchant", "date"), "money", "number"),
+    ("bill", "merchant"): ("bill.merchant", ("amount", "date"), "text", "entity"),
+    ("bill", "payment_method"): ("bill.method", ("merchant", "date"), "text", "entity"),
+    ("bill", "category"): ("bill.category", ("merchant", "date"), "text", "entity"),
+    ("calendar", "event_date"): ("calendar.date", ("title",), "date", "date"),
+    ("calendar", "location"): ("calendar.location", ("title",), "text", "entity"),
+    ("todo", "due_date"): ("todo.due", ("title",), "date", "date"),
+    ("todo", "list_name"): ("todo.list", ("title",), "text", "entity"),
+    ("voice_memo", "duration"): ("voice_memo.duration", ("title",), "duration", "duration"),
+    ("voice_memo", "title"): ("voice_memo.title", ("date",), "text", "entity"),
+    ("screen", "source_app"): ("screen.app", ("title",), "text", "entity"),
+    ("document", "pages"): ("document.pages", ("title",), "int", "number"),
+    ("document", "doc_type"): ("document.type", ("title",), "text", "entity"),
+}
+
+
+# a record field's predicate in the claim ledger (where it differs from the field's name)
+RECORD_PREDICATES = {
+    "category": "expense_category",
+    "event_date": "date",
+    "due_date": "date",
+    "duration": "duration_seconds",
+    "place": "venue",  # a weekend outing's place is a venue of the catalog
+}
+
+
+# ================================================================ leaves
+def _attr_spec(key: str, value: str, lang: str):
+    if key in MONEY_ATTRS:
+        return d.number(
+            Decimal(value), unit=fmt.CURRENCY[lang], aliases=[fmt.format_money(Decimal(value), lang)]
+        ), fmt.format_money(Decimal(value), lang)
+    if key in NUMBER_ATTRS:
+        return d.number(int(value)), value
+    return d.entity(value), value
+
+
+def _attr_distractors(key: str, value: str, lang: str) -> list[str]:
+    values = resources.get(lang).persona.attributes[key].values
+    if key in MONEY_ATTRS:
+        return [fmt.format_money(Decimal(v), lang) for v in values if v != value]
+    return [v for v in values if v != value]
+
+
+def attribute_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
+    persona = g.world.persona
+    drafts = []
+    for fact in g.world.by_session[session.id]:
+        if fact.kind != "attr":
+            continue
+        attr = persona.attribute(fact.key)
+        version = attr.versions[fact.version]
+        if version.evidence[0] != fact.message_id or fact.key in ("social_circle.sibling_relation",):
+            continue
+        if (
+            fact.key in RELATION_WORDS.get(g.lang, {})
+            and _stating(g, fact.key, fact.value) != fact.message_id
+        ):
+            continue  # "who is my best friend?" cites the message that says so, not one naming the person
+        slots = {}
+        quotes = [d.quote(fact)]
+        if fact.key == "social_circle.sibling":
+            relation = persona.attribute("social_circle.sibling_relation").version_at(fact.when)
+            if (
+                relation is None
+                or not relation.evidence
+                or g.world.messages[relation.evidence[0]].timestamp > fact.when
+            ):
+                continue
+            slots["relation"] = relation.value
+            quotes.append(Quote(message_id=relation.evidence[0], text=relation.value))
+        following = (
+            attr.versions[fact.version + 1].valid_from if fact.version + 1 < len(attr.versions) else None
+        )
+        last = max(g.world.messages[q.message_id].timestamp for q in quotes)
+        asked = g.when(last, following)
+        if asked is None:
+            continue
+        question = g.say.attribute(fact.key, "ask", g.rng, **slots)
+        spec, answer = _attr_spec(fact.key, fact.value, g.lang)
+        kind = "relationship" if fact.key in SOCIAL_NAMES else "single_hop"
+        drafts.append(
+            Draft(
+                kind,
+                f"attribute.{fact.key}",
+                question or "",
+                answer,
+                spec,
+                d.proof("attribute", quotes, key=fact.key),
+                asked,
+                1,
+                node,
+                fact=fact,
+                queries=[Query(subject="persona", target=claim_predicate(fact.key), expect=[version.value])],
+                distractors=_attr_distractors(fact.key, fact.value, g.lang)
+                if fact.key not in SOCIAL_NAMES
+                else [],
+            )
+        )
+    return drafts
+
+
+def _premise_quotes(g: Gen, session: Session, fact: Fact, slots: tuple[str, ...]) -> list[Quote] | None:
+    """Quotes for the details the question itself states (they must be true too)."""
+    quotes = []
+    for slot in slots:
+        if slot == "date":
+            quotes.append(Quote(message_id=fact.message_id, on=fact.when.date()))
+            continue
+        holder = next(
+            (f for f in g.world.by_session[session.id] if f.key == slot and f.kind == fact.kind), None
+        )
+        if holder is None:
+            if fact.context.get(slot) and fact.context[slot] in g.world.messages[fact.message_id].content:
+                quotes.append(Quote(message_id=fact.message_id, text=fact.context[slot]))
+                continue
+            return None
+        quotes.append(d.quote(holder))
+    return quotes
+
+
+def _qualifiers(fact: Fact, slot_names: tuple[str, ...]) -> dict[str, str]:
+    """The claims a question's slots name: a day it was said on, or a detail of the same subject."""
+    where = {}
+    for slot in slot_names:
+        if slot == "date":
+            where["said_on"] = fact.when.date().isoformat()
+        elif slot == "amount" and "amount_value" in fact.context:
+            where["amount"] = fact.context["amount_value"]
+        elif fact.context.get(slot):
+            where[RECORD_PREDICATES.get(slot, slot)] = fact.context[slot]
+    return where
+
+
+def _queries(*queries: Query | None) -> list[Query]:
+    """Every query of a composed question, or a marker that one part cannot be stated (then the
+    question is not asked: `unstated` resolves to nothing)."""
+    if any(q is None for q in queries):
+        return [Query(subject="any", target="unstated", expect=["stated"])]
+    return [q for q in queries if q is not None]
+
+
+def _record_query(fact: Fact, slot_names: tuple[str, ...], spec) -> Query:
+    expect = spec.value if spec.kind in ("number", "date", "duration") else fact.value
+    return Query(
+        subject="anchor",
+        target=RECORD_PREDICATES.get(fact.key, fact.key),
+        where=_qualifiers(fact, slot_names),
+        expect=[expect or ""],
+    )
+
+
+def record_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
+    drafts = []
+    for fact in g.world.by_session[session.id]:
+        spec_row = RECORD_QUESTIONS.get((fact.kind, fact.key))
+        if spec_row is None:
+            continue
+        generator, slot_names, parse, kind = spec_row
+        premises = _premise_quotes(g, session, fact, slot_names)
+        if premises is None:
+            continue
+        slots = {s: fact.context.get(s, "") for s in slot_names}
+        slots["date"] = g.day(fact.when)
+        answer = fact.value
+        if kind == "number" and parse == "money":
+            spec = d.number(
+                Decimal(fact.context["amount_value"]), unit=fmt.CURRENCY[g.lang], aliases=[fact.value]
+            )
+        elif kind == "number":
+            spec = d.number(int(fact.value))
+        elif kind == "date":
+            value = fact.context.get("start_value") or fact.context.get("due_value")
+            spec = d.day_spec(datetime.fromisoformat(value).date(), aliases=[fact.value])
+            if fact.kind == "calendar":
+                answer = f"{fact.value} {fact.context.get('event_time', '')}".strip()
+        elif kind == "duration":
+            spec = d.duration(int(fact.context["duration_value"]), aliases=[fact.value])
+        else:
+            spec = d.entity(fact.value)
+        quotes = [d.quote(fact)] + premises
+        asked = g.when(fact.when)
+        if asked is None:
+            continue
+        drafts.append(
+            Draft(
+                "single_hop",
+                generator,
+                g.say.question(generator, g.rng, **slots),
+                answer,
+                spec,
+                d.proof("value", quotes, parse=parse),
+                asked,
+                1,
+                node,
+                fact=fact,
+                queries=[_record_query(fact, slot_names, spec)],
+            )
+        )
+    # note and screenshot contents: key points
+    for fact in g.world.by_session[session.id]:
+        if fact.kind in ("note", "screen") and fact.key == "title" and fact.context.get("lines"):
+            lines = [line for line in fact.context["lines"].split("\n") if line.strip()]
+            message = g.world.messages[fact.message_id]
+            # "what did it say" is answered by all of it: a long page is not asked about
+            if not lines or len(lines) > 6 or not all(line in message.content for line in lines):
+                continue
+            generator = "note.body" if fact.kind == "note" else "screen.text"
+            predicate = "body" if fact.kind == "note" else "screen_text"
+            subject = f"anchor:{fact.context.get('anchor_id')}"
+            content = next(
+                (c.value for c in g.world.claims if c.subject == subject and c.predicate == predicate), None
+            )
+            query = (
+                Query(subject="anchor", target=predicate, where={"title": fact.value}, expect=[content])
+                if content
+                else None
+            )
+            quotes = [Quote(message_id=fact.message_id, text=line) for line in lines] + [d.quote(fact)]
+            asked = g.when(fact.when)
+            if asked is None:
+                continue
+            drafts.append(
+                Draft(
+                    "single_hop",
+                    generator,
+                    g.say.question(generator, g.rng, title=fact.value),
+                    "\n".join(lines),
+                    d.key_points(lines),
+                    d.proof("key_points", quotes),
+                    asked,
+                    1,
+                    node,
+                    fact=fact,
+                    queries=_queries(query),
+                )
+            )
+    return drafts
+
+
+def param_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
+    drafts = []
+    for fact in g.world.by_session[session.id]:
+        row = PARAM_QUESTIONS.get((fact.kind, fact.key))
+        if row is None or fact.kind == "attr":
+            continue
+        generator, slot_names, parse = row
+        if generator == "shopping.product" and fact.context.get("moment") != "purchase_done":
+            continue
+        if generator == "trip.destination" and fact.context.get("moment") != "trip_planning":
+            continue
+        premises = _premise_quotes(g, session, fact, slot_names)
+        if premises is None:
+            continue
+        slots = {s: fact.context.get(s, "") for s in slot_names} | {"date": g.day(fact.when)}
+        if parse == "money":
+            spec = d.number(_money_value(fact.value), unit=fmt.CURRENCY[g.lang], aliases=[fact.value])
+        elif parse == "date":
+            day = parse_display_date(fact.value, fact.when)
+            if day is None:
+                continue
+            spec = d.day_spec(day, aliases=[fact.value])
+        else:
+            spec = d.entity(fact.value)
+        asked = g.when(fact.when)
+        if asked is None:
+            continue
+        kind = "relationship" if generator.startswith("rel.") else "single_hop"
+        drafts.append(
+            Draft(
+                kind,
+                generator,
+                g.say.question(generator, g.rng, **slots),
+                fact.value,
+                spec,
+                d.proof("value", [d.quote(fact)] + premises, parse=parse),
+                asked,
+                1,
+                node,
+                fact=fact,
+                queries=[
+                    Query(
+                        subject="event",
+                        target=RECORD_PREDICATES.get(fact.key, fact.key),
+                        where=_qualifiers(fact, slot_names),
+                        expect=[spec.value or fact.value],
+                    )
+                ],
+            )
+        )
+    return drafts
+
+
+def _money_value(text: str) -> Decimal:
+    value = parse_money(text)
+    if value is None:
+        raise ValueError(f"no amount in {text!r}")
+    return value
+
+
+def leaf_drafts(g: Gen, leaf: Event) -> list[Draft]:
+    session = g.world.sessions_by_id.get(leaf.session_id or "")
+    if session is None:
+        return []
+    return (
+        attribute_atoms(g, session, leaf.id)
+        + record_atoms(g, session, leaf.id)
+        + param_atoms(g, session, leaf.id)
+    )
+
+
+# words that state a relationship (not only name the person): a relationship question cites one
+RELATION_WORDS = {
+    "en": {"social_circle.best_friend": ("best friend",), "social_circle.partner": ("partner",)},
+    "zh": {
+        "social_circle.best_friend": ("最好的朋友", "死党", "好朋友"),
+        "social_circle.partner": ("对象", "另一半"),
+    },
+}
+
+
+def _stating(g: Gen, key: str, name: str, before: datetime | None = None) -> str | None:
+    """The first message that says `name` is the persona's `key` relation in words (the sibling's
+    relation is its own attribute), sent before `before`."""
+    words = RELATION_WORDS.get(g.lang, {}).get(key)
+    if words is None:
+        return None
+    for session in g.world.sessions:
+        for message in session.messages:
+            if before is not None and message.timestamp > before:
+                return None
+            if (
+                message.role in ("user", "assistant")
+                and name in message.content
+                and any(w in message.content.lower() for w in words)
+            ):
+                return message.id
+    return None

@@ -1,0 +1,298 @@
+"""Questions composed from leaf atoms: two atoms (sums, days between, order) or one atom asked
+another way (its date, how long ago, the attribute at that time).
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+from keme.models import APP_TYPES, Query, Quote
+from keme.models.attributes import claim_predicate
+from keme.qa import draft as d
+from keme.qa.draft import Draft
+from keme.qa.facts import Fact
+from keme.qa.generate.atoms import _attr_distractors, _attr_spec, _qualifiers, _queries
+from keme.qa.generate.context import Gen
+from keme.text import lang as fmt
+
+EVENT_KINDS = frozenset(
+    {
+        "bill",
+        "trip",
+        "shopping",
+        "health",
+        "social",
+        "cooking",
+        "work_project",
+        "entertainment",
+        "calendar",
+        "todo",
+        "voice_memo",
+        "note",
+        "screen",
+        "document",
+    }
+)
+
+
+# ================================================================ composition (internal nodes)
+def _event_phrase(g: Gen, fact: Fact, form: str) -> str | None:
+    if fact.kind not in EVENT_KINDS:
+        return None
+    slots = dict(fact.context)
+    phrase = g.say.event(fact.kind, form, **slots)
+    if phrase is None:
+        return None
+    needed = {
+        "bill": ("amount", "merchant"),
+        "calendar": ("title",),
+        "todo": ("title",),
+        "voice_memo": ("title",),
+        "note": ("title",),
+        "screen": ("title",),
+        "document": ("title",),
+    }.get(fact.kind)
+    if needed and not all(slots.get(k) for k in needed):
+        return None
+    return phrase
+
+
+def _event_query(g: Gen, fact: Fact, form: str, target: str = "said_on", pick: str = "all") -> Query | None:
+    """The day an event phrase names: the subjects with every detail the phrase states, and the days
+    they were talked about (each must be the fact's own day, or the phrase names several events)."""
+    phrases = g.say.text.events.get(fact.kind)
+    if phrases is None:
+        return None
+    names = re.findall(r"\{(\w+)", getattr(phrases, form))
+    where = _qualifiers(fact, tuple(n for n in names if n != "date"))
+    if len(where) != len(set(names) - {"date"}):
+        return None
+    subject = "anchor" if fact.kind in APP_TYPES else "event"
+    return Query(
+        subject=subject, target=target, where=where, expect=[fact.when.date().isoformat()], pick=pick
+    )
+
+
+def _event_quotes(g: Gen, atom: Draft) -> list[Quote]:
+    """The atom's own quotes, dated: they prove both what happened and when."""
+    assert atom.fact is not None
+    return [Quote(message_id=atom.fact.message_id, text=atom.fact.value, on=atom.fact.when.date())] + [
+        q for q in atom.proof.quotes if q.message_id != atom.fact.message_id or q.text != atom.fact.value
+    ]
+
+
+def compose_pairs(g: Gen, node: str, sample: list[Draft], limit: int) -> list[Draft]:
+    """Temporal and multi-hop questions from pairs of child questions about different sessions."""
+    eventful = [a for a in sample if a.fact is not None and _event_phrase(g, a.fact, "verb")]
+    pairs = [
+        (a, b)
+        for i, a in enumerate(eventful)
+        for b in eventful[i + 1 :]
+        if a.fact.session_id != b.fact.session_id and a.fact.when.date() != b.fact.when.date()
+    ]
+    g.rng.shuffle(pairs)
+    drafts: list[Draft] = []
+    for a, b in pairs:
+        if len(drafts) >= limit:
+            break
+        first, second = sorted((a, b), key=lambda x: x.fact.when)
+        last = second.fact.when
+        asked = g.when(last)
+        if asked is None:
+            continue
+        choice = g.rng.random()
+        if first.subtype == "bill.amount" and second.subtype == "bill.amount" and choice < 0.5:
+            total = Decimal(first.spec.value) + Decimal(second.spec.value)
+            slots = {
+                "merchant1": first.fact.context["merchant"],
+                "date1": g.day(first.fact.when),
+                "merchant2": second.fact.context["merchant"],
+                "date2": g.day(second.fact.when),
+            }
+            quotes = [
+                Quote(message_id=first.fact.message_id, text=first.fact.value),
+                Quote(message_id=second.fact.message_id, text=second.fact.value),
+            ]
+            drafts.append(
+                Draft(
+                    "multi_hop",
+                    "mh.sum_bills",
+                    g.say.question("mh.sum_bills", g.rng, **slots),
+                    fmt.format_money(total, g.lang),
+                    d.number(total, unit=fmt.CURRENCY[g.lang], aliases=[fmt.format_money(total, g.lang)]),
+                    d.proof(
+                        "sum", quotes + [q for q in first.proof.quotes[1:] + second.proof.quotes[1:]], n="2"
+                    ),
+                    asked,
+                    2,
+                    node,
+                    sub=[first, second],
+                )
+            )
+        elif choice < 0.75:
+            days = (second.fact.when.date() - first.fact.when.date()).days
+            event1, event2 = _event_phrase(g, first.fact, "past"), _event_phrase(g, second.fact, "past")
+            if event1 == event2:
+                continue
+            question = g.say.question("tmp.days_between", g.rng, event1=event1, event2=event2)
+            head_a, *rest_a = _event_quotes(g, first)
+            head_b, *rest_b = _event_quotes(g, second)
+            drafts.append(
+                Draft(
+                    "temporal_reasoning",
+                    "tmp.days_between",
+                    question,
+                    g.say.answer("days", n=days),
+                    d.number(days, unit="days"),
+                    d.proof("days_between", [head_a, head_b] + rest_a + rest_b),
+                    asked,
+                    2,
+                    node,
+                    sub=[first, second],
+                    queries=_queries(
+                        _event_query(g, first.fact, "past"), _event_query(g, second.fact, "past")
+                    ),
+                )
+            )
+        else:
+            shown = [first, second]
+            g.rng.shuffle(shown)
+            nouns = [_event_phrase(g, x.fact, "noun") for x in shown]
+            if None in nouns or nouns[0] == nouns[1]:
+                continue
+            question = g.say.question("tmp.order", g.rng, event1=nouns[0], event2=nouns[1])
+            letter = "A" if shown[0] is first else "B"
+            quotes = [Quote(message_id=x.fact.message_id, text=x.fact.value) for x in shown]
+            drafts.append(
+                Draft(
+                    "temporal_reasoning",
+                    "tmp.order",
+                    question,
+                    f"{letter}. {nouns[0 if letter == 'A' else 1]}",
+                    d.choice(letter, nouns[0 if letter == "A" else 1]),
+                    d.proof("order", quotes),
+                    asked,
+                    2,
+                    node,
+                    sub=[first, second],
+                    queries=_queries(
+                        _event_query(g, first.fact, "noun"), _event_query(g, second.fact, "noun")
+                    ),
+                    options=list(nouns),
+                    format="single_choice",
+                )
+            )
+    return drafts
+
+
+def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[Draft]:
+    """Date-of, days-ago and attribute-at-the-time questions built on one child question."""
+    drafts: list[Draft] = []
+    persona = g.world.persona
+    changing = [
+        a for a in persona.attributes() if len(a.versions) >= 2 and all(v.evidence for v in a.versions)
+    ]
+    for atom in sample:
+        if len(drafts) >= limit or atom.fact is None or atom.fact.kind == "attr":
+            continue
+        verb = _event_phrase(g, atom.fact, "verb")
+        roll = g.rng.random()
+        # a topic talked about on several days is asked about the first time (the only one-day answer)
+        days = {
+            f.when.date()
+            for f in g.world.facts
+            if f.kind == atom.fact.kind and f.key == atom.fact.key and f.value == atom.fact.value
+        }
+        first = len(days) > 1
+        if first and atom.fact.when.date() != min(days):
+            verb = None
+        suffix = "_first" if first else ""
+        pick = "first" if first else "all"
+        if verb and roll < 0.35:
+            asked = g.when(atom.fact.when)
+            if asked is None:
+                continue
+            day = atom.fact.when.date()
+            drafts.append(
+                Draft(
+                    "temporal_reasoning",
+                    "tmp.date_of" + suffix,
+                    g.say.question("tmp.date_of" + suffix, g.rng, event=verb),
+                    g.day(day),
+                    d.day_spec(day),
+                    d.proof("date", _event_quotes(g, atom)),
+                    asked,
+                    1,
+                    node,
+                    sub=[atom],
+                    queries=_queries(_event_query(g, atom.fact, "verb", pick=pick)),
+                )
+            )
+        elif verb and roll < 0.6:
+            asked = g.when(atom.fact.when)
+            if asked is None:
+                continue
+            days = (asked.date() - atom.fact.when.date()).days
+            if days <= 0:
+                continue
+            drafts.append(
+                Draft(
+                    "temporal_reasoning",
+                    "tmp.days_ago" + suffix,
+                    g.say.question("tmp.days_ago" + suffix, g.rng, event=verb),
+                    g.say.answer("days", n=days),
+                    d.number(days, unit="days"),
+                    d.proof("days_before", _event_quotes(g, atom)),
+                    asked,
+                    2,
+                    node,
+                    sub=[atom],
+                    queries=_queries(_event_query(g, atom.fact, "verb", pick=pick)),
+                )
+            )
+        elif changing:
+            when = _event_phrase(g, atom.fact, "when")
+            attr = g.rng.choice(changing)
+            version = attr.version_at(atom.fact.when)
+            forms = g.say.text.attributes[attr.key].at_event
+            if not when or version is None or not forms:
+                continue
+            evidence = next(
+                (
+                    m
+                    for m in version.evidence
+                    if g.world.messages[m].timestamp <= max(atom.fact.when, version.valid_from)
+                ),
+                None,
+            )
+            if evidence is None:
+                continue
+            asked = d.final_time(g.world)
+            spec, answer = _attr_spec(attr.key, version.value, g.lang)
+            quotes = _event_quotes(g, atom) + [Quote(message_id=evidence, text=version.value)]
+            drafts.append(
+                Draft(
+                    "multi_hop",
+                    f"mh.attr_at_event.{attr.key}",
+                    d.fill_question(g.rng, forms, event=when),
+                    answer,
+                    spec,
+                    d.proof("attribute", quotes, key=attr.key, at=atom.fact.when.isoformat()),
+                    asked,
+                    2,
+                    node,
+                    sub=[atom],
+                    queries=_queries(
+                        _event_query(g, atom.fact, "when"),
+                        Query(
+                            subject="persona",
+                            target=claim_predicate(attr.key),
+                            at=atom.fact.when,
+                            expect=[version.value],
+                        ),
+                    ),
+                    distractors=_attr_distractors(attr.key, version.value, g.lang),
+                )
+            )
+    return drafts

@@ -1,0 +1,45 @@
+"""The state every generator shares: the persona's world, its phrasing, the seeded random stream, and
+how dates and months are said.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from keme.qa import draft as d
+from keme.qa.facts import World
+from keme.qa.phrasing import Phrasing
+from keme.text import lang as fmt
+
+
+@dataclass
+class Gen:
+    world: World
+    say: Phrasing
+    rng: random.Random
+    mid_share: float
+
+    @property
+    def lang(self) -> str:
+        return self.world.lang
+
+    def day(self, when: datetime | date) -> str:
+        return fmt.format_date(
+            when if isinstance(when, date) and not isinstance(when, datetime) else when.date(), self.lang
+        )
+
+    def period(self, start: date, end: date) -> str:
+        """A chapter's span as its title names it (a month, or the dates of half a month)."""
+        return fmt.period_name(start, end, self.lang)
+
+    def month(self, start: date) -> str:
+        return (
+            f"{start.year}年{start.month}月"
+            if self.lang == "zh"
+            else f"{fmt.MONTHS_EN[start.month - 1]} {start.year}"
+        )
+
+    def when(self, last: datetime, until: datetime | None = None) -> datetime | None:
+        return d.ask_time(self.rng, self.world, last, self.mid_share, until)

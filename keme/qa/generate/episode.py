@@ -1,0 +1,299 @@
+"""Questions over an episode or a chapter: summaries, salient moments, bills of the period, counts
+and totals of app records, the usual time of day.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import date
+from decimal import Decimal
+
+from keme.days import block_of
+from keme.models import APP_TYPES, Event, Quote, Session
+from keme.qa import draft as d
+from keme.qa.draft import Draft
+from keme.qa.facts import Fact
+from keme.qa.generate.context import Gen
+from keme.text import lang as fmt
+from keme.text import resources
+
+SUMMARY_KEYS: dict[str, tuple[str, ...]] = {
+    "trip": ("destination", "companion", "attraction", "local_food"),
+    "work_project": ("project", "colleague", "deadline"),
+    "health": ("symptom", "clinic"),
+    "fitness": ("goal",),
+    "social": ("person", "occasion", "restaurant", "gift"),
+    "shopping": ("product", "price"),
+    "entertainment": ("title", "genre"),
+    "job_change": ("target_company", "target_title"),
+    "relocate": ("target_city", "target_neighborhood"),
+}
+
+
+SALIENT = (
+    "destination",
+    "project",
+    "symptom",
+    "product",
+    "title",
+    "dish",
+    "person",
+    "goal",
+    "target_company",
+    "target_city",
+    "restaurant",
+    "place",
+    "resource",
+    "device",
+)
+
+
+TOPIC_SLOTS = {
+    "trip": ("destination",),
+    "work_project": ("project",),
+    "health": ("symptom",),
+    "fitness": ("goal",),
+    "social": ("person", "occasion"),
+    "shopping": ("product",),
+    "entertainment": ("title",),
+    "job_change": ("target_company",),
+    "relocate": ("target_city",),
+}
+
+
+def episode_drafts(g: Gen, episode: Event, sessions: list[Session]) -> list[Draft]:
+    """A recap and the span of an episode that had several sessions."""
+    kind = episode.params.get("_episode", episode.change or episode.kind)
+    facts = [f for s in sessions for f in g.world.by_session[s.id] if f.kind == kind]
+    drafts: list[Draft] = []
+    topic_slots = TOPIC_SLOTS.get(kind)
+    if topic_slots is None or not facts:
+        return drafts
+    params = {k: v for k, v in episode.params.items() if not k.startswith("_")}
+    topic = g.say.topic(kind, **params)
+    if not topic:
+        return drafts
+    shown = {params.get(s, "") for s in topic_slots}
+    points: list[Fact] = []
+    for key in SUMMARY_KEYS.get(kind, ()):
+        fact = next((f for f in facts if f.key == key), None)
+        if fact is not None and fact.value not in shown and fact.value not in topic:
+            points.append(fact)
+    last = max(f.when for f in facts)
+    if len(points) >= 2:
+        asked = g.when(last)
+        if asked is not None:
+            items = [f.value for f in points]
+            keys = {f.key for f in points}
+            others = list(
+                dict.fromkeys(
+                    f.value
+                    for f in g.world.facts
+                    if f.kind == kind and f.key in keys and f.value not in items and f.value not in topic
+                )
+            )
+            drafts.append(
+                Draft(
+                    "summarization",
+                    "sum.episode",
+                    g.say.question("sum.episode", g.rng, topic=topic),
+                    "; ".join(items),
+                    d.key_points(items),
+                    d.proof("key_points", [d.quote(f) for f in points]),
+                    asked,
+                    len(points),
+                    episode.id,
+                    distractors=g.rng.sample(others, min(3, len(others))),
+                )
+            )
+    firsts = sorted({s.id: s for s in sessions}.values(), key=lambda s: s.start)
+    anchor_facts = [
+        next((f for f in g.world.by_session[s.id] if f.kind == kind), None) for s in (firsts[0], firsts[-1])
+    ]
+    if len(firsts) >= 2 and all(anchor_facts) and anchor_facts[0].when.date() != anchor_facts[1].when.date():
+        first, second = anchor_facts
+        asked = g.when(second.when)
+        if asked is not None:
+            days = (second.when.date() - first.when.date()).days
+            drafts.append(
+                Draft(
+                    "temporal_reasoning",
+                    "tmp.episode_span",
+                    g.say.question("tmp.episode_span", g.rng, topic=topic),
+                    g.say.answer("days", n=days),
+                    d.number(days, unit="days"),
+                    d.proof("days_between", [d.dated(first), d.dated(second)]),
+                    asked,
+                    2,
+                    episode.id,
+                )
+            )
+    return drafts
+
+
+def _bills(g: Gen, start: date, end: date) -> list[tuple[Fact, dict[str, str]]]:
+    rows = []
+    for fact in g.world.facts:
+        if fact.kind == "bill" and fact.key == "amount" and start <= fact.when.date() <= end:
+            rows.append((fact, fact.context))
+    return rows
+
+
+def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
+    """Month-level questions: a recap, habits, and counts over the month's payments."""
+    start, end = chapter.start.date(), chapter.end.date()
+    month = g.period(start, end)  # month-scoped questions cover exactly the chapter's days
+    drafts: list[Draft] = []
+    final = d.final_time(g.world)
+    # recap of the month
+    points: list[Fact] = []
+    for episode in [e for e in g.world.graph.events if e.parent_id == chapter.id]:
+        sessions = [
+            g.world.sessions_by_id[e.session_id]
+            for e in g.world.graph.events
+            if e.session_id and (e.id == episode.id or e.parent_id == episode.id)
+        ]
+        facts = [
+            f
+            for s in sessions
+            for f in g.world.by_session[s.id]
+            if f.kind != "attr" and f.kind not in APP_TYPES and f.key in SALIENT
+        ]
+        facts.sort(key=lambda f: SALIENT.index(f.key))
+        if facts and facts[0].value not in [p.value for p in points]:
+            points.append(facts[0])
+    if len(points) >= 3:
+        # spread over the whole period: "my April" is all of April, not its first fortnight
+        points.sort(key=lambda f: f.when)
+        count = min(5, len(points))
+        chosen = [points[round(i * (len(points) - 1) / (count - 1))] for i in range(count)]
+        items = [f.value for f in chosen]
+        drafts.append(
+            Draft(
+                "summarization",
+                "sum.month",
+                g.say.question("sum.month", g.rng, month=month),
+                "; ".join(items),
+                d.key_points(items),
+                d.proof("key_points", [d.quote(f) for f in chosen]),
+                final,
+                len(items),
+                chapter.id,
+            )
+        )
+    bills = _bills(g, start, end)
+    # the category that shows up most (implicit preference)
+    counts = Counter(ctx["category"] for _, ctx in bills)
+    ranked = counts.most_common(2)
+    if ranked and ranked[0][1] >= 2 and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]):
+        label = ranked[0][0]
+        quotes = [Quote(message_id=f.message_id, text=label) for f, ctx in bills if ctx["category"] == label]
+        drafts.append(
+            Draft(
+                "implicit_preference",
+                "imp.category.month",
+                g.say.question("imp.category.month", g.rng, month=month),
+                label,
+                d.entity(label),
+                d.proof("majority", quotes, field="category", start=start.isoformat(), end=end.isoformat()),
+                final,
+                2,
+                chapter.id,
+                distractors=[c for c in counts if c != label],
+            )
+        )
+    # repeated merchant: count; category with several payments: total
+    merchants = Counter(ctx["merchant"] for _, ctx in bills)
+    app = resources.get(g.lang).anchors.bill.app_name
+    for merchant, count in merchants.items():
+        if count >= 2:
+            rows = [f for f, ctx in bills if ctx["merchant"] == merchant]
+            matching = _matching_system(g, app, merchant, start, end)
+            if {m for m in matching} != {f.message_id for f in rows}:
+                continue
+            drafts.append(
+                Draft(
+                    "multi_hop",
+                    "mh.count_merchant",
+                    g.say.question("mh.count_merchant", g.rng, merchant=merchant, month=month),
+                    g.say.answer("times", n=count),
+                    d.number(count),
+                    d.proof(
+                        "count",
+                        [Quote(message_id=m, text=merchant) for m in matching],
+                        app=app,
+                        needle=merchant,
+                        start=start.isoformat(),
+                        end=end.isoformat(),
+                    ),
+                    final,
+                    count,
+                    chapter.id,
+                )
+            )
+    for label, count in counts.items():
+        if count < 2:
+            continue
+        matching = _matching_system(g, app, label, start, end)
+        rows = [f for f, ctx in bills if ctx["category"] == label]
+        if set(matching) != {f.message_id for f in rows}:
+            continue
+        total = sum(
+            (Decimal(ctx["amount_value"]) for f, ctx in bills if ctx["category"] == label), Decimal("0")
+        )
+        quotes = [Quote(message_id=f.message_id, text=f.value) for f in rows]
+        drafts.append(
+            Draft(
+                "multi_hop",
+                "mh.total_category",
+                g.say.question("mh.total_category", g.rng, category=label, month=month),
+                fmt.format_money(total, g.lang),
+                d.number(total, unit=fmt.CURRENCY[g.lang], aliases=[fmt.format_money(total, g.lang)]),
+                d.proof(
+                    "sum_where", quotes, app=app, needle=label, start=start.isoformat(), end=end.isoformat()
+                ),
+                final,
+                count,
+                chapter.id,
+            )
+        )
+    drafts += _time_of_day(g, start, end, chapter.id, "imp.time_of_day.month", month=month)
+    return drafts
+
+
+def _matching_system(g: Gen, app: str, needle: str, start: date, end: date) -> list[str]:
+    return [
+        m.id
+        for s in g.world.sessions
+        for m in s.messages
+        if m.role == "system" and m.app == app and start <= m.timestamp.date() <= end and needle in m.content
+    ]
+
+
+def _time_of_day(g: Gen, start: date, end: date, node: str, generator: str, **slots: str) -> list[Draft]:
+    sessions = [s for s in g.world.sessions if start <= s.start.date() <= end]
+    counts = Counter(block_of(s.start) for s in sessions)
+    ranked = counts.most_common(2)
+    if not ranked or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]) or ranked[0][1] < 3:
+        return []
+    block = str(ranked[0][0])
+    chosen = [s for s in sessions if block_of(s.start) == block]
+    sample = g.rng.sample(chosen, min(8, len(chosen)))
+    quotes = [
+        Quote(message_id=s.messages[0].id, on=s.start.date()) for s in sorted(sample, key=lambda s: s.start)
+    ]
+    answer = g.say.answer(block)
+    return [
+        Draft(
+            "implicit_preference",
+            generator,
+            g.say.question(generator, g.rng, **slots),
+            answer,
+            d.AnswerSpec(kind="entity", value=block, aliases=[answer]),
+            d.proof("time_of_day", quotes, start=start.isoformat(), end=end.isoformat()),
+            d.final_time(g.world),
+            2,
+            node,
+            distractors=[g.say.answer(b) for b in ("morning", "afternoon", "evening") if b != block],
+        )
+    ]

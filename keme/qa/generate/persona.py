@@ -1,0 +1,419 @@
+"""Persona-level questions: knowledge updates, implicit preferences, generalizations, relationships
+and life changes.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import datetime, time, timedelta
+
+from keme.models import Query, Quote
+from keme.models.attributes import claim_predicate
+from keme.qa import draft as d
+from keme.qa.draft import Draft
+from keme.qa.generate.atoms import _attr_distractors, _attr_spec, _stating
+from keme.qa.generate.context import Gen
+from keme.qa.generate.episode import _bills, _time_of_day
+from keme.qa.options import Balancer, pick_by_rank
+from keme.text import resources
+from keme.text.fill import fill
+
+GENERALIZABLE = (
+    "travel.seat_preference",
+    "diet.favorite_cuisine",
+    "sport.main_sport",
+    "shopping.favorite_platform",
+    "entertainment.music_genre",
+    "diet.diet_type",
+    "transport.commute_mode",
+    "health.allergy",
+)
+
+
+# ================================================================ the root: persona-level questions
+def knowledge_updates(g: Gen, node: str) -> list[Draft]:
+    persona = g.world.persona
+    drafts: list[Draft] = []
+    final = d.final_time(g.world)
+    for attr in persona.attributes():
+        versions = attr.versions
+        if len(versions) < 2 or not all(v.evidence for v in versions):
+            continue
+        forms = g.say.text.attributes[attr.key]
+        last, previous = versions[-1], versions[-2]
+        q_last = Quote(message_id=last.evidence[0], text=last.value)
+        q_prev = Quote(message_id=previous.evidence[0], text=previous.value)
+        spec, answer = _attr_spec(attr.key, last.value, g.lang)
+        after_change = max(
+            g.world.messages[last.evidence[0]].timestamp, g.world.messages[previous.evidence[0]].timestamp
+        )
+        asked = g.when(after_change) or final
+        if forms.current:
+            drafts.append(
+                Draft(
+                    "knowledge_update",
+                    "knowledge_update.current",
+                    g.rng.choice(forms.current),
+                    answer,
+                    spec,
+                    d.proof("attribute", [q_prev, q_last], key=attr.key),
+                    asked,
+                    2,
+                    node,
+                    queries=[Query(subject="persona", target=claim_predicate(attr.key), expect=[last.value])],
+                    distractors=[v.value for v in versions[:-1]]
+                    + _attr_distractors(attr.key, last.value, g.lang)[:2],
+                )
+            )
+        if forms.previous:
+            spec_prev, answer_prev = _attr_spec(attr.key, previous.value, g.lang)
+            current = answer
+            drafts.append(
+                Draft(
+                    "knowledge_update",
+                    "knowledge_update.previous",
+                    d.fill_question(g.rng, forms.previous, current=current),
+                    answer_prev,
+                    spec_prev,
+                    d.proof("attribute", [q_prev, q_last], key=attr.key, version="previous"),
+                    asked,
+                    2,
+                    node,
+                    queries=[
+                        Query(
+                            subject="persona",
+                            target=claim_predicate(attr.key),
+                            at=last.valid_from - timedelta(seconds=1),
+                            expect=[previous.value],
+                        )
+                    ],
+                    distractors=[last.value] + _attr_distractors(attr.key, previous.value, g.lang)[:2],
+                )
+            )
+        if forms.history:
+            items = [v.value for v in versions]
+            quotes = [Quote(message_id=v.evidence[0], text=v.value) for v in versions]
+            shown = [_attr_spec(attr.key, v, g.lang)[1] for v in items]
+            drafts.append(
+                Draft(
+                    "knowledge_update",
+                    "knowledge_update.history",
+                    g.rng.choice(forms.history),
+                    " → ".join(shown),
+                    d.set_spec(items, ordered=True),
+                    d.proof("history", quotes, key=attr.key),
+                    final,
+                    len(items),
+                    node,
+                )
+            )
+        if forms.at_time:
+            for older, newer in zip(versions, versions[1:]):
+                first_day = older.valid_from.date() + timedelta(days=1)
+                last_day = newer.valid_from.date() - timedelta(days=1)
+                if last_day < first_day or not older.evidence:
+                    continue
+                day = first_day + timedelta(days=g.rng.randint(0, (last_day - first_day).days))
+                at = datetime.combine(day, time(12, 0))
+                evidence = [
+                    m
+                    for m in older.evidence
+                    if g.world.messages[m].timestamp <= datetime.combine(last_day, time(23, 59))
+                ]
+                if not evidence:
+                    continue
+                spec_at, answer_at = _attr_spec(attr.key, older.value, g.lang)
+                drafts.append(
+                    Draft(
+                        "knowledge_update",
+                        "knowledge_update.at_time",
+                        d.fill_question(g.rng, forms.at_time, date=g.day(day)),
+                        answer_at,
+                        spec_at,
+                        d.proof(
+                            "attribute",
+                            [Quote(message_id=evidence[0], text=older.value), q_last],
+                            key=attr.key,
+                            at=at.isoformat(),
+                        ),
+                        final,
+                        2,
+                        node,
+                        distractors=[newer.value],
+                        queries=[
+                            Query(
+                                subject="persona",
+                                target=claim_predicate(attr.key),
+                                at=at,
+                                expect=[older.value],
+                            )
+                        ],
+                    )
+                )
+                break
+    return drafts
+
+
+def implicit_overall(g: Gen, node: str) -> list[Draft]:
+    persona = g.world.persona
+    start, end = persona.start.date(), persona.end.date()
+    bills = _bills(g, start, end)
+    drafts: list[Draft] = []
+    final = d.final_time(g.world)
+    for field, generator, minimum in (
+        ("category", "imp.category.all", 3),
+        ("payment_method", "imp.method.all", 3),
+        ("merchant", "imp.merchant.all", 3),
+    ):
+        counts = Counter(ctx[field] for _, ctx in bills)
+        ranked = counts.most_common(2)
+        if not ranked or ranked[0][1] < minimum or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]):
+            continue
+        value = ranked[0][0]
+        rows = [f for f, ctx in bills if ctx[field] == value]
+        quotes = [Quote(message_id=f.message_id, text=value) for f in rows]
+        drafts.append(
+            Draft(
+                "implicit_preference",
+                generator,
+                g.say.question(generator, g.rng),
+                value,
+                d.entity(value),
+                d.proof("majority", quotes, field=field, start=start.isoformat(), end=end.isoformat()),
+                final,
+                2,
+                node,
+                distractors=[c for c in counts if c != value],
+            )
+        )
+    drafts += _time_of_day(g, start, end, node, "imp.time_of_day.all")
+    return drafts
+
+
+def _conflicting(a: str, b: str, groups: list[list[str]]) -> bool:
+    """Two values one option list must not hold together: one is part of the other, or a conflict group
+    of the generalization names both (a vegan menu fits a vegetarian, shrimp is seafood)."""
+    return a in b or b in a or any(a in group and b in group for group in groups)
+
+
+def _preference_options(g: Gen, key: str, value: str, held: set[str], balance: Balancer) -> list[str]:
+    """Up to three alternatives to a preference value, none of which the preference would also accept
+    or the persona ever held, so only knowing the preference singles the option out (allergies: other
+    food allergens, and the question asks which one to avoid); the gold's rank by length among the
+    options is drawn from a balanced sequence, so it is not the longest more often than by chance."""
+    text = g.say.text.generalize[key]
+    pool = (
+        g.say.text.food_allergens
+        if key == "health.allergy"
+        else resources.get(g.lang).persona.attributes[key].values
+    )
+    candidates = [v for v in pool if v not in held and not _conflicting(v, value, text.conflicts)]
+    g.rng.shuffle(candidates)
+    distinct: list[str] = []
+    for candidate in candidates:
+        if not any(_conflicting(candidate, c, text.conflicts) for c in distinct):
+            distinct.append(candidate)
+    k = min(3, len(distinct))
+    if not k:
+        return []
+    chosen, _, _ = pick_by_rank(len(value), [(len(v), v) for v in distinct], k, balance, "length-rank", g.rng)
+    return chosen
+
+
+def generalizations(g: Gen, node: str) -> list[Draft]:
+    """Apply a revealed preference to new situations: one single-choice question per situation, whose
+    options are all plausible and only one of which the preference picks (for an allergy: the one to
+    avoid)."""
+    persona = g.world.persona
+    drafts: list[Draft] = []
+    allergens = set(g.say.text.food_allergens)
+    balance = Balancer(g.rng)
+    for key, text in g.say.text.generalize.items():
+        attr = persona.attribute(key)
+        held = {v.value for v in attr.versions}
+        for version in attr.versions:
+            if not version.evidence or (key == "health.allergy" and version.value not in allergens):
+                continue
+            until = next((v.valid_from for v in attr.versions if v.valid_from > version.valid_from), None)
+            for situation in text.situations:
+                others = _preference_options(g, key, version.value, held, balance)
+                if not others:
+                    break
+                options = [fill(text.option, {"value": v}) for v in [version.value, *others]]
+                g.rng.shuffle(options)
+                holding = [i for i, o in enumerate(options) if version.value in o]
+                if len(holding) != 1:
+                    continue
+                correct = holding[0]
+                letter = "ABCD"[correct]
+                asked = g.when(g.world.messages[version.evidence[0]].timestamp, until)
+                if asked is None:
+                    continue
+                drafts.append(
+                    Draft(
+                        "preference_generalization",
+                        f"gen.{key}",
+                        situation,
+                        f"{letter}. {options[correct]}",
+                        d.choice(letter, options[correct]),
+                        d.proof(
+                            "preference",
+                            [Quote(message_id=version.evidence[0], text=version.value)],
+                            key=key,
+                            mode="match",
+                        ),
+                        asked,
+                        2,
+                        node,
+                        options=options,
+                        format="single_choice",
+                    )
+                )
+    return drafts
+
+
+def _relation(
+    mode: str, label: str, relation_version, quotes: list[Quote], args: dict[str, str]
+) -> str | None:
+    """The relation word for a person, adding its proof: a fixed label, or the sibling relation as
+    revealed."""
+    if mode == "label":
+        args["label"] = label
+        return label
+    if relation_version is None:
+        return None
+    quotes.append(Quote(message_id=relation_version.evidence[0], text=relation_version.value))
+    args["label_key"] = label
+    return relation_version.value
+
+
+def relationships(g: Gen, node: str) -> list[Draft]:
+    persona = g.world.persona
+    drafts: list[Draft] = []
+    final = d.final_time(g.world)
+    relation = persona.attribute("social_circle.sibling_relation").versions
+    relation_version = relation[-1] if relation and relation[-1].evidence else None
+    labels = {
+        "social_circle.best_friend": ("label", g.say.answer("best_friend")),
+        "social_circle.partner": ("label", g.say.answer("partner")),
+        "social_circle.sibling": ("label_key", "social_circle.sibling_relation"),
+    }
+    for key, (mode, label) in labels.items():
+        attr = persona.attribute(key)
+        if not attr.versions or not attr.versions[-1].evidence:
+            continue
+        name = attr.versions[-1].value
+        stating = attr.versions[-1].evidence[0] if mode == "label_key" else _stating(g, key, name)
+        if stating is None:
+            continue
+        quotes = [Quote(message_id=stating, text=name)]
+        args = {"name_key": key, "name": name}
+        answer = _relation(mode, label, relation_version, quotes, args)
+        if answer is None:
+            continue
+        drafts.append(
+            Draft(
+                "relationship",
+                "rel.who_is",
+                g.say.question("rel.who_is", g.rng, name=name),
+                answer,
+                d.entity(answer),
+                d.proof("relation", quotes, **args),
+                final,
+                1,
+                node,
+            )
+        )
+    # who did I travel with, and how are they related to me
+    for fact in g.world.facts:
+        if fact.kind != "trip" or fact.key != "companion":
+            continue
+        for key, (mode, label) in labels.items():
+            version = persona.attribute(key).version_at(fact.when)
+            if version is None or version.value != fact.value or not version.evidence:
+                continue
+            destination = fact.context.get("destination", "")
+            dest_fact = next((f for f in g.world.by_session[fact.session_id] if f.key == "destination"), None)
+            stating = version.evidence[0] if mode == "label_key" else _stating(g, key, fact.value)
+            if stating is None:
+                continue
+            quotes = [
+                Quote(message_id=fact.message_id, text=fact.value),
+                Quote(message_id=stating, text=fact.value),
+            ]
+            args = {"name_key": key, "name": fact.value}
+            answer = _relation(mode, label, relation_version, quotes, args)
+            if answer is None:
+                continue
+            if dest_fact is not None:
+                quotes.append(d.quote(dest_fact))
+            drafts.append(
+                Draft(
+                    "relationship",
+                    "rel.companion_relation",
+                    g.say.question("rel.companion_relation", g.rng, destination=destination),
+                    answer,
+                    d.entity(answer),
+                    d.proof("relation", quotes, **args),
+                    final,
+                    2,
+                    node,
+                )
+            )
+            if dest_fact is not None:
+                bridge = [d.quote(dest_fact)] + quotes[:-1]
+                drafts.append(
+                    Draft(
+                        "multi_hop",
+                        "mh.trip_with_relation",
+                        g.say.question("mh.trip_with_relation", g.rng, relation=answer),
+                        dest_fact.value,
+                        d.entity(dest_fact.value),
+                        d.proof("value", bridge),
+                        final,
+                        2,
+                        node,
+                        queries=[
+                            Query(
+                                subject="event",
+                                target="destination",
+                                where={"companion": fact.value},
+                                expect=[dest_fact.value],
+                            )
+                        ],
+                    )
+                )
+    return drafts
+
+
+def life_changes(g: Gen, node: str) -> list[Draft]:
+    persona = g.world.persona
+    points: list[tuple[Quote, str]] = []
+    for attr in persona.attributes():
+        for index, version in enumerate(attr.versions):
+            if (
+                (index > 0 or version.valid_from > persona.start)
+                and version.evidence
+                and attr.key not in ("home.neighborhood", "pets.pet_species")
+            ):
+                shown = _attr_spec(attr.key, version.value, g.lang)[1]
+                points.append((Quote(message_id=version.evidence[0], text=version.value), shown))
+    points.sort(key=lambda p: g.world.messages[p[0].message_id].timestamp)
+    if len(points) < 3:
+        return []
+    chosen = [q for q, _ in points[:6]]
+    months = max(1, round((persona.end - persona.start).days / 30.4))
+    items = [q.text or "" for q in chosen]
+    return [
+        Draft(
+            "summarization",
+            "sum.changes",
+            g.say.question("sum.changes", g.rng, n=months),
+            "; ".join(s for _, s in points[:6]),
+            d.key_points(items),
+            d.proof("key_points", chosen),
+            d.final_time(g.world),
+            len(items),
+            node,
+        )
+    ]
