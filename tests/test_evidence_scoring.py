@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from eval.report import NOT_A_RANKING, leaderboard_rows, question_results
-from keme.models import AnswerSpec, Proof, QAItem
+from keme.models import AnswerSpec, QAItem
+from keme.models.proof import ValueProof
 
 
 def item(evidence: list[str], also: dict[str, list[str]] | None = None, kind: str = "number") -> QAItem:
@@ -29,7 +30,7 @@ def item(evidence: list[str], also: dict[str, list[str]] | None = None, kind: st
         difficulty="easy",
         language="en",
         node="p01-c01-e06",
-        proof=Proof(op="value", quotes=[]),
+        proof=ValueProof(op="value", quotes=[]),
     )
 
 

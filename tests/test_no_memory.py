@@ -13,7 +13,8 @@ from eval.judge import RuleJudge
 from eval.registry import REGISTRY, create
 from eval.run import Settings, run
 from keme.errors import KemeError
-from keme.models import AnswerSpec, Proof, QAItem
+from keme.models import AnswerSpec, QAItem
+from keme.models.proof import ValueProof
 
 
 def choice(number: int, options: list[str], gold: str, language: str = "en") -> QAItem:
@@ -34,7 +35,7 @@ def choice(number: int, options: list[str], gold: str, language: str = "en") -> 
         format="single_choice",
         options=options,
         node="p01-c01-e06",
-        proof=Proof(op="value", quotes=[]),
+        proof=ValueProof(op="value", quotes=[]),
     )
 
 

@@ -12,7 +12,8 @@ from types import SimpleNamespace
 import pytest
 from conftest import ROOT
 
-from keme.models import AnswerSpec, Proof, QAItem, Quote
+from keme.models import AnswerSpec, QAItem, Quote
+from keme.models.proof import AttributeProof, OrderProof, ValueProof
 from keme.qa import blind, build, phrasing
 from keme.qa import generate as gen
 from keme.qa.draft import Draft
@@ -59,7 +60,7 @@ def _item(options: list[str], letter: str = "A", **update) -> QAItem:
         format="single_choice",
         options=options,
         node="p01-e1",
-        proof=Proof(op="value", quotes=[Quote(message_id="p01-s0001-m01", text=options[0])]),
+        proof=ValueProof(op="value", quotes=[Quote(message_id="p01-s0001-m01", text=options[0])]),
     )
     return QAItem(**(base | update))
 
@@ -94,7 +95,7 @@ def test_moving_an_order_gold_moves_its_quotes_with_the_options():
                 "Which happened first: paying at Marriott or my trip to Vancouver?",
                 "A. paying at Marriott",
                 AnswerSpec(kind="choice", value="A", aliases=["paying at Marriott"]),
-                Proof(op="order", quotes=quotes),
+                OrderProof(op="order", quotes=quotes),
                 datetime(2026, 5, 1),
                 2,
                 "p01-root",
@@ -233,7 +234,7 @@ def test_generated_amounts_keep_the_golds_roundness_and_no_simple_ratio():
         "What's my monthly budget now?",
         "$5,000",
         AnswerSpec(kind="number", value="5000.00", unit="USD"),
-        Proof(op="attribute", quotes=[], args={"key": "finance.monthly_budget"}),
+        AttributeProof(op="attribute", quotes=[], args={"key": "finance.monthly_budget"}),
         datetime(2026, 6, 1),
         2,
         "p01-root",
