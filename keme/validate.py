@@ -303,6 +303,10 @@ def check_uniqueness(items: list[QAItem], worlds: dict) -> list[Violation]:
     return out
 
 
+# words that pick one of several records by order: a qualifier as good as a date
+ORDINALS = ("first", "last time", "most recent", "第一次", "头一回", "最早", "最后一次", "最近一次")
+
+
 def _shared_title(item: QAItem, world) -> str | None:
     """A record title the question quotes that several records seen before it carry, with none of their
     dates in the question to tell them apart."""
@@ -312,6 +316,8 @@ def _shared_title(item: QAItem, world) -> str | None:
             if claim.valid_from <= item.asked_at:
                 titles[claim.value].add(claim.subject)
     question = item.question
+    if any(word in question.lower() for word in ORDINALS):
+        return None  # "the first time I wrote 'X'" picks one of the records
     for title, subjects in titles.items():
         if len(subjects) < 2 or not title or title not in question:
             continue
