@@ -35,11 +35,10 @@ from keme.omni.render import Renderer
 from keme.omni.screens import MODELS
 from keme.prior.anchors import anchor_message_text
 from keme.qa.facts import worlds_of
-from keme.qa.resolve import Ledger, uniqueness
+from keme.qa.resolve import Ledger, record_titles, shared_title, uniqueness
 from keme.qa.verify import verify_items
 from keme.synth.state import dialogue_hash
 from keme.text import resources
-from keme.text.dates import dates_in
 from keme.text.normalize import norm_text
 from keme.world.catalog import load_catalog
 from keme.world.check import RULES, check_world
@@ -279,6 +278,7 @@ def check_uniqueness(items: list[QAItem], worlds: dict) -> list[Violation]:
     one gold, and a question naming a record title several records share says which one it means."""
     out = []
     ledgers = {pid: Ledger(w.claims, w.messages) for pid, w in worlds.items()}
+    titles = {pid: record_titles(w.claims) for pid, w in worlds.items()}
     golds: dict[tuple[str, str], set[str]] = defaultdict(set)
     for item in items:
         ledger = ledgers.get(item.persona_id)
@@ -288,7 +288,7 @@ def check_uniqueness(items: list[QAItem], worlds: dict) -> list[Violation]:
         if problem is not None:
             out.append(Violation("qa", item.id, f"not_unique: {problem}"))
         golds[(item.persona_id, norm_text(item.question))].add(item.answer)
-        shared = _shared_title(item, worlds[item.persona_id])
+        shared = shared_title(item.question, item.asked_at, titles[item.persona_id])
         if shared:
             out.append(Violation("qa", item.id, f"shared_title: {shared}"))
     for (persona_id, question), answers in sorted(golds.items()):
@@ -301,34 +301,6 @@ def check_uniqueness(items: list[QAItem], worlds: dict) -> list[Violation]:
                 )
             )
     return out
-
-
-# words that pick one of several records by order: a qualifier as good as a date
-ORDINALS = ("first", "last time", "most recent", "第一次", "头一回", "最早", "最后一次", "最近一次")
-
-
-def _shared_title(item: QAItem, world) -> str | None:
-    """A record title the question quotes that several records seen before it carry, with none of their
-    dates in the question to tell them apart."""
-    titles: dict[str, set[str]] = defaultdict(set)
-    for claim in world.claims:
-        if claim.predicate == "title" and claim.subject.startswith("anchor:") and claim.speaker == "app":
-            if claim.valid_from <= item.asked_at:
-                titles[claim.value].add(claim.subject)
-    question = item.question
-    if any(word in question.lower() for word in ORDINALS):
-        return None  # "the first time I wrote 'X'" picks one of the records
-    for title, subjects in titles.items():
-        if len(subjects) < 2 or not title or title not in question:
-            continue
-        days = {
-            world.anchors[s.split(":", 1)[1]].timestamp.date()
-            for s in subjects
-            if s.split(":", 1)[1] in world.anchors
-        }
-        if not any(d in dates_in(question, d.year) for d in days):
-            return f"{title!r} is the title of {len(subjects)} records"
-    return None
 
 
 def check_graph(

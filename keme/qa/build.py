@@ -28,7 +28,7 @@ from keme.qa.draft import Draft
 from keme.qa.facts import World, worlds_of
 from keme.qa.llm_roles import apply_llm_roles
 from keme.qa.options import Balancer, Values
-from keme.qa.resolve import Ledger, completed, uniqueness
+from keme.qa.resolve import Ledger, completed, record_titles, shared_title, uniqueness
 from keme.qa.verify import Verifier
 from keme.qa.visual import visual_drafts
 from keme.seeding import rng_for
@@ -122,6 +122,7 @@ def filter_drafts(drafts: list[Draft], world: World, report: QAReport) -> list[D
     """Verified, leak-free, distinct drafts (first one wins among duplicates)."""
     verifier = Verifier(world)
     ledger = Ledger(world.claims, world.messages)
+    titles = record_titles(world.claims)
     kept: list[Draft] = []
     seen_exact: set[tuple[str, str, str]] = set()
     golds: dict[str, str] = {}
@@ -132,7 +133,7 @@ def filter_drafts(drafts: list[Draft], world: World, report: QAReport) -> list[D
         if problems:
             report.rejected[problems[0].reason] += 1
             continue
-        if uniqueness(item, ledger) is not None:
+        if uniqueness(item, ledger) is not None or shared_title(item.question, item.asked_at, titles):
             report.rejected[f"not_unique.{draft.type}"] += 1
             continue
         exact = (draft.type, _answer_key(draft), norm_text(draft.question))

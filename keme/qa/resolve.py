@@ -17,6 +17,7 @@ from datetime import datetime
 from decimal import Decimal, InvalidOperation
 
 from keme.models import Claim, Message, QAItem, Query
+from keme.text.dates import dates_in
 from keme.text.normalize import norm_text
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
@@ -254,3 +255,34 @@ def _same_day(resolution: Resolution, ledger: Ledger, evidence: list[str]) -> di
         if others:
             out[message_id] = others
     return out
+
+
+# words that pick one of several records by order: a qualifier as good as a date
+ORDINALS = ("first", "last time", "most recent", "第一次", "头一回", "最早", "最后一次", "最近一次")
+QUOTES = ("'{}'", "「{}」", "“{}”", "‘{}’", '"{}"')
+
+
+def record_titles(claims: list[Claim]) -> dict[str, list[tuple[datetime, str]]]:
+    """Every app record's title: when it was recorded, and the record (`anchor:<id>`)."""
+    titles: dict[str, list[tuple[datetime, str]]] = defaultdict(list)
+    for claim in claims:
+        if claim.predicate == "title" and claim.subject.startswith("anchor:") and claim.speaker == "app":
+            titles[claim.value].append((claim.valid_from, claim.subject))
+    return titles
+
+
+def shared_title(
+    question: str, asked_at: datetime, titles: dict[str, list[tuple[datetime, str]]]
+) -> str | None:
+    """A record title the question quotes that several records recorded before it carry, with neither an
+    ordinal nor one of their days in the question to tell them apart."""
+    if any(word in question.lower() for word in ORDINALS):
+        return None  # "the first time I wrote 'X'" picks one of the records
+    for title, records in titles.items():
+        seen = {subject: when for when, subject in records if when <= asked_at}
+        if len(seen) < 2 or not title or not any(q.format(title) in question for q in QUOTES):
+            continue
+        days = {when.date() for when in seen.values()}
+        if not any(day in dates_in(question, day.year) for day in days):
+            return f"{title!r} is the title of {len(seen)} records"
+    return None
