@@ -7,7 +7,8 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
-from keme.models import Quote
+from keme.models import Query, Quote
+from keme.models.attributes import claim_predicate
 from keme.qa import draft as d
 from keme.qa.draft import Draft
 from keme.qa.generate.atoms import SOCIAL_NAMES, _queries
@@ -41,6 +42,7 @@ def abstentions(g: Gen, node: str) -> list[Draft]:
                     final,
                     1,
                     node,
+                    queries=[Query(subject="persona", target=claim_predicate(key), expect=[])],
                 )
             )
     merchants = sorted({m for c in res.anchors.bill.categories.values() for m in c.merchants if "{" not in m})
@@ -74,6 +76,8 @@ def abstentions(g: Gen, node: str) -> list[Draft]:
                     final,
                     1,
                     node,
+                    # nothing in the ledger or the text names it: no day it was talked about
+                    queries=[Query(subject="any", target="said_on", where={slot: value}, expect=[])],
                 )
             )
     return drafts

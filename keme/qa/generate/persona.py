@@ -267,6 +267,9 @@ def generalizations(g: Gen, node: str) -> list[Draft]:
                         node,
                         options=options,
                         format="single_choice",
+                        queries=[
+                            Query(subject="persona", target=claim_predicate(key), expect=[version.value])
+                        ],
                     )
                 )
     return drafts
@@ -322,6 +325,7 @@ def relationships(g: Gen, node: str) -> list[Draft]:
                 final,
                 1,
                 node,
+                queries=[Query(subject="persona", target=key, expect=[name])],
             )
         )
     # who did I travel with, and how are they related to me
@@ -358,6 +362,15 @@ def relationships(g: Gen, node: str) -> list[Draft]:
                     final,
                     2,
                     node,
+                    queries=[
+                        Query(subject="persona", target=key, expect=[fact.value]),
+                        Query(
+                            subject="event",
+                            target="companion",
+                            where={"destination": destination},
+                            expect=[fact.value],
+                        ),
+                    ],
                 )
             )
             if dest_fact is not None:
