@@ -86,10 +86,37 @@ class Ledger:
         self.by_subject = defaultdict(list)
         for claim in self.claims:
             self.by_subject[claim.subject].append(claim)
+        self._normed: dict[str, str] | None = None
+        self._naming: dict[tuple[str, ...], list[Message]] = {}
+        self._said = {c.id: self._said_at(c) for c in self.claims}
+        # (predicate, canonical value) -> the subjects with such a claim: a query's candidates
+        self._holders: dict[tuple[str, str], set[str]] = defaultdict(set)
+        for claim in self.claims:
+            self._holders[(claim.predicate, canon(claim.value))].add(claim.subject)
 
-    def said_at(self, claim: Claim) -> datetime:
+    @property
+    def normed(self) -> dict[str, str]:
+        """Every message's text normalised once (mention checks run for every candidate question)."""
+        if self._normed is None:
+            self._normed = {mid: norm_text(m.content) for mid, m in self.messages.items()}
+        return self._normed
+
+    def _said_at(self, claim: Claim) -> datetime:
         message = self.messages.get(claim.message_id)
         return message.timestamp if message is not None else claim.valid_from
+
+    def said_at(self, claim: Claim) -> datetime:
+        said = self._said.get(claim.id)
+        return said if said is not None else self._said_at(claim)
+
+    def naming(self, needles: tuple[str, ...]) -> list[Message]:
+        """The messages whose normalised text contains every needle (cached: candidates share topics)."""
+        if needles not in self._naming:
+            normed = self.normed
+            self._naming[needles] = [
+                m for m in self.messages.values() if all(n in normed[m.id] for n in needles)
+            ]
+        return self._naming[needles]
 
     def _visible(self, subject: str, asked_at: datetime) -> list[Claim]:
         return [c for c in self.by_subject.get(subject, []) if self.said_at(c) <= asked_at]
@@ -106,7 +133,16 @@ class Ledger:
 
     def subjects(self, query: Query, asked_at: datetime) -> list[str]:
         kind = query.subject
-        names = [s for s in self.by_subject if kind == "any" or s == kind or s.startswith(f"{kind}:")]
+        pool: set[str] | None = None
+        for predicate, value in query.where.items():
+            if predicate != "said_on":
+                holders = self._holders.get((predicate, canon(value)), set())
+                pool = holders if pool is None else pool & holders
+        names = [
+            s
+            for s in self.by_subject
+            if (pool is None or s in pool) and (kind == "any" or s == kind or s.startswith(f"{kind}:"))
+        ]
         return [s for s in names if self._matches(self._visible(s, asked_at), query.where)]
 
     def _qualifying(
@@ -169,11 +205,8 @@ class Ledger:
                 ):
                     days.add(self.said_at(claim).date().isoformat())
                     found.append(claim)
-        mentions = [
-            m.id
-            for m in self.messages.values()
-            if m.timestamp <= asked_at and names and all(norm_text(n) in norm_text(m.content) for n in names)
-        ]
+        needles = tuple(norm_text(n) for n in names)
+        mentions = [m.id for m in self.naming(needles) if m.timestamp <= asked_at] if needles else []
         backed = frozenset(days)
         days |= {self.messages[m].timestamp.date().isoformat() for m in mentions}
         if query.pick == "first" and days:
