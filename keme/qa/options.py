@@ -243,8 +243,12 @@ def money_distractors(
         ]
         if len(pool) < 2 * k:
             pool += [v for v in dict.fromkeys(wider) if v not in pool]
-    if roundness(gold) < 3:  # round hundreds are simple multiples of one another whichever is the gold
-        pool = [v for v in pool if not simple_ratio(v, gold)]
+    # an amount at a simple ratio to the gold makes the gold the one the others are multiples of; round
+    # hundreds are multiples of one another whichever is the gold, so they keep such amounts only when
+    # too few others are left
+    plain = [v for v in pool if not simple_ratio(v, gold)]
+    if roundness(gold) < 3 or len(plain) >= k:
+        pool = plain
     picked, need_below, need_above = pick_by_rank(
         float(gold), [(float(v), str(v)) for v in pool], k, balance, "value-rank", rng, (k, k)
     )
