@@ -277,7 +277,7 @@ def check_uniqueness(items: list[QAItem], worlds: dict) -> list[Violation]:
     """Every question has exactly its gold as answer in the persona's whole ledger, one question text has
     one gold, and a question naming a record title several records share says which one it means."""
     out = []
-    ledgers = {pid: Ledger(w.claims, w.messages) for pid, w in worlds.items()}
+    ledgers = {pid: Ledger.of(w) for pid, w in worlds.items()}
     titles = {pid: record_titles(w.claims) for pid, w in worlds.items()}
     golds: dict[tuple[str, str], set[str]] = defaultdict(set)
     for item in items:

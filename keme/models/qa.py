@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -61,17 +61,37 @@ class Query(BaseModel):
     claim with that predicate and value (`said_on` qualifies by a day a claim of the subject was said).
     The answer is the set of values their `target` claims take (`said_on` as a target: the days the
     subjects were talked about), at time `at` for claims that change (persona attributes). It must be
-    exactly `expect`.
+    exactly `expect`. An `image` query asks the screenshots shared before the question whose template
+    and `about` match `where` (`said_on`: the day it was shared) for a fact of their rendered page.
     """
 
     model_config = ConfigDict(extra="forbid")
 
-    subject: Literal["anchor", "event", "persona", "any"]
-    target: str = Field(description="a predicate, or 'said_on' for the days the subjects were talked about")
+    subject: Literal["anchor", "event", "persona", "any", "image"]
+    target: str = Field(
+        description="a predicate, or 'said_on' for the days the subjects were talked about; for images, a "
+        "fact read from the rendered page, or 'lines' for how many lines it shows"
+    )
     where: dict[str, str] = Field(default_factory=dict, description="qualifier predicate -> canonical value")
     at: datetime | None = Field(default=None, description="claims valid at this time (default: asked_at)")
     pick: Literal["all", "first"] = Field(
         default="all", description="'first': only the earliest day (a question about the first time)"
+    )
+    source: Literal["any", "app"] = Field(
+        default="any", description="'app': only the app's own records count ('by my bill records')"
+    )
+    start: date | None = Field(default=None, description="first day of the period asked about")
+    end: date | None = Field(default=None, description="last day of the period asked about")
+    aggregate: Literal["values", "count", "sum", "mode", "history", "span", "covers", "sessions"] = Field(
+        default="values",
+        description=(
+            "what the answer is of the target claims (said within the period, if any): 'values' the set "
+            "of their values; 'count' how many subjects have one; 'sum' the total of one value per "
+            "subject; 'mode' the value most subjects have (a tie is two answers); 'history' the values "
+            "in the order they took effect; 'span' days from the first to the last `said_on` day; "
+            "'covers' the expected values are among them, from exactly one subject or period, and "
+            "spread over the whole period; 'sessions' the time of day most sessions of the period began"
+        ),
     )
     expect: list[str] = Field(description="the canonical values the resolution must give, exactly")
 

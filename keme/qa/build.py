@@ -121,7 +121,7 @@ def _answer_key(draft: Draft) -> str:
 def filter_drafts(drafts: list[Draft], world: World, report: QAReport) -> list[Draft]:
     """Verified, leak-free, distinct drafts (first one wins among duplicates)."""
     verifier = Verifier(world)
-    ledger = Ledger(world.claims, world.messages)
+    ledger = Ledger.of(world)
     titles = record_titles(world.claims)
     kept: list[Draft] = []
     seen_exact: set[tuple[str, str, str]] = set()
@@ -219,41 +219,124 @@ def _display(spec: AnswerSpec, value: str, lang: str) -> str:
     return value
 
 
+def _distractors(draft: Draft, values: Values | None, rng: random.Random, balance: Balancer) -> list[str]:
+    if draft.spec.kind == "number" and draft.spec.unit in ("USD", "CNY"):
+        return opts.money_distractors(draft, values, rng, balance)
+    if draft.spec.kind == "number":
+        return opts.int_distractors(draft, values, rng, balance)
+    if draft.spec.kind == "date":
+        return opts.date_distractors(draft, values, rng, balance)
+    return opts.entity_distractors(draft, values, rng, balance)
+
+
+def _option_lists(
+    draft: Draft, values: Values | None, rng: random.Random, balance: Balancer, lang: str
+) -> list[tuple[list[str], tuple[str, int, int] | None]]:
+    """Trial option lists for a choice item, one per rank of the gold among them (by value, or by
+    length for names), each with the rank it took; the right answer is the list's last option."""
+    right = (
+        draft.answer if draft.spec.kind == "entity" else _display(draft.spec, draft.spec.value or "", lang)
+    )
+    trials: dict[tuple[str, ...], tuple[str, int, int] | None] = {}
+    balance.probing = True
+    try:
+        for forced in range(4):
+            balance.forced = forced
+            trial = random.Random(rng.random())
+            wrong = _distractors(draft, values, trial, balance)
+            shown = [w for w in dict.fromkeys(_display(draft.spec, w, lang) for w in wrong) if w != right]
+            if len(shown) >= 2:
+                trials.setdefault((*shown[:3], right), balance.last)
+    finally:
+        balance.forced, balance.probing = None, False
+    return [(list(options), rank) for options, rank in trials.items()]
+
+
+def _alternative_lists(
+    draft: Draft, rng: random.Random, balance: Balancer
+) -> list[tuple[list[str], tuple[str, int, int] | None]]:
+    """Trial option lists for a choice item the generator made with a pool of alternatives (a
+    preference's other plausible values), one per rank of the gold by length; the gold last."""
+    gold = draft.options[LETTERS.index(draft.spec.value or "A")]
+    pool = [a for a in dict.fromkeys(draft.distractors) if a != gold]
+    k = len(draft.options) - 1
+    if len(pool) <= k:
+        return []
+    trials: dict[tuple[str, ...], tuple[str, int, int] | None] = {}
+    balance.probing = True
+    try:
+        for forced in range(k + 1):
+            balance.forced = forced
+            chosen, _, _ = opts.pick_by_rank(
+                len(gold), [(len(a), a) for a in pool], k, balance, "length-rank", random.Random(rng.random())
+            )
+            trials.setdefault((*chosen, gold), balance.last)
+    finally:
+        balance.forced, balance.probing = None, False
+    return [(list(options), rank) for options, rank in trials.items()]
+
+
+def _best_list(
+    draft: Draft, trials: list[tuple[list[str], tuple[str, int, int] | None]], balance: Balancer
+) -> list[str]:
+    """The trial list (gold last) whose best order pays the blind heuristics most of what they are
+    owed, then the one whose rank was used least; its rank is counted."""
+    year = draft.asked_at.year
+
+    def merit(trial: tuple[list[str], tuple[str, int, int] | None]) -> tuple[float, int]:
+        options, rank = trial
+        target = balance.peek("position", len(options))
+        paid = opts.placement_score(options, options[-1], target, year, balance.owed)
+        return (round(paid, 9), -(balance.use(*rank) if rank else 0))
+
+    options, rank = max(trials, key=merit)
+    balance.commit(rank)
+    return options
+
+
 def apply_formats(
-    drafts: list[Draft], spec: QASpec, rng: random.Random, lang: str, values: Values | None = None
+    drafts: list[Draft],
+    spec: QASpec,
+    rng: random.Random,
+    lang: str,
+    values: Values | None = None,
+    balance: Balancer | None = None,
 ) -> None:
     """Turn a share of open items into single- or multiple-choice items whose distractors are the
-    persona's own values of the same kind (keme.qa.options), then put the golds at balanced letters."""
-    balance = Balancer(rng)
+    persona's own values of the same kind (keme.qa.options), and put every single-choice gold at a
+    balanced letter. Of the option lists each rank of the gold gives, the one kept is the one that
+    brings the blind heuristics closest to chance over the dataset so far (`balance` carries that
+    over every persona)."""
+    balance = balance or Balancer(rng)
+    # letters are balanced within each persona (counts differ by at most one), so the letter other
+    # personas favour tells nothing; ranks and the heuristics' hits carry over the whole dataset
+    balance.cycles.clear()
     for draft in drafts:
+        if opts.is_single_choice(draft):  # options made by the generator (preferences, order)
+            trials = _alternative_lists(draft, rng, balance)
+            if trials:
+                draft.options = _best_list(draft, trials, balance)
+                letter = LETTERS[len(draft.options) - 1]
+                draft.spec = draft.spec.model_copy(update={"value": letter})
+            opts.place_gold(draft, balance, rng)
+            continue
         if draft.format != "open" or draft.type in ("abstention", "adversarial"):
             continue  # options would argue with a false premise the question states
         draft.open_form = (draft.spec, draft.answer, list(draft.options), draft.format)
         kind = draft.spec.kind
         if kind in ("entity", "number", "date") and rng.random() < spec.single_choice_share:
-            if kind == "number" and draft.spec.unit in ("USD", "CNY"):
-                wrong = opts.money_distractors(draft, values, rng, balance)
-            elif kind == "number":
-                wrong = opts.int_distractors(draft, values, rng, balance)
-            elif kind == "date":
-                wrong = opts.date_distractors(draft, values, rng, balance)
-            else:
-                wrong = opts.entity_distractors(draft, values, rng, balance)
-            wrong_shown = list(dict.fromkeys(_display(draft.spec, w, lang) for w in wrong))
-            # entities show the answer as written (a localized label may stand for a canonical key)
-            right = draft.answer if kind == "entity" else _display(draft.spec, draft.spec.value or "", lang)
-            wrong_shown = [w for w in wrong_shown if w != right]
-            if len(wrong_shown) < 2:
+            trials = _option_lists(draft, values, rng, balance, lang)
+            if not trials:
                 continue
-            options = wrong_shown[:3] + [right]
-            rng.shuffle(options)
-            letter = LETTERS[options.index(right)]
+            options = _best_list(draft, trials, balance)
+            right = options[-1]
             draft.options = options
             draft.format = "single_choice"
             draft.spec = AnswerSpec(
-                kind="choice", value=letter, aliases=[right], option_value=draft.spec.value
+                kind="choice", value=LETTERS[len(options) - 1], aliases=[right], option_value=draft.spec.value
             )
-            draft.answer = f"{letter}. {right}"
+            draft.answer = f"{LETTERS[len(options) - 1]}. {right}"
+            opts.place_gold(draft, balance, rng)
         elif (
             kind in ("set", "free")
             and draft.spec.items
@@ -269,11 +352,12 @@ def apply_formats(
             draft.options = options
             draft.format = "multiple_choice"
             draft.spec = AnswerSpec(kind="set", items=list(draft.spec.items))
-    opts.place_golds(drafts, rng)
 
 
 # ---------------------------------------------------------------- the stage
-def build_items(world: World, spec: QASpec, seed: int, report: QAReport) -> list[QAItem]:
+def build_items(
+    world: World, spec: QASpec, seed: int, report: QAReport, balance: Balancer | None = None
+) -> list[QAItem]:
     months = max(1.0, (world.persona.end - world.persona.start).days / 30.4)
     target = round(spec.per_month * months)
     drafts = candidates(world, spec, seed)
@@ -281,11 +365,11 @@ def build_items(world: World, spec: QASpec, seed: int, report: QAReport) -> list
     kept = filter_drafts(drafts, world, report)
     rng = rng_for(seed, world.persona.id, "qa", "select")
     chosen = select(kept, target, spec, rng)
-    apply_formats(chosen, spec, rng, world.lang, Values.of(world))
+    apply_formats(chosen, spec, rng, world.lang, Values.of(world), balance)
     chosen.sort(key=lambda x: (SELECTABLE.index(x.type), x.subtype, x.asked_at, x.question))
     ids = {id(x): f"{world.persona.id}-q{n:04d}" for n, x in enumerate(chosen, start=1)}
     verifier = Verifier(world)
-    ledger = Ledger(world.claims, world.messages)
+    ledger = Ledger.of(world)
     final = []
     for draft in chosen:
         item = draft.to_item(ids[id(draft)], world, [ids[id(s)] for s in draft.sub if id(s) in ids])
@@ -303,11 +387,13 @@ def synthesize_qa(worlds: list[World], cfg: SynthConfig, brain=None) -> tuple[li
     """All personas' items; with the LLM brain, questions are reworded and second-checked by the model."""
     report = QAReport()
     items: list[QAItem] = []
+    # letters, ranks and the blind heuristics' hits are balanced over the dataset, not per persona
+    balance = Balancer(rng_for(cfg.seed, "qa", "balance"))
     for world in worlds:
         spec = cfg.qa
         if world.images:  # model_copy: the visual share lives in the omni section, not in the text mix
             spec = spec.model_copy(update={"mix": spec.mix | {"visual_reasoning": cfg.omni.visual_share}})
-        own = build_items(world, spec, cfg.seed, report)
+        own = build_items(world, spec, cfg.seed, report, balance)
         if brain is not None and getattr(brain, "client", None) is not None and cfg.brain.mode == "llm":
             own, dropped = apply_llm_roles(own, world, brain, cfg)
             if dropped:

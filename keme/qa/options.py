@@ -33,20 +33,37 @@ DATE_WINDOW = 45  # days either side of the gold a real date may come from
 
 @dataclass
 class Balancer:
-    """Balanced choices, deterministic from the rng: letters from one shuffled cycle of 0..n-1 after
-    another (counts differ by at most one), ranks as the feasible one chosen least so far (a gold too
-    short to be the longest option makes up for it on a later item)."""
+    """Balanced choices, deterministic from the rng, kept over a whole dataset: letters from one
+    shuffled cycle of 0..n-1 after another (counts differ by at most one), ranks as the feasible one
+    chosen least so far (a gold too short to be the longest option makes up for it on a later item),
+    and `owed`, per blind heuristic, the chance-level hits minus the hits so far, which the next
+    option lists pay back (keme.qa.build tries each rank and keeps the list that pays most).
+
+    `forced` asks `rank` for one rank where feasible; while `probing`, ranks are not counted (a trial
+    list), and `last` says which one the last call chose, for `commit`."""
 
     rng: random.Random
     cycles: dict[tuple[str, int], list[int]] = field(default_factory=dict)
     counts: dict[tuple[str, int], list[int]] = field(default_factory=dict)
+    owed: dict[str, float] = field(default_factory=lambda: {s: 0.0 for s in CONTENT_STRATEGIES})
+    forced: int | None = None
+    probing: bool = False
+    last: tuple[str, int, int] | None = None
 
     def draw(self, purpose: str, n: int) -> int:
+        cycle = self._cycle(purpose, n)
+        return cycle.pop()
+
+    def peek(self, purpose: str, n: int) -> int:
+        """The value the next `draw` gives."""
+        return self._cycle(purpose, n)[-1]
+
+    def _cycle(self, purpose: str, n: int) -> list[int]:
         cycle = self.cycles.setdefault((purpose, n), [])
         if not cycle:
             cycle.extend(range(n))
             self.rng.shuffle(cycle)
-        return cycle.pop()
+        return cycle
 
     def rank(self, purpose: str, k: int, below: int, above: int) -> int:
         """How many of `k` distractors go below the gold, given how many each side can take."""
@@ -54,10 +71,24 @@ class Balancer:
         if not feasible:
             return min(k, below)
         counts = self.counts.setdefault((purpose, k), [0] * (k + 1))
-        least = min(counts[r] for r in feasible)
-        chosen = self.rng.choice([r for r in feasible if counts[r] == least])
-        counts[chosen] += 1
+        if self.forced in feasible:
+            chosen = self.forced
+        else:
+            least = min(counts[r] for r in feasible)
+            chosen = min(r for r in feasible if counts[r] == least)
+        self.last = (purpose, k, chosen)
+        if not self.probing:
+            counts[chosen] += 1
         return chosen
+
+    def use(self, purpose: str, k: int, rank: int) -> int:
+        """How often `rank` was chosen so far (a trial list whose rank was used less is preferred)."""
+        return self.counts.get((purpose, k), [0] * (k + 1))[rank]
+
+    def commit(self, chosen: tuple[str, int, int] | None) -> None:
+        if chosen is not None:
+            purpose, k, rank = chosen
+            self.counts.setdefault((purpose, k), [0] * (k + 1))[rank] += 1
 
 
 # ---------------------------------------------------------------- the persona's values
@@ -373,43 +404,59 @@ def entity_distractors(
 
 
 # ---------------------------------------------------------------- gold positions
-def place_golds(drafts: list[Draft], rng: random.Random) -> None:
-    """Move every single-choice gold to a letter drawn from a balanced sequence per option count, and
-    order the other options so that the blind heuristics' ties (keme.qa.blind: the two middle values,
-    equally long options) keep each heuristic's hits at chance over the dataset.
+def _orders(options: list[str], current: int, target: int, year: int, owed: dict[str, float]):
+    """Every order of the options with the gold (index `current`) at `target`, scored by how much of
+    what the heuristics are owed it pays: a hit where one is owed counts for it, one where it is
+    ahead counts against. Yields (score, order, hits)."""
+    others = [i for i in range(len(options)) if i != current]
+    for rest in itertools.permutations(others):
+        order = list(rest[:target]) + [current] + list(rest[target:])
+        shown = [options[i] for i in order]
+        hits = {s: choose_option(shown, s, year, BlindStats()) for s in CONTENT_STRATEGIES}
+        score = sum(owed[s] if hits[s] == target else -owed[s] for s in owed if hits[s] is not None)
+        yield score, order, hits
+
+
+def placement_score(options: list[str], gold: str, target: int, year: int, owed: dict[str, float]) -> float:
+    """The best score any order of these options can reach with the gold at letter `target`."""
+    return max(score for score, _, _ in _orders(options, options.index(gold), target, year, owed))
+
+
+def place_gold(draft: Draft, balance: Balancer, rng: random.Random) -> None:
+    """Move a single-choice gold to the next balanced letter for its option count, ordering the other
+    options so that the blind heuristics' ties (keme.qa.blind: the two middle values, equally long
+    options) pay back what each is owed, and record the hits.
 
     An `order` proof (quote i is option i) moves its quotes with the options; a `preference` proof
     reads the options themselves.
     """
-    balance = Balancer(rng)
-    owed = {s: 0.0 for s in CONTENT_STRATEGIES}  # chance hits minus hits so far, per heuristic
+    n = len(draft.options)
+    current = LETTERS.index(draft.spec.value or "A")
+    gold = draft.options[current]
+    target = balance.draw("position", n)
+    year = draft.asked_at.year
+    scored = list(_orders(draft.options, current, target, year, balance.owed))
+    top = max(score for score, _, _ in scored)
+    _, order, hits = rng.choice([x for x in scored if x[0] == top])
+    for strategy, hit in hits.items():
+        if hit is not None:
+            balance.owed[strategy] += 1 / n - (hit == target)
+    if draft.proof.op == "order":
+        quotes = list(draft.proof.quotes)
+        draft.proof = draft.proof.model_copy(update={"quotes": [quotes[i] for i in order] + quotes[n:]})
+    letter = LETTERS[target]
+    draft.options = [draft.options[i] for i in order]
+    draft.spec = draft.spec.model_copy(update={"value": letter})
+    draft.answer = f"{letter}. {gold}"
+
+
+def is_single_choice(draft: Draft) -> bool:
+    return draft.format == "single_choice" and draft.spec.kind == "choice" and len(draft.options) >= 2
+
+
+def place_golds(drafts: list[Draft], rng: random.Random, balance: Balancer | None = None) -> None:
+    """`place_gold` for every single-choice draft, in order."""
+    balance = balance or Balancer(rng)
     for draft in drafts:
-        if draft.format != "single_choice" or draft.spec.kind != "choice" or len(draft.options) < 2:
-            continue
-        n = len(draft.options)
-        current = LETTERS.index(draft.spec.value or "A")
-        gold = draft.options[current]
-        target = balance.draw("position", n)
-        others = [i for i in range(n) if i != current]
-        year = draft.asked_at.year
-        best: list[tuple[float, list[int]]] = []
-        for rest in itertools.permutations(others):
-            order = list(rest[:target]) + [current] + list(rest[target:])
-            shown = [draft.options[i] for i in order]
-            hits = {s: choose_option(shown, s, year, BlindStats()) for s in CONTENT_STRATEGIES}
-            score = sum(owed[s] if hits[s] == target else -owed[s] for s in owed if hits[s] is not None)
-            best.append((score, order))
-        top = max(score for score, _ in best)
-        order = rng.choice([o for score, o in best if score == top])
-        shown = [draft.options[i] for i in order]
-        for s in CONTENT_STRATEGIES:
-            hit = choose_option(shown, s, year, BlindStats())
-            if hit is not None:
-                owed[s] += 1 / n - (hit == target)
-        if draft.proof.op == "order":
-            quotes = list(draft.proof.quotes)
-            draft.proof = draft.proof.model_copy(update={"quotes": [quotes[i] for i in order] + quotes[n:]})
-        letter = LETTERS[target]
-        draft.options = shown
-        draft.spec = draft.spec.model_copy(update={"value": letter})
-        draft.answer = f"{letter}. {gold}"
+        if is_single_choice(draft):
+            place_gold(draft, balance, rng)

@@ -11,19 +11,24 @@ messages that state them are the item's complete evidence.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from bisect import bisect_left, bisect_right
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 
-from keme.models import Claim, Message, QAItem, Query
+from keme.days import block_of
+from keme.models import Claim, ImageRecord, Message, QAItem, Query
 from keme.text.dates import dates_in
 from keme.text.normalize import norm_text
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+_ROW = re.compile(r"([a-z]+)-\d+-([a-z_]+)")
 
 
+@lru_cache(maxsize=1 << 16)
 def canon(value: str) -> str:
     """One spelling per value: numbers without trailing zeros, text normalised (case, width, spaces)."""
     text = value.strip()
@@ -49,6 +54,10 @@ class Resolution:
     qualifiers: tuple[Claim, ...] = ()  # the claims by which the subjects match the question
     conflicts: tuple[str, ...] = ()  # subjects whose claims disagree on a qualifier
     backed: frozenset[str] | None = None  # `said_on`: the days the claims give (mentions only add days)
+    sequence: tuple[str, ...] | None = None  # `history`: the values in the order they took effect
+    aggregated: bool = False  # the answer is computed over the claims (a count, a sum), not one of them
+    aggregate: str = "values"  # the query's aggregate
+    covers: str | None = None  # `covers`: why the expected values do not cover the question, if they do not
 
     @property
     def basis(self) -> tuple[Claim, ...]:
@@ -62,7 +71,12 @@ class Resolution:
         """Why the resolution is not exactly `expect` (None when it is)."""
         if self.conflicts:
             return f"the ledger contradicts itself on {list(self.conflicts)[:3]}"
+        if self.aggregate == "covers":
+            return self.covers
         wanted = frozenset(canon(v) for v in expect)
+        if self.sequence is not None and self.values == wanted:
+            order = tuple(canon(v) for v in expect)
+            return None if self.sequence == order else f"the ledger gives the order {list(self.sequence)}"
         if self.values == wanted and (self.backed is None or self.backed == wanted):
             return None
         extra = sorted(self.values - wanted)
@@ -80,6 +94,8 @@ class Ledger:
 
     claims: list[Claim]
     messages: dict[str, Message]
+    session_starts: list[datetime] = field(default_factory=list)  # when each session began
+    images: list[ImageRecord] = field(default_factory=list)  # screenshots, with the text of their pages
     by_subject: dict[str, list[Claim]] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -89,6 +105,17 @@ class Ledger:
         self._normed: dict[str, str] | None = None
         self._naming: dict[tuple[str, ...], list[Message]] = {}
         self._said = {c.id: self._said_at(c) for c in self.claims}
+        # each subject's claims, and all claims, in the order they were said (visibility by bisection)
+        self._timeline: dict[str, tuple[list[datetime], list[Claim]]] = {}
+        for subject, own in self.by_subject.items():
+            ordered = sorted(own, key=lambda c: self._said[c.id])
+            self._timeline[subject] = ([self._said[c.id] for c in ordered], ordered)
+        everything = sorted(self.claims, key=lambda c: self._said[c.id])
+        self._all_times, self._all = [self._said[c.id] for c in everything], everything
+        self._override: dict[str, str] = {}  # claim id -> value, for `critical`
+        self._override_subjects: set[str] = set()
+        self._said_norm: dict[str, str] = {}
+        self._active: dict[tuple, list[date]] = {}
         # (predicate, canonical value) -> the subjects with such a claim: a query's candidates
         self._holders: dict[tuple[str, str], set[str]] = defaultdict(set)
         for claim in self.claims:
@@ -118,8 +145,21 @@ class Ledger:
             ]
         return self._naming[needles]
 
+    @classmethod
+    def of(cls, world) -> Ledger:
+        """A world's ledger: its claims, its messages, and when its sessions began."""
+        images = list(getattr(world, "images", {}).values())
+        return cls(list(world.claims), world.messages, [s.start for s in world.sessions], images)
+
     def _visible(self, subject: str, asked_at: datetime) -> list[Claim]:
-        return [c for c in self.by_subject.get(subject, []) if self.said_at(c) <= asked_at]
+        times, ordered = self._timeline.get(subject, ([], []))
+        claims = ordered[: bisect_right(times, asked_at)]
+        if self._override:
+            claims = [
+                c.model_copy(update={"value": self._override[c.id]}) if c.id in self._override else c
+                for c in claims
+            ]
+        return claims
 
     def _matches(self, claims: list[Claim], where: dict[str, str]) -> bool:
         for predicate, value in where.items():
@@ -138,12 +178,32 @@ class Ledger:
             if predicate != "said_on":
                 holders = self._holders.get((predicate, canon(value)), set())
                 pool = holders if pool is None else pool & holders
+        if pool is None and query.start is not None and query.end is not None:
+            # a period with no other qualifier: the subjects talked about in it
+            low = bisect_left(self._all_times, datetime.combine(query.start, datetime.min.time()))
+            high = bisect_right(self._all_times, datetime.combine(query.end, datetime.max.time()))
+            pool = {c.subject for c in self._all[low:high]}
+        if pool is not None and self._override:
+            pool = pool | self._override_subjects
         names = [
             s
             for s in self.by_subject
             if (pool is None or s in pool) and (kind == "any" or s == kind or s.startswith(f"{kind}:"))
         ]
         return [s for s in names if self._matches(self._visible(s, asked_at), query.where)]
+
+    def critical(self, query: Query, asked_at: datetime, candidates: tuple[Claim, ...]) -> list[Claim]:
+        """The candidates whose value, changed on its own, changes or breaks the answer: what an
+        aggregate (a majority, a recap) rests on, since most single changes leave it standing."""
+        out = []
+        for claim in candidates:
+            self._override, self._override_subjects = {claim.id: f"changed {claim.id}"}, {claim.subject}
+            try:
+                if self.resolve(query, asked_at).problem(query.expect) is not None:
+                    out.append(claim)
+            finally:
+                self._override, self._override_subjects = {}, set()
+        return out
 
     def _qualifying(
         self, subjects: list[str], query: Query, asked_at: datetime
@@ -161,37 +221,188 @@ class Ledger:
         return found, conflicts
 
     def resolve(self, query: Query, asked_at: datetime) -> Resolution:
+        if query.aggregate == "sessions":
+            return self._sessions(query, asked_at)
+        if query.subject == "image":
+            return self._screenshots(query, asked_at)
         at = query.at or asked_at
         subjects = self.subjects(query, asked_at)
         qualifiers, conflicts = self._qualifying(subjects, query, asked_at)
         if query.target == "said_on":
             said = self._said_on(query, subjects, asked_at)
+            values, backed = said.values, said.backed
+            if query.aggregate == "span":
+                values, backed = _span(values), _span(backed or frozenset())
             return Resolution(
-                said.values,
-                (),
+                values,
+                said.claims if query.aggregate == "span" else (),
                 said.subjects,
                 said.mentions,
                 tuple(qualifiers),
                 tuple(conflicts),
-                said.backed,
+                backed,
+                aggregated=query.aggregate == "span",
             )
         found: list[Claim] = []
         for subject in subjects:
             for claim in self._visible(subject, asked_at):
-                if claim.predicate != query.target:
+                if query.target not in ("*", claim.predicate) or (
+                    query.target == "*" and claim.predicate in query.where
+                ):
+                    continue
+                if query.source == "app" and claim.speaker != "app":
+                    continue
+                if not self._in_period(claim, query):
+                    continue
+                if query.aggregate in ("history", "covers"):
+                    found.append(claim)  # every version: a history, a recap of changes
                     continue
                 if claim.valid_from > at or (claim.valid_to is not None and claim.valid_to <= at):
                     if query.subject == "persona":
                         continue  # a persona attribute's value at `at`: only the version valid then
                 found.append(claim)
-        return Resolution(
-            frozenset(canon(c.value) for c in found),
-            tuple(found),
-            tuple(subjects),
-            (),
-            tuple(qualifiers),
-            tuple(conflicts),
+        base = dict(
+            claims=tuple(found),
+            subjects=tuple(subjects),
+            qualifiers=tuple(qualifiers),
         )
+        if query.aggregate == "values":
+            return Resolution(frozenset(canon(c.value) for c in found), conflicts=tuple(conflicts), **base)
+        if query.aggregate == "history":
+            ordered = sorted(found, key=lambda c: (c.valid_from, self.said_at(c)))
+            sequence = tuple(dict.fromkeys(canon(c.value) for c in ordered))
+            return Resolution(
+                frozenset(sequence), conflicts=tuple(conflicts), sequence=sequence, aggregated=True, **base
+            )
+        if query.aggregate == "covers":
+            return Resolution(
+                frozenset(canon(c.value) for c in found),
+                conflicts=tuple(conflicts),
+                aggregate="covers",
+                covers=self._coverage(query, subjects, found, asked_at),
+                aggregated=True,
+                **base,
+            )
+        per_subject: dict[str, set[str]] = defaultdict(set)
+        for claim in found:
+            per_subject[claim.subject].add(canon(claim.value))
+        conflicts += [f"{s} {query.target}" for s, values in per_subject.items() if len(values) > 1]
+        one = {s: next(iter(values)) for s, values in per_subject.items() if len(values) == 1}
+        if query.aggregate == "count":
+            values = frozenset({str(len(per_subject))})
+        elif query.aggregate == "sum":
+            total = sum((_number(v) for v in one.values()), Decimal(0))
+            values = frozenset({canon(str(total))})
+        else:  # mode: the value most subjects have; a tie is several answers
+            counts = Counter(one.values())
+            top = max(counts.values(), default=0)
+            values = frozenset(v for v, n in counts.items() if n == top)
+        return Resolution(values, conflicts=tuple(conflicts), aggregated=True, **base)
+
+    def _in_period(self, claim: Claim, query: Query) -> bool:
+        day = self.said_at(claim).date()
+        return (query.start is None or day >= query.start) and (query.end is None or day <= query.end)
+
+    def _coverage(
+        self, query: Query, subjects: list[str], found: list[Claim], asked_at: datetime
+    ) -> str | None:
+        """A recap's points: each stated by a claim of the one subject the question names (as its value or
+        in its words), and spread over the whole period: from its first third to its last, counted over
+        the days the persona talked to the assistant in it."""
+        if query.where and len(subjects) != 1:
+            return f"the question names {len(subjects)} subjects: {subjects[:3]}"
+        days = []
+        for point in query.expect:
+            wanted, words = canon(point), norm_text(point)
+            stating = [c for c in found if canon(c.value) == wanted or words in self._said_normed(c)]
+            if not stating:
+                return f"the ledger does not say {point!r}"
+            days += [self.said_at(c).date() for c in stating]
+        if query.start is None or query.end is None:
+            return None
+        active = self._active_days(query.start, query.end, asked_at)
+        if not active:
+            return None
+        third = (active[-1] - active[0]).days / 3
+        if (min(days) - active[0]).days > third or (active[-1] - max(days)).days > third:
+            return f"the points cover {min(days)}..{max(days)} of {active[0]}..{active[-1]}"
+        return None
+
+    def _screenshots(self, query: Query, asked_at: datetime) -> Resolution:
+        """The pages of every screenshot shared before the question that its details fit."""
+        row = _ROW.fullmatch(query.target)  # "event-2-title": a field of one row of a list on the page
+        subjects, values = [], set()
+        for image in self.images:
+            message = self.messages.get(image.message_id)
+            if message is None or message.timestamp > asked_at:
+                continue
+            by_row: dict[str, str] = {}
+            fits = True
+            for key, value in query.where.items():
+                if key == "template":
+                    fits = image.template == value
+                elif key == "said_on":
+                    fits = message.timestamp.date().isoformat() == value
+                elif key in image.about:
+                    fits = canon(image.about[key]) == canon(value)
+                elif row is not None:
+                    by_row[key] = value  # the row's own fields ("time" of an event) pick the row
+                else:
+                    fits = False
+                if not fits:
+                    break
+            if not fits:
+                continue
+            if query.target == "lines":
+                found = [str(sum(1 for k in image.facts if k.startswith("line-")))]
+            elif row is not None:
+                prefix, name = row.group(1), row.group(2)
+                rows = sorted({m.group(1) for k in image.facts if (m := re.match(rf"{prefix}-(\d+)-", k))})
+                found = [
+                    image.facts.get(f"{prefix}-{i}-{name}", "")
+                    for i in rows
+                    if all(
+                        canon(image.facts.get(f"{prefix}-{i}-{k}", "")) == canon(v) for k, v in by_row.items()
+                    )
+                ]
+            else:
+                found = [image.facts.get(query.target, "")]
+            found = [v for v in found if v]
+            if found:
+                subjects.append(f"image:{image.id}")
+                values |= {canon(v) for v in found}
+        return Resolution(frozenset(values), subjects=tuple(subjects))
+
+    def _said_normed(self, claim: Claim) -> str:
+        if claim.id not in self._said_norm:
+            self._said_norm[claim.id] = norm_text(claim.said)
+        return self._said_norm[claim.id]
+
+    def _active_days(self, start: date, end: date, asked_at: datetime) -> list[date]:
+        """The days of the period the persona talked to the assistant, up to the question."""
+        key = (start, end, asked_at)
+        if key not in self._active:
+            self._active[key] = sorted(
+                {
+                    m.timestamp.date()
+                    for m in self.messages.values()
+                    if m.timestamp <= asked_at and start <= m.timestamp.date() <= end
+                }
+            )
+        return self._active[key]
+
+    def _sessions(self, query: Query, asked_at: datetime) -> Resolution:
+        """The time of day most sessions of the period began (a tie is several answers)."""
+        counts = Counter(
+            block
+            for start in self.session_starts
+            if start <= asked_at
+            and (query.start is None or start.date() >= query.start)
+            and (query.end is None or start.date() <= query.end)
+            and (block := block_of(start)) is not None
+        )
+        top = max(counts.values(), default=0)
+        return Resolution(frozenset(b for b, n in counts.items() if n == top), aggregated=True)
 
     def _said_on(self, query: Query, subjects: list[str], asked_at: datetime) -> Resolution:
         """The days the subject was talked about: its claims' days and every message naming it."""
@@ -200,9 +411,9 @@ class Ledger:
         found: list[Claim] = []
         for subject in subjects:
             for claim in self._visible(subject, asked_at):
-                if any(
+                if query.aggregate == "span" or any(
                     claim.predicate == p and canon(claim.value) == canon(v) for p, v in query.where.items()
-                ):
+                ):  # a span runs over every day the subject was talked about, whatever was said of it
                     days.add(self.said_at(claim).date().isoformat())
                     found.append(claim)
         needles = tuple(norm_text(n) for n in names)
@@ -215,6 +426,21 @@ class Ledger:
         return Resolution(frozenset(days), tuple(found), tuple(subjects), tuple(mentions), backed=backed)
 
 
+def _span(days: frozenset[str]) -> frozenset[str]:
+    """Days from the first to the last of ISO days, as a one-value set (empty for no days)."""
+    if not days:
+        return frozenset()
+    ordered = sorted(date.fromisoformat(d) for d in days)
+    return frozenset({str((ordered[-1] - ordered[0]).days)})
+
+
+def _number(text: str) -> Decimal:
+    try:
+        return Decimal(text)
+    except InvalidOperation:
+        return Decimal(0)
+
+
 def support(
     resolution: Resolution, expect: list[str], evidence: list[str]
 ) -> tuple[list[str], dict[str, list[str]]]:
@@ -224,7 +450,7 @@ def support(
     and (expected) value as one of its own answer claims: an app record's restatement in chat.
     """
     wanted = {canon(v) for v in expect}
-    answer = [c for c in resolution.claims if canon(c.value) in wanted]
+    answer = [c for c in resolution.claims if resolution.aggregated or canon(c.value) in wanted]
     basis = [c.id for c in resolution.basis]
     keys_of: dict[str, set[tuple[str, str, str]]] = defaultdict(set)
     holders: dict[tuple[str, str, str], list[str]] = defaultdict(list)
@@ -261,6 +487,22 @@ def completed(item: QAItem, ledger: Ledger) -> QAItem:
     for query in item.queries:
         resolution = ledger.resolve(query, item.asked_at)
         found, others = support(resolution, query.expect, item.evidence)
+        if query.aggregate in ("mode", "covers"):
+            # most single changes leave a majority or a recap standing: it rests on those that do not.
+            # Only a qualifier or a claim stating an expected value can (another category's bill cannot
+            # overturn a majority, a claim naming none of a recap's points cannot drop one)
+            wanted = {canon(v) for v in query.expect}
+            words = [norm_text(v) for v in query.expect]
+            qualifiers = {c.id for c in resolution.qualifiers}
+            candidates = tuple(
+                c
+                for c in resolution.basis
+                if c.id in qualifiers
+                or canon(c.value) in wanted
+                or (query.aggregate == "covers" and any(w in norm_text(c.said) for w in words))
+            )
+            kept = {c.id for c in ledger.critical(query, item.asked_at, candidates)}
+            found = [c for c in found if c in kept]
         if query.target == "said_on":
             others = _same_day(resolution, ledger, item.evidence)
         claims += [c for c in found if c not in claims]

@@ -159,6 +159,8 @@ def _details(g, record: ImageRecord, message) -> list[tuple[str, Draft]]:
             continue
         question = g.say.question(ask.key, g.rng, **slots)
         other = _other_answer(g, record, ask, question, slots, answer, asked)
+        page = _page_query(g, record, ask, question, slots, message)
+        queries = [AMBIGUOUS] if page is None and other is not None else [] if page is None else [page]
         proof = d.proof("image_fact", [Quote(message_id=message.id)], image=record.id, **args)
         out.append(
             (
@@ -173,7 +175,7 @@ def _details(g, record: ImageRecord, message) -> list[tuple[str, Draft]]:
                     asked,
                     1,
                     f"{world.persona.id}-root",
-                    queries=[] if other is None else [AMBIGUOUS],
+                    queries=queries,
                 ),
             )
         )
@@ -187,13 +189,37 @@ AMBIGUOUS = Query(
 )
 
 
+def _named(g, ask: Ask, question: str, slots: dict) -> list[str] | None:
+    """The slots the question's phrasing names (what it tells screenshots apart by)."""
+    forms = g.say.text.questions.get(ask.key, [])
+    return next((re.findall(r"\{(\w+)", f) for f in forms if fill(f, slots) == question), None)
+
+
+def _page_query(g, record: ImageRecord, ask: Ask, question: str, slots: dict, message) -> Query | None:
+    """The question as a query over every screenshot's page (keme.qa.resolve): the screenshots of the
+    same template whose details the question names, and the fact it asks for. None for a question
+    about part of a line (a chat screenshot's topic), which the generator checks alone."""
+    named = _named(g, ask, question, slots)
+    if named is None or ask.parse == "contains":
+        return None
+    where = {"template": record.template}
+    for name in named:
+        if name == "day":
+            where["said_on"] = message.timestamp.date().isoformat()
+        else:
+            where[name] = str(slots.get(name, ""))
+    if ask.parse == "lines":
+        expect = str(sum(1 for k in record.facts if k.startswith("line-")))
+        return Query(subject="image", target="lines", where=where, expect=[expect])
+    return Query(subject="image", target=ask.fact, where=where, expect=[record.facts.get(ask.fact, "")])
+
+
 def _other_answer(
     g, record: ImageRecord, ask: Ask, question: str, slots: dict, answer: str, asked
 ) -> str | None:
     """A screenshot of the same kind, shared before the question, that the question's details fit as
     well and whose page says something else (the question cannot tell them apart)."""
-    forms = g.say.text.questions.get(ask.key, [])
-    named = next((re.findall(r"\{(\w+)", f) for f in forms if fill(f, slots) == question), None)
+    named = _named(g, ask, question, slots)
     if named is None:
         return None
     for other in g.world.images.values():

@@ -243,6 +243,15 @@ def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
                 final,
                 2,
                 node,
+                queries=[
+                    Query(subject="persona", target=claim_predicate(key), expect=[version.value]),
+                    Query(  # the false premise's value was never said to hold
+                        subject="persona",
+                        target=claim_predicate(key),
+                        aggregate="history",
+                        expect=[v.value for v in attr.versions if v.evidence],
+                    ),
+                ],
             )
         )
     return drafts

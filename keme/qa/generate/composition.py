@@ -128,6 +128,7 @@ def compose_pairs(g: Gen, node: str, sample: list[Draft], limit: int) -> list[Dr
                     2,
                     node,
                     sub=[first, second],
+                    queries=first.queries + second.queries,  # a sum is unique when its parts are
                 )
             )
         elif choice < 0.75:

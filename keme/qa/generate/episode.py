@@ -9,7 +9,7 @@ from datetime import date
 from decimal import Decimal
 
 from keme.days import block_of
-from keme.models import APP_TYPES, Event, Quote, Session
+from keme.models import APP_TYPES, Event, Query, Quote, Session
 from keme.qa import draft as d
 from keme.qa.draft import Draft
 from keme.qa.facts import Fact
@@ -74,6 +74,7 @@ def episode_drafts(g: Gen, episode: Event, sessions: list[Session]) -> list[Draf
     if not topic:
         return drafts
     shown = {params.get(s, "") for s in topic_slots}
+    where = {s: params[s] for s in topic_slots if params.get(s)}  # the episode the question names
     points: list[Fact] = []
     for key in SUMMARY_KEYS.get(kind, ()):
         fact = next((f for f in facts if f.key == key), None)
@@ -104,6 +105,9 @@ def episode_drafts(g: Gen, episode: Event, sessions: list[Session]) -> list[Draf
                     len(points),
                     episode.id,
                     distractors=g.rng.sample(others, min(3, len(others))),
+                    queries=[
+                        Query(subject="event", target="*", where=where, aggregate="covers", expect=items)
+                    ],
                 )
             )
     firsts = sorted({s.id: s for s in sessions}.values(), key=lambda s: s.start)
@@ -126,6 +130,15 @@ def episode_drafts(g: Gen, episode: Event, sessions: list[Session]) -> list[Draf
                     asked,
                     2,
                     episode.id,
+                    queries=[
+                        Query(
+                            subject="event",
+                            target="said_on",
+                            where=where,
+                            aggregate="span",
+                            expect=[str(days)],
+                        )
+                    ],
                 )
             )
     return drafts
@@ -179,6 +192,9 @@ def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
                 final,
                 len(items),
                 chapter.id,
+                queries=[
+                    Query(subject="any", target="*", start=start, end=end, aggregate="covers", expect=items)
+                ],
             )
         )
     bills = _bills(g, start, end)
@@ -200,6 +216,7 @@ def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
                 2,
                 chapter.id,
                 distractors=[c for c in counts if c != label],
+                queries=[by_records("expense_category", start, end, "mode", label)],
             )
         )
     # repeated merchant: count; category with several payments: total
@@ -229,6 +246,7 @@ def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
                     final,
                     count,
                     chapter.id,
+                    queries=[by_records("merchant", start, end, "count", str(count), merchant=merchant)],
                 )
             )
     for label, count in counts.items():
@@ -255,10 +273,25 @@ def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
                 final,
                 count,
                 chapter.id,
+                queries=[by_records("amount", start, end, "sum", str(total), expense_category=label)],
             )
         )
     drafts += _time_of_day(g, start, end, chapter.id, "imp.time_of_day.month", month=month)
     return drafts
+
+
+def by_records(target: str, start: date, end: date, aggregate: str, expect: str, **where: str) -> Query:
+    """A question over the app's records of a period ("by my bill records"): a count, a total, a majority."""
+    return Query(
+        subject="anchor",
+        target=target,
+        where=where,
+        source="app",
+        start=start,
+        end=end,
+        aggregate=aggregate,
+        expect=[expect],
+    )
 
 
 def _matching_system(g: Gen, app: str, needle: str, start: date, end: date) -> list[str]:
@@ -295,5 +328,15 @@ def _time_of_day(g: Gen, start: date, end: date, node: str, generator: str, **sl
             2,
             node,
             distractors=[g.say.answer(b) for b in ("morning", "afternoon", "evening") if b != block],
+            queries=[
+                Query(
+                    subject="any",
+                    target="session_start",
+                    start=start,
+                    end=end,
+                    aggregate="sessions",
+                    expect=[block],
+                )
+            ],
         )
     ]

@@ -13,10 +13,12 @@ from keme.qa import draft as d
 from keme.qa.draft import Draft
 from keme.qa.generate.atoms import _attr_distractors, _attr_spec, _stating
 from keme.qa.generate.context import Gen
-from keme.qa.generate.episode import _bills, _time_of_day
+from keme.qa.generate.episode import _bills, _time_of_day, by_records
 from keme.qa.options import Balancer, pick_by_rank
 from keme.text import resources
 from keme.text.fill import fill
+
+RECORD_FIELDS = {"category": "expense_category"}  # a bill fact's field -> the claim predicate
 
 GENERALIZABLE = (
     "travel.seat_preference",
@@ -105,6 +107,14 @@ def knowledge_updates(g: Gen, node: str) -> list[Draft]:
                     final,
                     len(items),
                     node,
+                    queries=[
+                        Query(
+                            subject="persona",
+                            target=claim_predicate(attr.key),
+                            aggregate="history",
+                            expect=items,
+                        )
+                    ],
                 )
             )
         if forms.at_time:
@@ -184,6 +194,7 @@ def implicit_overall(g: Gen, node: str) -> list[Draft]:
                 2,
                 node,
                 distractors=[c for c in counts if c != value],
+                queries=[by_records(RECORD_FIELDS.get(field, field), start, end, "mode", value)],
             )
         )
     drafts += _time_of_day(g, start, end, node, "imp.time_of_day.all")
@@ -201,6 +212,16 @@ def _preference_options(g: Gen, key: str, value: str, held: set[str], balance: B
     or the persona ever held, so only knowing the preference singles the option out (allergies: other
     food allergens, and the question asks which one to avoid); the gold's rank by length among the
     options is drawn from a balanced sequence, so it is not the longest more often than by chance."""
+    distinct = _preference_pool(g, key, value, held)
+    k = min(3, len(distinct))
+    if not k:
+        return []
+    chosen, _, _ = pick_by_rank(len(value), [(len(v), v) for v in distinct], k, balance, "length-rank", g.rng)
+    return chosen
+
+
+def _preference_pool(g: Gen, key: str, value: str, held: set[str]) -> list[str]:
+    """Every alternative a preference option list may hold (shuffled), no two of which conflict."""
     text = g.say.text.generalize[key]
     pool = (
         g.say.text.food_allergens
@@ -213,11 +234,7 @@ def _preference_options(g: Gen, key: str, value: str, held: set[str], balance: B
     for candidate in candidates:
         if not any(_conflicting(candidate, c, text.conflicts) for c in distinct):
             distinct.append(candidate)
-    k = min(3, len(distinct))
-    if not k:
-        return []
-    chosen, _, _ = pick_by_rank(len(value), [(len(v), v) for v in distinct], k, balance, "length-rank", g.rng)
-    return chosen
+    return distinct
 
 
 def generalizations(g: Gen, node: str) -> list[Draft]:
@@ -269,6 +286,13 @@ def generalizations(g: Gen, node: str) -> list[Draft]:
                         format="single_choice",
                         queries=[
                             Query(subject="persona", target=claim_predicate(key), expect=[version.value])
+                        ],
+                        # every alternative the options may hold: the QA stage picks the list that
+                        # keeps the blind heuristics at chance over the dataset
+                        distractors=[
+                            fill(text.option, {"value": v})
+                            for v in _preference_pool(g, key, version.value, held)
+                            if version.value not in fill(text.option, {"value": v})
                         ],
                     )
                 )
@@ -414,7 +438,10 @@ def life_changes(g: Gen, node: str) -> list[Draft]:
     points.sort(key=lambda p: g.world.messages[p[0].message_id].timestamp)
     if len(points) < 3:
         return []
-    chosen = [q for q, _ in points[:6]]
+    # spread over the whole period, as the question asks about all of it
+    count = min(6, len(points))
+    points = [points[round(i * (len(points) - 1) / (count - 1))] for i in range(count)]
+    chosen = [q for q, _ in points]
     months = max(1, round((persona.end - persona.start).days / 30.4))
     items = [q.text or "" for q in chosen]
     return [
@@ -422,11 +449,21 @@ def life_changes(g: Gen, node: str) -> list[Draft]:
             "summarization",
             "sum.changes",
             g.say.question("sum.changes", g.rng, n=months),
-            "; ".join(s for _, s in points[:6]),
+            "; ".join(s for _, s in points),
             d.key_points(items),
             d.proof("key_points", chosen),
             d.final_time(g.world),
             len(items),
             node,
+            queries=[
+                Query(
+                    subject="persona",
+                    target="*",
+                    start=persona.start.date(),
+                    end=persona.end.date(),
+                    aggregate="covers",
+                    expect=items,
+                )
+            ],
         )
     ]

@@ -1,0 +1,223 @@
+"""Questions over many claims (counts, totals, majorities, histories, spans, recaps, habits) resolve
+against the persona's whole ledger too (keme.qa.resolve)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from keme.models import Claim, Message, Query
+from keme.qa.resolve import Ledger
+
+APRIL = (date(2026, 4, 1), date(2026, 4, 30))
+ASKED = datetime(2026, 5, 2, 20, 0)
+
+
+def _message(mid: str, text: str, when: datetime) -> Message:
+    return Message(id=mid, role="user", content=text, timestamp=when)
+
+
+def _claim(mid: str, subject: str, predicate: str, value: str, when: datetime, speaker: str = "app") -> Claim:
+    return Claim(
+        id=f"{mid}-{predicate}",
+        persona_id="p01",
+        message_id=mid,
+        speaker=speaker,
+        subject=subject,
+        predicate=predicate,
+        value=value,
+        valid_from=when,
+        said=value,
+    )
+
+
+def _bills() -> Ledger:
+    """Three Spotify-or-grocery bill records in April, one in May, and a payment the user reported in
+    chat (not a record)."""
+    rows = [
+        ("p01-s0001-m01", "a1", "Spotify", "Subscriptions", "11.99", datetime(2026, 4, 3, 9)),
+        ("p01-s0002-m01", "a2", "Trader Joe's", "Groceries", "42.10", datetime(2026, 4, 9, 18)),
+        ("p01-s0003-m01", "a3", "Spotify", "Subscriptions", "11.99", datetime(2026, 4, 28, 9)),
+        ("p01-s0004-m01", "a4", "Spotify", "Subscriptions", "11.99", datetime(2026, 5, 1, 9)),
+    ]
+    messages, claims = {}, []
+    for mid, anchor, merchant, category, amount, when in rows:
+        messages[mid] = _message(mid, f"Payment of ${amount} to {merchant} · {category}", when)
+        for predicate, value in (("merchant", merchant), ("expense_category", category), ("amount", amount)):
+            claims.append(_claim(mid, f"anchor:{anchor}", predicate, value, when))
+    chat = datetime(2026, 4, 20, 12)
+    messages["p01-s0005-m03"] = _message("p01-s0005-m03", "I paid Spotify $11.99 in cash", chat)
+    claims += [
+        _claim("p01-s0005-m03", "anchor:chat", "merchant", "Spotify", chat, "user"),
+        _claim("p01-s0005-m03", "anchor:chat", "amount", "11.99", chat, "user"),
+    ]
+    return Ledger(claims, messages)
+
+
+def _records(target: str, aggregate: str, expect: str, **where: str) -> Query:
+    return Query(
+        subject="anchor",
+        target=target,
+        where=where,
+        source="app",
+        start=APRIL[0],
+        end=APRIL[1],
+        aggregate=aggregate,
+        expect=[expect],
+    )
+
+
+def test_a_count_by_records_counts_the_periods_records_only():
+    query = _records("merchant", "count", "2", merchant="Spotify")
+    assert _bills().resolve(query, ASKED).problem(query.expect) is None
+
+
+def test_a_count_that_misses_a_record_is_not_backed():
+    query = _records("merchant", "count", "1", merchant="Spotify")
+    assert _bills().resolve(query, ASKED).problem(query.expect) is not None
+
+
+def test_a_total_by_records_leaves_out_a_payment_told_in_chat():
+    query = _records("amount", "sum", "23.98", expense_category="Subscriptions")
+    assert _bills().resolve(query, ASKED).problem(query.expect) is None
+
+
+def test_the_category_most_records_have_is_the_majority():
+    query = _records("expense_category", "mode", "Subscriptions")
+    assert _bills().resolve(query, ASKED).problem(query.expect) is None
+
+
+def test_a_tied_majority_has_two_answers():
+    query = _records("expense_category", "mode", "Subscriptions").model_copy(
+        update={"end": date(2026, 4, 20)}  # one Spotify record, one grocery record
+    )
+    problem = _bills().resolve(query, ASKED).problem(query.expect)
+    assert problem is not None and "groceries" in problem
+
+
+def _phones() -> Ledger:
+    said = [
+        ("p01-s0001-m02", "OnePlus 12", datetime(2026, 4, 2, 9)),
+        ("p01-s0006-m04", "Galaxy S23", datetime(2026, 4, 16, 9)),
+        ("p01-s0009-m01", "Pixel 9", datetime(2026, 4, 27, 9)),
+    ]
+    messages = {mid: _message(mid, f"my phone is a {v}", when) for mid, v, when in said}
+    claims = [_claim(mid, "persona", "tech.phone", v, when, "user") for mid, v, when in said]
+    return Ledger(claims, messages)
+
+
+def test_a_history_is_the_values_in_the_order_they_took_effect():
+    query = Query(
+        subject="persona",
+        target="tech.phone",
+        aggregate="history",
+        expect=["OnePlus 12", "Galaxy S23", "Pixel 9"],
+    )
+    assert _phones().resolve(query, ASKED).problem(query.expect) is None
+
+
+def test_a_history_in_another_order_is_wrong():
+    query = Query(
+        subject="persona",
+        target="tech.phone",
+        aggregate="history",
+        expect=["Galaxy S23", "OnePlus 12", "Pixel 9"],
+    )
+    problem = _phones().resolve(query, ASKED).problem(query.expect)
+    assert problem is not None and "order" in problem
+
+
+def test_a_history_missing_a_version_has_another_answer():
+    query = Query(
+        subject="persona", target="tech.phone", aggregate="history", expect=["OnePlus 12", "Pixel 9"]
+    )
+    assert _phones().resolve(query, ASKED).problem(query.expect) is not None
+
+
+def _trip(extra_day: datetime | None = None) -> Ledger:
+    """A trip to Kyoto talked about on Apr 3 and (its companion only) Apr 6; optionally named again later."""
+    messages = {
+        "p01-s0001-m01": _message("p01-s0001-m01", "Planning Kyoto", datetime(2026, 4, 3, 9)),
+        "p01-s0002-m01": _message("p01-s0002-m01", "Mina is coming along", datetime(2026, 4, 6, 9)),
+    }
+    claims = [
+        _claim("p01-s0001-m01", "event:e1", "destination", "Kyoto", datetime(2026, 4, 3, 9), "user"),
+        _claim("p01-s0002-m01", "event:e1", "companion", "Mina", datetime(2026, 4, 6, 9), "user"),
+    ]
+    if extra_day is not None:
+        messages["p01-s0007-m01"] = _message("p01-s0007-m01", "Kyoto photos are printed", extra_day)
+    return Ledger(claims, messages)
+
+
+SPAN = Query(
+    subject="event", target="said_on", where={"destination": "Kyoto"}, aggregate="span", expect=["3"]
+)
+
+
+def test_a_span_runs_over_every_day_the_subject_was_talked_about():
+    assert _trip().resolve(SPAN, ASKED).problem(SPAN.expect) is None
+
+
+def test_a_later_mention_lengthens_the_span_and_breaks_the_gold():
+    ledger = _trip(datetime(2026, 4, 20, 9))
+    assert ledger.resolve(SPAN, ASKED).problem(SPAN.expect) is not None
+
+
+def test_a_recap_of_a_subject_two_events_share_is_ambiguous():
+    ledger = _trip()
+    ledger = Ledger(
+        ledger.claims
+        + [_claim("p01-s0009-m01", "event:e9", "destination", "Kyoto", datetime(2026, 9, 1, 9), "user")],
+        ledger.messages
+        | {"p01-s0009-m01": _message("p01-s0009-m01", "Kyoto again!", datetime(2026, 9, 1, 9))},
+    )
+    query = Query(
+        subject="event", target="*", where={"destination": "Kyoto"}, aggregate="covers", expect=["Mina"]
+    )
+    assert _trip().resolve(query, ASKED).problem(query.expect) is None
+    problem = ledger.resolve(query, datetime(2026, 9, 2)).problem(query.expect)
+    assert problem is not None and "2 subjects" in problem
+
+
+def test_a_recap_of_a_month_whose_points_sit_in_its_first_days_does_not_cover_it():
+    days = [datetime(2026, 4, d, 9) for d in (2, 4, 6, 15, 28)]
+    messages = {f"p01-s{d.day:04d}-m01": _message(f"p01-s{d.day:04d}-m01", f"day {d.day}", d) for d in days}
+    claims = [
+        _claim(mid, f"event:e{n}", "project", f"project {n}", m.timestamp, "user")
+        for n, (mid, m) in enumerate(messages.items())
+    ]
+    ledger = Ledger(claims, messages)
+    early = Query(
+        subject="any",
+        target="*",
+        start=APRIL[0],
+        end=APRIL[1],
+        aggregate="covers",
+        expect=["project 0", "project 1", "project 2"],
+    )
+    spread = early.model_copy(update={"expect": ["project 0", "project 3", "project 4"]})
+    assert ledger.resolve(early, ASKED).problem(early.expect) is not None
+    assert ledger.resolve(spread, ASKED).problem(spread.expect) is None
+
+
+def test_the_usual_time_of_day_is_when_most_sessions_of_the_period_began():
+    starts = [datetime(2026, 4, d, h) for d, h in ((2, 20), (5, 21), (9, 8), (12, 19))]
+    ledger = Ledger([], {}, starts)
+    evening = Query(
+        subject="any",
+        target="session_start",
+        start=APRIL[0],
+        end=APRIL[1],
+        aggregate="sessions",
+        expect=["evening"],
+    )
+    assert ledger.resolve(evening, ASKED).problem(evening.expect) is None
+    morning = evening.model_copy(update={"expect": ["morning"]})
+    assert ledger.resolve(morning, ASKED).problem(morning.expect) is not None
+
+
+def test_a_majority_rests_on_the_claims_whose_change_would_overturn_it():
+    ledger = _bills()
+    query = _records("expense_category", "mode", "Subscriptions")
+    resolution = ledger.resolve(query, ASKED)
+    critical = {c.id for c in ledger.critical(query, ASKED, resolution.basis)}
+    assert critical == {"p01-s0001-m01-expense_category", "p01-s0003-m01-expense_category"}
