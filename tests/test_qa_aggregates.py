@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from keme.models import Claim, Message, Query
+from keme.models import Claim, ImageRecord, Message, Query
 from keme.qa.resolve import Ledger
 
 APRIL = (date(2026, 4, 1), date(2026, 4, 30))
@@ -105,32 +105,22 @@ def _phones() -> Ledger:
     return Ledger(claims, messages)
 
 
+def _history(*phones: str) -> str | None:
+    query = Query(subject="persona", target="tech.phone", aggregate="history", expect=list(phones))
+    return _phones().resolve(query, ASKED).problem(query.expect)
+
+
 def test_a_history_is_the_values_in_the_order_they_took_effect():
-    query = Query(
-        subject="persona",
-        target="tech.phone",
-        aggregate="history",
-        expect=["OnePlus 12", "Galaxy S23", "Pixel 9"],
-    )
-    assert _phones().resolve(query, ASKED).problem(query.expect) is None
+    assert _history("OnePlus 12", "Galaxy S23", "Pixel 9") is None
 
 
 def test_a_history_in_another_order_is_wrong():
-    query = Query(
-        subject="persona",
-        target="tech.phone",
-        aggregate="history",
-        expect=["Galaxy S23", "OnePlus 12", "Pixel 9"],
-    )
-    problem = _phones().resolve(query, ASKED).problem(query.expect)
+    problem = _history("Galaxy S23", "OnePlus 12", "Pixel 9")
     assert problem is not None and "order" in problem
 
 
 def test_a_history_missing_a_version_has_another_answer():
-    query = Query(
-        subject="persona", target="tech.phone", aggregate="history", expect=["OnePlus 12", "Pixel 9"]
-    )
-    assert _phones().resolve(query, ASKED).problem(query.expect) is not None
+    assert _history("OnePlus 12", "Pixel 9") is not None
 
 
 def _trip(extra_day: datetime | None = None) -> Ledger:
@@ -178,6 +168,13 @@ def test_a_recap_of_a_subject_two_events_share_is_ambiguous():
     assert problem is not None and "2 subjects" in problem
 
 
+def _april(target: str, aggregate: str, *expect: str) -> Query:
+    """A question about April as a whole."""
+    return Query(
+        subject="any", target=target, start=APRIL[0], end=APRIL[1], aggregate=aggregate, expect=list(expect)
+    )
+
+
 def test_a_recap_of_a_month_whose_points_sit_in_its_first_days_does_not_cover_it():
     days = [datetime(2026, 4, d, 9) for d in (2, 4, 6, 15, 28)]
     messages = {f"p01-s{d.day:04d}-m01": _message(f"p01-s{d.day:04d}-m01", f"day {d.day}", d) for d in days}
@@ -186,15 +183,8 @@ def test_a_recap_of_a_month_whose_points_sit_in_its_first_days_does_not_cover_it
         for n, (mid, m) in enumerate(messages.items())
     ]
     ledger = Ledger(claims, messages)
-    early = Query(
-        subject="any",
-        target="*",
-        start=APRIL[0],
-        end=APRIL[1],
-        aggregate="covers",
-        expect=["project 0", "project 1", "project 2"],
-    )
-    spread = early.model_copy(update={"expect": ["project 0", "project 3", "project 4"]})
+    early = _april("*", "covers", "project 0", "project 1", "project 2")
+    spread = _april("*", "covers", "project 0", "project 3", "project 4")
     assert ledger.resolve(early, ASKED).problem(early.expect) is not None
     assert ledger.resolve(spread, ASKED).problem(spread.expect) is None
 
@@ -202,16 +192,9 @@ def test_a_recap_of_a_month_whose_points_sit_in_its_first_days_does_not_cover_it
 def test_the_usual_time_of_day_is_when_most_sessions_of_the_period_began():
     starts = [datetime(2026, 4, d, h) for d, h in ((2, 20), (5, 21), (9, 8), (12, 19))]
     ledger = Ledger([], {}, starts)
-    evening = Query(
-        subject="any",
-        target="session_start",
-        start=APRIL[0],
-        end=APRIL[1],
-        aggregate="sessions",
-        expect=["evening"],
-    )
+    evening = _april("session_start", "sessions", "evening")
     assert ledger.resolve(evening, ASKED).problem(evening.expect) is None
-    morning = evening.model_copy(update={"expect": ["morning"]})
+    morning = _april("session_start", "sessions", "morning")
     assert ledger.resolve(morning, ASKED).problem(morning.expect) is not None
 
 
@@ -221,3 +204,63 @@ def test_a_majority_rests_on_the_claims_whose_change_would_overturn_it():
     resolution = ledger.resolve(query, ASKED)
     critical = {c.id for c in ledger.critical(query, ASKED, resolution.basis)}
     assert critical == {"p01-s0001-m01-expense_category", "p01-s0003-m01-expense_category"}
+
+
+def _ticket(n: int, destination: str, seat: str, day: int) -> tuple[ImageRecord, Message]:
+    message = _message(f"p01-s{n:04d}-m02", "here's my ticket", datetime(2026, 4, day, 9))
+    image = ImageRecord(
+        id=f"p01-img{n:03d}",
+        persona_id="p01",
+        session_id=f"p01-s{n:04d}",
+        message_id=message.id,
+        path=f"images/p01-img{n:03d}.png",
+        sha256="0" * 64,
+        template="train_ticket",
+        language="en",
+        caption="a train ticket",
+        about={"destination": destination},
+        facts={"seat": seat, "price": "$48.00"},
+        dom_text=f"{destination} seat {seat} $48.00",
+        screen={},
+        width=390,
+        height=844,
+    )
+    return image, message
+
+
+def _tickets(*rows: tuple[int, str, str, int]) -> Ledger:
+    made = [_ticket(*row) for row in rows]
+    return Ledger([], {m.id: m for _, m in made}, [], [i for i, _ in made])
+
+
+SEAT = Query(
+    subject="image",
+    target="seat",
+    where={"template": "train_ticket", "destination": "Boston"},
+    expect=["12A"],
+)
+
+
+def test_a_screenshot_detail_one_page_shows_resolves_to_it():
+    ledger = _tickets((1, "Boston", "12A", 3), (2, "Albany", "7C", 9))
+    assert ledger.resolve(SEAT, ASKED).problem(SEAT.expect) is None
+
+
+def test_a_detail_another_screenshot_of_the_same_trip_shows_otherwise_has_two_answers():
+    ledger = _tickets((1, "Boston", "12A", 3), (2, "Boston", "7C", 9))
+    problem = ledger.resolve(SEAT, ASKED).problem(SEAT.expect)
+    assert problem is not None and "7c" in problem
+
+
+def test_a_total_over_screenshots_counts_those_of_the_period():
+    ledger = _tickets((1, "Boston", "12A", 3), (2, "Albany", "7C", 9), (3, "Boston", "3F", 30))
+    total = Query(
+        subject="image",
+        target="price",
+        where={"template": "train_ticket"},
+        start=date(2026, 4, 1),
+        end=date(2026, 4, 15),
+        aggregate="sum",
+        expect=["96"],
+    )
+    assert ledger.resolve(total, ASKED).problem(total.expect) is None

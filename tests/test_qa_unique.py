@@ -130,15 +130,17 @@ def test_changing_one_claim_flags_exactly_the_items_that_rest_on_it():
     claims = list(data.claims)
     used = {c for item in data.qa for c in item.claims}
     picks = rng.sample([c for c in claims if c.id in used], 40) + rng.sample(claims, 40)
-    assert all(
-        uniqueness(i, Ledger([c for c in claims if c.persona_id == i.persona_id], messages)) is None
-        for i in data.qa
-    )
+    starts = {p.id: [s.start for s in data.sessions if s.persona_id == p.id] for p in data.personas}
+
+    def ledger_of(persona_id: str, claims: list) -> Ledger:
+        return Ledger([c for c in claims if c.persona_id == persona_id], messages, starts[persona_id])
+
+    assert all(uniqueness(i, ledger_of(i.persona_id, claims)) is None for i in data.qa)
     for pick in picks:
         mutated = [
             c.model_copy(update={"value": f"mutated {pick.id}"}) if c.id == pick.id else c for c in claims
         ]
-        ledger = Ledger([c for c in mutated if c.persona_id == pick.persona_id], messages)
+        ledger = ledger_of(pick.persona_id, mutated)
         items = by_persona.get(pick.persona_id, [])
         flagged = {i.id for i in items if uniqueness(i, ledger) is not None}
         assert flagged == {i.id for i in items if pick.id in i.claims}, pick.id

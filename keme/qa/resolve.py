@@ -21,7 +21,7 @@ from functools import lru_cache
 from keme.days import block_of
 from keme.models import Claim, ImageRecord, Message, QAItem, Query
 from keme.text.dates import dates_in
-from keme.text.normalize import norm_text
+from keme.text.normalize import norm_text, parse_money
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -331,7 +331,7 @@ class Ledger:
     def _screenshots(self, query: Query, asked_at: datetime) -> Resolution:
         """The pages of every screenshot shared before the question that its details fit."""
         row = _ROW.fullmatch(query.target)  # "event-2-title": a field of one row of a list on the page
-        subjects, values = [], set()
+        subjects, values, amounts = [], set(), []
         for image in self.images:
             message = self.messages.get(image.message_id)
             if message is None or message.timestamp > asked_at:
@@ -351,7 +351,11 @@ class Ledger:
                     fits = False
                 if not fits:
                     break
-            if not fits:
+            day = message.timestamp.date()
+            if not fits or (query.start and day < query.start) or (query.end and day > query.end):
+                continue
+            if query.aggregate == "count":
+                subjects.append(f"image:{image.id}")
                 continue
             if query.target == "lines":
                 found = [str(sum(1 for k in image.facts if k.startswith("line-")))]
@@ -371,7 +375,12 @@ class Ledger:
             if found:
                 subjects.append(f"image:{image.id}")
                 values |= {canon(v) for v in found}
-        return Resolution(frozenset(values), subjects=tuple(subjects))
+                amounts.append(parse_money(found[0]))
+        if query.aggregate == "count":
+            values = {str(len(subjects))}
+        elif query.aggregate == "sum":  # a page without a readable amount makes the total unknown
+            values = {canon(str(sum(amounts)))} if None not in amounts else set()
+        return Resolution(frozenset(values), subjects=tuple(subjects), aggregated=query.aggregate != "values")
 
     def _said_normed(self, claim: Claim) -> str:
         if claim.id not in self._said_norm:
@@ -487,10 +496,10 @@ def completed(item: QAItem, ledger: Ledger) -> QAItem:
     for query in item.queries:
         resolution = ledger.resolve(query, item.asked_at)
         found, others = support(resolution, query.expect, item.evidence)
-        if query.aggregate in ("mode", "covers"):
-            # most single changes leave a majority or a recap standing: it rests on those that do not.
-            # Only a qualifier or a claim stating an expected value can (another category's bill cannot
-            # overturn a majority, a claim naming none of a recap's points cannot drop one)
+        if query.aggregate in ("mode", "covers", "span"):
+            # most single changes leave a majority, a recap or a span standing: it rests on those that
+            # do not. Only a qualifier or a claim stating an expected value can (another category's
+            # bill cannot overturn a majority, a claim naming none of a recap's points cannot drop one)
             wanted = {canon(v) for v in query.expect}
             words = [norm_text(v) for v in query.expect]
             qualifiers = {c.id for c in resolution.qualifiers}
@@ -498,6 +507,7 @@ def completed(item: QAItem, ledger: Ledger) -> QAItem:
                 c
                 for c in resolution.basis
                 if c.id in qualifiers
+                or query.aggregate == "span"  # any day the subject was talked about may be an end
                 or canon(c.value) in wanted
                 or (query.aggregate == "covers" and any(w in norm_text(c.said) for w in words))
             )

@@ -287,6 +287,7 @@ def _statistics(g, records: list[ImageRecord]) -> list[Draft]:
                     final,
                     len(rs),
                     node,
+                    queries=[_over_pages(template, "screenshots", "count", start, end, str(len(rs)))],
                 )
             )
         if template in SUMS:
@@ -321,9 +322,23 @@ def _statistics(g, records: list[ImageRecord]) -> list[Draft]:
                         final,
                         len(rs),
                         node,
+                        queries=[_over_pages(template, fact, "sum", start, end, str(total))],
                     )
                 )
     return out
+
+
+def _over_pages(template: str, target: str, aggregate: str, start: date, end: date, expect: str) -> Query:
+    """A count or a total over every screenshot of one kind shared in a period."""
+    return Query(
+        subject="image",
+        target=target,
+        where={"template": template},
+        start=start,
+        end=end,
+        aggregate=aggregate,
+        expect=[expect],
+    )
 
 
 def visual_drafts(g) -> list[Draft]:
