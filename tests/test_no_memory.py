@@ -15,6 +15,7 @@ from eval.run import Settings, run
 from keme.errors import KemeError
 from keme.models import AnswerSpec, QAItem
 from keme.models.proof import ValueProof
+from keme.qa.blind import blind_scores
 
 
 def choice(number: int, options: list[str], gold: str, language: str = "en") -> QAItem:
@@ -135,3 +136,15 @@ def test_with_a_reader_the_run_asks_it_with_no_memories(tmp_path):
     )
     assert summary["systems"]["no_memory"]["answered_by"] == "llm:test:model"
     assert reader.contexts and set(reader.contexts) == {""}
+
+
+def test_the_position_guesser_learns_the_letter_from_the_other_personas():
+    """Each persona's golds are all one letter, a different one per persona: the letter learned from
+    the other persona is always wrong, so a dataset whose position bias does not carry over from one
+    persona to the next is not credited with one."""
+    own = [choice(n, ["a", "b", "c"], "B") for n in (1, 2, 3)]
+    other = [
+        q.model_copy(update={"persona_id": "p02", "spec": AnswerSpec(kind="choice", value="C")}) for q in own
+    ]
+    assert blind_scores(own + other)["position"]["correct"] == 0
+    assert blind_scores(own)["position"]["correct"] == 3  # one persona: its own letters
