@@ -432,6 +432,7 @@ def life_changes(g: Gen, node: str) -> list[Draft]:
                 (index > 0 or version.valid_from > persona.start)
                 and version.evidence
                 and attr.key not in ("home.neighborhood", "pets.pet_species")
+                and not version.value.replace(".", "").isdigit()  # "4" is no key point of a recap
             ):
                 shown = _attr_spec(attr.key, version.value, g.lang)[1]
                 points.append((Quote(message_id=version.evidence[0], text=version.value), shown))
