@@ -55,9 +55,13 @@ class Resolution:
     conflicts: tuple[str, ...] = ()  # subjects whose claims disagree on a qualifier
     backed: frozenset[str] | None = None  # `said_on`: the days the claims give (mentions only add days)
     sequence: tuple[str, ...] | None = None  # `history`: the values in the order they took effect
-    aggregated: bool = False  # the answer is computed over the claims (a count, a sum), not one of them
-    aggregate: str = "values"  # the query's aggregate
+    aggregate: str = "values"  # the query's aggregate (keme.models.qa.Query)
     covers: str | None = None  # `covers`: why the expected values do not cover the question, if they do not
+
+    @property
+    def aggregated(self) -> bool:
+        """The answer is computed over the claims (a count, a sum, a span), not one of their values."""
+        return self.aggregate != "values"
 
     @property
     def basis(self) -> tuple[Claim, ...]:
@@ -241,7 +245,7 @@ class Ledger:
                 tuple(qualifiers),
                 tuple(conflicts),
                 backed,
-                aggregated=query.aggregate == "span",
+                aggregate=query.aggregate,
             )
         found: list[Claim] = []
         for subject in subjects:
@@ -272,7 +276,11 @@ class Ledger:
             ordered = sorted(found, key=lambda c: (c.valid_from, self.said_at(c)))
             sequence = tuple(dict.fromkeys(canon(c.value) for c in ordered))
             return Resolution(
-                frozenset(sequence), conflicts=tuple(conflicts), sequence=sequence, aggregated=True, **base
+                frozenset(sequence),
+                conflicts=tuple(conflicts),
+                sequence=sequence,
+                aggregate="history",
+                **base,
             )
         if query.aggregate == "covers":
             return Resolution(
@@ -280,7 +288,6 @@ class Ledger:
                 conflicts=tuple(conflicts),
                 aggregate="covers",
                 covers=self._coverage(query, subjects, found, asked_at),
-                aggregated=True,
                 **base,
             )
         per_subject: dict[str, set[str]] = defaultdict(set)
@@ -297,7 +304,7 @@ class Ledger:
             counts = Counter(one.values())
             top = max(counts.values(), default=0)
             values = frozenset(v for v, n in counts.items() if n == top)
-        return Resolution(values, conflicts=tuple(conflicts), aggregated=True, **base)
+        return Resolution(values, conflicts=tuple(conflicts), aggregate=query.aggregate, **base)
 
     def _in_period(self, claim: Claim, query: Query) -> bool:
         day = self.said_at(claim).date()
@@ -380,7 +387,7 @@ class Ledger:
             values = {str(len(subjects))}
         elif query.aggregate == "sum":  # a page without a readable amount makes the total unknown
             values = {canon(str(sum(amounts)))} if None not in amounts else set()
-        return Resolution(frozenset(values), subjects=tuple(subjects), aggregated=query.aggregate != "values")
+        return Resolution(frozenset(values), subjects=tuple(subjects), aggregate=query.aggregate)
 
     def _said_normed(self, claim: Claim) -> str:
         if claim.id not in self._said_norm:
@@ -411,7 +418,7 @@ class Ledger:
             and (block := block_of(start)) is not None
         )
         top = max(counts.values(), default=0)
-        return Resolution(frozenset(b for b, n in counts.items() if n == top), aggregated=True)
+        return Resolution(frozenset(b for b, n in counts.items() if n == top), aggregate="sessions")
 
     def _said_on(self, query: Query, subjects: list[str], asked_at: datetime) -> Resolution:
         """The days the subject was talked about: its claims' days and every message naming it."""
