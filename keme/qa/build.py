@@ -229,61 +229,67 @@ def _distractors(draft: Draft, values: Values | None, rng: random.Random, balanc
     return opts.entity_distractors(draft, values, rng, balance)
 
 
+Trial = tuple[list[str], tuple[str, int, int] | None]  # an option list (gold last), the rank it took
+
+
+def _by_rank(balance: Balancer, ranks: range, make) -> list[Trial]:
+    """The option lists `make()` gives with the gold's rank forced to each of `ranks` (where
+    feasible), each with the rank it took; ranks are not counted until one list is kept."""
+    trials: dict[tuple[str, ...], tuple[str, int, int] | None] = {}
+    balance.probing = True
+    try:
+        for forced in ranks:
+            balance.forced = forced
+            options = make()
+            if options:
+                trials.setdefault(tuple(options), balance.last)
+    finally:
+        balance.forced, balance.probing = None, False
+    return [(list(options), rank) for options, rank in trials.items()]
+
+
 def _option_lists(
     draft: Draft, values: Values | None, rng: random.Random, balance: Balancer, lang: str
-) -> list[tuple[list[str], tuple[str, int, int] | None]]:
-    """Trial option lists for a choice item, one per rank of the gold among them (by value, or by
-    length for names), each with the rank it took; the right answer is the list's last option."""
+) -> list[Trial]:
+    """Trial option lists for an item made a choice item, one per rank of the gold among them (by
+    value, or by length for names)."""
     right = (
         draft.answer if draft.spec.kind == "entity" else _display(draft.spec, draft.spec.value or "", lang)
     )
-    trials: dict[tuple[str, ...], tuple[str, int, int] | None] = {}
-    balance.probing = True
-    try:
-        for forced in range(4):
-            balance.forced = forced
-            trial = random.Random(rng.random())
-            wrong = _distractors(draft, values, trial, balance)
-            shown = [w for w in dict.fromkeys(_display(draft.spec, w, lang) for w in wrong) if w != right]
-            if len(shown) >= 2:
-                trials.setdefault((*shown[:3], right), balance.last)
-    finally:
-        balance.forced, balance.probing = None, False
-    return [(list(options), rank) for options, rank in trials.items()]
+
+    def make() -> list[str] | None:
+        wrong = _distractors(draft, values, random.Random(rng.random()), balance)
+        shown = [w for w in dict.fromkeys(_display(draft.spec, w, lang) for w in wrong) if w != right]
+        return [*shown[:3], right] if len(shown) >= 2 else None
+
+    return _by_rank(balance, range(4), make)
 
 
-def _alternative_lists(
-    draft: Draft, rng: random.Random, balance: Balancer
-) -> list[tuple[list[str], tuple[str, int, int] | None]]:
+def _alternative_lists(draft: Draft, rng: random.Random, balance: Balancer) -> list[Trial]:
     """Trial option lists for a choice item the generator made with a pool of alternatives (a
-    preference's other plausible values), one per rank of the gold by length; the gold last."""
+    preference's other plausible values), one per rank of the gold by length."""
     gold = draft.options[LETTERS.index(draft.spec.value or "A")]
     pool = [a for a in dict.fromkeys(draft.distractors) if a != gold]
     k = len(draft.options) - 1
-    if len(pool) <= k:
+    if len(pool) <= k or draft.proof.op == "order":  # an order proof's quotes follow its options
         return []
-    trials: dict[tuple[str, ...], tuple[str, int, int] | None] = {}
-    balance.probing = True
-    try:
-        for forced in range(k + 1):
-            balance.forced = forced
-            chosen, _, _ = opts.pick_by_rank(
-                len(gold), [(len(a), a) for a in pool], k, balance, "length-rank", random.Random(rng.random())
-            )
-            trials.setdefault((*chosen, gold), balance.last)
-    finally:
-        balance.forced, balance.probing = None, False
-    return [(list(options), rank) for options, rank in trials.items()]
+
+    def make() -> list[str]:
+        keyed = [(len(a), a) for a in pool]
+        chosen, _, _ = opts.pick_by_rank(
+            len(gold), keyed, k, balance, "length-rank", random.Random(rng.random())
+        )
+        return [*chosen, gold]
+
+    return _by_rank(balance, range(k + 1), make)
 
 
-def _best_list(
-    draft: Draft, trials: list[tuple[list[str], tuple[str, int, int] | None]], balance: Balancer
-) -> list[str]:
+def _best_list(draft: Draft, trials: list[Trial], balance: Balancer) -> list[str]:
     """The trial list (gold last) whose best order pays the blind heuristics most of what they are
     owed, then the one whose rank was used least; its rank is counted."""
     year = draft.asked_at.year
 
-    def merit(trial: tuple[list[str], tuple[str, int, int] | None]) -> tuple[float, int]:
+    def merit(trial: Trial) -> tuple[float, int]:
         options, rank = trial
         target = balance.peek("position", len(options))
         paid = opts.placement_score(options, options[-1], target, year, balance.owed)
