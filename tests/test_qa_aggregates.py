@@ -264,3 +264,40 @@ def test_a_total_over_screenshots_counts_those_of_the_period():
         expect=["96"],
     )
     assert ledger.resolve(total, ASKED).problem(total.expect) is None
+
+
+def _chat(n: int, topic: str, value: str) -> ImageRecord:
+    image, _ = _ticket(n, "", "", 3 + n)
+    line = f"Mina: let's meet at {value}"
+    return image.model_copy(
+        update={
+            "template": "chat_friend",
+            "about": {"person": "Mina", "topic": topic, "value": value, "value_fact": "msg-1"},
+            "facts": {"msg-1": line},
+            "dom_text": line,
+        }
+    )
+
+
+def _chats(*rows: tuple[int, str, str]) -> Ledger:
+    images = [_chat(*row) for row in rows]
+    messages = {i.message_id: _message(i.message_id, "look at this", datetime(2026, 4, 3, 9)) for i in images}
+    return Ledger([], messages, [], images)
+
+
+PLACE = Query(
+    subject="image",
+    target="about.value",
+    where={"template": "chat_friend", "person": "Mina", "topic": "meeting_place"},
+    expect=["Blue Bottle"],
+)
+
+
+def test_a_chat_screenshot_on_another_topic_does_not_answer_the_question():
+    ledger = _chats((1, "meeting_place", "Blue Bottle"), (2, "dinner", "Nopa"))
+    assert ledger.resolve(PLACE, ASKED).problem(PLACE.expect) is None
+
+
+def test_two_chat_screenshots_on_the_topic_with_other_values_are_two_answers():
+    ledger = _chats((1, "meeting_place", "Blue Bottle"), (2, "meeting_place", "Ritual"))
+    assert ledger.resolve(PLACE, ASKED).problem(PLACE.expect) is not None

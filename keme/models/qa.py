@@ -70,7 +70,8 @@ class Query(BaseModel):
     subject: Literal["anchor", "event", "persona", "any", "image"]
     target: str = Field(
         description="a predicate, or 'said_on' for the days the subjects were talked about; for images, a "
-        "fact read from the rendered page, or 'lines' for how many lines it shows"
+        "fact read from the rendered page, 'lines' for how many lines it shows, or 'about.<key>' for what "
+        "it is about (the value a chat line gives on its topic)"
     )
     where: dict[str, str] = Field(default_factory=dict, description="qualifier predicate -> canonical value")
     at: datetime | None = Field(default=None, description="claims valid at this time (default: asked_at)")

@@ -366,6 +366,9 @@ class Ledger:
                 continue
             if query.target == "lines":
                 found = [str(sum(1 for k in image.facts if k.startswith("line-")))]
+            elif query.target.startswith("about."):  # what the page is about, where the page shows it
+                value = image.about.get(query.target.removeprefix("about."), "")
+                found = [value] if value and value in image.dom_text else []
             elif row is not None:
                 prefix, name = row.group(1), row.group(2)
                 rows = sorted({m.group(1) for k in image.facts if (m := re.match(rf"{prefix}-(\d+)-", k))})

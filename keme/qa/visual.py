@@ -197,12 +197,14 @@ def _named(g, ask: Ask, question: str, slots: dict) -> list[str] | None:
 
 def _page_query(g, record: ImageRecord, ask: Ask, question: str, slots: dict, message) -> Query | None:
     """The question as a query over every screenshot's page (keme.qa.resolve): the screenshots of the
-    same template whose details the question names, and the fact it asks for. None for a question
-    about part of a line (a chat screenshot's topic), which the generator checks alone."""
+    same template whose details the question names, and the fact it asks for (for a chat screenshot,
+    the value its line gives on the question's topic)."""
     named = _named(g, ask, question, slots)
-    if named is None or ask.parse == "contains":
+    if named is None:
         return None
     where = {"template": record.template}
+    if ask.parse == "contains":  # the phrasing names the topic: only screenshots on it fit
+        where["topic"] = record.about.get("topic", "")
     for name in named:
         if name == "day":
             where["said_on"] = message.timestamp.date().isoformat()
@@ -211,6 +213,8 @@ def _page_query(g, record: ImageRecord, ask: Ask, question: str, slots: dict, me
     if ask.parse == "lines":
         expect = str(sum(1 for k in record.facts if k.startswith("line-")))
         return Query(subject="image", target="lines", where=where, expect=[expect])
+    if ask.parse == "contains":
+        return Query(subject="image", target="about.value", where=where, expect=[record.about["value"]])
     return Query(subject="image", target=ask.fact, where=where, expect=[record.facts.get(ask.fact, "")])
 
 
