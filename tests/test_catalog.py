@@ -16,6 +16,7 @@ from keme.synth.pipeline import synthesize_persona
 from keme.synth.planner import GIFT_LABEL, MEAL_AFTER, PHONE_LABEL
 from keme.text import resources
 from keme.world.catalog import DINING, Catalog, CatalogError, load_catalog
+from keme.world.cues import load_cues
 
 LANGS = ("en", "zh")
 CATALOG_MOMENTS = (
@@ -120,6 +121,19 @@ def test_a_murder_mystery_game_is_played_in_a_game_room_never_at_a_zoo():
     zh = load_catalog("zh")
     assert zh.compatible("activity@venue", "去玩剧本杀", "动物园") is False
     assert zh.partners("activity@venue", "去玩剧本杀") == ["商场楼上新开的剧本杀店", "迷雾剧本杀馆"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_dishs_steps_say_its_own_method_whenever_they_say_another(lang):
+    """The steps as the assistant gives them pass the catalog check themselves: a 凉拌 salad with boiled
+    quinoa says 凉拌 too (else keme validate reports the dish as boiled)."""
+    cues = load_cues(lang)
+    for dish in load_catalog(lang).dishes:
+        text = " ".join(dish.steps).replace(dish.name, " ")
+        if cues.any(cues.methods.get(dish.technique, []), text):
+            continue
+        others = [o for o, words in cues.methods.items() if o != dish.technique and cues.search(words, text)]
+        assert not others, (dish.name, dish.technique, others)
 
 
 def test_wine_is_bought_at_a_wine_shop_or_supermarket_not_best_buy():
