@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from keme.models.ids import Id
 from keme.models.proof import Proof, Quote
@@ -137,3 +137,21 @@ class QAItem(BaseModel):
         description="what the question asks (one query per fact it needs), each resolved against the "
         "whole claim ledger",
     )
+    source_question_id: Id | None = Field(
+        default=None, description="a hard-negative item (keme hardneg): the question it was made around"
+    )
+    distractor_kinds: list[str] = Field(
+        default_factory=list,
+        description="a hard-negative item: the kinds of the distractor sessions around its evidence",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_unset_provenance(self, handler: SerializerFunctionWrapHandler) -> dict:
+        """Hard-negative provenance is written only where there is some: other datasets keep their bytes."""
+        data = handler(self)
+        if isinstance(data, dict):
+            if data.get("source_question_id") is None:
+                data.pop("source_question_id", None)
+            if not data.get("distractor_kinds"):
+                data.pop("distractor_kinds", None)
+        return data
