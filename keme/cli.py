@@ -605,6 +605,66 @@ def export_locomo_cmd(
 
 
 @app.command()
+def hardneg(
+    dataset: Path = typer.Argument(..., help="dataset directory (synthesized or imported)"),
+    out: Path = typer.Option(..., "--out", "-o", help="dataset directory to write the hard set to"),
+    questions: Optional[str] = typer.Option(None, "--questions", help="comma-separated question ids"),
+    sample: Optional[int] = typer.Option(
+        None, "--sample", min=1, help="or this many questions, drawn by --seed"
+    ),
+    seed: int = typer.Option(0, "--seed", help="the draw and every choice of distractor"),
+    brain: str = typer.Option("procedural", "--brain", help="procedural (the offline default)"),
+    budget_tokens: Optional[int] = typer.Option(
+        None, "--budget-tokens", min=200, help="tokens per hard trajectory (default and cap: the original's)"
+    ),
+    force: bool = typer.Option(False, "--force", help="replace the keme dataset already in OUT"),
+) -> None:
+    """Shorter, harder trajectories: each question's evidence kept verbatim among distractors that look
+    like it, the gold proved to be still the only answer."""
+    from eval.importers.common import prepare_output
+    from keme.hardneg import HardnegSettings, harden
+    from keme.validate import verified_dataset
+
+    try:
+        if brain != "procedural":
+            raise KemeError(
+                f"--brain {brain}: only the procedural brain builds hard negatives so far; drop --brain"
+            )
+        ids = [q.strip() for q in questions.split(",") if q.strip()] if questions is not None else None
+        if questions is not None and not ids:
+            raise KemeError("--questions: no ids given; pass comma-separated question ids")
+        if out.resolve() == dataset.resolve():
+            raise KemeError(f"--out {out}: is the input dataset; choose another directory")
+        started = time.perf_counter()
+        data = verified_dataset(dataset, hint="; `keme validate` names every problem")
+        settings = HardnegSettings(questions=ids, sample=sample, seed=seed, budget_tokens=budget_tokens)
+        hard, stats = harden(data, settings)
+        with directory_lock(out, "keme hardneg"):
+            prepare_output(out, force)
+            hard.write(out)
+    except OSError as exc:
+        _fail(KemeError(f"--out {out}: cannot write ({exc.strerror or exc})"))
+    except KemeError as exc:
+        _fail(exc)
+    report = stats["hardneg"]
+    console.print(
+        f"[green]wrote[/] {escape(str(out))}: {stats['qa']} of {report['selected']} questions kept in "
+        f"{stats['personas']} trajectories, {stats['sessions']} sessions "
+        f"({time.perf_counter() - started:.1f} s)"
+    )
+    console.print(
+        f"tokens per question's haystack: {report['tokens_hard_mean']} "
+        f"(original {report['tokens_original_mean']}); "
+        "distractors: " + ", ".join(f"{k} {v}" for k, v in report["distractors"].items()),
+        highlight=False,
+    )
+    if report["left_out"]:
+        console.print(
+            "left out: " + ", ".join(f"{k} {v}" for k, v in report["left_out"].items()), highlight=False
+        )
+
+
+@app.command()
 def schema(
     out: Path = typer.Option(..., "--out", "-o", help="directory for the *.schema.json files"),
 ) -> None:

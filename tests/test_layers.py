@@ -32,6 +32,7 @@ KEME_LAYERS: list[set[str]] = [
     {"keme.omni"},  # screenshots
     {"keme.qa"},  # facts, questions, proofs
     {"keme.validate"},  # whole-dataset checks
+    {"keme.hardneg"},  # hard trajectories around existing questions, re-proved by the validator's checks
     {"keme.cli"},  # the commands: may import anything, eval included
 ]
 PEERS = {"keme.synth", "keme.brains"}

@@ -1,0 +1,612 @@
+"""`keme hardneg`: a shorter, harder trajectory around each chosen question.
+
+Each trajectory keeps the question's evidence sessions verbatim (ids, text, times: only the persona they
+belong to is the new trajectory's) and surrounds them with distractor sessions placed in time around
+them, all before the question is asked:
+
+- `other_day`: the evidence session again on another day, its answer values changed
+  (keme.hardneg.twins);
+- `other_subject` / `other_record`: the same session about another subject — the asked-about values,
+  or every value, changed for the persona's own values of the same kind;
+- `same_topic` / `before_update`: the persona's own sessions that score highest against the question
+  (a value from before an update among them); `other_conversation`: for imported dialogues, another
+  conversation's best-scoring session, told by this conversation's speakers.
+
+A distractor is kept only if the gold is still the only right answer (keme.hardneg.prove) and the
+trajectory stays within its token budget; questions whose evidence shares a session are built into one
+trajectory. The result is one Dataset; the caller writes it.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from keme.dataset import Dataset
+from keme.dataset.manifest import Manifest
+from keme.errors import KemeError
+from keme.hardneg.mining import adapt, rank, session_text, speakers
+from keme.hardneg.prove import checkable, gold_forms, ledger_problem, states
+from keme.hardneg.twins import make_twin, value_pool
+from keme.hardneg.voices import asked_before, names_of, other_person, quoted
+from keme.models import Anchor, Claim, Persona, QAItem, Session
+from keme.qa.resolve import Ledger, canon
+from keme.synth.state import dialogue_hash
+from keme.text import resources
+from keme.text.tokens import count_tokens
+from keme.validate import check_proofs  # the validator's own check: independent of how this was built
+
+# the order twins are tried in: the same record on another day is the closest look-alike where a day tells
+# them apart; where none does, the proof turns it down and another subject takes its place
+TWIN_MODES = ("other_day", "other_subject", "other_day", "other_record")
+GAP = timedelta(minutes=30)  # between a placed distractor and any other session
+
+
+class HardnegSettings(BaseModel):
+    """What `keme hardneg` builds."""
+
+    questions: list[str] | None = Field(default=None, description="the question ids to build around")
+    sample: int | None = Field(default=None, ge=1, description="or this many questions drawn by `seed`")
+    seed: int = 0
+    budget_tokens: int | None = Field(
+        default=None, ge=200, description="tokens per trajectory (default: the original haystack's)"
+    )
+    share: float = Field(
+        default=0.5, gt=0, le=1, description="without --budget-tokens: this share of the original's tokens"
+    )
+    twins: int = Field(default=16, ge=0, description="twins tried per evidence session")
+    mined: int = Field(default=40, ge=0, description="mined sessions tried per question")
+    voices: int = Field(default=4, ge=0, description="other people's words tried per evidence statement")
+    echoes: int = Field(default=1, ge=0, description="times the question was asked before, unanswered")
+    without: list[str] = Field(default_factory=list, description="distractor kinds not to make")
+
+
+@dataclass
+class Report:
+    """What the run did, for the manifest (`stats.hardneg`)."""
+
+    selected: int = 0
+    kept: int = 0
+    left_out: Counter = field(default_factory=Counter)
+    distractors: Counter = field(default_factory=Counter)
+    rejected: Counter = field(default_factory=Counter)
+    proof: Counter = field(default_factory=Counter)
+    tokens: list[tuple[int, int]] = field(default_factory=list)  # (original haystack, hard) per item
+
+    def as_stats(self) -> dict[str, Any]:
+        hard = [h for _, h in self.tokens]
+        original = [o for o, _ in self.tokens]
+        return {
+            "selected": self.selected,
+            "kept": self.kept,
+            "left_out": dict(sorted(self.left_out.items())),
+            "distractors": dict(sorted(self.distractors.items())),
+            "distractors_rejected": dict(sorted(self.rejected.items())),
+            "proof": dict(sorted(self.proof.items())),
+            "tokens_original_mean": round(sum(original) / len(original)) if original else 0,
+            "tokens_hard_mean": round(sum(hard) / len(hard)) if hard else 0,
+            "longer_than_original": sum(h > o for o, h in self.tokens),
+        }
+
+
+def _tokens(sessions: list[Session]) -> int:
+    return sum(count_tokens(m.content) for s in sessions for m in s.messages)
+
+
+def choose(data: Dataset, settings: HardnegSettings, report: Report) -> list[QAItem]:
+    """The questions to build around: those named, or a seeded sample of those that can be."""
+    items = {q.id: q for q in data.qa}
+    if settings.questions is not None:
+        unknown = [i for i in settings.questions if i not in items]
+        if unknown:
+            raise KemeError(
+                f"--questions: {', '.join(unknown[:5])}{' ...' if len(unknown) > 5 else ''} not in the "
+                f"dataset ({len(unknown)} unknown); `keme stats` lists the question types, qa.jsonl the ids"
+            )
+        picked = [items[i] for i in dict.fromkeys(settings.questions)]
+    else:
+        picked = sorted(items.values(), key=lambda q: q.id)
+    ledgered = bool(data.claims)
+    usable = []
+    for item in picked:
+        reason = _unusable(item, ledgered)
+        if reason:
+            report.left_out[reason] += 1
+        else:
+            usable.append(item)
+    if settings.questions is None and settings.sample is not None and settings.sample < len(usable):
+        usable = sorted(random.Random(settings.seed).sample(usable, settings.sample), key=lambda q: q.id)
+    report.selected = (
+        len(picked) if settings.questions is not None or settings.sample is None else len(usable)
+    )
+    if not usable:
+        raise KemeError(
+            f"no question can be built around ({dict(report.left_out)}); hard negatives need questions "
+            f"with evidence sessions"
+        )
+    return usable
+
+
+def _unusable(item: QAItem, ledgered: bool) -> str | None:
+    if not item.evidence or not item.evidence_sessions:
+        return "no_evidence"
+    if item.type == "visual_reasoning":
+        return "visual"
+    if not (ledgered and item.queries) and not checkable(item):
+        return "uncheckable"
+    return None
+
+
+def groups_of(items: list[QAItem]) -> list[list[QAItem]]:
+    """Questions whose evidence shares a session, together (a session lives in one trajectory), and each
+    question with its sub-questions."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    first = {q.id: f"{q.persona_id}/{q.evidence_sessions[0]}" for q in items}
+    for item in items:
+        keys = [f"{item.persona_id}/{s}" for s in item.evidence_sessions]
+        # a question and the sub-questions it was composed from are asked of one trajectory
+        keys += [first[s] for s in item.sub_questions if s in first]
+        for key in keys[1:]:
+            parent[find(key)] = find(keys[0])
+    grouped: dict[str, list[QAItem]] = defaultdict(list)
+    for item in items:
+        grouped[find(f"{item.persona_id}/{item.evidence_sessions[0]}")].append(item)
+    return sorted(grouped.values(), key=lambda g: min(q.id for q in g))
+
+
+@dataclass
+class Trajectory:
+    """One hard trajectory under construction."""
+
+    number: int
+    persona_id: str
+    sessions: list[Session]
+    claims: list[Claim]
+    budget: int
+    kinds: Counter = field(default_factory=Counter)
+    origin: dict[str, str] = field(default_factory=dict)  # a copied message's id -> the original's
+    made: int = 0  # twins made so far (each gets its own id suffix)
+
+    def free(self, start: datetime, end: datetime) -> bool:
+        return all(end + GAP < s.start or start > s.end + GAP for s in self.sessions)
+
+    def ledger(self, extra: list[Claim] = (), sessions: list[Session] = ()) -> Ledger:
+        every = [*self.sessions, *sessions]
+        messages = {m.id: m for s in every for m in s.messages}
+        return Ledger([*self.claims, *extra], messages, sorted(s.start for s in every))
+
+
+@dataclass
+class Candidate:
+    session: Session
+    claims: list[Claim]
+    kind: str
+    origin: dict[str, str] = field(default_factory=dict)
+
+
+class Builder:
+    """Builds every trajectory of one dataset (one instance per `keme hardneg` run)."""
+
+    def __init__(self, data: Dataset, settings: HardnegSettings, report: Report):
+        self.data, self.settings, self.report = data, settings, report
+        self.views = {v.persona.id: v for v in data.views()}
+        self.ledgered = bool(data.claims)
+        self.claims_of: dict[str, list[Claim]] = defaultdict(list)
+        for claim in data.claims:
+            self.claims_of[claim.message_id].append(claim)
+        self.pools = {pid: self._pool(v) for pid, v in self.views.items()}
+        self.kinds = {f"anchor:{a.id}": a.app for v in self.views.values() for a in v.anchors.values()}
+        self.names = {pid: names_of(v.claims, v.persona.name) for pid, v in self.views.items()}
+        self.answers: dict[str, list[str]] = defaultdict(list)  # golds by question type (free text swaps)
+        for q in sorted(data.qa, key=lambda q: q.id):
+            if q.answer not in self.answers[q.type] and len(q.answer) <= 40:
+                self.answers[q.type].append(q.answer)
+        # the dialogues of the hard dataset (no two sessions may share one): every evidence session's first
+        self.digests: set[str] = set()
+
+    @staticmethod
+    def _pool(view) -> dict[str, list[str]]:
+        """The values each predicate may take: the persona's own, then (for its attributes) the others the
+        persona model knows."""
+        kinds = {f"anchor:{a.id}": a.app for a in view.anchors.values()}
+        pool = value_pool(view.claims, kinds)
+        if view.claims:
+            for key, text in resources.get(view.lang).persona.attributes.items():
+                pool[key] = [*pool.get(key, []), *(v for v in text.values if v not in pool.get(key, []))]
+        return pool
+
+    # ------------------------------------------------------------ one trajectory
+    def build(self, number: int, group: list[QAItem]) -> tuple[Trajectory, list[QAItem], list[Anchor]] | None:
+        view = self.views[group[0].persona_id]
+        pid = f"{view.persona.id}#h{number}"
+        wanted = {s for q in group for s in q.evidence_sessions}
+        evidence = [s.model_copy(update={"persona_id": pid}) for s in view.sessions if s.id in wanted]
+        claims = [
+            c.model_copy(update={"persona_id": pid})
+            for s in evidence
+            for m in s.messages
+            for c in self.claims_of.get(m.id, [])
+        ]
+        before = {q.id: _tokens([s for s in view.sessions if s.end <= q.asked_at]) for q in group}
+        original = min(
+            before.values()
+        )  # the hard trajectory is no longer than any of its questions' haystacks
+        budget = min(self.settings.budget_tokens or round(original * self.settings.share), original)
+        trajectory = Trajectory(number, pid, evidence, claims, max(budget, _tokens(evidence)))
+        rng = random.Random(f"{self.settings.seed}/{group[0].id}")
+        for item in sorted(group, key=lambda q: (q.asked_at, q.id)):
+            for candidate in self._interleaved(item, trajectory, view, rng):
+                self._offer(candidate, trajectory, group)
+        items = [
+            q.model_copy(
+                update={
+                    "persona_id": pid,
+                    "source_question_id": q.id,
+                    "distractor_kinds": sorted(trajectory.kinds),
+                }
+            )
+            for q in group
+        ]
+        anchors = [
+            view.anchors[s.anchor_id].model_copy(update={"persona_id": pid}).sealed()
+            for s in evidence
+            if s.anchor_id and s.anchor_id in view.anchors
+        ]
+        for q in group:
+            seen = _tokens([s for s in trajectory.sessions if s.end <= q.asked_at])
+            self.report.tokens.append((before[q.id], seen))
+        return trajectory, items, anchors
+
+    def _interleaved(self, item: QAItem, trajectory: Trajectory, view, rng: random.Random):
+        """Twins and mined sessions, alternating, strongest first."""
+        twins = self._twins(item, trajectory, view, rng)
+        mined = self._mined(item, trajectory, view, rng)
+        voices = self._voices(item, trajectory, view, rng)
+        while True:
+            took = False
+            for source in (twins, voices, twins, mined):
+                candidate = next(source, None)
+                if candidate is not None:
+                    took = True
+                    if candidate.kind not in self.settings.without:
+                        yield candidate
+            if not took:
+                return
+
+    def _twins(self, item: QAItem, trajectory: Trajectory, view, rng: random.Random):
+        if not self.ledgered:
+            return
+        targets = {q.target for q in item.queries} - {"said_on", "lines"}
+        where = {k for q in item.queries for k in q.where} - {"said_on"}
+        swaps = {"other_day": targets, "other_subject": targets | where, "other_record": None}
+        evidence = [s for s in trajectory.sessions if s.id in item.evidence_sessions]
+        for variant in range(self.settings.twins):
+            mode = TWIN_MODES[variant % len(TWIN_MODES)]
+            swap = swaps[mode]
+            if swap is not None and not swap:
+                continue
+            for session in evidence:
+                delta = self._slot(session, item, trajectory, view.persona, rng)
+                if delta is None:
+                    continue
+                trajectory.made += 1
+                tag = f"#h{trajectory.number}t{trajectory.made}"
+                twin = make_twin(
+                    session,
+                    self.claims_of,
+                    swap,
+                    self.pools[view.persona.id],
+                    delta,
+                    tag,
+                    trajectory.persona_id,
+                    mode,
+                    rng,
+                    self.kinds,
+                )
+                if twin is None:
+                    self.report.rejected["no_twin"] += 1
+                    continue
+                yield Candidate(twin.session, twin.claims, mode)
+
+    def _voices(self, item: QAItem, trajectory: Trajectory, view, rng: random.Random):
+        lang, pid = view.persona.language, trajectory.persona_id
+        home = next(s for s in trajectory.sessions if s.id in item.evidence_sessions)
+        length = timedelta(seconds=40)
+        for _ in range(self.settings.echoes if "asked_before" not in self.settings.without else 0):
+            delta = self._slot(home, item, trajectory, view.persona, rng, length)
+            if delta is not None:
+                trajectory.made += 1
+                sid = f"{view.persona.id}-x{trajectory.number}-{trajectory.made}"
+                session, claims = asked_before(item.question, sid, pid, lang, home.start + delta, rng)
+                yield Candidate(session, claims, "asked_before")
+        messages = {m.id: m for s in trajectory.sessions for m in s.messages}
+        if not self.ledgered:
+            yield from self._quotes(item, trajectory, view, messages, home, rng)
+            return
+        held: dict[str, set[str]] = defaultdict(set)
+        for claim in view.claims:
+            held[claim.predicate].add(claim.value)
+        for attribute in view.persona.attributes():
+            held[attribute.key] |= {v.value for v in attribute.versions}
+        for message_id in item.evidence:
+            message = messages.get(message_id)
+            own = self.claims_of.get(message_id, [])
+            if message is None or not own:
+                continue
+            for _ in range(self.settings.voices):
+                delta = self._slot(home, item, trajectory, view.persona, rng, length)
+                if delta is None:
+                    continue
+                trajectory.made += 1
+                sid = f"{view.persona.id}-v{trajectory.number}-{trajectory.made}"
+                made = other_person(
+                    message,
+                    own,
+                    self.names[view.persona.id],
+                    self.pools[view.persona.id],
+                    held,
+                    sid,
+                    pid,
+                    lang,
+                    home.start + delta,
+                    rng,
+                )
+                if made is None:
+                    break
+                yield Candidate(made[0], made[1], "other_person")
+
+    def _quotes(
+        self, item: QAItem, trajectory: Trajectory, view, messages, home: Session, rng: random.Random
+    ):
+        """Free text: the evidence lines as someone else's words (the gold swapped where written)."""
+        answers = self.answers.get(item.type, [])
+        gold = [item.answer, *item.spec.aliases]
+        for message_id in item.evidence:
+            message = messages.get(message_id)
+            if message is None or message.role == "system":
+                continue
+            reply_role = "assistant" if message.role == "user" else "user"
+            for _ in range(self.settings.voices):
+                delta = self._slot(home, item, trajectory, view.persona, rng, timedelta(seconds=40))
+                if delta is None:
+                    continue
+                trajectory.made += 1
+                sid = f"{view.persona.id}-v{trajectory.number}-{trajectory.made}"
+                made = quoted(
+                    message,
+                    gold,
+                    answers,
+                    reply_role,
+                    sid,
+                    trajectory.persona_id,
+                    view.persona.language,
+                    home.start + delta,
+                    rng,
+                )
+                if made is None:
+                    break
+                yield Candidate(made[0], made[1], "other_person")
+
+    def _slot(
+        self,
+        session: Session,
+        item: QAItem,
+        trajectory: Trajectory,
+        persona: Persona,
+        rng: random.Random,
+        length: timedelta | None = None,
+    ) -> timedelta | None:
+        """A shift by whole days that puts a copy of `session` (or a session of `length` starting when it
+        does) in a free place before the question."""
+        length = session.end - session.start if length is None else length
+        for _ in range(12):
+            days = rng.choice([-1, 1]) * rng.randint(2, 40)
+            start = session.start + timedelta(days=days)
+            if start < persona.start or start + length + GAP > item.asked_at:
+                continue
+            if trajectory.free(start, start + length):
+                return timedelta(days=days)
+        return None
+
+    def _mined(self, item: QAItem, trajectory: Trajectory, view, rng: random.Random):
+        held = {s.id for s in trajectory.sessions}
+        own = [s for s in view.sessions if s.id not in held and s.end <= item.asked_at]
+        tag = f"#h{trajectory.number}m"
+        targets = {q.target for q in item.queries}
+        wanted = {canon(v) for q in item.queries for v in q.expect}
+        # what a retriever would take for the evidence: sessions like the question and like the evidence
+        query = "\n".join([item.question, *(session_text(s) for s in trajectory.sessions if s.id in held)])
+        for _, session in rank(query, own)[: self.settings.mined]:
+            copy, claims = self._copied(session, tag, trajectory.persona_id)
+            before = any(
+                c.subject == "persona" and c.predicate in targets and canon(c.value) not in wanted
+                for c in claims
+            )
+            origin = {n.id: o.id for n, o in zip(copy.messages, session.messages, strict=True)}
+            yield Candidate(copy, claims, "before_update" if before else "same_topic", origin)
+        if self.ledgered:
+            return
+        # imported dialogues: other conversations' sessions, told by this one's speakers
+        names = [n for s in view.sessions for n in speakers(s)]
+        names = list(dict.fromkeys(names))
+        others = [s for s in self.data.sessions if s.persona_id != view.persona.id]
+        for k, (_, session) in enumerate(rank(item.question, others)[: self.settings.mined]):
+            theirs = speakers(session)
+            adapted = adapt(session, dict(zip(theirs, names, strict=False)))
+            anchor = next(s for s in trajectory.sessions if s.id in item.evidence_sessions)
+            delta = self._slot(anchor, item, trajectory, view.persona, rng)
+            if delta is None:
+                continue
+            shift = anchor.start + delta - session.start
+            moved = adapted.model_copy(
+                update={
+                    "messages": [
+                        m.model_copy(update={"timestamp": m.timestamp + shift}) for m in adapted.messages
+                    ]
+                }
+            )
+            copy, claims = self._copied(moved, f"{tag}o{k}", trajectory.persona_id)
+            copy = copy.model_copy(update={"language": view.persona.language})
+            yield Candidate(copy, claims, "other_conversation")
+
+    def _copied(self, session: Session, tag: str, pid: str) -> tuple[Session, list[Claim]]:
+        """A copy of a session under new ids (its claims with it)."""
+        messages, claims = [], []
+        for message in session.messages:
+            new_id = f"{message.id}{tag}"
+            own = [
+                c.model_copy(update={"id": f"{new_id}-c{i}", "message_id": new_id, "persona_id": pid})
+                for i, c in enumerate(self.claims_of.get(message.id, []), start=1)
+            ]
+            messages.append(message.model_copy(update={"id": new_id, "claims": [c.id for c in own]}))
+            claims += own
+        copy = session.model_copy(
+            update={
+                "id": f"{session.id}{tag}",
+                "persona_id": pid,
+                "anchor_id": None,
+                "event_id": f"{session.event_id}{tag}",
+                "messages": messages,
+                "start": messages[0].timestamp,
+                "end": messages[-1].timestamp,
+            }
+        )
+        return copy, claims
+
+    def _offer(self, candidate: Candidate, trajectory: Trajectory, group: list[QAItem]) -> None:
+        """Add the candidate if the trajectory has room for it and every gold still stands."""
+        session = candidate.session
+        if any(s.id == session.id for s in trajectory.sessions):
+            return
+        if _tokens([*trajectory.sessions, session]) > trajectory.budget:
+            self.report.rejected["budget"] += 1
+            return
+        if not trajectory.free(session.start, session.end):
+            self.report.rejected["no_room"] += 1
+            return
+        digest = dialogue_hash(session)
+        if digest in self.digests:
+            self.report.rejected["same_text"] += 1
+            return
+        text = session_text(session)
+        proved = [q for q in group if self.ledgered and q.queries]
+        if any(states(text, gold_forms(q)) for q in group if q not in proved):
+            self.report.rejected["states_gold"] += 1
+            return
+        if proved:
+            # a session about what the evidence is about would be more evidence, not a distractor
+            subjects = {c.subject for c in trajectory.claims if c.message_id in self._evidence(group)}
+            if any(
+                c.subject in subjects and c.subject.startswith(("anchor:", "event:"))
+                for c in candidate.claims
+            ):
+                self.report.rejected["restates_evidence"] += 1
+                return
+            ledger = trajectory.ledger(candidate.claims, [session])
+            if any(ledger_problem(q, ledger) for q in proved):
+                self.report.rejected["answers_question"] += 1
+                return
+        trajectory.sessions.append(session)
+        trajectory.sessions.sort(key=lambda s: (s.start, s.id))
+        trajectory.claims += candidate.claims
+        trajectory.kinds[candidate.kind] += 1
+        trajectory.origin.update(candidate.origin)
+        self.digests.add(digest)
+        self.report.distractors[candidate.kind] += 1
+
+    @staticmethod
+    def _evidence(group: list[QAItem]) -> set[str]:
+        return {m for q in group for m in q.evidence}
+
+
+def pruned_persona(persona: Persona, pid: str, kept: dict[str, str]) -> Persona:
+    """The persona of a hard trajectory: each attribute version it reveals (its revealing message kept,
+    under the id `kept` maps it to), and the initial values, which need no revealing."""
+    dimensions = {}
+    for dim, attrs in persona.dimensions.items():
+        out = {}
+        for name, attr in attrs.items():
+            versions = []
+            for i, version in enumerate(attr.versions):
+                links = [kept[e] for e in version.evidence if e in kept]
+                initial = i == 0 and version.valid_from <= persona.start
+                revealed = bool(version.evidence) and version.evidence[0] in kept
+                if not (initial or revealed):
+                    continue
+                if versions and versions[-1].value == version.value:
+                    versions[-1] = versions[-1].model_copy(update={"evidence": versions[-1].evidence + links})
+                    continue
+                versions.append(version.model_copy(update={"evidence": links}))
+            out[name] = attr.model_copy(update={"versions": versions})
+        dimensions[dim] = out
+    return persona.model_copy(update={"id": pid, "dimensions": dimensions})
+
+
+def harden(data: Dataset, settings: HardnegSettings) -> tuple[Dataset, dict[str, Any]]:
+    """The hard dataset of `data` and what went into it (the manifest's `stats.hardneg`)."""
+    report = Report()
+    chosen = choose(data, settings, report)
+    builder = Builder(data, settings, report)
+    held = {s for q in chosen for s in q.evidence_sessions}
+    builder.digests = {dialogue_hash(s) for s in data.sessions if s.id in held}
+    asked = {q.id for q in chosen}
+    personas, sessions, claims, anchors, items = [], [], [], [], []
+    for number, group in enumerate(groups_of(chosen), start=1):
+        trajectory, built, records = builder.build(number, group)
+        # a sub-question left out of the hard set stays in the source dataset (source_question_id)
+        built = [
+            q.model_copy(update={"sub_questions": [s for s in q.sub_questions if s in asked]}) for q in built
+        ]
+        source = builder.views[group[0].persona_id].persona
+        kept = {m.id: m.id for s in trajectory.sessions for m in s.messages}
+        kept |= {original: copy for copy, original in trajectory.origin.items()}
+        personas.append(pruned_persona(source, trajectory.persona_id, kept))
+        sessions += trajectory.sessions
+        claims += trajectory.claims
+        anchors += records
+        items += built
+    hard = Dataset(Manifest(name=f"{data.manifest.name}-hardneg", source="keme-hardneg", files={}))
+    hard.personas, hard.sessions, hard.qa = personas, sessions, items
+    if data.claims:
+        hard.claims, hard.anchors = claims, anchors
+    failing = {v.where for v in check_proofs(hard) if v.check == "qa"}
+    if failing:
+        report.proof["failed"] += len(failing)
+        items = [q for q in items if q.id not in failing]
+        left = {q.persona_id for q in items}
+        hard.personas = [p for p in personas if p.id in left]
+        hard.sessions = [s for s in sessions if s.persona_id in left]
+        hard.qa = items
+        if data.claims:
+            hard.claims = [c for c in claims if c.persona_id in left]
+            hard.anchors = [a for a in anchors if a.persona_id in left]
+    report.kept = len(items)
+    report.proof["ledger" if data.claims else "rule"] += sum(bool(data.claims and q.queries) for q in items)
+    report.proof["rule"] += sum(not (data.claims and q.queries) for q in items)
+    if not items:
+        raise KemeError("no hard item keeps a unique gold answer; nothing to write")
+    conventions = (data.manifest.stats or {}).get("conventions")
+    stats: dict[str, Any] = {
+        "personas": len(hard.personas),
+        "sessions": len(hard.sessions),
+        "messages": sum(len(s.messages) for s in hard.sessions),
+        "qa": len(items),
+        "source_dataset": data.manifest.name,
+        "hardneg": report.as_stats() | {"seed": settings.seed},
+    }
+    if conventions:
+        stats["conventions"] = conventions
+    hard.manifest = hard.manifest.model_copy(update={"stats": stats})
+    return hard, stats

@@ -1,0 +1,187 @@
+"""Distractors in other voices: what someone else says of themselves, and the question asked before.
+
+- `other_person`: a line of the user's evidence quoted as another person's words ("My friend Sam said:
+  'since I'm vegan ...'"), a value of the persona's own swapped for one the persona never held. It is
+  recorded as claims about that person (`person:<name>`), never about the persona or its events, so
+  the ledger's answer stays the persona's own.
+- `asked_before`: the user asked about the same thing earlier and got no answer (the assistant had
+  nothing noted). It asserts nothing, so it is small talk; it shares the question's key terms, which is
+  what makes it a distractor. One per question at most: `bench/hardneg.py --without asked_before`
+  measures the difficulty without it.
+- `other_person` in free text (imported dialogues, no ledger): an evidence line quoted as a friend's
+  words, the gold swapped for another question's where the line says it as written.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from datetime import datetime, timedelta
+
+from keme.hardneg.twins import _DATE, _TIME, MIN_SWAP, _pattern, other_value
+from keme.models import Claim, Message, Session
+
+QUOTES = {
+    "en": ('{name}: "{line}"', '{name} texted: "{line}"', '{name} said "{line}"'),
+    "zh": ("{name}说：“{line}”", "{name}发消息：“{line}”", "{name}：“{line}”"),
+}
+REPLIES = {
+    "en": ("Ha, that sounds like {name}.", "Good to know about {name}.", "That's very {name}."),
+    "zh": ("哈哈，很像{name}会说的话。", "了解，{name}是这样的。", "挺有{name}的风格。"),
+}
+ASKS = {
+    "en": (
+        "Quick one, I'll look it up later: {question}",
+        "Remind me to check this: {question}",
+        "{question}",
+    ),
+    "zh": ("先记一下，回头再查：{question}", "提醒我查一下：{question}", "{question}"),
+}
+NO_NOTE = {
+    "en": ("I don't have that noted yet. Tell me once you find it and I'll keep it.",),
+    "zh": ("我这里还没有记下这个。你查到了告诉我，我帮你记着。",),
+}
+FRIENDS = {
+    "en": ('A friend told me: "{line}"', 'My cousin texted: "{line}"', 'Someone at work said "{line}"'),
+    "zh": ("朋友跟我说：“{line}”", "我表姐发消息：“{line}”", "同事说：“{line}”"),
+}
+NAME_PREDICATES = ("person", "companion", "colleague", "relative", "social_circle.best_friend")
+
+
+def names_of(claims: list[Claim], persona_name: str) -> list[str]:
+    """The people the persona talks about (who another voice can be)."""
+    names = {c.value for c in claims if c.predicate in NAME_PREDICATES and c.value != persona_name}
+    return sorted(n for n in names if 2 <= len(n) <= 30 and "," not in n and " and " not in n)
+
+
+def _session(
+    sid: str, pid: str, language: str, when: datetime, lines: list[tuple[str, str, list[Claim]]]
+) -> tuple[Session, list[Claim]]:
+    messages, claims = [], []
+    for i, (role, text, own) in enumerate(lines, start=1):
+        mid = f"{sid}-m{i:02d}"
+        bound = [
+            c.model_copy(update={"id": f"{mid}-c{k}", "message_id": mid, "said": text})
+            for k, c in enumerate(own, start=1)
+        ]
+        messages.append(
+            Message(
+                id=mid,
+                role=role,
+                content=text,
+                timestamp=when + timedelta(seconds=40 * (i - 1)),
+                claims=[c.id for c in bound],
+                smalltalk=not bound,
+            )
+        )
+        claims += bound
+    session = Session(
+        id=sid,
+        persona_id=pid,
+        event_id=f"{sid}-e",
+        language=language,
+        pattern="hardneg",
+        start=messages[0].timestamp,
+        end=messages[-1].timestamp,
+        messages=messages,
+    )
+    return session, claims
+
+
+def other_person(
+    message: Message,
+    claims: list[Claim],
+    names: list[str],
+    pool: dict[str, list[str]],
+    held: dict[str, set[str]],
+    sid: str,
+    pid: str,
+    language: str,
+    when: datetime,
+    rng: random.Random,
+) -> tuple[Session, list[Claim]] | None:
+    """The user's `message` as another person's words, recorded as claims about that person: a value of
+    the persona's own swapped for one the persona never held (`held`: predicate -> values), the rest as
+    said. None when the line is not the user's, states a date or time in words (it may be relative), or
+    names a value of the persona that cannot be swapped."""
+    if message.role != "user" or not claims or not names:
+        return None
+    line = message.content
+    for claim in claims:
+        if claim.value not in line and (_DATE.match(claim.value) or _TIME.match(claim.value)):
+            return None
+    recorded: list[tuple[str, str]] = []
+    for claim in claims:
+        value = claim.value
+        if claim.subject == "persona":
+            if len(value) < MIN_SWAP or _pattern(value).search(line) is None:
+                return None
+            unheld = {p: [v for v in values if v not in held.get(p, set())] for p, values in pool.items()}
+            value = other_value(claim.value, claim.predicate, unheld, rng)
+            if value is None or value in held.get(claim.predicate, set()):
+                return None
+            line = _pattern(claim.value).sub(value, line)
+            if _pattern(claim.value).search(line):
+                return None
+        recorded.append((claim.predicate, value))
+    name = rng.choice(names)
+    text = rng.choice(QUOTES[language]).format(name=name, line=line)
+    said = [
+        Claim.model_construct(
+            id="",
+            persona_id=pid,
+            message_id="",
+            speaker="user",
+            subject=f"person:{name}",
+            predicate=predicate,
+            value=value,
+            valid_from=when,
+            valid_to=None,
+            said=text,
+        )
+        for predicate, value in dict.fromkeys(recorded)
+    ]
+    reply = rng.choice(REPLIES[language]).format(name=name)
+    return _session(sid, pid, language, when, [("user", text, said), ("assistant", reply, [])])
+
+
+def asked_before(
+    question: str, sid: str, pid: str, language: str, when: datetime, rng: random.Random
+) -> tuple[Session, list[Claim]]:
+    """The question asked earlier, with no answer given."""
+    ask = rng.choice(ASKS[language]).format(question=question)
+    return _session(
+        sid, pid, language, when, [("user", ask, []), ("assistant", rng.choice(NO_NOTE[language]), [])]
+    )
+
+
+def quoted(
+    message: Message,
+    gold: list[str],
+    others: list[str],
+    reply_role: str,
+    sid: str,
+    pid: str,
+    language: str,
+    when: datetime,
+    rng: random.Random,
+) -> tuple[Session, list[Claim]] | None:
+    """For free text (no ledger): an evidence line quoted as someone else's words, where the line says
+    the gold as written the gold is swapped for another question's gold (`others`); None when no swap
+    would take it out. The caller's rule check still holds the result to stating no gold."""
+    line = message.content
+    for form in gold:
+        found = re.search(re.escape(form), line, flags=re.IGNORECASE)
+        if found is None:
+            continue
+        choices = [o for o in others if o.casefold() != form.casefold()]
+        if not choices:
+            return None
+        line = line[: found.start()] + rng.choice(choices) + line[found.end() :]
+    text = rng.choice(FRIENDS[language]).format(line=line)
+    reply = rng.choice(REPLIES[language]).format(name="them" if language == "en" else "他们")
+    session, claims = _session(sid, pid, language, when, [(message.role, text, []), (reply_role, reply, [])])
+    if message.speaker:
+        first = session.messages[0].model_copy(update={"speaker": message.speaker})
+        session = session.model_copy(update={"messages": [first, *session.messages[1:]]})
+    return session, claims
