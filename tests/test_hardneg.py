@@ -1,0 +1,303 @@
+"""`keme hardneg`: hard trajectories keep their evidence verbatim, their golds unique, and validate."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from keme.cli import app
+from keme.dataset import Dataset
+from keme.hardneg import HardnegSettings, harden
+from keme.hardneg.prove import gold_forms, ledger_problem, states
+from keme.hardneg.twins import make_twin
+from keme.hardneg.voices import other_person
+from keme.models import Claim, Message, Session
+from keme.qa.facts import worlds_of
+from keme.qa.resolve import Ledger
+from keme.text.tokens import count_tokens
+from keme.validate import check_uniqueness, validate
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "data" / "sample"
+FIXTURES = ROOT / "tests" / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def source() -> Dataset:
+    return Dataset.load(SAMPLE)
+
+
+@pytest.fixture(scope="module")
+def hard(source: Dataset, tmp_path_factory) -> Dataset:
+    built, _ = harden(source, HardnegSettings(sample=16, seed=3))
+    out = tmp_path_factory.mktemp("hard") / "hard"
+    built.write(out)
+    return Dataset.load(out)
+
+
+def test_evidence_sessions_are_kept_byte_for_byte_but_for_their_trajectory(source, hard):
+    originals = {s.id: s for s in source.sessions}
+    items = {q.id: q for q in hard.qa}
+    held = {s for q in items.values() for s in q.evidence_sessions}
+    kept = [s for s in hard.sessions if s.id in held]
+    assert kept and len(kept) == len(held)
+    for session in kept:
+        assert session.model_dump_json(exclude={"persona_id"}) == originals[session.id].model_dump_json(
+            exclude={"persona_id"}
+        )
+
+
+def test_every_item_records_its_source_question_and_distractor_kinds(source, hard):
+    asked = {q.id: q for q in source.qa}
+    for item in hard.qa:
+        original = asked[item.source_question_id]
+        assert (item.question, item.answer, item.evidence) == (
+            original.question,
+            original.answer,
+            original.evidence,
+        )
+        assert item.asked_at == original.asked_at
+        assert item.distractor_kinds
+
+
+def _tokens_before(sessions: list[Session], asked_at: datetime) -> int:
+    return sum(count_tokens(m.content) for s in sessions if s.end <= asked_at for m in s.messages)
+
+
+def test_a_hard_haystack_is_no_longer_than_the_original_one_and_holds_the_evidence(source, hard):
+    views = {v.persona.id: v for v in source.views()}
+    for view in hard.views():
+        for item in view.qa:
+            original = views[item.persona_id.split("#")[0]]
+            assert _tokens_before(view.sessions, item.asked_at) <= _tokens_before(
+                original.sessions, item.asked_at
+            )
+            held = {s.id: s for s in view.sessions}
+            assert all(held[sid].end <= item.asked_at for sid in item.evidence_sessions)
+
+
+def test_no_distractor_claim_answers_a_kept_question(hard):
+    assert check_uniqueness(hard.qa, {w.persona.id: w for w in worlds_of(hard)}) == []
+
+
+def test_the_hard_dataset_validates(hard):
+    assert [str(v) for v in validate(hard.root)] == []
+
+
+def test_distractors_surround_the_evidence(hard):
+    manifest = json.loads((hard.root / "manifest.json").read_text())
+    made = manifest["stats"]["hardneg"]["distractors"]
+    assert {"other_day", "other_record", "same_topic"} <= set(made)
+    assert len(hard.sessions) > sum(len(q.evidence_sessions) for q in hard.qa)
+
+
+def test_the_same_seed_builds_the_same_bytes_and_another_seed_does_not(source, tmp_path):
+    runs = []
+    for seed in (5, 5, 6):
+        built, _ = harden(source, HardnegSettings(sample=6, seed=seed))
+        out = tmp_path / f"run{len(runs)}"
+        built.write(out)
+        runs.append((out / "sessions.jsonl").read_bytes())
+    assert runs[0] == runs[1]
+    assert runs[0] != runs[2]
+
+
+def _bill_session() -> tuple[Session, dict[str, list[Claim]]]:
+    at = datetime(2026, 5, 10, 15, 38)
+    texts = [
+        ("system", "Payment of $103 to Walgreens · Health · Capital One debit card"),
+        ("user", "Walgreens charged me $103 this afternoon. That goes in Health, right?"),
+        ("assistant", "Yep, Health. Logged it."),
+    ]
+    messages = [
+        Message(
+            id=f"p01-s0061-m0{i}",
+            role=role,
+            app="Wallet" if role == "system" else None,
+            content=text,
+            timestamp=at + timedelta(seconds=30 * i),
+        )
+        for i, (role, text) in enumerate(texts, start=1)
+    ]
+    facts = {
+        "p01-s0061-m01": [("amount", "103"), ("merchant", "Walgreens"), ("date", "2026-05-10")],
+        "p01-s0061-m02": [("merchant", "Walgreens"), ("amount", "103")],
+    }
+    claims = {
+        mid: [
+            Claim(
+                id=f"{mid}-c{k}",
+                persona_id="p01",
+                message_id=mid,
+                speaker="app" if mid.endswith("1") else "user",
+                subject="anchor:p01-a025",
+                predicate=p,
+                value=v,
+                valid_from=at,
+                said=messages[0].content,
+            )
+            for k, (p, v) in enumerate(pairs, start=1)
+        ]
+        for mid, pairs in facts.items()
+    }
+    session = Session(
+        id="p01-s0061",
+        persona_id="p01",
+        event_id="p01-e1",
+        language="en",
+        pattern="share",
+        start=messages[0].timestamp,
+        end=messages[-1].timestamp,
+        messages=messages,
+    )
+    return session, claims
+
+
+def test_a_twin_on_another_day_says_another_amount_everywhere_and_records_it():
+    session, claims = _bill_session()
+    pool = {"amount": ["103", "47.48"], "merchant": ["Walgreens", "Rite Aid"]}
+    twin = make_twin(
+        session, claims, {"amount"}, pool, timedelta(days=-6), "#t1", "p01#h1", "other_day", random.Random(1)
+    )
+    assert twin is not None and twin.swapped == {"103": "47.48"}
+    texts = [m.content for m in twin.session.messages]
+    assert texts[0] == "Payment of $47.48 to Walgreens · Health · Capital One debit card"
+    assert "103" not in " ".join(texts)
+    record = {(c.predicate, c.value) for c in twin.claims if c.message_id == "p01-s0061-m01#t1"}
+    assert record == {("amount", "47.48"), ("merchant", "Walgreens"), ("date", "2026-05-04")}
+    assert {c.subject for c in twin.claims} == {"anchor:p01-a025#t1"}
+
+
+def test_a_twin_leaves_out_a_chat_line_that_words_its_date():
+    session, claims = _bill_session()
+    worded = session.messages[2].model_copy(update={"content": "Logged: May 10 at Walgreens, $103."})
+    claims[worded.id] = [
+        Claim(
+            id=f"{worded.id}-c1",
+            persona_id="p01",
+            message_id=worded.id,
+            speaker="assistant",
+            subject="anchor:p01-a025",
+            predicate="date",
+            value="2026-05-10",
+            valid_from=worded.timestamp,
+            said=worded.content,
+        )
+    ]
+    session = session.model_copy(update={"messages": [*session.messages[:2], worded]})
+    twin = make_twin(
+        session,
+        claims,
+        {"amount"},
+        {"amount": ["47.48"]},
+        timedelta(days=3),
+        "#t1",
+        "p01#h1",
+        "other_day",
+        random.Random(1),
+    )
+    assert twin is not None
+    assert [m.id for m in twin.session.messages] == ["p01-s0061-m01#t1", "p01-s0061-m02#t1"]
+
+
+def test_another_persons_words_are_claims_about_that_person_with_a_value_never_held():
+    at = datetime(2026, 4, 1, 20, 0)
+    line = Message(
+        id="p01-s0009-m03", role="user", content="since I'm vegan I'm bringing my own stuff lol", timestamp=at
+    )
+    claim = Claim(
+        id="p01-s0009-m03-c1",
+        persona_id="p01",
+        message_id=line.id,
+        speaker="user",
+        subject="persona",
+        predicate="diet.diet_type",
+        value="vegan",
+        valid_from=at,
+        said=line.content,
+    )
+    pool = {"diet.diet_type": ["vegan", "gluten-free", "pescatarian"]}
+    held = {"diet.diet_type": {"vegan", "gluten-free"}}
+    made = other_person(line, [claim], ["Noah"], pool, held, "p01-v1-1", "p01#h1", "en", at, random.Random(2))
+    assert made is not None
+    session, claims = made
+    assert "pescatarian" in session.messages[0].content and "vegan" not in session.messages[0].content
+    assert [(c.subject, c.predicate, c.value) for c in claims] == [
+        ("person:Noah", "diet.diet_type", "pescatarian")
+    ]
+
+
+def test_the_ledger_proof_refuses_a_distractor_that_gives_the_gold_subject_another_value(source):
+    item = next(q for q in source.qa if q.subtype == "bill.amount" and q.queries)
+    view = next(v for v in source.views() if v.persona.id == item.persona_id)
+    ledger = Ledger(list(view.claims), view.messages, [s.start for s in view.sessions])
+    assert ledger_problem(item, ledger) is None
+    stated = next(c for c in view.claims if c.id in item.claims and c.predicate == "amount")
+    other = stated.model_copy(update={"id": f"{stated.id}x", "value": "999.99"})
+    assert ledger_problem(item, Ledger([*view.claims, other], view.messages)) is not None
+
+
+def test_the_rule_check_finds_the_gold_as_a_whole_phrase_only():
+    from keme.models import AnswerSpec, QAItem
+
+    item = QAItem.model_construct(
+        answer="Harbor Oyster Bar", spec=AnswerSpec(kind="entity", value="Harbor Oyster Bar"), options=[]
+    )
+    forms = gold_forms(item)
+    assert states("We met at harbor oyster bar, as usual.", forms) == "harbor oyster bar"
+    assert states("We met at Harbor Oyster Barn.", forms) is None
+
+
+@pytest.mark.parametrize(
+    "fixture,importer", [("locomo_mini.json", "locomo"), ("longmemeval_mini.json", "longmemeval")]
+)
+def test_imported_datasets_get_hard_sets_that_validate(fixture, importer, tmp_path):
+    runner = CliRunner()
+    imported, out = tmp_path / "imported", tmp_path / "hard"
+    assert (
+        runner.invoke(app, ["import", importer, str(FIXTURES / fixture), "--out", str(imported)]).exit_code
+        == 0
+    )
+    result = runner.invoke(app, ["hardneg", str(imported), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert validate(out) == []
+    hard = Dataset.load(out)
+    texts = {s.id: "\n".join(m.content for m in s.messages) for s in hard.sessions}
+    for item in hard.qa:
+        assert item.source_question_id
+        for sid, text in texts.items():
+            if sid not in item.evidence_sessions:
+                assert states(text, gold_forms(item)) is None
+
+
+def test_the_cli_writes_a_hard_set_that_exports_to_locomo(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "hard"
+    result = runner.invoke(app, ["hardneg", str(SAMPLE), "--out", str(out), "--sample", "5", "--seed", "1"])
+    assert result.exit_code == 0, result.output
+    assert "5 of 5 questions kept" in " ".join(result.output.split())
+    exported = tmp_path / "hard.json"
+    result = runner.invoke(app, ["export", "locomo", str(out), "--out", str(exported)])
+    assert result.exit_code == 0, result.output
+    samples = json.loads(exported.read_text())
+    assert sum(len(s["qa"]) for s in samples) == len(Dataset.load(out).qa)
+
+
+def test_an_unknown_question_id_is_a_clear_error(tmp_path):
+    result = CliRunner().invoke(
+        app, ["hardneg", str(SAMPLE), "--out", str(tmp_path / "h"), "--questions", "p09-q1"]
+    )
+    assert result.exit_code != 0
+    assert "p09-q1 not in the dataset" in " ".join(result.output.split())
+    assert not (tmp_path / "h").exists()
+
+
+def test_the_llm_brain_is_refused_with_what_to_do(tmp_path):
+    result = CliRunner().invoke(app, ["hardneg", str(SAMPLE), "--out", str(tmp_path / "h"), "--brain", "llm"])
+    assert result.exit_code != 0
+    assert "drop --brain" in result.output
