@@ -8,6 +8,8 @@ them, all before the question is asked:
   (keme.hardneg.twins);
 - `other_subject` / `other_record`: the same session about another subject — the asked-about values,
   or every value, changed for the persona's own values of the same kind;
+- `asked_before` / `other_ask`: the question asked before and left unanswered, or asked by someone else
+  whose answer was another value (keme.hardneg.voices);
 - `same_topic` / `before_update`: the persona's own sessions that score highest against the question
   (a value from before an update among them); `other_conversation`: for imported dialogues, another
   conversation's best-scoring session, told by this conversation's speakers.
@@ -20,6 +22,7 @@ trajectory. The result is one Dataset; the caller writes it.
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -33,11 +36,12 @@ from keme.errors import KemeError
 from keme.hardneg.mining import adapt, rank, session_text, speakers
 from keme.hardneg.prove import checkable, gold_forms, ledger_problem, states
 from keme.hardneg.twins import make_twin, value_pool
-from keme.hardneg.voices import asked_before, names_of, other_person, quoted
+from keme.hardneg.voices import asked_before, names_of, other_ask, other_person, quoted
 from keme.models import Anchor, Claim, Persona, QAItem, Session
 from keme.qa.resolve import Ledger, canon
 from keme.synth.state import dialogue_hash
 from keme.text import resources
+from keme.text.normalize import norm_text
 from keme.text.tokens import count_tokens
 from keme.validate import check_proofs  # the validator's own check: independent of how this was built
 
@@ -63,6 +67,7 @@ class HardnegSettings(BaseModel):
     mined: int = Field(default=40, ge=0, description="mined sessions tried per question")
     voices: int = Field(default=4, ge=0, description="other people's words tried per evidence statement")
     echoes: int = Field(default=1, ge=0, description="times the question was asked before, unanswered")
+    asks: int = Field(default=3, ge=0, description="other people who asked the same question")
     without: list[str] = Field(default_factory=list, description="distractor kinds not to make")
 
 
@@ -246,15 +251,25 @@ class Builder:
         budget = min(self.settings.budget_tokens or round(original * self.settings.share), original)
         trajectory = Trajectory(number, pid, evidence, claims, max(budget, _tokens(evidence)))
         rng = random.Random(f"{self.settings.seed}/{group[0].id}")
-        for item in sorted(group, key=lambda q: (q.asked_at, q.id)):
-            for candidate in self._interleaved(item, trajectory, view, rng):
-                self._offer(candidate, trajectory, group)
+        # the questions take turns, so that each gets its strongest distractors before the budget is spent
+        streams = [
+            self._interleaved(item, trajectory, view, rng)
+            for item in sorted(group, key=lambda q: (q.asked_at, q.id))
+        ]
+        while streams:
+            for stream in list(streams):
+                candidate = next(stream, None)
+                if candidate is None:
+                    streams.remove(stream)
+                else:
+                    self._offer(candidate, trajectory, group)
         items = [
             q.model_copy(
                 update={
                     "persona_id": pid,
                     "source_question_id": q.id,
                     "distractor_kinds": sorted(trajectory.kinds),
+                    "also_supported_by": _restatements(q, trajectory),
                 }
             )
             for q in group
@@ -270,10 +285,12 @@ class Builder:
         return trajectory, items, anchors
 
     def _interleaved(self, item: QAItem, trajectory: Trajectory, view, rng: random.Random):
-        """Twins and mined sessions, alternating, strongest first."""
+        """Other people asking the same question, then twins, voices and mined sessions, alternating."""
         twins = self._twins(item, trajectory, view, rng)
         mined = self._mined(item, trajectory, view, rng)
         voices = self._voices(item, trajectory, view, rng)
+        # the question asked by others first: short, so the budget never crowds them out
+        yield from self._asks(item, trajectory, view, rng)
         while True:
             took = False
             for source in (twins, voices, twins, mined):
@@ -325,11 +342,11 @@ class Builder:
         home = next(s for s in trajectory.sessions if s.id in item.evidence_sessions)
         length = timedelta(seconds=40)
         for _ in range(self.settings.echoes if "asked_before" not in self.settings.without else 0):
-            delta = self._slot(home, item, trajectory, view.persona, rng, length)
-            if delta is not None:
+            when = self._asked_slot(home, item, trajectory, view.persona, rng)
+            if when is not None:
                 trajectory.made += 1
                 sid = f"{view.persona.id}-x{trajectory.number}-{trajectory.made}"
-                session, claims = asked_before(item.question, sid, pid, lang, home.start + delta, rng)
+                session, claims = asked_before(item.question, sid, pid, lang, when, rng)
                 yield Candidate(session, claims, "asked_before")
         messages = {m.id: m for s in trajectory.sessions for m in s.messages}
         if not self.ledgered:
@@ -367,6 +384,71 @@ class Builder:
                     break
                 yield Candidate(made[0], made[1], "other_person")
 
+    def _strangers(self, view) -> list[str]:
+        """People the persona never mentions (another person who asks the same thing is not one of the
+        persona's own people, whose claims the questions may be about)."""
+        known = {view.persona.name, *self.names[view.persona.id]}
+        known |= {n for s in view.sessions for n in speakers(s)}
+        names = resources.get(view.lang).pools.names
+        return [n for n in [*names.given_female, *names.given_male] if n not in known]
+
+    def _their_answer(self, item: QAItem, view, rng: random.Random) -> tuple[str, str, str] | None:
+        """Another value of what the question asks for: (the ledger predicate, or "" for free text; the
+        value; the value as said). None when the question has a false premise, or asks for a day, a count
+        of days or a summary (a value in words that would not be recorded as it is said)."""
+        if item.type == "adversarial" or item.spec.kind == "abstain":
+            return None  # a false premise has no answer, for anyone
+        gold = set(gold_forms(item)) | {canon(v) for q in item.queries for v in q.expect}
+        target = item.queries[-1].target if item.queries else ""
+        if self.ledgered and item.queries:
+            if target in ("said_on", "lines", "*", "session_start") or target.startswith("about."):
+                return None
+            values = self.pools[view.persona.id].get(target, [])
+        else:
+            values, target = self.answers.get(item.type, []), ""
+        values = [
+            v
+            for v in values
+            if canon(v) not in gold
+            and norm_text(v) not in gold
+            and not states(v, list(gold))
+            and len(v) <= 40
+            and "\n" not in v
+        ]
+        if not values:
+            return None
+        value = rng.choice(sorted(set(values)))
+        # an amount is said as the answer writes one (the claim keeps the ledger's canonical value)
+        symbol = item.answer[:1] if item.answer[:1] in "$¥€£" else ""
+        said = f"{symbol}{value}" if symbol and re.fullmatch(r"\d+(?:\.\d+)?", value) else value
+        return target, value, said
+
+    def _asks(self, item: QAItem, trajectory: Trajectory, view, rng: random.Random):
+        if "other_ask" in self.settings.without or not self.settings.asks:
+            return
+        home = next(s for s in trajectory.sessions if s.id in item.evidence_sessions)
+        strangers = self._strangers(view)
+        for name in rng.sample(strangers, min(self.settings.asks, len(strangers))):
+            when = self._asked_slot(home, item, trajectory, view.persona, rng)
+            if when is None:
+                continue
+            trajectory.made += 1
+            sid = f"{view.persona.id}-a{trajectory.number}-{trajectory.made}"
+            answer = self._their_answer(item, view, rng)
+            yield Candidate(
+                *other_ask(
+                    item.question,
+                    name,
+                    answer,
+                    sid,
+                    trajectory.persona_id,
+                    view.persona.language,
+                    when,
+                    rng,
+                ),
+                "other_ask",
+            )
+
     def _quotes(
         self, item: QAItem, trajectory: Trajectory, view, messages, home: Session, rng: random.Random
     ):
@@ -399,6 +481,46 @@ class Builder:
                     break
                 yield Candidate(made[0], made[1], "other_person")
 
+    def _asked_slot(
+        self, home: Session, item: QAItem, trajectory: Trajectory, persona: Persona, rng: random.Random
+    ) -> datetime | None:
+        """When a short session that repeats the question starts. A question about the day something was
+        talked about is repeated on that same day: repeating it on another day would be talking about it
+        then too, and the day would no longer be one."""
+        length = timedelta(seconds=40)
+        days = [q for q in item.queries if q.target == "said_on"]
+        evidence = [s for s in trajectory.sessions if s.id in item.evidence_sessions]
+        if not days:
+            # asked after everything it asks about had happened
+            last = max(evidence, key=lambda s: s.end)
+            delta = self._slot(last, item, trajectory, persona, rng, length, after=True)
+            if delta is not None:
+                return last.start + delta
+            return self._later_that_day(last, evidence, item, trajectory, length, rng)
+        # the day asked about is the day of the evidence session that names what it is asked about
+        named = {v for q in days for v in q.where.values()}
+        home = max(evidence, key=lambda s: sum(v in session_text(s) for v in named))
+        return self._later_that_day(home, evidence, item, trajectory, length, rng)
+
+    @staticmethod
+    def _later_that_day(
+        home: Session,
+        evidence: list[Session],
+        item: QAItem,
+        trajectory: Trajectory,
+        length: timedelta,
+        rng: random.Random,
+    ) -> datetime | None:
+        steps = list(range(1, 36))
+        rng.shuffle(steps)
+        for step in steps:
+            start = home.end + GAP * step  # later that day, once everything asked about was said
+            if start.date() != home.start.date() or any(start < s.end for s in evidence):
+                continue
+            if start + length + GAP <= item.asked_at and trajectory.free(start, start + length):
+                return start
+        return None
+
     def _slot(
         self,
         session: Session,
@@ -407,12 +529,19 @@ class Builder:
         persona: Persona,
         rng: random.Random,
         length: timedelta | None = None,
+        after: bool = False,
     ) -> timedelta | None:
         """A shift by whole days that puts a copy of `session` (or a session of `length` starting when it
-        does) in a free place before the question."""
+        does) in a free place before the question (`after`: and after the session)."""
         length = session.end - session.start if length is None else length
+        latest = (item.asked_at - session.end).days  # the most days a copy can move later
+        if after and latest < 1:
+            return None
         for _ in range(12):
-            days = rng.choice([-1, 1]) * rng.randint(2, 40)
+            if after:
+                days = rng.randint(1, min(40, latest))
+            else:
+                days = rng.choice([-1, 1]) * rng.randint(2, 40)
             start = session.start + timedelta(days=days)
             if start < persona.start or start + length + GAP > item.asked_at:
                 continue
@@ -529,6 +658,21 @@ class Builder:
     @staticmethod
     def _evidence(group: list[QAItem]) -> set[str]:
         return {m for q in group for m in q.evidence}
+
+
+def _restatements(item: QAItem, trajectory: Trajectory) -> dict[str, list[str]]:
+    """Each evidence message's restatements in the hard trajectory: those of the original that it holds,
+    and the mined copies of the evidence or of a restatement (the same words at the same time are more
+    evidence, not a distractor, and a system that retrieves them is not scored as missing it)."""
+    present = {m.id for s in trajectory.sessions for m in s.messages}
+    out = {}
+    for message_id in item.evidence:
+        alternatives = {message_id, *item.also_supported_by.get(message_id, [])}
+        kept = [a for a in item.also_supported_by.get(message_id, []) if a in present]
+        kept += sorted(c for c, o in trajectory.origin.items() if o in alternatives and c in present)
+        if kept:
+            out[message_id] = list(dict.fromkeys(kept))
+    return out
 
 
 def pruned_persona(persona: Persona, pid: str, kept: dict[str, str]) -> Persona:

@@ -1,13 +1,17 @@
 """Distractors in other voices: what someone else says of themselves, and the question asked before.
 
-- `other_person`: a line of the user's evidence quoted as another person's words ("My friend Sam said:
-  'since I'm vegan ...'"), a value of the persona's own swapped for one the persona never held. It is
-  recorded as claims about that person (`person:<name>`), never about the persona or its events, so
-  the ledger's answer stays the persona's own.
+- `other_person`: a line of the user's evidence (or an app record, as theirs) quoted as another person's
+  words ("My friend Sam said: 'since I'm vegan ...'"), a value of the persona's own swapped for one the
+  persona never held. It is recorded as claims about that person (`person:<name>`), never about the
+  persona or its events, so the ledger's answer stays the persona's own.
 - `asked_before`: the user asked about the same thing earlier and got no answer (the assistant had
   nothing noted). It asserts nothing, so it is small talk; it shares the question's key terms, which is
   what makes it a distractor. One per question at most: `bench/hardneg.py --without asked_before`
   measures the difficulty without it.
+- `other_ask`: someone else asked the user the same question, and the answer for them was another value
+  ("Keisha asked me the same thing: '...' For Keisha it was keto."). It is recorded as a claim about
+  that person; it needs nothing but the question's text, so it works on imported data as well. Two
+  per question at most (`--without other_ask` measures without them).
 - `other_person` in free text (imported dialogues, no ledger): an evidence line quoted as a friend's
   words, the gold swapped for another question's where the line says it as written.
 """
@@ -25,6 +29,10 @@ QUOTES = {
     "en": ('{name}: "{line}"', '{name} texted: "{line}"', '{name} said "{line}"'),
     "zh": ("{name}说：“{line}”", "{name}发消息：“{line}”", "{name}：“{line}”"),
 }
+FORWARDS = {
+    "en": ('{name} sent me a screenshot of theirs: "{line}"', '{name} forwarded me this: "{line}"'),
+    "zh": ("{name}把自己那条截图发给我：“{line}”", "{name}转发给我的：“{line}”"),
+}
 REPLIES = {
     "en": ("Ha, that sounds like {name}.", "Good to know about {name}.", "That's very {name}."),
     "zh": ("哈哈，很像{name}会说的话。", "了解，{name}是这样的。", "挺有{name}的风格。"),
@@ -40,6 +48,26 @@ ASKS = {
 NO_NOTE = {
     "en": ("I don't have that noted yet. Tell me once you find it and I'll keep it.",),
     "zh": ("我这里还没有记下这个。你查到了告诉我，我帮你记着。",),
+}
+OTHER_ASKS = {
+    "en": (
+        '{name} asked me the same thing the other day: "{question}"',
+        '{name} was wondering too: "{question}"',
+        'Funny, {name} texted me this morning: "{question}"',
+    ),
+    "zh": (
+        "{name}前几天也问过我：“{question}”",
+        "{name}也在问：“{question}”",
+        "{name}今天早上发消息问我：“{question}”",
+    ),
+}
+THEIR_ANSWER = {
+    "en": (" For {name} it was {value}.", " {name}'s answer was {value}.", " In {name}'s case: {value}."),
+    "zh": ("{name}那边是{value}。", "{name}的答案是{value}。", "换成{name}的话是{value}。"),
+}
+OTHER_REPLIES = {
+    "en": ("Got it, that one's {name}'s.", "Noted as {name}'s, not yours.", "Okay, that's about {name}."),
+    "zh": ("明白，这是{name}的情况。", "记下了，是{name}的，不是你的。", "好的，这说的是{name}。"),
 }
 FRIENDS = {
     "en": ('A friend told me: "{line}"', 'My cousin texted: "{line}"', 'Someone at work said "{line}"'),
@@ -104,7 +132,7 @@ def other_person(
     the persona's own swapped for one the persona never held (`held`: predicate -> values), the rest as
     said. None when the line is not the user's, states a date or time in words (it may be relative), or
     names a value of the persona that cannot be swapped."""
-    if message.role != "user" or not claims or not names:
+    if message.role == "assistant" or not claims or not names:
         return None
     line = message.content
     for claim in claims:
@@ -125,7 +153,8 @@ def other_person(
                 return None
         recorded.append((claim.predicate, value))
     name = rng.choice(names)
-    text = rng.choice(QUOTES[language]).format(name=name, line=line)
+    quotes = FORWARDS if message.role == "system" else QUOTES  # an app record: the other person's own
+    text = rng.choice(quotes[language]).format(name=name, line=line)
     said = [
         Claim.model_construct(
             id="",
@@ -153,6 +182,43 @@ def asked_before(
     return _session(
         sid, pid, language, when, [("user", ask, []), ("assistant", rng.choice(NO_NOTE[language]), [])]
     )
+
+
+def other_ask(
+    question: str,
+    name: str,
+    answer: tuple[str, str, str] | None,
+    sid: str,
+    pid: str,
+    language: str,
+    when: datetime,
+    rng: random.Random,
+) -> tuple[Session, list[Claim]]:
+    """Someone else asked the same question; `answer` (predicate, value, value as said), when given, is
+    theirs: the value is said and, where the predicate is a ledger one, recorded as a claim about that
+    person."""
+    text = rng.choice(OTHER_ASKS[language]).format(name=name, question=question)
+    said = []
+    if answer is not None:
+        predicate, value, said_as = answer
+        text += rng.choice(THEIR_ANSWER[language]).format(name=name, value=said_as)
+        if predicate:
+            said.append(
+                Claim.model_construct(
+                    id="",
+                    persona_id=pid,
+                    message_id="",
+                    speaker="user",
+                    subject=f"person:{name}",
+                    predicate=predicate,
+                    value=value,
+                    valid_from=when,
+                    valid_to=None,
+                    said=text,
+                )
+            )
+    reply = rng.choice(OTHER_REPLIES[language]).format(name=name)
+    return _session(sid, pid, language, when, [("user", text, said), ("assistant", reply, [])])
 
 
 def quoted(
