@@ -15,7 +15,7 @@ from keme.dataset import Dataset
 from keme.hardneg import HardnegSettings, harden
 from keme.hardneg.prove import gold_forms, ledger_problem, states
 from keme.hardneg.twins import make_twin
-from keme.hardneg.voices import other_person
+from keme.hardneg.voices import other_ask, other_person
 from keme.models import Claim, Message, Session
 from keme.qa.facts import worlds_of
 from keme.qa.resolve import Ledger
@@ -230,6 +230,47 @@ def test_another_persons_words_are_claims_about_that_person_with_a_value_never_h
     assert [(c.subject, c.predicate, c.value) for c in claims] == [
         ("person:Noah", "diet.diet_type", "pescatarian")
     ]
+
+
+def test_another_person_asking_the_same_question_is_a_claim_about_them_said_as_an_amount():
+    at = datetime(2026, 5, 20, 9, 0)
+    question = "How much did I pay at Fandango on April 14?"
+    session, claims = other_ask(
+        question, "Andre", ("amount", "272.45", "$272.45"), "p01-a1-1", "p01#h1", "en", at, random.Random(0)
+    )
+    first = session.messages[0]
+    assert question in first.content and "Andre" in first.content and "$272.45" in first.content
+    assert [(c.subject, c.predicate, c.value, c.message_id) for c in claims] == [
+        ("person:Andre", "amount", "272.45", first.id)
+    ]
+    assert session.messages[1].smalltalk and not session.messages[1].claims
+
+
+def test_a_question_asked_by_others_comes_after_everything_it_asks_about(hard):
+    for view in hard.views():
+        for item in view.qa:
+            evidence_end = max(s.end for s in view.sessions if s.id in item.evidence_sessions)
+            asks = [
+                s
+                for s in view.sessions
+                if s.messages[0].role == "user" and f'"{item.question}"' in s.messages[0].content
+            ]
+            assert all(evidence_end < s.start < item.asked_at for s in asks), item.id
+
+
+def test_a_mined_copy_of_the_evidence_counts_as_the_evidence(source, hard):
+    copies = {m.id for s in hard.sessions if "#h" in s.id and s.id.endswith("m") for m in s.messages}
+    originals = {q.id: q for q in source.qa}
+    for item in hard.qa:
+        for message_id, alternatives in item.also_supported_by.items():
+            assert message_id in item.evidence
+            held = {m.id for s in hard.sessions if s.persona_id == item.persona_id for m in s.messages}
+            assert set(alternatives) <= held
+            for copy in set(alternatives) & copies:
+                origin = copy.split("#h")[0]
+                assert origin == message_id or origin in originals[
+                    item.source_question_id
+                ].also_supported_by.get(message_id, [])
 
 
 def test_the_ledger_proof_refuses_a_distractor_that_gives_the_gold_subject_another_value(source):
