@@ -40,12 +40,14 @@ def haystacks(data) -> dict[str, tuple[int, int, int]]:
     return out
 
 
-def measure(data, systems: list[str], work: Path, depth: int = 50) -> dict[str, dict[str, float]]:
-    """Per system, the mean of each metric over the questions with evidence."""
+def measure(data, systems: list[str], work: Path) -> dict[str, dict[str, float]]:
+    """Per system, the mean of each metric over the questions with evidence. Systems rank the whole
+    haystack (depth: its size), so that the evidence's normalized rank is its rank, not a cut-off."""
     from eval.run import Settings, run
 
-    run(Settings(data=data, out=work, systems=systems, depth=depth, bootstrap=200))
     sizes = haystacks(data)
+    depth = max(messages for _, messages, _ in sizes.values())
+    run(Settings(data=data, out=work, systems=systems, depth=depth, bootstrap=200))
     rows: dict[str, list[dict]] = {s: [] for s in systems}
     for line in (work / "results.jsonl").read_text().splitlines():
         record = json.loads(line)
@@ -54,7 +56,7 @@ def measure(data, systems: list[str], work: Path, depth: int = 50) -> dict[str, 
     table = {}
     for system, records in rows.items():
         stats = {m: sum(r[m] for r in records) / len(records) for m in METRICS[:3]}
-        # the first gold hit's rank over the haystack; not ranked (beyond depth): the whole haystack
+        # the first gold hit's rank over the haystack; not ranked at all: the whole haystack
         ranks = [
             min(1.0, (1 / r["mrr"]) / max(1, sizes[r["question_id"]][1])) if r["mrr"] else 1.0
             for r in records
