@@ -116,6 +116,22 @@ def _session(
     return session, claims
 
 
+def _about(name: str, predicate: str, value: str, pid: str, when: datetime, text: str) -> Claim:
+    """A claim the user states about another person (ids and message bound by `_session`)."""
+    return Claim.model_construct(
+        id="",
+        persona_id=pid,
+        message_id="",
+        speaker="user",
+        subject=f"person:{name}",
+        predicate=predicate,
+        value=value,
+        valid_from=when,
+        valid_to=None,
+        said=text,
+    )
+
+
 def other_person(
     message: Message,
     claims: list[Claim],
@@ -155,21 +171,7 @@ def other_person(
     name = rng.choice(names)
     quotes = FORWARDS if message.role == "system" else QUOTES  # an app record: the other person's own
     text = rng.choice(quotes[language]).format(name=name, line=line)
-    said = [
-        Claim.model_construct(
-            id="",
-            persona_id=pid,
-            message_id="",
-            speaker="user",
-            subject=f"person:{name}",
-            predicate=predicate,
-            value=value,
-            valid_from=when,
-            valid_to=None,
-            said=text,
-        )
-        for predicate, value in dict.fromkeys(recorded)
-    ]
+    said = [_about(name, predicate, value, pid, when, text) for predicate, value in dict.fromkeys(recorded)]
     reply = rng.choice(REPLIES[language]).format(name=name)
     return _session(sid, pid, language, when, [("user", text, said), ("assistant", reply, [])])
 
@@ -203,20 +205,7 @@ def other_ask(
         predicate, value, said_as = answer
         text += rng.choice(THEIR_ANSWER[language]).format(name=name, value=said_as)
         if predicate:
-            said.append(
-                Claim.model_construct(
-                    id="",
-                    persona_id=pid,
-                    message_id="",
-                    speaker="user",
-                    subject=f"person:{name}",
-                    predicate=predicate,
-                    value=value,
-                    valid_from=when,
-                    valid_to=None,
-                    said=text,
-                )
-            )
+            said.append(_about(name, predicate, value, pid, when, text))
     reply = rng.choice(OTHER_REPLIES[language]).format(name=name)
     return _session(sid, pid, language, when, [("user", text, said), ("assistant", reply, [])])
 
