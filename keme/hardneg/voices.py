@@ -168,7 +168,10 @@ def other_person(
             if _pattern(claim.value).search(line):
                 return None
         recorded.append((claim.predicate, value))
-    name = rng.choice(names)
+    speakers = [n for n in names if n not in line]
+    if not speakers:
+        return None
+    name = rng.choice(speakers)  # not someone the line names ("It's me and Ethan", said by Ethan)
     quotes = FORWARDS if message.role == "system" else QUOTES  # an app record: the other person's own
     text = rng.choice(quotes[language]).format(name=name, line=line)
     said = [_about(name, predicate, value, pid, when, text) for predicate, value in dict.fromkeys(recorded)]
