@@ -214,6 +214,7 @@ class Builder:
         self.pools = {pid: self._pool(v) for pid, v in self.views.items()}
         self.kinds = {f"anchor:{a.id}": a.app for v in self.views.values() for a in v.anchors.values()}
         self.names = {pid: names_of(v.claims, v.persona.name) for pid, v in self.views.items()}
+        self.strangers = {pid: self._strangers(v, self.names[pid]) for pid, v in self.views.items()}
         self.answers: dict[str, list[str]] = defaultdict(list)  # golds by question type (free text swaps)
         for q in sorted(data.qa, key=lambda q: q.id):
             if q.answer not in self.answers[q.type] and len(q.answer) <= 40:
@@ -342,7 +343,7 @@ class Builder:
         home = next(s for s in trajectory.sessions if s.id in item.evidence_sessions)
         length = timedelta(seconds=40)
         for _ in range(self.settings.echoes if "asked_before" not in self.settings.without else 0):
-            when = self._asked_slot(home, item, trajectory, view.persona, rng)
+            when = self._asked_slot(item, trajectory, view.persona, rng)
             if when is not None:
                 trajectory.made += 1
                 sid = f"{view.persona.id}-x{trajectory.number}-{trajectory.made}"
@@ -384,10 +385,11 @@ class Builder:
                     break
                 yield Candidate(made[0], made[1], "other_person")
 
-    def _strangers(self, view) -> list[str]:
+    @staticmethod
+    def _strangers(view, known_names: list[str]) -> list[str]:
         """People the persona never mentions (another person who asks the same thing is not one of the
         persona's own people, whose claims the questions may be about)."""
-        known = {view.persona.name, *self.names[view.persona.id]}
+        known = {view.persona.name, *known_names}
         known |= {n for s in view.sessions for n in speakers(s)}
         names = resources.get(view.lang).pools.names
         return [n for n in [*names.given_female, *names.given_male] if n not in known]
@@ -426,10 +428,9 @@ class Builder:
     def _asks(self, item: QAItem, trajectory: Trajectory, view, rng: random.Random):
         if "other_ask" in self.settings.without or not self.settings.asks:
             return
-        home = next(s for s in trajectory.sessions if s.id in item.evidence_sessions)
-        strangers = self._strangers(view)
+        strangers = self.strangers[view.persona.id]
         for name in rng.sample(strangers, min(self.settings.asks, len(strangers))):
-            when = self._asked_slot(home, item, trajectory, view.persona, rng)
+            when = self._asked_slot(item, trajectory, view.persona, rng)
             if when is None:
                 continue
             trajectory.made += 1
@@ -482,7 +483,7 @@ class Builder:
                 yield Candidate(made[0], made[1], "other_person")
 
     def _asked_slot(
-        self, home: Session, item: QAItem, trajectory: Trajectory, persona: Persona, rng: random.Random
+        self, item: QAItem, trajectory: Trajectory, persona: Persona, rng: random.Random
     ) -> datetime | None:
         """When a short session that repeats the question starts. A question about the day something was
         talked about is repeated on that same day: repeating it on another day would be talking about it
