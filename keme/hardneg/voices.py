@@ -10,8 +10,8 @@
   measures the difficulty without it.
 - `other_ask`: someone else asked the user the same question, and the answer for them was another value
   ("Keisha asked me the same thing: '...' For Keisha it was keto."). It is recorded as a claim about
-  that person; it needs nothing but the question's text, so it works on imported data as well. Two
-  per question at most (`--without other_ask` measures without them).
+  that person; it needs nothing but the question's text, so it works on imported data as well. Three
+  per question by default (`HardnegSettings.asks`; `--without other_ask` measures without them).
 - `other_person` in free text (imported dialogues, no ledger): an evidence line quoted as a friend's
   words, the gold swapped for another question's where the line says it as written.
 """
@@ -146,8 +146,8 @@ def other_person(
 ) -> tuple[Session, list[Claim]] | None:
     """The user's `message` as another person's words, recorded as claims about that person: a value of
     the persona's own swapped for one the persona never held (`held`: predicate -> values), the rest as
-    said. None when the line is not the user's, states a date or time in words (it may be relative), or
-    names a value of the persona that cannot be swapped."""
+    said. None when the line is the assistant's, states a date or time in words (it may be relative),
+    names a value of the persona that cannot be swapped, or names everyone who could say it."""
     if message.role == "assistant" or not claims or not names:
         return None
     line = message.content
