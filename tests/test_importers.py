@@ -192,6 +192,25 @@ def test_locomo_sample_ids_that_are_not_file_names_are_renamed_and_the_original_
     assert validate(tmp_path / "d") == []
 
 
+def test_a_conversation_written_in_chinese_imports_as_chinese(tmp_path):
+    turns = [
+        [
+            {"speaker": "Ann", "dia_id": "D1:1", "text": "我下周要去厦门出差，帮我记一下。"},
+            {"speaker": "Bob", "dia_id": "D1:2", "text": "好的，厦门出差已经记下了。"},
+        ],
+        [
+            {"speaker": "Ann", "dia_id": "D2:1", "text": "Booked it."},
+            {"speaker": "Bob", "dia_id": "D2:2", "text": "Noted."},
+        ],
+    ]
+    qa = [{"question": "我下周去哪里出差？", "answer": "厦门", "evidence": ["D1:1"], "category": 4}]
+    import_locomo(_write(tmp_path, "l.json", [_locomo_sample("c1", turns=turns, qa=qa)]), tmp_path / "d")
+    data = Dataset.load(tmp_path / "d")
+    assert [s.language for s in data.sessions] == ["zh", "en"]
+    assert data.personas[0].language == "zh"
+    assert data.qa[0].language == "zh"
+
+
 def test_a_repeated_sample_id_keeps_both_samples_under_distinct_ids(tmp_path):
     stats = import_locomo(
         _write(tmp_path, "l.json", [_locomo_sample("c1"), _locomo_sample("c1")]), tmp_path / "d"

@@ -30,6 +30,7 @@ from keme.dataset.paths import PathEscape, inside
 from keme.errors import KemeError
 from keme.models import AnswerSpec, Message, Persona, QAItem, Session, safe_id
 from keme.text.dates import dates_in
+from keme.text.tokens import han_count
 
 _NUMBER = re.compile(r"^\s*-?\d+(?:\.\d+)?\s*$")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -242,13 +243,21 @@ def arrange(
     return placed
 
 
+def language_of(texts: list[str]) -> str:
+    """ "zh" for text written mostly in Chinese (the field's formats carry no language; ours shape what a
+    distractor or a judge says in it), else "en"."""
+    text = "".join(texts)
+    letters = sum(c.isalpha() for c in text)
+    return "zh" if letters and han_count(text) * 2 > letters else "en"
+
+
 def imported_session(session_id: str, persona_id: str, source: str, messages: list[Message]) -> Session:
     """A source's conversation session as ours: its own event, spanning its first to its last message."""
     return Session(
         id=session_id,
         persona_id=persona_id,
         event_id=session_id,
-        language="en",
+        language=language_of([m.content for m in messages]),
         pattern=source,
         start=messages[0].timestamp,
         end=messages[-1].timestamp,

@@ -33,6 +33,7 @@ from eval.importers.common import (
     arrange,
     imported_session,
     infer_spec,
+    language_of,
     read_json_records,
     source_date,
     write_dataset,
@@ -218,7 +219,7 @@ def _import_sample(
     persona = Persona(
         id=sample_id,
         name=speaker_a,
-        language="en",
+        language=language_of([m.content for s in sessions for m in s.messages]),
         country="US",
         start=sessions[0].start,
         end=end,
@@ -290,7 +291,7 @@ def _question(
         asked_at=end + timedelta(days=1),
         hops=2 if qa.category == 1 else 1,
         difficulty="medium",
-        language="en",
+        language=language_of([qa.question]),
         node=sample_id,
         proof=ImportedProof(op="imported", quotes=[Quote(message_id=m) for m in messages], args=args),
     )

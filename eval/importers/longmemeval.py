@@ -30,6 +30,7 @@ from eval.importers.common import (
     arrange,
     imported_session,
     infer_spec,
+    language_of,
     read_json_records,
     source_date,
     write_dataset,
@@ -192,7 +193,13 @@ def _import_instance(
         source="longmemeval", question_type=instance.question_type, source_question_id=notes.renamed.get(qid)
     )
     persona = Persona(
-        id=qid, name="user", language="en", country="US", start=sessions[0].start, end=asked, dimensions={}
+        id=qid,
+        name="user",
+        language=language_of([m.content for s in sessions for m in s.messages]),
+        country="US",
+        start=sessions[0].start,
+        end=asked,
+        dimensions={},
     )
     item = QAItem(
         id=qid,
@@ -207,7 +214,7 @@ def _import_instance(
         asked_at=asked,
         hops=2 if kind == "multi_hop" else 1,
         difficulty="medium",
-        language="en",
+        language=language_of([instance.question]),
         node=qid,
         proof=ImportedProof(
             op="imported", quotes=[Quote(message_id=m) for m in evidence_messages], args=args
