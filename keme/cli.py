@@ -613,32 +613,62 @@ def hardneg(
         None, "--sample", min=1, help="or this many questions, drawn by --seed"
     ),
     seed: int = typer.Option(0, "--seed", help="the draw and every choice of distractor"),
-    brain: str = typer.Option("procedural", "--brain", help="procedural (the offline default)"),
+    brain: str = typer.Option(
+        "procedural",
+        "--brain",
+        help="procedural (the offline default), llm or hybrid (an LLM writes distractors)",
+    ),
+    llm_config: Optional[Path] = typer.Option(
+        None, "--llm", help="--brain llm|hybrid: YAML of LLM settings (default: the local model)"
+    ),
     budget_tokens: Optional[int] = typer.Option(
         None, "--budget-tokens", min=200, help="tokens per hard trajectory (default and cap: the original's)"
+    ),
+    without: Optional[str] = typer.Option(
+        None, "--without", help="distractor kinds not to make, comma-separated (other_ask, asked_before, ...)"
+    ),
+    asks: int = typer.Option(
+        3, "--asks", min=0, help="other people who asked the same question, per question"
     ),
     force: bool = typer.Option(False, "--force", help="replace the keme dataset already in OUT"),
 ) -> None:
     """Shorter, harder trajectories: each question's evidence kept verbatim among distractors that look
     like it, the gold proved to be still the only answer."""
+    from pydantic import ValidationError
+
     from eval.importers.common import prepare_output
     from keme.hardneg import HardnegSettings, harden
+    from keme.llm import LLMClient
     from keme.validate import verified_dataset
 
     try:
-        if brain != "procedural":
-            raise KemeError(
-                f"--brain {brain}: only the procedural brain builds hard negatives so far; drop --brain"
-            )
+        if brain not in ("procedural", "llm", "hybrid"):
+            raise KemeError(f"--brain must be procedural, llm or hybrid, not {brain!r}")
         ids = [q.strip() for q in questions.split(",") if q.strip()] if questions is not None else None
         if questions is not None and not ids:
             raise KemeError("--questions: no ids given; pass comma-separated question ids")
         if out.resolve() == dataset.resolve():
             raise KemeError(f"--out {out}: is the input dataset; choose another directory")
         started = time.perf_counter()
+        try:
+            settings = HardnegSettings(
+                questions=ids,
+                sample=sample,
+                seed=seed,
+                budget_tokens=budget_tokens,
+                asks=asks,
+                without=[k.strip() for k in (without or "").split(",") if k.strip()],
+                brain=brain,
+            )
+        except ValidationError as exc:
+            raise KemeError(f"--without: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
         data = verified_dataset(dataset, hint="; `keme validate` names every problem")
-        settings = HardnegSettings(questions=ids, sample=sample, seed=seed, budget_tokens=budget_tokens)
-        hard, stats = harden(data, settings)
+        client = None if brain == "procedural" else LLMClient(_load_llm_config(llm_config, None))
+        try:
+            hard, stats = harden(data, settings, client)
+        finally:
+            if client is not None:
+                client.close()
         with directory_lock(out, "keme hardneg"):
             prepare_output(out, force)
             hard.write(out)
@@ -661,6 +691,13 @@ def hardneg(
     if report["left_out"]:
         console.print(
             "left out: " + ", ".join(f"{k} {v}" for k, v in report["left_out"].items()), highlight=False
+        )
+    if "llm" in report:
+        console.print(
+            f"written by {report['llm']['model']}: {report['distractors'].get('written', 0)} kept, "
+            f"{report['distractors_rejected'].get('written_refused', 0)} refused (they answered the "
+            "question, named a value or were not in the trajectory's language)",
+            highlight=False,
         )
 
 

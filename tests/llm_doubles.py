@@ -30,6 +30,7 @@ class ScriptedProvider:
             "GroundChoice": self.ground,
             "Revisions": lambda p: {"actions": []},
             "Label": lambda p: {"label": "CORRECT"},
+            "Written": self.written,
         }[title](prompt)
         return {
             "content": json.dumps(content, ensure_ascii=False),
@@ -145,6 +146,37 @@ class ScriptedProvider:
                     "days": 3,
                 }
                 for i, kind in enumerate(chosen)
+            ]
+        }
+
+    def written(self, prompt: str) -> dict:
+        """A hard-negative chat on the question's topic that answers nothing: its key words, no values."""
+        question = re.search(r"(?:Question|问题)[:：] ?[\"“](.+?)[\"”]\n", prompt).group(1)
+        if "写一段" in prompt:
+            topic = max(re.findall(r"[\u4e00-\u9fff]+", question), key=len)
+            return {
+                "exchanges": [
+                    {
+                        "user_message": f"朋友一直在问我{topic}这种事一般是怎么处理的。",
+                        "assistant_reply": "这个因人而异，没有固定的做法。",
+                    },
+                    {
+                        "user_message": "那我就让他自己去查查看吧。",
+                        "assistant_reply": "好的，有需要再来问我就行。",
+                    },
+                ]
+            }
+        words = " ".join(w.lower() for w in re.findall(r"[A-Za-z]{5,}", question)[:4])
+        return {
+            "exchanges": [
+                {
+                    "user_message": f"my friend keeps asking about {words} and how that usually works",
+                    "assistant_reply": "that depends a lot on the person, there is no single rule for it",
+                },
+                {
+                    "user_message": "okay then I will let them look it up themselves",
+                    "assistant_reply": "sounds good, ask me again whenever you like",
+                },
             ]
         }
 

@@ -14,8 +14,9 @@ from keme.cli import app
 from keme.dataset import Dataset
 from keme.hardneg import HardnegSettings, harden
 from keme.hardneg.prove import gold_forms, ledger_problem, states
+from keme.hardneg.shapes import like, shape
 from keme.hardneg.twins import make_twin
-from keme.hardneg.voices import other_ask, other_person
+from keme.hardneg.voices import other_ask, other_person, quoted
 from keme.models import Claim, Message, Session
 from keme.qa.facts import worlds_of
 from keme.qa.resolve import Ledger
@@ -246,6 +247,87 @@ def test_another_person_asking_the_same_question_is_a_claim_about_them_said_as_a
     assert session.messages[1].smalltalk and not session.messages[1].claims
 
 
+@pytest.mark.parametrize(
+    "gold,shaped",
+    [
+        ("$103", "en:money$"),
+        ("¥623", "en:money¥"),
+        ("Keisha", "en:person"),
+        ("余娜", "zh:person"),
+        ("Vancouver", "en:name"),
+        ("7 May 2023", "en:date"),
+        ("C. trail running", "en:phrase"),
+        ("You never worked at Lanternfish Games; you work at Bellweather Retail.", None),
+    ],
+)
+def test_a_free_text_answer_has_a_shape_by_script_and_form(gold, shaped):
+    assert shape(gold) == shaped
+
+
+def test_only_a_value_of_the_golds_shape_stands_in_for_it():
+    golds = ["$118.65", "¥338.00", "A. aisle seat", "Sweetgreen", "堂弟", "Tamara", "$5,000"]
+    assert like("$103", golds, random.Random(0))[:2] == ["$118.65", "$5,000"]
+    assert all(v.startswith("$") for v in like("$103", golds, random.Random(0)))
+    assert like("Keisha", golds, random.Random(0)) == ["Tamara"]
+    assert like("trail running", golds, random.Random(0)) == ["aisle seat"]
+
+
+def test_a_friends_quote_names_the_day_the_question_asks_about_as_theirs():
+    line = Message(
+        id="c1:D32:1",
+        role="user",
+        speaker="Ann",
+        content="Payment of $55.15 to Best Buy · Shopping",
+        timestamp=datetime(2026, 4, 7, 10, 0),
+    )
+    session, claims = quoted(
+        line,
+        ["$55.15"],
+        ["$119.82"],
+        ["April 7"],
+        "assistant",
+        "c1-v1-1",
+        "c1#h1",
+        "en",
+        datetime(2026, 4, 20, 9, 0),
+        random.Random(0),
+    )
+    said = session.messages[0]
+    assert "$119.82" in said.content and "$55.15" not in said.content
+    assert "April 7" in said.content and "theirs" in said.content.lower()
+    assert said.speaker == "Ann" and claims == []
+
+
+def test_imported_asks_answer_with_a_value_of_the_golds_shape_and_language(source, tmp_path):
+    from eval.importers.locomo import export_locomo, import_locomo
+
+    # the sample as LoCoMo has it (free text only), in both languages
+    export_locomo(source, tmp_path / "locomo.json")
+    import_locomo(tmp_path / "locomo.json", tmp_path / "imported")
+    imported = Dataset.load(tmp_path / "imported")
+    built, _ = harden(imported, HardnegSettings(sample=16, seed=0))
+    golds = {q.id: q.answer for q in imported.qa}
+    languages = {p.id: p.language for p in imported.personas}
+    asks = [
+        (q, m.content)
+        for q in built.qa
+        for s in built.sessions
+        if s.persona_id == q.persona_id
+        for m in s.messages[:1]
+        if q.question in m.content and "-a" in s.id.split(":")[-1]
+    ]
+    answered = [(q, text.rsplit(q.question, 1)[1]) for q, text in asks]
+    answered = [(q, said) for q, said in answered if len(said) > 3]
+    assert len(answered) >= 5
+    assert {languages[q.source_question_id.split(":")[0]] for q, _ in answered} == {"en", "zh"}
+    for item, said in answered:
+        assert golds[item.source_question_id] not in said
+        chinese = any("\u4e00" <= c <= "\u9fff" for c in said)
+        assert chinese == (languages[item.source_question_id.split(":")[0]] == "zh"), said
+        if item.answer.startswith("$"):
+            assert "$" in said
+
+
 def test_a_question_asked_by_others_comes_after_everything_it_asks_about(hard):
     for view in hard.views():
         for item in view.qa:
@@ -338,7 +420,113 @@ def test_an_unknown_question_id_is_a_clear_error(tmp_path):
     assert not (tmp_path / "h").exists()
 
 
-def test_the_llm_brain_is_refused_with_what_to_do(tmp_path):
-    result = CliRunner().invoke(app, ["hardneg", str(SAMPLE), "--out", str(tmp_path / "h"), "--brain", "llm"])
+def _scripted(tmp_path):
+    from llm_doubles import ScriptedProvider
+
+    from keme.llm import LLMClient, LLMConfig
+
+    return LLMClient(LLMConfig(cache_dir=str(tmp_path / "cache")), provider=ScriptedProvider())
+
+
+@pytest.mark.parametrize("brain", ["llm", "hybrid"])
+def test_the_llm_brain_writes_distractors_that_carry_no_claims_and_state_no_gold(brain, source, tmp_path):
+    built, stats = harden(source, HardnegSettings(sample=6, seed=1, brain=brain), _scripted(tmp_path))
+    kinds = {k for q in built.qa for k in q.distractor_kinds}
+    assert "written" in kinds
+    if brain == "llm":
+        assert kinds <= {"written", "asked_before", "other_ask"}
+    else:
+        assert kinds & {"other_day", "other_subject", "other_record", "same_topic", "other_person"}
+    written = [s for s in built.sessions if "-w" in s.id]
+    assert written and all(not m.claims for s in written for m in s.messages)
+    for item in built.qa:
+        for session in written:
+            if session.persona_id == item.persona_id:
+                assert states("\n".join(m.content for m in session.messages), gold_forms(item)) is None
+    assert stats["hardneg"]["brain"] == brain
+    assert stats["hardneg"]["llm"]["stages"]["hardneg.writer"]["calls"] >= len(written)
+    built.write(tmp_path / "hard")
+    assert validate(tmp_path / "hard") == []
+
+
+def test_a_written_chat_that_answers_names_or_numbers_is_refused(source):
+    from keme.hardneg.written import Written, problems
+
+    item = next(q for q in source.qa if q.answer == "$21.49" and q.language == "en")
+
+    def chat(*lines: str) -> Written:
+        return Written.model_validate(
+            {
+                "exchanges": [
+                    {"user_message": u, "assistant_reply": a} for u, a in zip(lines[::2], lines[1::2])
+                ]
+            }
+        )
+
+    calm = chat(
+        "my friend asked what a spotify payment usually comes to", "that depends on the plan they chose"
+    )
+    assert problems(calm, item, [], frozenset(), "en") == []
+    answer = chat(
+        "my friend says the spotify payment came to $21.49 again", "that sounds like the usual plan"
+    )
+    assert any("states the answer" in p for p in problems(answer, item, [], frozenset(), "en"))
+    number = chat("my friend paid spotify twice, 12 times a year", "that depends on the plan they chose")
+    assert any("number" in p for p in problems(number, item, [], frozenset(), "en"))
+    named = chat("my friend asked what a spotify payment usually comes to", "ask Ethan, he knows the plans")
+    assert any("Ethan" in p for p in problems(named, item, [], frozenset({"Ethan"}), "en"))
+    chinese = chat("我朋友问 spotify 的付款一般是多少钱呀", "that depends on the plan they chose")
+    assert any("not written in English" in p for p in problems(chinese, item, [], frozenset(), "en"))
+
+
+def test_the_llm_brain_against_a_dead_endpoint_is_a_clear_error_and_writes_nothing(tmp_path):
+    from keme.llm.server import free_port
+
+    settings = tmp_path / "llm.yaml"
+    settings.write_text(
+        json.dumps(
+            {
+                "provider": "openai",
+                "base_url": f"http://127.0.0.1:{free_port()}/v1",
+                "model": "probe-model",
+                "api_key_env": None,
+                "cache_dir": str(tmp_path / "cache"),
+                "timeout_s": 1,
+                "connect_timeout_s": 1,
+                "retry_budget_s": 1,
+                "max_retries": 1,
+            }
+        )
+    )
+    out = tmp_path / "h"
+    result = CliRunner().invoke(
+        app,
+        [
+            "hardneg",
+            str(SAMPLE),
+            "--out",
+            str(out),
+            "--sample",
+            "2",
+            "--brain",
+            "llm",
+            "--llm",
+            str(settings),
+        ],
+    )
     assert result.exit_code != 0
-    assert "drop --brain" in result.output
+    assert "cannot connect" in " ".join(result.output.split())
+    assert not out.exists()
+
+
+def test_a_kind_left_out_is_not_made_and_an_unknown_kind_is_a_clear_error(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "h"
+    args = ["hardneg", str(SAMPLE), "--out", str(out), "--sample", "4"]
+    result = runner.invoke(app, [*args, "--without", "other_ask,asked_before"])
+    assert result.exit_code == 0, result.output
+    kinds = {k for q in Dataset.load(out).qa for k in q.distractor_kinds}
+    assert kinds and not kinds & {"other_ask", "asked_before"}
+    result = runner.invoke(app, [*args, "--force", "--without", "other_asks"])
+    assert result.exit_code != 0
+    assert "unknown distractor kind other_asks" in " ".join(result.output.split())

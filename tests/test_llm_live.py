@@ -75,6 +75,27 @@ def test_synth_with_the_llm_brain_on_the_local_model(tmp_path):
     assert keme("validate", str(tmp_path / "d")).returncode == 0
 
 
+def test_hardneg_with_the_llm_brain_on_the_local_model(tmp_path):
+    out = tmp_path / "hard"
+    result = keme(
+        "hardneg",
+        str(ROOT / "data/sample"),
+        "--out",
+        str(out),
+        "--sample",
+        "2",
+        "--brain",
+        "llm",
+        env={"KEME_LLM_CACHE": str(tmp_path / "cache")},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "written by SmolLM2-135M-Instruct" in " ".join(result.stdout.split())
+    hardneg = json.loads((out / "manifest.json").read_text())["stats"]["hardneg"]
+    assert hardneg["brain"] == "llm" and hardneg["llm"]["stages"]["hardneg.writer"]["calls"] >= 1
+    # what the small model wrote is kept only where it passed the checks; either way the set validates
+    assert keme("validate", str(out)).returncode == 0
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -26,29 +26,48 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from keme.dataset import Dataset
 from keme.dataset.manifest import Manifest
 from keme.errors import KemeError
 from keme.hardneg.mining import adapt, rank, session_text, speakers
 from keme.hardneg.prove import checkable, gold_forms, ledger_problem, states
+from keme.hardneg.shapes import like, option_text, shape
 from keme.hardneg.twins import make_twin, value_pool
 from keme.hardneg.voices import asked_before, names_of, other_ask, other_person, quoted
+from keme.hardneg.written import write
+from keme.llm import LLMClient
 from keme.models import Anchor, Claim, Persona, QAItem, Session
 from keme.qa.resolve import Ledger, canon
 from keme.synth.state import dialogue_hash
 from keme.text import resources
+from keme.text.dates import date_phrases, strip_dates
 from keme.text.normalize import norm_text
-from keme.text.tokens import count_tokens
+from keme.text.tokens import count_tokens, search_terms
 from keme.validate import check_proofs  # the validator's own check: independent of how this was built
 
 # the order twins are tried in: the same record on another day is the closest look-alike where a day tells
 # them apart; where none does, the proof turns it down and another subject takes its place
 TWIN_MODES = ("other_day", "other_subject", "other_day", "other_record")
 GAP = timedelta(minutes=30)  # between a placed distractor and any other session
+LIKE_QUESTION = 0.3  # the share of terms two questions have in common for one's answer to stand in
+
+
+KINDS = (
+    "other_day",
+    "other_subject",
+    "other_record",
+    "asked_before",
+    "other_ask",
+    "other_person",
+    "same_topic",
+    "before_update",
+    "other_conversation",
+    "written",
+)
 
 
 class HardnegSettings(BaseModel):
@@ -69,6 +88,19 @@ class HardnegSettings(BaseModel):
     echoes: int = Field(default=1, ge=0, description="times the question was asked before, unanswered")
     asks: int = Field(default=3, ge=0, description="other people who asked the same question")
     without: list[str] = Field(default_factory=list, description="distractor kinds not to make")
+    brain: Literal["procedural", "llm", "hybrid"] = Field(
+        default="procedural",
+        description="llm: the LLM writes the content distractors; hybrid: the procedural ones and the LLM's",
+    )
+    written: int = Field(default=2, ge=0, description="LLM-written sessions tried per question")
+
+    @field_validator("without")
+    @classmethod
+    def _known_kinds(cls, kinds: list[str]) -> list[str]:
+        unknown = [k for k in kinds if k not in KINDS]
+        if unknown:
+            raise ValueError(f"unknown distractor kind {', '.join(unknown)}; the kinds: {', '.join(KINDS)}")
+        return kinds
 
 
 @dataclass
@@ -202,10 +234,15 @@ class Candidate:
 
 
 class Builder:
-    """Builds every trajectory of one dataset (one instance per `keme hardneg` run)."""
+    """Builds every trajectory of one dataset (one instance per `keme hardneg` run); `client` writes the
+    LLM brain's distractors."""
 
-    def __init__(self, data: Dataset, settings: HardnegSettings, report: Report):
-        self.data, self.settings, self.report = data, settings, report
+    def __init__(
+        self, data: Dataset, settings: HardnegSettings, report: Report, client: LLMClient | None = None
+    ):
+        if settings.brain != "procedural" and client is None:
+            raise KemeError(f"--brain {settings.brain} needs an LLM: pass LLM settings (--llm FILE)")
+        self.data, self.settings, self.report, self.client = data, settings, report, client
         self.views = {v.persona.id: v for v in data.views()}
         self.ledgered = bool(data.claims)
         self.claims_of: dict[str, list[Claim]] = defaultdict(list)
@@ -215,10 +252,17 @@ class Builder:
         self.kinds = {f"anchor:{a.id}": a.app for v in self.views.values() for a in v.anchors.values()}
         self.names = {pid: names_of(v.claims, v.persona.name) for pid, v in self.views.items()}
         self.strangers = {pid: self._strangers(v, self.names[pid]) for pid, v in self.views.items()}
-        self.answers: dict[str, list[str]] = defaultdict(list)  # golds by question type (free text swaps)
+        self.people = {  # who counts as a person (a gold that is one is stood in for by another)
+            pid: frozenset(
+                {*self.names[pid], *self.strangers[pid], *(n for s in v.sessions for n in speakers(s))}
+            )
+            for pid, v in self.views.items()
+        }
+        # free text: the other questions of each language (their golds are what another answer can be)
+        self.asked: dict[str, list[QAItem]] = defaultdict(list)
         for q in sorted(data.qa, key=lambda q: q.id):
-            if q.answer not in self.answers[q.type] and len(q.answer) <= 40:
-                self.answers[q.type].append(q.answer)
+            if q.spec.kind not in ("abstain", "yes_no") and q.type != "adversarial":
+                self.asked[q.language].append(q)
         # the dialogues of the hard dataset (no two sessions may share one): every evidence session's first
         self.digests: set[str] = set()
 
@@ -292,9 +336,15 @@ class Builder:
         voices = self._voices(item, trajectory, view, rng)
         # the question asked by others first: short, so the budget never crowds them out
         yield from self._asks(item, trajectory, view, rng)
+        written = self._written(item, trajectory, view, rng)
+        if self.settings.brain == "llm":  # the LLM writes every content distractor
+            yield from self._echoes(item, trajectory, view, rng)
+            yield from written
+            return
+        sources = (twins, voices, twins, mined) + ((written,) if self.settings.brain == "hybrid" else ())
         while True:
             took = False
-            for source in (twins, voices, twins, mined):
+            for source in sources:
                 candidate = next(source, None)
                 if candidate is not None:
                     took = True
@@ -338,10 +388,8 @@ class Builder:
                     continue
                 yield Candidate(twin.session, twin.claims, mode)
 
-    def _voices(self, item: QAItem, trajectory: Trajectory, view, rng: random.Random):
+    def _echoes(self, item: QAItem, trajectory: Trajectory, view, rng: random.Random):
         lang, pid = view.persona.language, trajectory.persona_id
-        home = next(s for s in trajectory.sessions if s.id in item.evidence_sessions)
-        length = timedelta(seconds=40)
         for _ in range(self.settings.echoes if "asked_before" not in self.settings.without else 0):
             when = self._asked_slot(item, trajectory, view.persona, rng)
             if when is not None:
@@ -349,6 +397,43 @@ class Builder:
                 sid = f"{view.persona.id}-x{trajectory.number}-{trajectory.made}"
                 session, claims = asked_before(item.question, sid, pid, lang, when, rng)
                 yield Candidate(session, claims, "asked_before")
+
+    def _written(self, item: QAItem, trajectory: Trajectory, view, rng: random.Random):
+        """The LLM brain's: chats on the question's topic that must not answer it (keme.hardneg.written)."""
+        if self.client is None or self.settings.brain == "procedural" or "written" in self.settings.without:
+            return
+        home = next(s for s in trajectory.sessions if s.id in item.evidence_sessions)
+        evidence = [m.content for s in trajectory.sessions for m in s.messages if m.id in item.evidence]
+        name = view.persona.name
+        people = self.people[view.persona.id] | {name, name.split(" ")[0]}
+        for _ in range(self.settings.written):
+            delta = self._slot(home, item, trajectory, view.persona, rng, timedelta(minutes=3))
+            if delta is None:
+                continue
+            trajectory.made += 1
+            sid = f"{view.persona.id}-w{trajectory.number}-{trajectory.made}"
+            made, why = write(
+                self.client,
+                item,
+                evidence,
+                people,
+                name if view.persona.language == "zh" else name.split(" ")[0],
+                sid,
+                trajectory.persona_id,
+                view.persona.language,
+                home.start + delta,
+                rng,
+            )
+            if made is None:
+                self.report.rejected["written_refused"] += 1
+                continue
+            yield Candidate(made[0], made[1], "written")
+
+    def _voices(self, item: QAItem, trajectory: Trajectory, view, rng: random.Random):
+        lang, pid = view.persona.language, trajectory.persona_id
+        home = next(s for s in trajectory.sessions if s.id in item.evidence_sessions)
+        length = timedelta(seconds=40)
+        yield from self._echoes(item, trajectory, view, rng)
         messages = {m.id: m for s in trajectory.sessions for m in s.messages}
         if not self.ledgered:
             yield from self._quotes(item, trajectory, view, messages, home, rng)
@@ -392,9 +477,14 @@ class Builder:
         known = {view.persona.name, *known_names}
         known |= {n for s in view.sessions for n in speakers(s)}
         names = resources.get(view.lang).pools.names
-        return [n for n in [*names.given_female, *names.given_male] if n not in known]
+        given = [*names.given_female, *names.given_male]
+        if view.lang == "zh":  # called by the full name, as the persona's own people are ("余娜")
+            given = [names.family[(7 * k) % len(names.family)] + g for k, g in enumerate(given)]
+        return [n for n in given if n not in known and not any(k in n for k in known if len(k) > 1)]
 
-    def _their_answer(self, item: QAItem, view, rng: random.Random) -> tuple[str, str, str] | None:
+    def _their_answer(
+        self, item: QAItem, view, rng: random.Random, used: set[str]
+    ) -> tuple[str, str, str] | None:
         """Another value of what the question asks for: (the ledger predicate, or "" for free text; the
         value; the value as said). None when the question has a false premise, or asks for a day, a count
         of days or a summary (a value in words that would not be recorded as it is said)."""
@@ -407,7 +497,7 @@ class Builder:
                 return None
             values = self.pools[view.persona.id].get(target, [])
         else:
-            values, target = self.answers.get(item.type, []), ""
+            values, target = self._stand_ins(item, rng), ""
         values = [
             v
             for v in values
@@ -417,25 +507,49 @@ class Builder:
             and len(v) <= 40
             and "\n" not in v
         ]
+        values = [v for v in values if v not in used] or values  # each asker a value of their own
         if not values:
             return None
         value = rng.choice(sorted(set(values)))
+        used.add(value)
         # an amount is said as the answer writes one (the claim keeps the ledger's canonical value)
         symbol = item.answer[:1] if item.answer[:1] in "$¥€£" else ""
         said = f"{symbol}{value}" if symbol and re.fullmatch(r"\d+(?:\.\d+)?", value) else value
         return target, value, said
 
+    def _stand_ins(self, item: QAItem, rng: random.Random) -> list[str]:
+        """Free text: values of the gold's shape to say in its place, the answers to the questions most
+        like this one first (another payment's amount for a payment, another person for a person)."""
+        words = _asked_terms(item.question)
+
+        def overlap(other: QAItem) -> float:
+            theirs = _asked_terms(other.question)
+            return len(words & theirs) / max(1, len(words | theirs))
+
+        scored = sorted(
+            ((overlap(q), q) for q in self.asked[item.language] if q.id != item.id),
+            key=lambda pair: (-pair[0], pair[1].id),
+        )
+        people = self.people[item.persona_id]
+        if (shape(item.answer, people) or "").endswith((":phrase", ":name")):
+            # a phrase or a name says little of what it is: only a like question's answer stands in
+            scored = [(score, q) for score, q in scored if score >= LIKE_QUESTION]
+        candidates = [q.answer for _, q in scored] + sorted(self.strangers[item.persona_id])
+        return like(item.answer, candidates, rng, people)[:5]
+
     def _asks(self, item: QAItem, trajectory: Trajectory, view, rng: random.Random):
         if "other_ask" in self.settings.without or not self.settings.asks:
             return
         strangers = self.strangers[view.persona.id]
-        for name in rng.sample(strangers, min(self.settings.asks, len(strangers))):
+        askers = rng.sample(strangers, min(self.settings.asks, len(strangers)))
+        used = set(askers)  # nobody's answer is one of the askers ("For Ana it was Ana")
+        for name in askers:
             when = self._asked_slot(item, trajectory, view.persona, rng)
             if when is None:
                 continue
             trajectory.made += 1
             sid = f"{view.persona.id}-a{trajectory.number}-{trajectory.made}"
-            answer = self._their_answer(item, view, rng)
+            answer = self._their_answer(item, view, rng, used)
             yield Candidate(
                 *other_ask(
                     item.question,
@@ -454,8 +568,8 @@ class Builder:
         self, item: QAItem, trajectory: Trajectory, view, messages, home: Session, rng: random.Random
     ):
         """Free text: the evidence lines as someone else's words (the gold swapped where written)."""
-        answers = self.answers.get(item.type, [])
-        gold = [item.answer, *item.spec.aliases]
+        answers = self._stand_ins(item, rng)
+        gold = list(dict.fromkeys([item.answer, option_text(item.answer), *item.spec.aliases]))
         for message_id in item.evidence:
             message = messages.get(message_id)
             if message is None or message.role == "system":
@@ -471,6 +585,7 @@ class Builder:
                     message,
                     gold,
                     answers,
+                    date_phrases(item.question),
                     reply_role,
                     sid,
                     trajectory.persona_id,
@@ -632,7 +747,9 @@ class Builder:
             return
         text = session_text(session)
         proved = [q for q in group if self.ledgered and q.queries]
-        if any(states(text, gold_forms(q)) for q in group if q not in proved):
+        # free text, and what an LLM wrote (it carries no claims for the ledger to prove): the rule check
+        held = group if candidate.kind == "written" else [q for q in group if q not in proved]
+        if any(states(text, gold_forms(q)) for q in held):
             self.report.rejected["states_gold"] += 1
             return
         if proved:
@@ -659,6 +776,12 @@ class Builder:
     @staticmethod
     def _evidence(group: list[QAItem]) -> set[str]:
         return {m for q in group for m in q.evidence}
+
+
+def _asked_terms(question: str) -> set[str]:
+    """What a question asks about, its days and numbers left out (a payment question is like another
+    payment question, not like any question about the same day)."""
+    return {t for t in search_terms(strip_dates(question)) if not t.isdigit()}
 
 
 def _restatements(item: QAItem, trajectory: Trajectory) -> dict[str, list[str]]:
@@ -699,11 +822,14 @@ def pruned_persona(persona: Persona, pid: str, kept: dict[str, str]) -> Persona:
     return persona.model_copy(update={"id": pid, "dimensions": dimensions})
 
 
-def harden(data: Dataset, settings: HardnegSettings) -> tuple[Dataset, dict[str, Any]]:
-    """The hard dataset of `data` and what went into it (the manifest's `stats.hardneg`)."""
+def harden(
+    data: Dataset, settings: HardnegSettings, client: LLMClient | None = None
+) -> tuple[Dataset, dict[str, Any]]:
+    """The hard dataset of `data` and what went into it (the manifest's `stats.hardneg`); `client`: the
+    LLM that writes the distractors of `--brain llm|hybrid`."""
     report = Report()
     chosen = choose(data, settings, report)
-    builder = Builder(data, settings, report)
+    builder = Builder(data, settings, report, client)
     held = {s for q in chosen for s in q.evidence_sessions}
     builder.digests = {dialogue_hash(s) for s in data.sessions if s.id in held}
     asked = {q.id for q in chosen}
@@ -749,8 +875,11 @@ def harden(data: Dataset, settings: HardnegSettings) -> tuple[Dataset, dict[str,
         "messages": sum(len(s.messages) for s in hard.sessions),
         "qa": len(items),
         "source_dataset": data.manifest.name,
-        "hardneg": report.as_stats() | {"seed": settings.seed},
+        "hardneg": report.as_stats() | {"seed": settings.seed, "brain": settings.brain},
     }
+    if client is not None and settings.brain != "procedural":
+        client.check_failures("keme hardneg")  # a dead or failing model is an error, not a thinner set
+        stats["hardneg"]["llm"] = {"model": client.config.model, "stages": client.ledger.as_dict()}
     if conventions:
         stats["conventions"] = conventions
     hard.manifest = hard.manifest.model_copy(update={"stats": stats})

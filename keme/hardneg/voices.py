@@ -69,6 +69,10 @@ OTHER_REPLIES = {
     "en": ("Got it, that one's {name}'s.", "Noted as {name}'s, not yours.", "Okay, that's about {name}."),
     "zh": ("明白，这是{name}的情况。", "记下了，是{name}的，不是你的。", "好的，这说的是{name}。"),
 }
+THEIRS_THEN = {  # the question's day, said of the friend's own (free text: the day it asks about)
+    "en": (" That was theirs, {prep} {when}.", " Theirs, not mine, {prep} {when}."),
+    "zh": ("那是他们{when}的事。", "说的是他们自己{when}的情况。"),
+}
 FRIENDS = {
     "en": ('A friend told me: "{line}"', 'My cousin texted: "{line}"', 'Someone at work said "{line}"'),
     "zh": ("朋友跟我说：“{line}”", "我表姐发消息：“{line}”", "同事说：“{line}”"),
@@ -82,9 +86,11 @@ def names_of(claims: list[Claim], persona_name: str) -> list[str]:
     return sorted(n for n in names if 2 <= len(n) <= 30 and "," not in n and " and " not in n)
 
 
-def _session(
+def chat_session(
     sid: str, pid: str, language: str, when: datetime, lines: list[tuple[str, str, list[Claim]]]
 ) -> tuple[Session, list[Claim]]:
+    """A distractor session of `lines` (role, text, the claims the text states), 40 s apart; a line with
+    no claim is small talk."""
     messages, claims = [], []
     for i, (role, text, own) in enumerate(lines, start=1):
         mid = f"{sid}-m{i:02d}"
@@ -176,7 +182,7 @@ def other_person(
     text = rng.choice(quotes[language]).format(name=name, line=line)
     said = [_about(name, predicate, value, pid, when, text) for predicate, value in dict.fromkeys(recorded)]
     reply = rng.choice(REPLIES[language]).format(name=name)
-    return _session(sid, pid, language, when, [("user", text, said), ("assistant", reply, [])])
+    return chat_session(sid, pid, language, when, [("user", text, said), ("assistant", reply, [])])
 
 
 def asked_before(
@@ -184,7 +190,7 @@ def asked_before(
 ) -> tuple[Session, list[Claim]]:
     """The question asked earlier, with no answer given."""
     ask = rng.choice(ASKS[language]).format(question=question)
-    return _session(
+    return chat_session(
         sid, pid, language, when, [("user", ask, []), ("assistant", rng.choice(NO_NOTE[language]), [])]
     )
 
@@ -210,13 +216,14 @@ def other_ask(
         if predicate:
             said.append(_about(name, predicate, value, pid, when, text))
     reply = rng.choice(OTHER_REPLIES[language]).format(name=name)
-    return _session(sid, pid, language, when, [("user", text, said), ("assistant", reply, [])])
+    return chat_session(sid, pid, language, when, [("user", text, said), ("assistant", reply, [])])
 
 
 def quoted(
     message: Message,
     gold: list[str],
     others: list[str],
+    qualifiers: list[str],
     reply_role: str,
     sid: str,
     pid: str,
@@ -226,7 +233,9 @@ def quoted(
 ) -> tuple[Session, list[Claim]] | None:
     """For free text (no ledger): an evidence line quoted as someone else's words, where the line says
     the gold as written the gold is swapped for another question's gold (`others`); None when no swap
-    would take it out. The caller's rule check still holds the result to stating no gold."""
+    would take it out. The days the question names (`qualifiers`) that the line does not are said as the
+    friend's own, so the quote matches the question as closely as the evidence does. The caller's rule
+    check still holds the result to stating no gold."""
     line = message.content
     for form in gold:
         found = re.search(re.escape(form), line, flags=re.IGNORECASE)
@@ -237,8 +246,15 @@ def quoted(
             return None
         line = line[: found.start()] + rng.choice(choices) + line[found.end() :]
     text = rng.choice(FRIENDS[language]).format(line=line)
+    missing = [q for q in qualifiers if q.casefold() not in line.casefold()]
+    if missing:
+        day = missing[0]
+        prep = "in" if re.fullmatch(r"\D+\s\d{4}", day) else "on"  # in April 2026, on May 10
+        text += rng.choice(THEIRS_THEN[language]).format(when=day, prep=prep)
     reply = rng.choice(REPLIES[language]).format(name="them" if language == "en" else "他们")
-    session, claims = _session(sid, pid, language, when, [(message.role, text, []), (reply_role, reply, [])])
+    session, claims = chat_session(
+        sid, pid, language, when, [(message.role, text, []), (reply_role, reply, [])]
+    )
     if message.speaker:
         first = session.messages[0].model_copy(update={"speaker": message.speaker})
         session = session.model_copy(update={"messages": [first, *session.messages[1:]]})

@@ -53,6 +53,20 @@ def dates_in(text: str, default_year: int) -> list[date]:
     return found
 
 
+_MONTH_YEAR = re.compile(r"\b(?:" + _MONTH_NAMES + r")\.?\s+\d{4}\b|\d{4}年\d{1,2}月(?!\d)", re.I)
+
+
+def date_phrases(text: str) -> list[str]:
+    """The dates and months as `text` writes them ('May 10', '7 May 2023', '4月11日', 'April 2026'), in
+    the order they appear."""
+    spans: list[tuple[int, int]] = []
+    for pattern in (_ISO_DATE, _EN_DATE, _EN_DATE_DAY_FIRST, _ZH_DATE, _MONTH_YEAR):
+        for m in pattern.finditer(text):
+            if not any(a <= m.start() < b or m.start() <= a < m.end() for a, b in spans):
+                spans.append((m.start(), m.end()))
+    return [text[a:b] for a, b in sorted(spans)]
+
+
 def parse_display_date(text: str, sent: datetime) -> date | None:
     """The first date in `text`, as meant by a message sent at `sent`: 'January 3' written in December is next
     year's."""
