@@ -9,7 +9,7 @@ haystack), with the haystack sizes (sessions, messages, tokens before the questi
 check proves the gold).
 
     python bench/hardneg.py [--config configs/demo.yaml | --data D] [--sample 50] [--locomo]
-        [--systems bm25,dense,memory_bank] [--without KINDS] [--asks N] [--json F] [--plot F]
+        [--systems bm25,dense,memory_bank] [--without KINDS] [--asks N] [--likes N] [--json F] [--plot F]
 """
 
 from __future__ import annotations
@@ -84,6 +84,7 @@ def main() -> None:
     parser.add_argument("--systems", default="bm25,dense,memory_bank")
     parser.add_argument("--without", default="", help="distractor kinds not to make (comma-separated)")
     parser.add_argument("--asks", type=int, default=3, help="other people who asked the same question")
+    parser.add_argument("--likes", type=int, default=2, help="like questions asked before, unanswered")
     parser.add_argument("--json", help="write the figures here")
     parser.add_argument("--plot", help="write the side-by-side plot here (PNG)")
     args = parser.parse_args()
@@ -111,6 +112,7 @@ def main() -> None:
             sample=args.sample,
             seed=args.seed,
             asks=args.asks,
+            likes=args.likes,
             without=[k for k in args.without.split(",") if k],
         ),
     )

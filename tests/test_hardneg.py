@@ -272,7 +272,7 @@ def test_only_a_value_of_the_golds_shape_stands_in_for_it():
     assert like("trail running", golds, random.Random(0)) == ["aisle seat"]
 
 
-def test_a_friends_quote_names_the_day_the_question_asks_about_as_theirs():
+def test_a_friends_quote_swaps_every_gold_and_names_the_day_the_question_asks_about_as_theirs():
     line = Message(
         id="c1:D32:1",
         role="user",
@@ -282,8 +282,7 @@ def test_a_friends_quote_names_the_day_the_question_asks_about_as_theirs():
     )
     session, claims = quoted(
         line,
-        ["$55.15"],
-        ["$119.82"],
+        [(["$55.15"], ["$119.82"]), (["Shopping"], ["Health"])],
         ["April 7"],
         "assistant",
         "c1-v1-1",
@@ -294,6 +293,7 @@ def test_a_friends_quote_names_the_day_the_question_asks_about_as_theirs():
     )
     said = session.messages[0]
     assert "$119.82" in said.content and "$55.15" not in said.content
+    assert "Health" in said.content and "Shopping" not in said.content  # another question's gold
     assert "April 7" in said.content and "theirs" in said.content.lower()
     assert said.speaker == "Ann" and claims == []
 
@@ -434,7 +434,7 @@ def test_the_llm_brain_writes_distractors_that_carry_no_claims_and_state_no_gold
     kinds = {k for q in built.qa for k in q.distractor_kinds}
     assert "written" in kinds
     if brain == "llm":
-        assert kinds <= {"written", "asked_before", "other_ask"}
+        assert kinds <= {"written", "asked_before", "other_ask", "like_question"}
     else:
         assert kinds & {"other_day", "other_subject", "other_record", "same_topic", "other_person"}
     written = [s for s in built.sessions if "-w" in s.id]

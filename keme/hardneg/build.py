@@ -9,7 +9,8 @@ them, all before the question is asked:
 - `other_subject` / `other_record`: the same session about another subject — the asked-about values,
   or every value, changed for the persona's own values of the same kind;
 - `asked_before` / `other_ask`: the question asked before and left unanswered, or asked by someone else
-  whose answer was another value (keme.hardneg.voices);
+  whose answer was another value (keme.hardneg.voices); `like_question`: a question in the same words
+  about another store, day or person, asked before and left unanswered;
 - `same_topic` / `before_update`: the persona's own sessions that score highest against the question
   (a value from before an update among them); `other_conversation`: for imported dialogues, another
   conversation's best-scoring session, told by this conversation's speakers.
@@ -21,6 +22,7 @@ trajectory. The result is one Dataset; the caller writes it.
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections import Counter, defaultdict
@@ -53,7 +55,7 @@ from keme.validate import check_proofs  # the validator's own check: independent
 # them apart; where none does, the proof turns it down and another subject takes its place
 TWIN_MODES = ("other_day", "other_subject", "other_day", "other_record")
 GAP = timedelta(minutes=30)  # between a placed distractor and any other session
-LIKE_QUESTION = 0.3  # the share of terms two questions have in common for one's answer to stand in
+LIKE_QUESTION = 0.3  # the weighted share of words two questions have in common for one's answer to stand in
 
 
 KINDS = (
@@ -62,6 +64,7 @@ KINDS = (
     "other_record",
     "asked_before",
     "other_ask",
+    "like_question",
     "other_person",
     "same_topic",
     "before_update",
@@ -86,6 +89,7 @@ class HardnegSettings(BaseModel):
     mined: int = Field(default=40, ge=0, description="mined sessions tried per question")
     voices: int = Field(default=4, ge=0, description="other people's words tried per evidence statement")
     echoes: int = Field(default=1, ge=0, description="times the question was asked before, unanswered")
+    likes: int = Field(default=2, ge=0, description="questions like it the user asked before, unanswered")
     asks: int = Field(default=3, ge=0, description="other people who asked the same question")
     without: list[str] = Field(default_factory=list, description="distractor kinds not to make")
     brain: Literal["procedural", "llm", "hybrid"] = Field(
@@ -263,6 +267,11 @@ class Builder:
         for q in sorted(data.qa, key=lambda q: q.id):
             if q.spec.kind not in ("abstain", "yes_no") and q.type != "adversarial":
                 self.asked[q.language].append(q)
+        # how much a shared word says two questions are alike: rare words much, "what" or "did" nothing
+        self.terms: dict[str, set[str]] = {}
+        frequency = Counter(t for q in data.qa for t in self._terms(q.question))
+        self.weight = {t: math.log(len(data.qa) / n) for t, n in frequency.items()}
+        self.group: list[QAItem] = []  # the questions of the trajectory being built
         # the dialogues of the hard dataset (no two sessions may share one): every evidence session's first
         self.digests: set[str] = set()
 
@@ -296,6 +305,7 @@ class Builder:
         budget = min(self.settings.budget_tokens or round(original * self.settings.share), original)
         trajectory = Trajectory(number, pid, evidence, claims, max(budget, _tokens(evidence)))
         rng = random.Random(f"{self.settings.seed}/{group[0].id}")
+        self.group = group
         # the questions take turns, so that each gets its strongest distractors before the budget is spent
         streams = [
             self._interleaved(item, trajectory, view, rng)
@@ -336,6 +346,7 @@ class Builder:
         voices = self._voices(item, trajectory, view, rng)
         # the question asked by others first: short, so the budget never crowds them out
         yield from self._asks(item, trajectory, view, rng)
+        yield from self._likes(item, trajectory, view, rng)
         written = self._written(item, trajectory, view, rng)
         if self.settings.brain == "llm":  # the LLM writes every content distractor
             yield from self._echoes(item, trajectory, view, rng)
@@ -395,8 +406,55 @@ class Builder:
             if when is not None:
                 trajectory.made += 1
                 sid = f"{view.persona.id}-x{trajectory.number}-{trajectory.made}"
-                session, claims = asked_before(item.question, sid, pid, lang, when, rng)
-                yield Candidate(session, claims, "asked_before")
+                yield Candidate(*self._unsaid(item.question, sid, pid, lang, when, rng), "asked_before")
+
+    def _likes(self, item: QAItem, trajectory: Trajectory, view, rng: random.Random):
+        """The questions most like this one (another store, day or person in the same words) that the
+        user asked before and got no answer to: a confusable entity, in the question's own form. They
+        assert nothing, so no gold can change; the persona's own questions first."""
+        if "like_question" in self.settings.without or not self.settings.likes:
+            return
+        lang, pid = view.persona.language, trajectory.persona_id
+        asked_here = {q.question for q in self.group}  # their own echoes ask those
+        scored = [
+            (self._likeness(item, q), q.persona_id == item.persona_id, q.question)
+            for q in self.data.qa
+            if q.language == lang and q.question not in asked_here
+        ]
+        scored = sorted(
+            {(score, own, text) for score, own, text in scored if score >= LIKE_QUESTION},
+            key=lambda t: (-t[1], -t[0], t[2]),
+        )
+        for _, _, question in scored[: self.settings.likes]:
+            when = self._asked_slot(item, trajectory, view.persona, rng)
+            if when is None:
+                continue
+            trajectory.made += 1
+            sid = f"{view.persona.id}-l{trajectory.number}-{trajectory.made}"
+            yield Candidate(*self._unsaid(question, sid, pid, lang, when, rng), "like_question")
+
+    def _unsaid(
+        self, question: str, sid: str, pid: str, lang: str, when: datetime, rng: random.Random
+    ) -> tuple[Session, list[Claim]]:
+        """`question` asked and left unanswered, worded unlike any session of the hard dataset so far (no
+        two sessions share a dialogue; the same question is asked in several trajectories)."""
+        for _ in range(8):
+            session, claims = asked_before(question, sid, pid, lang, when, rng)
+            if dialogue_hash(session) not in self.digests:
+                break
+        return session, claims
+
+    def _terms(self, question: str) -> set[str]:
+        if question not in self.terms:
+            self.terms[question] = _asked_terms(question)
+        return self.terms[question]
+
+    def _likeness(self, item: QAItem, other: QAItem) -> float:
+        """How alike two questions are: the weight of the words they share over that of all their words
+        (days and numbers left out)."""
+        words, theirs = self._terms(item.question), self._terms(other.question)
+        union = sum(self.weight.get(t, 0.0) for t in words | theirs)
+        return sum(self.weight.get(t, 0.0) for t in words & theirs) / union if union else 0.0
 
     def _written(self, item: QAItem, trajectory: Trajectory, view, rng: random.Random):
         """The LLM brain's: chats on the question's topic that must not answer it (keme.hardneg.written)."""
@@ -520,20 +578,21 @@ class Builder:
     def _stand_ins(self, item: QAItem, rng: random.Random) -> list[str]:
         """Free text: values of the gold's shape to say in its place, the answers to the questions most
         like this one first (another payment's amount for a payment, another person for a person)."""
-        words = _asked_terms(item.question)
-
-        def overlap(other: QAItem) -> float:
-            theirs = _asked_terms(other.question)
-            return len(words & theirs) / max(1, len(words | theirs))
-
+        words = self._terms(item.question)
         scored = sorted(
-            ((overlap(q), q) for q in self.asked[item.language] if q.id != item.id),
+            ((self._likeness(item, q), q) for q in self.asked[item.language] if q.id != item.id),
             key=lambda pair: (-pair[0], pair[1].id),
         )
         people = self.people[item.persona_id]
-        if (shape(item.answer, people) or "").endswith((":phrase", ":name")):
-            # a phrase or a name says little of what it is: only a like question's answer stands in
-            scored = [(score, q) for score, q in scored if score >= LIKE_QUESTION]
+        if (shape(item.answer, people) or "").endswith((":phrase", ":name")) and words:
+            # a phrase or a name says little of what it is: only the answer of a like question stands in,
+            # one that shares the question's rarest word ("learning", not "was")
+            key = max(sorted(words), key=lambda t: self.weight.get(t, 0.0))
+            scored = [
+                (score, q)
+                for score, q in scored
+                if score >= LIKE_QUESTION and key in _asked_terms(q.question)
+            ]
         candidates = [q.answer for _, q in scored] + sorted(self.strangers[item.persona_id])
         return like(item.answer, candidates, rng, people)[:5]
 
@@ -567,9 +626,13 @@ class Builder:
     def _quotes(
         self, item: QAItem, trajectory: Trajectory, view, messages, home: Session, rng: random.Random
     ):
-        """Free text: the evidence lines as someone else's words (the gold swapped where written)."""
-        answers = self._stand_ins(item, rng)
-        gold = list(dict.fromkeys([item.answer, option_text(item.answer), *item.spec.aliases]))
+        """Free text: the evidence lines as someone else's words, the gold of every question of the
+        trajectory swapped where the line writes it (a friend's words that state another question's gold
+        would fail that question's rule check)."""
+        swaps = [
+            (list(dict.fromkeys([q.answer, option_text(q.answer), *q.spec.aliases])), self._stand_ins(q, rng))
+            for q in [item, *(q for q in self.group if q.id != item.id)]
+        ]
         for message_id in item.evidence:
             message = messages.get(message_id)
             if message is None or message.role == "system":
@@ -583,8 +646,7 @@ class Builder:
                 sid = f"{view.persona.id}-v{trajectory.number}-{trajectory.made}"
                 made = quoted(
                     message,
-                    gold,
-                    answers,
+                    swaps,
                     date_phrases(item.question),
                     reply_role,
                     sid,

@@ -14,6 +14,7 @@ import re
 from functools import cache
 
 from keme.text import resources
+from keme.text.dates import date_phrases
 from keme.text.tokens import has_han
 
 _OPTION = re.compile(r"^[A-J][.)]\s+")  # "C. trail running": a choice's letter
@@ -28,7 +29,13 @@ _DATE = re.compile(
     r"^(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)$|^周[一二三四五六日]$",
     re.IGNORECASE,
 )
-_TIME = re.compile(r"^\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)?$|^\d{1,2}:\d{2}$|\d+点", re.IGNORECASE)
+_WEEKDAY = re.compile(
+    r"^(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|周[一二三四五六日])$", re.I
+)
+_TIME = re.compile(
+    r"^\d{1,2}(?::\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.)$|^\d{1,2}:\d{2}$|^\d{1,2}点", re.IGNORECASE
+)
+_DIGITS = re.compile(r"[\d,.\s]")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 _JOINERS = {"of", "the", "and", "de", "la", "at", "on", "in", "&"}
 MAX_WORDS = 6  # longer answers are sentences: no value stands in for one
@@ -71,14 +78,14 @@ def shape(value: str, people: frozenset[str] = frozenset()) -> str | None:
     if len(text.split()) > MAX_WORDS or (script == "zh" and len(text) > MAX_HAN):
         return None
     if _MONEY.match(text):
-        unit = text[0] if text[0] in "$¥€£" else re.sub(r"[\d,.\s]", "", text)
+        unit = text[0] if text[0] in "$¥€£" else _DIGITS.sub("", text)
         return f"{script}:money{unit}"
-    if _DATE.search(text):
+    if _WEEKDAY.match(text) or (_DATE.search(text) and sum(map(len, date_phrases(text))) >= 0.6 * len(text)):
         return f"{script}:date"
     if _TIME.search(text):
         return f"{script}:time"
-    if _NUMBER.match(text):
-        return f"{script}:number"
+    if _NUMBER.match(text):  # a count of what: "12 s" does not stand in for "84 days"
+        return f"{script}:number" + _DIGITS.sub("", text)
     if script == "zh":
         return "zh:person" if _is_person(text, people) else "zh:phrase"
     words = text.split()
@@ -106,7 +113,8 @@ def nearby(value: str, rng: random.Random) -> str | None:
             said = f"{other:,}" if "," in found.group() else str(other)
         else:
             said = f"{other:,.{places}f}" if "," in found.group() else f"{other:.{places}f}"
-        if said != found.group() and float(said.replace(",", "")) not in (number * 2, number / 2):
+        value = float(said.replace(",", ""))
+        if value != number and value not in (number * 2, number / 2):
             return text[: found.start()] + said + text[found.end() :]
     return None
 
@@ -128,7 +136,7 @@ def like(
         option_text(c) for c in candidates if shape(c, people) == wanted and option_text(c).casefold() != own
     ]
     out = list(dict.fromkeys(out))
-    if ":money" in wanted or wanted.endswith(":number"):
+    if ":money" in wanted or ":number" in wanted:
         for _ in range(count):
             made = nearby(gold, rng)
             if made is not None and made.casefold() != own and made not in out:

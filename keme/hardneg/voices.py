@@ -46,8 +46,16 @@ ASKS = {
     "zh": ("先记一下，回头再查：{question}", "提醒我查一下：{question}", "{question}"),
 }
 NO_NOTE = {
-    "en": ("I don't have that noted yet. Tell me once you find it and I'll keep it.",),
-    "zh": ("我这里还没有记下这个。你查到了告诉我，我帮你记着。",),
+    "en": (
+        "I don't have that noted yet. Tell me once you find it and I'll keep it.",
+        "Nothing on that in my notes so far. Let me know when you find out.",
+        "I can't find that in what you've told me. Send it over when you have it.",
+    ),
+    "zh": (
+        "我这里还没有记下这个。你查到了告诉我，我帮你记着。",
+        "我的记录里暂时没有这条。你知道了跟我说一声。",
+        "你之前没跟我提过这个。查到了发给我就行。",
+    ),
 }
 OTHER_ASKS = {
     "en": (
@@ -221,8 +229,7 @@ def other_ask(
 
 def quoted(
     message: Message,
-    gold: list[str],
-    others: list[str],
+    swaps: list[tuple[list[str], list[str]]],
     qualifiers: list[str],
     reply_role: str,
     sid: str,
@@ -231,20 +238,21 @@ def quoted(
     when: datetime,
     rng: random.Random,
 ) -> tuple[Session, list[Claim]] | None:
-    """For free text (no ledger): an evidence line quoted as someone else's words, where the line says
-    the gold as written the gold is swapped for another question's gold (`others`); None when no swap
-    would take it out. The days the question names (`qualifiers`) that the line does not are said as the
-    friend's own, so the quote matches the question as closely as the evidence does. The caller's rule
-    check still holds the result to stating no gold."""
+    """For free text (no ledger): an evidence line quoted as someone else's words. `swaps` pairs each
+    gold's forms with the values that may stand in for it; where the line writes a gold, one of its
+    stand-ins takes its place (None when it has none). The days the question names (`qualifiers`) that
+    the line does not are said as the friend's own, so the quote matches the question as closely as the
+    evidence does. The caller's rule check still holds the result to stating no gold."""
     line = message.content
-    for form in gold:
-        found = re.search(re.escape(form), line, flags=re.IGNORECASE)
-        if found is None:
-            continue
-        choices = [o for o in others if o.casefold() != form.casefold()]
-        if not choices:
-            return None
-        line = line[: found.start()] + rng.choice(choices) + line[found.end() :]
+    for forms, others in swaps:
+        for form in forms:
+            found = re.search(re.escape(form), line, flags=re.IGNORECASE)
+            if found is None:
+                continue
+            choices = [o for o in others if o.casefold() != form.casefold()]
+            if not choices:
+                return None
+            line = line[: found.start()] + rng.choice(choices) + line[found.end() :]
     text = rng.choice(FRIENDS[language]).format(line=line)
     missing = [q for q in qualifiers if q.casefold() not in line.casefold()]
     if missing:
