@@ -630,6 +630,9 @@ def hardneg(
     asks: int = typer.Option(
         3, "--asks", min=0, help="other people who asked the same question, per question"
     ),
+    likes: int = typer.Option(
+        2, "--likes", min=0, help="questions like it that the user asked before, unanswered, per question"
+    ),
     force: bool = typer.Option(False, "--force", help="replace the keme dataset already in OUT"),
 ) -> None:
     """Shorter, harder trajectories: each question's evidence kept verbatim among distractors that look
@@ -657,6 +660,7 @@ def hardneg(
                 seed=seed,
                 budget_tokens=budget_tokens,
                 asks=asks,
+                likes=likes,
                 without=[k.strip() for k in (without or "").split(",") if k.strip()],
                 brain=brain,
             )

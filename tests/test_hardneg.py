@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -530,3 +531,14 @@ def test_a_kind_left_out_is_not_made_and_an_unknown_kind_is_a_clear_error(tmp_pa
     result = runner.invoke(app, [*args, "--force", "--without", "other_asks"])
     assert result.exit_code != 0
     assert "unknown distractor kind other_asks" in " ".join(result.output.split())
+
+
+def test_a_like_question_is_another_question_of_the_dataset_asked_before_and_stating_nothing(source, hard):
+    questions = {q.question for q in source.qa}
+    likes = [s for s in hard.sessions if re.search(r"-l\d+-\d+$", s.id)]
+    assert likes
+    for session in likes:
+        own = {q.question for q in hard.qa if q.persona_id == session.persona_id}
+        asked = session.messages[0].content
+        assert any(q in asked for q in questions - own), asked
+        assert all(not m.claims and m.smalltalk for m in session.messages)

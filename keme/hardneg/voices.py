@@ -4,10 +4,11 @@
   words ("My friend Sam said: 'since I'm vegan ...'"), a value of the persona's own swapped for one the
   persona never held. It is recorded as claims about that person (`person:<name>`), never about the
   persona or its events, so the ledger's answer stays the persona's own.
-- `asked_before`: the user asked about the same thing earlier and got no answer (the assistant had
-  nothing noted). It asserts nothing, so it is small talk; it shares the question's key terms, which is
-  what makes it a distractor. One per question at most: `bench/hardneg.py --without asked_before`
-  measures the difficulty without it.
+- `asked_before`: the user asked about the same thing earlier and left it for later (the assistant
+  neither answers nor claims not to know: the evidence may already be in the trajectory). It asserts
+  nothing, so it is small talk; it shares the question's key terms, which is what makes it a
+  distractor. One per question by default (`bench/hardneg.py --without asked_before` measures the
+  difficulty without it); `like_question` uses it for the questions most like this one.
 - `other_ask`: someone else asked the user the same question, and the answer for them was another value
   ("Keisha asked me the same thing: '...' For Keisha it was keto."). It is recorded as a claim about
   that person; it needs nothing but the question's text, so it works on imported data as well. Three
@@ -41,21 +42,17 @@ ASKS = {
     "en": (
         "Quick one, I'll look it up later: {question}",
         "Remind me to check this: {question}",
-        "{question}",
+        "{question} Actually, never mind, not now.",
     ),
-    "zh": ("先记一下，回头再查：{question}", "提醒我查一下：{question}", "{question}"),
+    "zh": ("先记一下，回头再查：{question}", "提醒我查一下：{question}", "{question}算了，先不说这个。"),
 }
-NO_NOTE = {
+LATER = {  # the assistant leaves it for later: it claims neither to know nor not to know
     "en": (
-        "I don't have that noted yet. Tell me once you find it and I'll keep it.",
-        "Nothing on that in my notes so far. Let me know when you find out.",
-        "I can't find that in what you've told me. Send it over when you have it.",
+        "Sure, just ask me again when you have a minute.",
+        "Okay, we can go through it later.",
+        "No rush, bring it up again whenever you like.",
     ),
-    "zh": (
-        "我这里还没有记下这个。你查到了告诉我，我帮你记着。",
-        "我的记录里暂时没有这条。你知道了跟我说一声。",
-        "你之前没跟我提过这个。查到了发给我就行。",
-    ),
+    "zh": ("好的，你有空再问我。", "行，回头我们再一起看。", "不着急，想起来再跟我说。"),
 }
 OTHER_ASKS = {
     "en": (
@@ -199,7 +196,7 @@ def asked_before(
     """The question asked earlier, with no answer given."""
     ask = rng.choice(ASKS[language]).format(question=question)
     return chat_session(
-        sid, pid, language, when, [("user", ask, []), ("assistant", rng.choice(NO_NOTE[language]), [])]
+        sid, pid, language, when, [("user", ask, []), ("assistant", rng.choice(LATER[language]), [])]
     )
 
 
