@@ -26,7 +26,7 @@ from pydantic import BaseModel, Field
 
 from keme.brains.base import BrainStats
 from keme.brains.procedural import ProceduralBrain
-from keme.brains.prompts import render
+from keme.brains.prompts import feedback, render
 from keme.dataset import PersonaView
 from keme.days import holidays_between
 from keme.errors import SynthesisError
@@ -265,15 +265,7 @@ class LLMBrain:
                 return output, ""
             if attempt < self.cfg.brain.retries:
                 self.stats.add(role, "retries")
-                history = history + [
-                    {"role": "assistant", "content": raw[:3000]},
-                    {
-                        "role": "user",
-                        "content": "Your answer broke these rules:\n- "
-                        + "\n- ".join(problems[:8])
-                        + "\nReply again with corrected JSON only.",
-                    },
-                ]
+                history = history + feedback(raw, problems)
         return None, "; ".join(problems[:4])
 
     def _fallback(self, role: str, node: Event, reason: str, procedural: Callable[[], object]):

@@ -24,3 +24,17 @@ def environment() -> jinja2.Environment:
 
 def render(role: str, lang: str, **values) -> str:
     return environment().get_template(f"{role}.{lang}.j2").render(**values).strip()
+
+
+def feedback(raw: str, problems: list[str], limit: int = 8) -> list[dict[str, str]]:
+    """The turns that hand a refused reply back to the model with what was wrong with it (the ask /
+    check / feedback loop of every LLM writer)."""
+    return [
+        {"role": "assistant", "content": raw[:3000]},
+        {
+            "role": "user",
+            "content": "Your answer broke these rules:\n- "
+            + "\n- ".join(problems[:limit])
+            + "\nReply again with corrected JSON only.",
+        },
+    ]

@@ -18,7 +18,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
-from keme.brains.prompts import render
+from keme.brains.prompts import feedback, render
 from keme.hardneg.prove import gold_forms, states
 from keme.hardneg.voices import chat_session
 from keme.llm import CallFailed, LLMClient, StructuredOutputError
@@ -160,13 +160,5 @@ def write(
                     ("assistant", turn.assistant_reply.strip(), []),
                 ]
             return chat_session(sid, pid, language, when, lines), ""
-        history = history + [
-            {"role": "assistant", "content": raw[:3000]},
-            {
-                "role": "user",
-                "content": "Your answer broke these rules:\n- "
-                + "\n- ".join(found[:6])
-                + "\nReply again with corrected JSON only.",
-            },
-        ]
+        history = history + feedback(raw, found, limit=6)
     return None, "; ".join(found[:3])
