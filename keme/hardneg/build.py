@@ -416,10 +416,14 @@ class Builder:
             return
         lang, pid = view.persona.language, trajectory.persona_id
         asked_here = {q.question for q in self.group}  # their own echoes ask those
+        # a question naming what another asks the day of would be talking about it on another day
+        dated = {v for q in self.group for x in q.queries if x.target == "said_on" for v in x.where.values()}
         scored = [
             (self._likeness(item, q), q.persona_id == item.persona_id, q.question)
             for q in self.data.qa
-            if q.language == lang and q.question not in asked_here
+            if q.language == lang
+            and q.question not in asked_here
+            and not any(len(v) >= 3 and v in q.question for v in dated)
         ]
         scored = sorted(
             {(score, own, text) for score, own, text in scored if score >= LIKE_QUESTION},
