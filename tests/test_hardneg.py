@@ -542,3 +542,34 @@ def test_a_like_question_is_another_question_of_the_dataset_asked_before_and_sta
         asked = session.messages[0].content
         assert any(q in asked for q in questions - own), asked
         assert all(not m.claims and m.smalltalk for m in session.messages)
+
+
+LIKENESS = """
+from keme.dataset import Dataset
+from keme.hardneg.build import Builder, HardnegSettings, Report
+data = Dataset.load("data/sample")
+builder = Builder(data, HardnegSettings(), Report())
+for a in data.qa:
+    print(" ".join(repr(builder._likeness(a, b)) for b in data.qa))
+"""
+
+
+def test_how_alike_two_questions_are_does_not_depend_on_the_process():
+    """Which like question comes first must not change with Python's hash seed (it did: a float sum over
+    a set), or the same seed would build another hard set in another process."""
+    import os
+    import subprocess
+    import sys
+
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", LIKENESS],
+            check=True,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            env=os.environ | {"PYTHONHASHSEED": hash_seed},
+        ).stdout
+        for hash_seed in ("1", "2", "3")
+    ]
+    assert runs[0] and runs[0] == runs[1] == runs[2]

@@ -457,8 +457,10 @@ class Builder:
         """How alike two questions are: the weight of the words they share over that of all their words
         (days and numbers left out)."""
         words, theirs = self._terms(item.question), self._terms(other.question)
-        union = sum(self.weight.get(t, 0.0) for t in words | theirs)
-        return sum(self.weight.get(t, 0.0) for t in words & theirs) / union if union else 0.0
+        # summed in a fixed order: a set's order changes with the process, and so would a float sum's last
+        # digit, and with it which of two equally like questions comes first
+        union = sum(self.weight.get(t, 0.0) for t in sorted(words | theirs))
+        return sum(self.weight.get(t, 0.0) for t in sorted(words & theirs)) / union if union else 0.0
 
     def _written(self, item: QAItem, trajectory: Trajectory, view, rng: random.Random):
         """The LLM brain's: chats on the question's topic that must not answer it (keme.hardneg.written)."""
