@@ -476,7 +476,7 @@ class Builder:
                 continue
             trajectory.made += 1
             sid = f"{view.persona.id}-w{trajectory.number}-{trajectory.made}"
-            made, why = write(
+            made, _ = write(
                 self.client,
                 item,
                 evidence,

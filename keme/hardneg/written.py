@@ -4,10 +4,11 @@ in its key words, that must not answer it.
 The instruction forbids restating the core facts (the gold and the evidence lines, as KEME's global
 instruction does) and mentioning any amount, number, date, time or name. What comes back is then held
 to the same rules, independently of the instruction: it is refused when it states the gold (the rule
-check), copies an evidence line, holds a digit, a date or a person's name (a value that could compete
-with the gold), or is not in the trajectory's language. A refused reply is asked again once with the
-problems named, then left out. The messages carry no claims: they state nothing the ledger could hold,
-which is what the number check enforces.
+check), copies an evidence line, holds a digit, a date, a known person's name or a capitalized name the
+question and evidence do not (a value that could compete with the gold), has a message too short to be
+one, shares no key word with the question, or is not in the trajectory's language. A refused reply
+is asked again once with the problems named, then left out. The messages carry no claims: they state
+nothing the ledger could hold, which is what the number and name checks enforce.
 """
 
 from __future__ import annotations
