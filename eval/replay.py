@@ -54,6 +54,7 @@ class Replay:
     roles: tuple[str, ...] | None
     plans: list[Plan]
     verified: bool = True  # False: loaded with --no-verify, and every report says so
+    speakers: bool = True  # a named speaker's turn reads "name: text"
 
     @property
     def questions(self) -> list[QAItem]:
@@ -71,16 +72,28 @@ def _with_captions(message):
     return message.model_copy(update={"content": f"{message.content} {shown}".strip()})
 
 
-def _prepare(session: Session, roles: tuple[str, ...] | None, images: str) -> Session:
+def _with_speaker(message):
+    """A turn of a dialogue between named people (LoCoMo) reads as it was said, "Caroline: ...": the
+    questions name the speaker, so a system that indexes the bare text cannot tell whose turn it was."""
+    if not message.speaker:
+        return message
+    return message.model_copy(update={"content": f"{message.speaker}: {message.content}"})
+
+
+def _prepare(session: Session, roles: tuple[str, ...] | None, images: str, speakers: bool = True) -> Session:
     messages = [m for m in session.messages if roles is None or m.role in roles]
+    if speakers:
+        messages = [_with_speaker(m) for m in messages]
     if images == "caption":
         messages = [_with_captions(m) for m in messages]
     return session.model_copy(update={"messages": messages})
 
 
-def plan_of(view: PersonaView, roles: tuple[str, ...] | None, images: str, limit: int | None) -> Plan:
+def plan_of(
+    view: PersonaView, roles: tuple[str, ...] | None, images: str, limit: int | None, speakers: bool = True
+) -> Plan:
     """A persona's replay: its sessions in time order as the systems see them, its questions by `asked_at`."""
-    sessions = [_prepare(s, roles, images) for s in view.sessions]
+    sessions = [_prepare(s, roles, images, speakers) for s in view.sessions]
     questions = sorted(view.qa, key=lambda q: (q.asked_at, q.id))
     if limit is not None:
         questions = questions[:limit]
@@ -106,6 +119,7 @@ def replay_of(
     limit: int | None = None,
     images: str = "caption",
     verified: bool = True,
+    speakers: bool = True,
 ) -> Replay:
     """What to replay from a loaded dataset; `roles` defaults to the dataset's convention (all roles if none).
 
@@ -113,7 +127,8 @@ def replay_of(
     broken one, naming each problem, unless --no-verify); the reports say so when it did not.
     `images`: how shared screenshots reach a text memory system — "caption" appends each image's
     caption to its message, "none" leaves the bare message (the image paths stay on the message for
-    systems that read images).
+    systems that read images). `speakers`: a named speaker's turn reads "name: text" (off only to
+    measure what the name is worth).
     """
     if images not in IMAGE_MODES:
         raise KemeError(f"images must be one of {IMAGE_MODES}, not {images!r}")
@@ -123,7 +138,7 @@ def replay_of(
         )
     if roles is None:
         roles = _default_roles(dataset.manifest.stats.get("conventions"), dataset)
-    plans = [plan_of(view, roles, images, limit) for view in dataset.views()]
+    plans = [plan_of(view, roles, images, limit, speakers) for view in dataset.views()]
     empty = [plan.persona_id for plan in plans if plan.questions and not plan.sessions]
     if empty:
         kept = f" with only {', '.join(roles)} messages kept" if roles else ""
@@ -131,4 +146,4 @@ def replay_of(
             f"{dataset.root}: nothing to replay{kept} for personas {empty[:10]}, which have questions; "
             "their scores would be those of an empty memory (check --roles and the dataset)"
         )
-    return Replay(dataset.content_sha256(), roles, plans, verified=verified)
+    return Replay(dataset.content_sha256(), roles, plans, verified=verified, speakers=speakers)

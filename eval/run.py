@@ -111,6 +111,7 @@ class Settings:
             "roles": list(replay.roles) if replay.roles else None,
             "limit": self.limit,
             "images": self.images,
+            "speakers": replay.speakers,
             "reader": self.reader.name if self.reader is not None else None,
             "params": {name: self.params[name] for name in self.systems if self.params.get(name)},
             "judges": [

@@ -11,6 +11,7 @@ from conftest import ROOT
 
 from eval.importers.locomo import export_locomo, import_locomo, normalize_evidence, parse_when
 from eval.importers.longmemeval import import_longmemeval
+from eval.replay import replay_of
 from keme.dataset import Dataset
 from keme.dataset.io import read_jsonl
 from keme.errors import KemeError
@@ -77,8 +78,24 @@ def test_locomo_turns_keep_speakers_and_images_as_captions(locomo):
     first = sessions[0].messages
     assert (first[0].role, first[0].speaker) == ("user", "Caroline")
     assert (first[1].role, first[1].speaker) == ("assistant", "Melanie")
-    assert "a painting of a sunrise over a lake" in first[3].content
+    assert first[3].captions == ["a painting of a sunrise over a lake"]
+    assert first[3].content == "I painted a sunrise over the lake last week."
     assert all(a.timestamp < b.timestamp for a, b in zip(first, first[1:]))
+
+
+def test_systems_see_a_locomo_turn_as_name_then_text(locomo):
+    replay = replay_of(Dataset.load(locomo[0]))
+    first = replay.plans[0].sessions[0].messages
+    assert first[0].content.startswith("Caroline: ")
+    assert first[1].content.startswith("Melanie: ")
+    assert first[3].content.endswith("[image: a painting of a sunrise over a lake]")
+
+
+def test_a_locomo_photo_caption_survives_export(locomo, tmp_path):
+    out = tmp_path / "locomo.json"
+    export_locomo(Dataset.load(locomo[0]), out)
+    turns = json.loads(out.read_text())[0]["conversation"]["session_1"]
+    assert turns[3]["blip_caption"] == "a painting of a sunrise over a lake"
 
 
 def test_locomo_answers_get_rule_judgeable_specs(locomo):

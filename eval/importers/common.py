@@ -28,7 +28,7 @@ from keme.dataset.lock import directory_lock
 from keme.dataset.manifest import MANIFEST, Manifest
 from keme.dataset.paths import PathEscape, inside
 from keme.errors import KemeError
-from keme.models import AnswerSpec, Message, Persona, QAItem, Session, safe_id
+from keme.models import AnswerSpec, ImageRecord, Message, Persona, QAItem, Session, safe_id
 from keme.text.dates import dates_in
 from keme.text.tokens import han_count
 
@@ -345,6 +345,8 @@ def write_dataset(
     qa: list[QAItem],
     stats: dict[str, Any],
     force: bool = False,
+    images: list[ImageRecord] | None = None,
+    blobs: dict[str, bytes] | None = None,
 ) -> Manifest:
     """Write the imported dataset into `out` as one change (keme.dataset.commit), holding its lock.
 
@@ -358,4 +360,47 @@ def write_dataset(
         prepare_output(out, force)
         dataset = Dataset(Manifest(name=name, source=name, files={}, stats=stats))
         dataset.personas, dataset.sessions, dataset.qa = personas, sessions, qa
+        if images:
+            dataset.images = images
+            dataset.blobs = dict(blobs or {})
         return dataset.write(out)
+
+
+def export_problems(data: Any) -> list[str]:
+    """What would make the export lose or misplace records: ids that do not resolve within their persona."""
+    problems = []
+    personas: set[str] = set()
+    for persona in data.personas:
+        if persona.id in personas:
+            problems.append(f"persona {persona.id} occurs twice in personas.jsonl")
+        personas.add(persona.id)
+    owner: dict[str, str] = {}
+    for session in data.sessions:
+        if session.persona_id not in personas:
+            problems.append(f"session {session.id} belongs to unknown persona {session.persona_id}")
+        for message in session.messages:
+            if message.id in owner:
+                problems.append(f"message id {message.id} occurs twice")
+            owner[message.id] = session.persona_id
+    for item in data.qa:
+        if item.persona_id not in personas:
+            problems.append(f"question {item.id} belongs to unknown persona {item.persona_id}")
+        missing = [m for m in item.evidence if owner.get(m) != item.persona_id]
+        if missing:
+            problems.append(
+                f"question {item.id}: evidence {missing[:3]} is not a message of persona {item.persona_id}"
+            )
+    return problems
+
+
+def refuse_broken(data: Any) -> None:
+    """An export of a dataset whose ids do not resolve would drop or misplace records without a word."""
+    problems = export_problems(data)
+    if problems:
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        raise KemeError(
+            f"{data.root}: cannot export: "
+            + "; ".join(problems[:5])
+            + more
+            + f"; run `keme validate {data.root}` and fix the dataset"
+        )

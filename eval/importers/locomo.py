@@ -2,7 +2,8 @@
 
 Each sample becomes a persona (speaker_a) whose sessions are the sample's
 dialogue sessions; speaker_a's turns are `user`, speaker_b's `assistant`, and
-each message keeps its speaker name. Turn ids `D<session>:<turn>` become
+each message keeps its speaker name (systems see "name: text", eval.replay) and a
+shared photo's `blip_caption` as its caption. Turn ids `D<session>:<turn>` become
 message ids `<sample_id>:D<s>:<t>`. QA categories map as 1 multi-hop, 2
 temporal, 3 open-domain, 4 single-hop, 5 adversarial (no `answer`: the gold is
 to abstain; `adversarial_answer` is kept in the proof args). Evidence lists are
@@ -35,6 +36,7 @@ from eval.importers.common import (
     infer_spec,
     language_of,
     read_json_records,
+    refuse_broken,
     source_date,
     write_dataset,
 )
@@ -201,15 +203,14 @@ def _import_sample(
                 if message_id in message_ids:
                     message_id = f"{sample_id}:{turn_id}#S{number}.{position + 1}"
             message_ids.add(message_id)
-            text = turn.text
-            if turn.blip_caption:
-                text = f"{text} [shares a photo: {turn.blip_caption}]".strip()
             messages.append(
                 Message(
                     id=message_id,
                     role="user" if turn.speaker == speaker_a else "assistant",
                     speaker=turn.speaker or None,
-                    content=text,
+                    content=turn.text,
+                    # the photo itself is not in the file: its caption is what a captioning model said
+                    captions=[turn.blip_caption] if turn.blip_caption else [],
                     timestamp=start + STEP * offset,
                 )
             )
@@ -324,33 +325,6 @@ def import_locomo(path: Path, out: Path, force: bool = False) -> dict[str, Any]:
     return stats
 
 
-def _export_problems(data: Any) -> list[str]:
-    """What would make the export lose or misplace records: ids that do not resolve within their persona."""
-    problems = []
-    personas: set[str] = set()
-    for persona in data.personas:
-        if persona.id in personas:
-            problems.append(f"persona {persona.id} occurs twice in personas.jsonl")
-        personas.add(persona.id)
-    owner: dict[str, str] = {}
-    for session in data.sessions:
-        if session.persona_id not in personas:
-            problems.append(f"session {session.id} belongs to unknown persona {session.persona_id}")
-        for message in session.messages:
-            if message.id in owner:
-                problems.append(f"message id {message.id} occurs twice")
-            owner[message.id] = session.persona_id
-    for item in data.qa:
-        if item.persona_id not in personas:
-            problems.append(f"question {item.id} belongs to unknown persona {item.persona_id}")
-        missing = [m for m in item.evidence if owner.get(m) != item.persona_id]
-        if missing:
-            problems.append(
-                f"question {item.id}: evidence {missing[:3]} is not a message of persona {item.persona_id}"
-            )
-    return problems
-
-
 def export_locomo(data: Dataset, out: Path) -> dict[str, Any]:
     """A loaded keme dataset in LoCoMo's format (category by type: see TYPE_CATEGORY).
 
@@ -364,15 +338,7 @@ def export_locomo(data: Dataset, out: Path) -> dict[str, Any]:
         )
     if data.root is not None and data.root.resolve() in out.resolve().parents:
         raise KemeError(f"--out {out} is inside the dataset {data.root}; write the export elsewhere")
-    problems = _export_problems(data)
-    if problems:
-        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
-        raise KemeError(
-            f"{data.root}: cannot export: "
-            + "; ".join(problems[:5])
-            + more
-            + f"; run `keme validate {data.root}` and fix the dataset"
-        )
+    refuse_broken(data)
     samples = []
     for view in data.views():
         persona = view.persona
@@ -383,13 +349,14 @@ def export_locomo(data: Dataset, out: Path) -> dict[str, Any]:
             for position, message in enumerate(session.messages, start=1):
                 dia[message.id] = f"D{number}:{position}"
                 speaker = persona.name if message.role == "user" else (message.app or "Assistant")
-                turns.append(
-                    {
-                        "speaker": message.speaker or speaker,
-                        "dia_id": f"D{number}:{position}",
-                        "text": message.content,
-                    }
-                )
+                turn = {
+                    "speaker": message.speaker or speaker,
+                    "dia_id": f"D{number}:{position}",
+                    "text": message.content,
+                }
+                if message.captions:
+                    turn["blip_caption"] = " ".join(message.captions)
+                turns.append(turn)
             conversation[f"session_{number}"] = turns
             conversation[f"session_{number}_date_time"] = session.start.strftime(
                 "%-I:%M %p on %-d %B, %Y"

@@ -27,7 +27,9 @@ class Message(BaseModel):
         default_factory=list, description="paths under images/ shared with this message"
     )
     captions: list[str] = Field(
-        default_factory=list, description="one caption per image, for caption-based systems"
+        default_factory=list,
+        description="one caption per image, for caption-based systems (an imported photo that is not in the "
+        "file, LoCoMo's blip_caption: its caption alone)",
     )
     claims: list[Id] = Field(default_factory=list, description="ids of the claims this message states")
     smalltalk: bool = Field(default=False, description="asserts nothing about the persona's world")
