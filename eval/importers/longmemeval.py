@@ -1,4 +1,5 @@
-"""LongMemEval (S / M / oracle) to a keme dataset.
+"""LongMemEval (S / M / oracle) to a keme dataset, and a keme dataset to LongMemEval (one instance per
+question, its haystack the persona's messages up to the moment it is asked).
 
 Each instance has its own haystack, so each becomes its own persona (scope).
 Conventions follow the official retrieval code: only user turns are indexed
@@ -18,6 +19,7 @@ dates would make them overlap.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -32,9 +34,11 @@ from eval.importers.common import (
     infer_spec,
     language_of,
     read_json_records,
+    refuse_broken,
     source_date,
     write_dataset,
 )
+from keme.dataset.io import atomic_write_text
 from keme.errors import KemeError
 from keme.models import AnswerSpec, Message, Persona, QAItem, Quote, Session
 from keme.models.proof import ImportedArgs, ImportedProof
@@ -248,4 +252,100 @@ def import_longmemeval(path: Path, out: Path, force: bool = False) -> dict[str, 
         "conventions": {"retrieval_roles": ["user"]},
     }
     write_dataset(out, "longmemeval", personas, sessions, items, stats, force=force)
+    return stats
+
+
+# ---------------------------------------------------------------------------------------------- export
+THEIR_TYPE = {
+    "multi_hop": "multi-session",
+    "summarization": "multi-session",
+    "temporal_reasoning": "temporal-reasoning",
+    "knowledge_update": "knowledge-update",
+    "implicit_preference": "single-session-preference",
+    "preference_generalization": "single-session-preference",
+}
+
+
+def their_type(item: QAItem, role_of: dict[str, str], sessions: int) -> str:
+    """LongMemEval's type for one of our questions: by kind, else by where its evidence is (one session or
+    several; said by the user or the assistant)."""
+    if item.type in THEIR_TYPE:
+        return THEIR_TYPE[item.type]
+    if sessions > 1:
+        return "multi-session"
+    roles = {role_of[m] for m in item.evidence}
+    return "single-session-assistant" if roles == {"assistant"} else "single-session-user"
+
+
+def _turn(message: Message, evidence: set[str]) -> dict[str, Any]:
+    """A message as a LongMemEval turn: an app record is the user's (their retrieval indexes user turns
+    only) with the app's name in front; a named speaker's turn reads "name: text"."""
+    content = message.content
+    if message.role == "system":
+        content = f"[{message.app or 'app'}] {content}"
+    elif message.speaker:
+        content = f"{message.speaker}: {content}"
+    return {
+        "role": "assistant" if message.role == "assistant" else "user",
+        "content": content,
+        "has_answer": message.id in evidence,
+    }
+
+
+def to_longmemeval(data: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One LongMemEval instance per question: the persona's messages up to the moment it is asked."""
+    instances = []
+    app_turns = 0
+    for view in data.views():
+        role_of = {m.id: m.role for s in view.sessions for m in s.messages}
+        for item in sorted(view.qa, key=lambda q: (q.asked_at, q.id)):
+            evidence = set(item.evidence)
+            ids, dates, haystack, answers = [], [], [], []
+            for session in view.sessions:
+                turns = [_turn(m, evidence) for m in session.messages if m.timestamp <= item.asked_at]
+                if not turns:
+                    continue
+                app_turns += sum(m.role == "system" for m in session.messages[: len(turns)])
+                ids.append(session.id)
+                dates.append(session.start.strftime(DATE_FORMAT))
+                haystack.append(turns)
+                if any(t["has_answer"] for t in turns) or session.id in item.evidence_sessions:
+                    answers.append(session.id)
+            abstain = item.spec.kind == "abstain"
+            instances.append(
+                {
+                    "question_id": item.id + ("_abs" if abstain else ""),
+                    "question_type": their_type(item, role_of, len(set(item.evidence_sessions))),
+                    "question": item.question
+                    + "".join(f"\n{'ABCDEFGH'[i]}. {o}" for i, o in enumerate(item.options)),
+                    "answer": item.answer,
+                    "question_date": item.asked_at.strftime(DATE_FORMAT),
+                    "haystack_dates": dates,
+                    "haystack_session_ids": ids,
+                    "haystack_sessions": haystack,
+                    "answer_session_ids": answers,
+                }
+            )
+    stats = {
+        "instances": len(instances),
+        "abstention": sum(i["question_id"].endswith("_abs") for i in instances),
+        "app_turns_as_user": app_turns,
+        "sessions": sum(len(i["haystack_sessions"]) for i in instances),
+    }
+    return instances, stats
+
+
+def export_longmemeval(data: Any, out: Path) -> dict[str, Any]:
+    """Write `data` as a LongMemEval file (a JSON array of instances) that LongMemEval's own retrieval and
+    QA scripts read."""
+    if out.is_dir():
+        raise KemeError(f"--out {out} is a directory; give the JSON file to write, e.g. {out / 'lme.json'}")
+    if data.root is not None and data.root.resolve() in out.resolve().parents:
+        raise KemeError(f"--out {out} is inside the dataset {data.root}; write the export elsewhere")
+    refuse_broken(data)
+    instances, stats = to_longmemeval(data)
+    try:
+        atomic_write_text(out, json.dumps(instances, ensure_ascii=False))
+    except OSError as exc:
+        raise KemeError(f"{out}: cannot write ({exc.strerror or exc})") from exc
     return stats

@@ -262,10 +262,10 @@ class ImageSumArgs(ImageCountArgs):
 class ImportedArgs(Args):
     """An item from a public benchmark: its gold is taken as given (only its evidence is checked)."""
 
-    source: Literal["locomo", "longmemeval"]
+    source: Literal["locomo", "longmemeval", "mobilemem", "mobilemem_omni"]
     category: int | None = Field(default=None, strict=True, description="LoCoMo question category")
     adversarial_answer: str | None = Field(default=None, description="LoCoMo: the answer the question baits")
-    question_type: str | None = Field(default=None, description="LongMemEval question type")
+    question_type: str | None = Field(default=None, description="LongMemEval or MobileMem question type")
     source_sample_id: str | None = Field(default=None, description="sample id before it was made safe")
     source_question_id: str | None = Field(default=None, description="question id before it was made safe")
 

@@ -414,6 +414,8 @@ def image_sum(ctx: Context, item: QAItem, args: ImageSumArgs) -> Answer:
 @op("imported", ImportedArgs)
 def imported(ctx: Context, item: QAItem, args: ImportedArgs) -> Answer:
     """The gold is taken as given; `Verifier.check` still checks that the evidence exists."""
+    if item.spec.kind == "choice" and item.spec.option_value is not None:
+        return item.spec.option_value  # a choice item keme made from an open question, exported and back
     return list(item.spec.items) if item.spec.items else (item.spec.value or "")
 
 

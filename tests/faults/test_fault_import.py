@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,9 @@ import pytest
 from probe import ROOT, raises_clearly, record, refuses, works
 
 from eval.importers.locomo import export_locomo, import_locomo
-from eval.importers.longmemeval import import_longmemeval
+from eval.importers.longmemeval import export_longmemeval, import_longmemeval
+from eval.importers.mobilemem import export_mobilemem, import_mobilemem
+from eval.importers.mobilemem_omni import import_mobilemem_omni
 from keme.dataset import Dataset
 from keme.errors import KemeError
 from keme.validate import validate
@@ -265,6 +268,223 @@ def test_longmemeval_repeated_question_id_keeps_both(tmp_path):
     assert stats["personas"] == 2
 
 
+# -- MobileMem text: one bad thing each, skipped and counted
+
+
+def mobilemem_sample(pid: Any = "u1") -> dict[str, Any]:
+    def message(mid: str, role: str, content: str, when: str) -> dict[str, Any]:
+        return {
+            "id": f"{pid}-{mid}",
+            "name": role,
+            "role": role,
+            "content": content,
+            "timestamp": when,
+            "side_note": "",
+            "created_at": when,
+            "metadata": {},
+        }
+
+    pair = {
+        "id": f"{pid}-q1",
+        "question": "Where do I work?",
+        "question_type": "single-hop",
+        "question_form": "open_ended",
+        "golden_answers": ["Acme"],
+        "difficulty": "easy",
+        "topic": [],
+        "num_hops": 1,
+        "num_sub_questions": 0,
+        "effective_timestamp": "2023-05-30 10:00:00",
+        "source_evidences": [{"id": f"{pid}-m1"}],
+        "is_consumed": False,
+        "side_note": "",
+        "created_at": "2023-05-30 10:00:00",
+    }
+    return {
+        "person": {"id": pid, "name": "Ann"},
+        "sessions": [
+            {
+                "id": f"{pid}-s1",
+                "event_id": "e1",
+                "side_note": "",
+                "created_at": "2023-05-20 09:00:00",
+                "messages": [
+                    message("m1", "user", f"{pid}: I work at Acme", "2023-05-20 09:00:00"),
+                    message("m2", "assistant", "Noted.", "2023-05-20 09:00:30"),
+                ],
+            },
+            {
+                "id": f"{pid}-s2",
+                "event_id": "e2",
+                "side_note": "",
+                "created_at": "2023-05-25 09:00:00",
+                "messages": [message("m3", "user", f"{pid}: tips for a trip?", "2023-05-25 09:00:00")],
+            },
+        ],
+        "graphs": [],
+        "question_type_toolbook": {"question_types": [{"name": "single-hop", "qa_pairs": [pair]}]},
+    }
+
+
+def _mobilemem_with(change: Callable[[dict], None]) -> list[dict]:
+    bad = mobilemem_sample("u1")
+    change(bad)
+    return [bad, mobilemem_sample("u2")]
+
+
+def _message(sample: dict, session: int = 1, n: int = 0) -> dict:
+    return sample["sessions"][session]["messages"][n]
+
+
+def _pair(sample: dict) -> dict:
+    return sample["question_type_toolbook"]["question_types"][0]["qa_pairs"][0]
+
+
+MOBILEMEM_BAD_RECORDS = {
+    "no_person": (lambda s: s.pop("person"), "samples_skipped"),
+    "person_id_null": (lambda s: s["person"].update(id=None), "person_ids_replaced"),
+    "message_not_an_object": (lambda s: s["sessions"][1]["messages"].append("hi"), "messages_skipped"),
+    "timestamp_not_iso": (lambda s: _message(s).update(timestamp="yesterday"), "unparsed_dates"),
+    "content_an_int": (lambda s: _message(s).update(content=5), "messages_skipped"),
+    "unknown_role": (lambda s: _message(s).update(role="narrator"), "messages_unknown_role"),
+    "times_out_of_order": (
+        lambda s: s["sessions"][0]["messages"][1].update(timestamp="2023-05-20 08:00:00"),
+        "message_times_moved",
+    ),
+    "session_not_an_object": (lambda s: s["sessions"].append([1]), "sessions_skipped"),
+    "no_golden_answers": (lambda s: _pair(s).update(golden_answers=[]), "qa_skipped"),
+    "question_null": (lambda s: _pair(s).update(question=None), "qa_skipped"),
+    "unknown_form": (lambda s: _pair(s).update(question_form="essay"), "unknown_question_form"),
+    "unknown_type": (lambda s: _pair(s).update(question_type="vibes"), "unknown_question_type"),
+    "evidence_unknown": (lambda s: _pair(s).update(source_evidences=[{"id": "nope"}]), "evidence_unresolved"),
+    "duplicate_message_ids": (lambda s: _message(s, 1).update(id="u1-m1"), "duplicate_message_ids"),
+    "lone_surrogate": (lambda s: _message(s).update(content="\udfff"), "lone_surrogates_replaced"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MOBILEMEM_BAD_RECORDS))
+def test_mobilemem_bad_record_is_skipped_and_counted(tmp_path, case):
+    change, kind = MOBILEMEM_BAD_RECORDS[case]
+    notes_it(import_mobilemem, _file(tmp_path, _mobilemem_with(change)), tmp_path / "out", kind)
+
+
+# -- MobileMem-Omni: one bad thing each, skipped and counted
+
+SHOT = "image/uid1/music_screenshots/1_music_0.png"
+
+
+def omni_release(root: Path, change: Callable[[list, list], None] = lambda users, questions: None) -> Path:
+    """A one-user release with a shared screenshot (the bytes need not be a real PNG to be copied)."""
+
+    def turn(n: int, content: str, kind: str = "text") -> dict[str, Any]:
+        return {"turn": n, "role": "user", "content": content, "content_type": kind, "image_inline": None}
+
+    users = [
+        {
+            "uuid": "uid1",
+            "language": "en",
+            "Basic_Profile": {"name": "Ann"},
+            "sessions": [
+                {
+                    "session_id": "s1",
+                    "event_id": "e1",
+                    "event_name": "run",
+                    "event_start_time": "2025-04-01T19:00:00",
+                    "event_end_time": "2025-04-01T19:20:00",
+                    "dialogue": [turn(1, "What I ran to."), turn(2, SHOT, "image")],
+                    "image_refs": [SHOT],
+                    "memory_points": [],
+                },
+                {
+                    "session_id": "s2",
+                    "event_id": "e2",
+                    "event_name": "plans",
+                    "event_start_time": "2025-04-05T10:00:00",
+                    "event_end_time": "2025-04-05T10:10:00",
+                    "dialogue": [turn(1, "A hike on Sunday.")],
+                    "image_refs": [],
+                    "memory_points": [],
+                },
+            ],
+        }
+    ]
+    questions = [
+        {
+            "question_id": "q1",
+            "question": "What did I plan?",
+            "answer": "a hike",
+            "question_format": "open_ended",
+            "question_type": "single-hop",
+            "difficulty": "easy",
+            "evidence": [{"event_id": "e2", "session_id": "s2", "image_path": None, "explanation": ""}],
+            "source_session_ids": ["s2"],
+            "uuid": "uid1",
+        },
+        {
+            "question_id": "q2",
+            "question": "What did I run to?",
+            "answer": "a song",
+            "question_format": "open_ended",
+            "question_type": "visual-reasoning",
+            "difficulty": "easy",
+            "evidence": [{"event_id": "e1", "session_id": "s1", "image_path": SHOT, "explanation": ""}],
+            "source_session_ids": ["s1"],
+            "uuid": "uid1",
+        },
+    ]
+    change(users, questions)
+    root.mkdir()
+    (root / "data.jsonl").write_text("\n".join(json.dumps(u) for u in users), encoding="utf-8")
+    (root / "questions.jsonl").write_text("\n".join(json.dumps(q) for q in questions), encoding="utf-8")
+    with zipfile.ZipFile(root / "image.zip", "w") as archive:
+        archive.writestr(SHOT, b"\x89PNG\r\n\x1a\n")
+    return root
+
+
+def _omni_turn(users: list, session: int = 0, n: int = 1) -> dict:
+    return users[0]["sessions"][session]["dialogue"][n]
+
+
+OMNI_BAD_RECORDS = {
+    "image_not_in_the_zip": (lambda u, q: _omni_turn(u).update(content="image/uid1/x.png"), "images_missing"),
+    "image_path_leaves_the_release": (
+        lambda u, q: _omni_turn(u).update(content="../../../../etc/hostname.png"),
+        "images_missing",
+    ),
+    "no_start_time": (lambda u, q: u[0]["sessions"][1].update(event_start_time=None), "unparsed_dates"),
+    "turn_not_an_object": (lambda u, q: u[0]["sessions"][0]["dialogue"].append(7), "turns_skipped"),
+    "session_not_an_object": (lambda u, q: u[0]["sessions"].append("s3"), "sessions_skipped"),
+    "question_of_nobody": (
+        lambda u, q: q[0].update(uuid=None, evidence=[], source_session_ids=[]),
+        "qa_skipped",
+    ),
+    "unknown_question_type": (lambda u, q: q[0].update(question_type="vibes"), "unknown_question_type"),
+    "unknown_format": (lambda u, q: q[0].update(question_format="essay"), "unknown_question_form"),
+    "evidence_not_an_object": (lambda u, q: q[0]["evidence"].append("s2"), "evidence_unresolved"),
+    "user_not_an_object": (lambda u, q: u.append([1]), "users_skipped"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OMNI_BAD_RECORDS))
+def test_omni_bad_record_is_skipped_and_counted(tmp_path, case):
+    release = omni_release(tmp_path / "release", OMNI_BAD_RECORDS[case][0])
+    notes_it(import_mobilemem_omni, release, tmp_path / "out", OMNI_BAD_RECORDS[case][1])
+
+
+def test_omni_without_a_usable_question_is_refused(tmp_path):
+    release = omni_release(tmp_path / "release", lambda u, q: [item.update(question=None) for item in q])
+    raises_clearly(
+        lambda: import_mobilemem_omni(release, tmp_path / "out"), KemeError, match="no usable question"
+    )
+
+
+def test_omni_a_broken_image_zip_is_refused(tmp_path):
+    release = omni_release(tmp_path / "release")
+    (release / "image.zip").write_bytes(b"not a zip")
+    raises_clearly(lambda: import_mobilemem_omni(release, tmp_path / "out"), KemeError, match="not a zip")
+    assert not (tmp_path / "out").exists()
+
+
 # -- files that cannot be imported at all: refused in-process
 
 UNREADABLE = {
@@ -283,7 +503,11 @@ UNREADABLE = {
 
 
 @pytest.mark.parametrize("case", sorted(UNREADABLE))
-@pytest.mark.parametrize("importer", [import_locomo, import_longmemeval], ids=["locomo", "longmemeval"])
+@pytest.mark.parametrize(
+    "importer",
+    [import_locomo, import_longmemeval, import_mobilemem],
+    ids=["locomo", "longmemeval", "mobilemem"],
+)
 def test_an_unusable_file_is_refused(tmp_path, case, importer):
     path = tmp_path / "in.json"
     path.write_bytes(UNREADABLE[case])
@@ -410,12 +634,15 @@ def _edit(path: Path, old: str, new: str) -> None:
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
-def test_export_dangling_evidence_is_refused(tmp_path):
+@pytest.mark.parametrize(
+    "export",
+    [export_locomo, export_mobilemem, export_longmemeval],
+    ids=["locomo", "mobilemem", "longmemeval"],
+)
+def test_export_dangling_evidence_is_refused(tmp_path, export):
     data = _sample_copy(tmp_path)
     _edit(data / "qa.jsonl", '"evidence":["', '"evidence":["p01-s9999-m01","')
-    raises_clearly(
-        lambda: export_locomo(Dataset.load(data), tmp_path / "x.json"), KemeError, match="evidence"
-    )
+    raises_clearly(lambda: export(Dataset.load(data), tmp_path / "x.json"), KemeError, match="evidence")
 
 
 def test_export_question_of_an_unknown_persona_is_refused(tmp_path):
