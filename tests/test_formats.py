@@ -514,6 +514,12 @@ def test_each_question_is_one_longmemeval_instance_with_their_fields(lme):
     datetime.strptime(lme[0]["question_date"], DATE_FORMAT)
 
 
+def test_only_an_evidence_session_has_answer_in_its_id_as_longmemevals_scripts_read_it(lme):
+    for instance in lme:
+        marked = [i for i in instance["haystack_session_ids"] if "answer" in i]
+        assert sorted(marked) == sorted(instance["answer_session_ids"])
+
+
 def test_an_abstention_question_id_ends_in_abs(lme):
     abstain = {q.id for q in sample_dataset().qa if q.spec.kind == "abstain"}
     assert {i["question_id"] for i in lme if i["question_id"].endswith("_abs")} == {
@@ -530,12 +536,12 @@ def test_a_haystack_holds_only_what_was_said_before_the_question(lme):
 
 def test_has_answer_marks_exactly_the_evidence(lme):
     items = {q.id: q for q in sample_dataset().qa}
-    text = {m.id: m for s in sample_dataset().sessions for m in s.messages}
+    session = {m.id: s.id for s in sample_dataset().sessions for m in s.messages}
     for instance in lme:
         item = items[instance["question_id"].removesuffix("_abs")]
         marked = sum(t["has_answer"] for s in instance["haystack_sessions"] for t in s)
         assert marked == len(item.evidence)
-        assert set(instance["answer_session_ids"]) >= {text[m].id.rsplit("-m", 1)[0] for m in item.evidence}
+        assert set(instance["answer_session_ids"]) >= {f"answer_{session[m]}" for m in item.evidence}
 
 
 def test_longmemeval_round_trip_keeps_questions_answers_and_evidence(tmp_path):
@@ -548,10 +554,9 @@ def test_longmemeval_round_trip_keeps_questions_answers_and_evidence(tmp_path):
     for item in data.qa:
         kept = back[item.id]
         assert kept.answer == item.answer
-        # the importer names a turn <question>:<session>_<turn>
-        assert sorted(kept.evidence) == sorted(
-            f"{kept.id}:{position[m][0]}_{position[m][1]}" for m in item.evidence
-        )
+        # the importer names a turn <question>:<session>_<turn>; an evidence session is answer_<id>
+        expected = [f"{kept.id}:answer_{position[m][0]}_{position[m][1]}" for m in item.evidence]
+        assert sorted(kept.evidence) == sorted(expected)
     assert validate(tmp_path / "back") == []
 
 

@@ -293,7 +293,10 @@ def _turn(message: Message, evidence: set[str]) -> dict[str, Any]:
 
 
 def to_longmemeval(data: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """One LongMemEval instance per question: the persona's messages up to the moment it is asked."""
+    """One LongMemEval instance per question: the persona's messages up to the moment it is asked.
+
+    Session ids follow LongMemEval's convention, which its retrieval scripts score by: an evidence
+    session is `answer_<id>`, and no other session id contains "answer"."""
     instances = []
     app_turns = 0
     for view in data.views():
@@ -306,11 +309,14 @@ def to_longmemeval(data: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
                 if not turns:
                     continue
                 app_turns += sum(m.role == "system" for m in session.messages[: len(turns)])
-                ids.append(session.id)
                 dates.append(session.start.strftime(DATE_FORMAT))
                 haystack.append(turns)
+                # LongMemEval's scripts tell an evidence session by "answer" in its id, and only so
                 if any(t["has_answer"] for t in turns) or session.id in item.evidence_sessions:
-                    answers.append(session.id)
+                    answers.append(f"answer_{session.id}")
+                    ids.append(answers[-1])
+                else:
+                    ids.append(session.id.replace("answer", "noans"))
             abstain = item.spec.kind == "abstain"
             instances.append(
                 {
