@@ -582,6 +582,112 @@ def import_longmemeval_cmd(
         _fail(exc)
 
 
+@import_app.command("mobilemem")
+def import_mobilemem_cmd(
+    file: Path = typer.Argument(..., help="mobilemem_data.json (MobileMem's text format)"),
+    out: Path = typer.Option(..., "--out", "-o", help="dataset directory to write"),
+    force: bool = _FORCE_IMPORT,
+) -> None:
+    """MobileMem text: each sample becomes a persona; questions asked a week after the last session
+    (MemBase's convention) unless the file is keme's own export."""
+    from eval.importers.mobilemem import import_mobilemem
+
+    try:
+        with directory_lock(out, "keme import mobilemem"):
+            stats = import_mobilemem(file, out, force=force)
+        _report_import(stats, out)
+    except KemeError as exc:
+        _fail(exc)
+
+
+@import_app.command("mobilemem-omni")
+def import_mobilemem_omni_cmd(
+    directory: Path = typer.Argument(..., help="folder with data.jsonl, questions.jsonl and image.zip"),
+    out: Path = typer.Option(..., "--out", "-o", help="dataset directory to write"),
+    force: bool = _FORCE_IMPORT,
+) -> None:
+    """MobileMem-Omni: each user becomes a persona; shared screenshots are copied and hashed; evidence
+    names the message that shares an image, else its session (counted)."""
+    from eval.importers.mobilemem_omni import import_mobilemem_omni
+
+    try:
+        with directory_lock(out, "keme import mobilemem-omni"):
+            stats = import_mobilemem_omni(directory, out, force=force)
+        _report_import(stats, out)
+    except KemeError as exc:
+        _fail(exc)
+
+
+def _exportable(dataset: Path, out: Path, no_verify: bool):
+    """The dataset to export, checked as `keme eval` checks it: an export is scored elsewhere and must not
+    carry a broken dataset away."""
+    if out.is_dir():
+        raise KemeError(f"--out {out}: is a directory; name the JSON file to write")
+    return _dataset_to_score(dataset, not no_verify, "; or pass --no-verify to export it as it is")
+
+
+_NO_VERIFY = typer.Option(False, "--no-verify", help="export without checking the dataset")
+
+
+@export_app.command("mobilemem")
+def export_mobilemem_cmd(
+    dataset: Path = typer.Argument(..., help="keme dataset directory"),
+    out: Path = typer.Option(..., "--out", "-o", help="JSON file to write (mobilemem_data.json)"),
+    no_verify: bool = _NO_VERIFY,
+) -> None:
+    """Write DATASET in MobileMem's text format, which MemBase's MobileMem loader reads unchanged."""
+    from eval.importers.mobilemem import export_mobilemem
+
+    try:
+        stats = export_mobilemem(_exportable(dataset, out, no_verify), out)
+    except OSError as exc:
+        _fail(KemeError(f"--out {out}: cannot write ({exc.strerror or exc})"))
+    except KemeError as exc:
+        _fail(exc)
+    console.print(
+        f"[green]wrote[/] {escape(str(out))}: {stats['samples']} samples, {stats['sessions']} sessions, "
+        f"{stats['qa']} questions"
+    )
+    if stats["asked_before_the_end"]:
+        err.print(
+            f"  note: {stats['asked_before_the_end']} questions are asked before the last session; MemBase "
+            f"asks every question a week after it (their time is kept as effective_timestamp)",
+            highlight=False,
+        )
+    dropped = [
+        f"{stats[k]} {k.split('_')[0]}" for k in ("claims_not_written", "images_not_written") if stats[k]
+    ]
+    if dropped:
+        err.print(f"  not in the text format: {', '.join(dropped)}", highlight=False)
+
+
+@export_app.command("longmemeval")
+def export_longmemeval_cmd(
+    dataset: Path = typer.Argument(..., help="keme dataset directory"),
+    out: Path = typer.Option(..., "--out", "-o", help="JSON file to write"),
+    no_verify: bool = _NO_VERIFY,
+) -> None:
+    """Write DATASET as LongMemEval instances (one per question, its haystack up to when it is asked)."""
+    from eval.importers.longmemeval import export_longmemeval
+
+    try:
+        stats = export_longmemeval(_exportable(dataset, out, no_verify), out)
+    except OSError as exc:
+        _fail(KemeError(f"--out {out}: cannot write ({exc.strerror or exc})"))
+    except KemeError as exc:
+        _fail(exc)
+    console.print(
+        f"[green]wrote[/] {escape(str(out))}: {stats['instances']} instances ({stats['abstention']} _abs), "
+        f"{stats['sessions']} haystack sessions"
+    )
+    if stats["app_turns_as_user"]:
+        err.print(
+            f"  note: {stats['app_turns_as_user']} app records written as user turns, '[app] text' "
+            f"(LongMemEval has no system role; its retrieval indexes user turns)",
+            highlight=False,
+        )
+
+
 @export_app.command("locomo")
 def export_locomo_cmd(
     dataset: Path = typer.Argument(..., help="keme dataset directory"),
@@ -602,6 +708,34 @@ def export_locomo_cmd(
     except KemeError as exc:
         _fail(exc)
     console.print(f"[green]wrote[/] {escape(str(out))}: {stats['samples']} samples, {stats['qa']} questions")
+
+
+@export_app.command("hf")
+def export_hf_cmd(
+    dataset: Path = typer.Argument(..., help="keme dataset directory"),
+    out: Path = typer.Option(..., "--out", "-o", help="directory to write (new or empty)"),
+    force: bool = typer.Option(False, "--force", help="replace an earlier `keme export hf` in OUT"),
+    no_verify: bool = typer.Option(False, "--no-verify", help="export without checking the dataset"),
+) -> None:
+    """Write DATASET as a Hugging Face dataset directory: one Parquet table per config (qa, sessions,
+    messages, claims, images, personas; split `test`), the screenshots, and a dataset card (README.md).
+
+    Load it with `load_dataset(OUT, "<table>")` (the card's configs; qa is the default), or
+    `load_dataset("parquet", data_dir=OUT)` for the qa table (OUT/data/) and
+    `load_dataset("parquet", data_dir=OUT/<folder>)` for one table (the images table's folder is
+    image_records/). Needs pyarrow: the project's hf extra, which scripts/setup.sh installs.
+    """
+    try:
+        from eval.importers.hf import export_hf
+    except ImportError as exc:
+        _fail(KemeError(f"keme export hf needs {exc.name}: pip install -e '.[hf]' (or run scripts/setup.sh)"))
+    try:
+        data = _dataset_to_score(dataset, not no_verify, "; or pass --no-verify to export it as it is")
+        stats = export_hf(data, out, force=force)
+    except KemeError as exc:
+        _fail(exc)
+    tables = ", ".join(f"{rows} {name}" for name, rows in stats["tables"].items())
+    console.print(f"[green]wrote[/] {escape(str(out))}: {tables}; {stats['images']} image files")
 
 
 @app.command()
