@@ -404,3 +404,42 @@ def refuse_broken(data: Any) -> None:
             + more
             + f"; run `keme validate {data.root}` and fix the dataset"
         )
+
+
+Found = tuple[Persona, list[Session], list[QAItem]]
+
+
+def import_file(
+    path: Path,
+    out: Path,
+    name: str,
+    read_one: Callable[[Any, int, Notes], Found | None],
+    nothing: str,
+    force: bool = False,
+    conventions: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Import a file of records (one persona each, read by `read_one`) into the dataset directory `out`;
+    a file with nothing usable is refused with the first problems, or `nothing` when there were none."""
+    records = read_json_records(path)
+    notes = Notes()
+    personas, sessions, items = [], [], []
+    for index, record in enumerate(records):
+        found = read_one(record, index, notes)
+        if found is not None:
+            personas.append(found[0])
+            sessions += found[1]
+            items += found[2]
+    if not personas:
+        first = "; ".join(notes.problems[:3]) or nothing
+        raise KemeError(f"{path}: nothing usable in {len(records)} record(s): {first}")
+    stats = {
+        "personas": len(personas),
+        "sessions": len(sessions),
+        "messages": sum(len(s.messages) for s in sessions),
+        "qa": len(items),
+        **notes.stats(),
+    }
+    if conventions:
+        stats["conventions"] = conventions
+    write_dataset(out, name, personas, sessions, items, stats, force=force)
+    return stats

@@ -32,13 +32,12 @@ from eval.importers.common import (
     Notes,
     Text,
     arrange,
+    import_file,
     imported_session,
     infer_spec,
     language_of,
-    read_json_records,
     refuse_broken,
     source_date,
-    write_dataset,
 )
 from keme.dataset import Dataset
 from keme.dataset.io import atomic_write_text
@@ -301,28 +300,15 @@ def _question(
 def import_locomo(path: Path, out: Path, force: bool = False) -> dict[str, Any]:
     """Import a LoCoMo file into the dataset directory `out` (new or empty; an existing dataset only with
     `force`)."""
-    samples = read_json_records(path)
-    notes = Notes()
-    personas, sessions, items = [], [], []
     used: set[str] = set()
-    for index, sample in enumerate(samples):
-        found = _import_sample(sample, index, used, notes)
-        if found is not None:
-            personas.append(found[0])
-            sessions += found[1]
-            items += found[2]
-    if not personas:
-        first = "; ".join(notes.problems[:3]) or "no sample has a session with turns"
-        raise KemeError(f"{path}: nothing usable in {len(samples)} record(s): {first}")
-    stats = {
-        "personas": len(personas),
-        "sessions": len(sessions),
-        "messages": sum(len(s.messages) for s in sessions),
-        "qa": len(items),
-        **notes.stats(),
-    }
-    write_dataset(out, "locomo", personas, sessions, items, stats, force=force)
-    return stats
+    return import_file(
+        path,
+        out,
+        "locomo",
+        lambda sample, index, notes: _import_sample(sample, index, used, notes),
+        "no sample has a session with turns",
+        force,
+    )
 
 
 def export_locomo(data: Dataset, out: Path) -> dict[str, Any]:

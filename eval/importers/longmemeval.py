@@ -30,13 +30,12 @@ from eval.importers.common import (
     Notes,
     Text,
     arrange,
+    import_file,
     imported_session,
     infer_spec,
     language_of,
-    read_json_records,
     refuse_broken,
     source_date,
-    write_dataset,
 )
 from keme.dataset.io import atomic_write_text
 from keme.errors import KemeError
@@ -230,29 +229,21 @@ def _import_instance(
 def import_longmemeval(path: Path, out: Path, force: bool = False) -> dict[str, Any]:
     """Import a LongMemEval file into the dataset directory `out` (new or empty; an existing dataset only with
     `force`)."""
-    instances = read_json_records(path)
-    notes = Notes()
-    personas, sessions, items = [], [], []
     used: set[str] = set()
-    for index, record in enumerate(instances):
+
+    def read_one(record: Any, index: int, notes: Notes):
         found = _import_instance(record, index, used, notes)
-        if found is not None:
-            personas.append(found[0])
-            sessions += found[1]
-            items.append(found[2])
-    if not personas:
-        first = "; ".join(notes.problems[:3]) or "no instance has a haystack session with turns"
-        raise KemeError(f"{path}: nothing usable in {len(instances)} record(s): {first}")
-    stats = {
-        "personas": len(personas),
-        "sessions": len(sessions),
-        "messages": sum(len(s.messages) for s in sessions),
-        "qa": len(items),
-        **notes.stats(),
-        "conventions": {"retrieval_roles": ["user"]},
-    }
-    write_dataset(out, "longmemeval", personas, sessions, items, stats, force=force)
-    return stats
+        return None if found is None else (found[0], found[1], [found[2]])
+
+    return import_file(
+        path,
+        out,
+        "longmemeval",
+        read_one,
+        "no instance has a haystack session with turns",
+        force,
+        conventions={"retrieval_roles": ["user"]},
+    )
 
 
 # ---------------------------------------------------------------------------------------------- export

@@ -35,13 +35,12 @@ from eval.importers.common import (
     Notes,
     Text,
     arrange,
+    import_file,
     imported_session,
     infer_spec,
     language_of,
-    read_json_records,
     refuse_broken,
     source_date,
-    write_dataset,
 )
 from keme.dataset import Dataset
 from keme.dataset.io import atomic_write_text
@@ -554,25 +553,12 @@ def _at(raw: Any) -> datetime | None:
 def import_mobilemem(path: Path, out: Path, force: bool = False) -> dict[str, Any]:
     """Import a MobileMem text file into the dataset directory `out` (new or empty; an existing dataset
     only with `force`)."""
-    records = read_json_records(path)
-    notes = Notes()
-    personas, sessions, items = [], [], []
     used: dict[str, set[str]] = defaultdict(set)
-    for index, record in enumerate(records):
-        found = _sample(record, index, used, notes)
-        if found is not None:
-            personas.append(found[0])
-            sessions += found[1]
-            items += found[2]
-    if not personas:
-        first = "; ".join(notes.problems[:3]) or "no sample has a session with messages"
-        raise KemeError(f"{path}: nothing usable in {len(records)} record(s): {first}")
-    stats = {
-        "personas": len(personas),
-        "sessions": len(sessions),
-        "messages": sum(len(s.messages) for s in sessions),
-        "qa": len(items),
-        **notes.stats(),
-    }
-    write_dataset(out, "mobilemem", personas, sessions, items, stats, force=force)
-    return stats
+    return import_file(
+        path,
+        out,
+        "mobilemem",
+        lambda record, index, notes: _sample(record, index, used, notes),
+        "no sample has a session with messages",
+        force,
+    )
