@@ -27,6 +27,8 @@ class SystemSpec:
     # False: ignores the query (recency, full context); scored by evidence_in_context, not by rank
     query_based: bool = True
     blind: bool = False  # True: stores and retrieves nothing, answers without memories (no_memory)
+    needs_llm: bool = False  # calls an LLM while it stores or retrieves (an OpenAI-compatible endpoint)
+    extra: str | None = None  # the pyproject extra its library comes in (pip install -e '.[extra]')
 
 
 @dataclass(frozen=True)
@@ -119,12 +121,42 @@ REGISTRY: dict[str, SystemSpec] = {
             "OpenClaw memory: Markdown files, FTS5 + MiniLM hybrid (0.7/0.3), decay, MMR",
             dense=True,
         ),
+        SystemSpec(
+            "mem0",
+            Lazy("baselines.mem0:Mem0", (("infer", True),)),
+            "Mem0 (mem0ai): LLM-extracted facts per session, MiniLM + qdrant (local) search",
+            dense=True,
+            needs_llm=True,
+            extra="mem0",
+        ),
+        SystemSpec(
+            "mem0_raw",
+            Lazy("baselines.mem0:Mem0", (("infer", False),)),
+            "Mem0 (mem0ai) with infer=False: every message stored as it is, MiniLM + qdrant (local) search",
+            dense=True,
+            extra="mem0",
+        ),
+        SystemSpec(
+            "langmem",
+            Lazy("baselines.langmem:LangMem"),
+            "LangMem: its memory store manager (LLM tool calls) per session, langgraph store + MiniLM",
+            dense=True,
+            needs_llm=True,
+            extra="langmem",
+        ),
     )
 }
 
 
 def names() -> list[str]:
     return list(REGISTRY)
+
+
+def default_names() -> list[str]:
+    """What `--systems all` and the demo run: every system that needs neither an LLM endpoint nor an
+    optional extra. The field's systems (mem0, LangMem) are named explicitly: their ingest costs LLM calls
+    (or, for mem0_raw, a mem0 write per message)."""
+    return [name for name, spec in REGISTRY.items() if not spec.needs_llm and spec.extra is None]
 
 
 def create(name: str, **params: Any) -> MemorySystem:

@@ -221,6 +221,8 @@ def summarize(system_dir: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
     summary["ingest_messages_per_s"] = round(messages / seconds, 1) if seconds else None
     storage = [r.get("storage_bytes") for r in ingest.values()]
     summary["storage_bytes"] = sum(storage) if storage and all(s is not None for s in storage) else None
+    stored = [r.get("memories") for r in ingest.values()]
+    summary["memories"] = sum(stored) if stored and all(n is not None for n in stored) else None
     usage: dict[str, int] = defaultdict(int)
     for record in (
         list(ingest.values()) + _load(system_dir / "retrieve.jsonl") + _load(system_dir / "answer.jsonl")

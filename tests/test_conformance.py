@@ -7,12 +7,12 @@ from datetime import datetime, timedelta
 import pytest
 
 from eval.contract import MemorySystem, Query, Retrieval, Sized, Usage
-from eval.registry import REGISTRY, create
+from eval.registry import REGISTRY, create, default_names
 from eval.subprocess_adapter import SubprocessSystem
 from keme.models import Message, Session
 
 START = datetime(2026, 3, 1, 9, 0)
-SYSTEMS = list(REGISTRY) + ["subprocess:bm25"]
+SYSTEMS = default_names() + ["subprocess:bm25"]  # mem0, LangMem: tests/test_field_systems.py
 
 
 def session(scope: str, index: int, text: str, day: int) -> Session:
