@@ -61,46 +61,54 @@ def check_options(**values: Any) -> Options:
         raise KemeError("; ".join(problems.values())) from exc
 
 
-def load_params(path: Path | None) -> dict[str, dict[str, Any]]:
-    """--params: a YAML mapping of system name to parameters, each checked against what the system
-    declares."""
-
-    if path is None:
-        return {}
+def read_yaml(path: Path, flag: str) -> Any:
+    """A YAML file's data, or a KemeError naming the flag, the file and the line of the problem."""
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise KemeError(f"--params {path}: cannot read ({exc.strerror or exc})") from exc
+        raise KemeError(f"{flag} {path}: cannot read ({exc.strerror or exc})") from exc
     except UnicodeDecodeError as exc:
         raise KemeError(
-            f"--params {path}: not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+            f"{flag} {path}: not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
         ) from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
         raise KemeError(
-            f"--params {path}{where}: not valid YAML ({getattr(exc, 'problem', None) or exc})"
+            f"{flag} {path}{where}: not valid YAML ({getattr(exc, 'problem', None) or exc})"
         ) from exc
     except RecursionError as exc:
-        raise KemeError(f"--params {path}: nested too deeply to read") from exc
+        raise KemeError(f"{flag} {path}: nested too deeply to read") from exc
+
+
+def load_params(path: Path | None) -> dict[str, dict[str, Any]]:
+    """--params: a YAML mapping of system name to parameters, each checked against what the system
+    declares."""
+    if path is None:
+        return {}
+    return check_params_mapping(read_yaml(path, "--params"), f"--params {path}")
+
+
+def check_params_mapping(data: Any, where: str) -> dict[str, dict[str, Any]]:
+    """System name -> parameters (from --params or a --config's `params`), each checked against what the
+    system declares; `where` names the source in errors."""
     if data is None:
         return {}
     if not isinstance(data, dict):
         raise KemeError(
-            f"--params {path}: expected a mapping of system name to its parameters, got {type(data).__name__}"
+            f"{where}: expected a mapping of system name to its parameters, got {type(data).__name__}"
         )
     checked = {}
     for name, values in data.items():
         if not isinstance(name, str):
-            raise KemeError(f"--params {path}: system names are strings, not {name!r}")
+            raise KemeError(f"{where}: system names are strings, not {name!r}")
         values = {} if values is None else values
         if not isinstance(values, dict):
             raise KemeError(
-                f"--params {path}: {name}: expected a mapping of parameter to value, "
-                f"got {type(values).__name__}"
+                f"{where}: {name}: expected a mapping of parameter to value, got {type(values).__name__}"
             )
         if any(not isinstance(key, str) for key in values):
-            raise KemeError(f"--params {path}: {name}: parameter names are strings, not {list(values)!r}")
+            raise KemeError(f"{where}: {name}: parameter names are strings, not {list(values)!r}")
         checked[name] = _check_system_params(name, values)
     return checked
 

@@ -303,18 +303,24 @@ def qa(dataset: Path = typer.Argument(..., help="dataset directory made by `keme
     )
 
 
-def _load_llm_config(path: Optional[Path], provider: str | None):
+def _load_llm_config(source: Path | dict | None, provider: str | None, where: str = "LLM settings"):
+    """LLM settings from an --llm file (a Path), a --config's inline `llm` (a dict) or the defaults (None);
+    `provider` (the reader's kind) overrides the one they name."""
     import yaml
 
     from keme.config import _describe
     from keme.llm import LLMConfig
 
-    data = {}
-    if path is not None:
+    if isinstance(source, Path):
+        where = str(source)
         try:
-            data = yaml.safe_load(path.read_text()) or {}
-        except (OSError, yaml.YAMLError) as exc:
-            raise KemeError(f"{path}: cannot read LLM settings: {exc}") from exc
+            data = yaml.safe_load(source.read_text()) or {}
+        except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise KemeError(f"{source}: cannot read LLM settings: {exc}") from exc
+    else:
+        data = dict(source or {})
+    if not isinstance(data, dict):
+        raise KemeError(f"{where}: LLM settings are a mapping of setting to value, not {type(data).__name__}")
     if provider is not None:
         data["provider"] = provider
     try:
@@ -322,7 +328,7 @@ def _load_llm_config(path: Optional[Path], provider: str | None):
     except Exception as exc:  # pydantic ValidationError: name the key
         errors = getattr(exc, "errors", lambda: [])()
         detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {_describe(e)}" for e in errors) or str(exc)
-        raise KemeError(f"{path or 'LLM settings'}: {detail}") from exc
+        raise KemeError(f"{where}: {detail}") from exc
 
 
 def _llm_failures(stages: dict, limit: float, what: str) -> None:
@@ -335,8 +341,16 @@ def _llm_failures(stages: dict, limit: float, what: str) -> None:
 
 
 def _reader_and_judges(
-    reader: ReaderKind, judge: JudgeKind, prompts: str, runs: int, llm_config: Optional[Path], data: Dataset
+    reader: ReaderKind,
+    judge: JudgeKind,
+    prompts: str,
+    runs: int,
+    llm_config: Path | dict | None,
+    data: Dataset,
+    where: str = "LLM settings",
 ) -> tuple[Reader | None, list[Judge]]:
+    """`llm_config`: an --llm file, a --config's inline `llm` or None (the defaults); the reader's kind is
+    its provider."""
     from eval.judge import RuleJudge
 
     if reader == "none":
@@ -347,7 +361,7 @@ def _reader_and_judges(
     from eval.reader import LLMReader
     from keme.llm import LLMClient
 
-    client = LLMClient(_load_llm_config(llm_config, reader))
+    client = LLMClient(_load_llm_config(llm_config, reader, where))
     names = {p.id: (p.name if p.language == "zh" else p.name.split(" ")[0]) for p in data.personas}
     judges = []
     if judge in ("rule", "both"):
@@ -408,8 +422,11 @@ def print_leaderboard(summary: dict, title: str = "leaderboard") -> None:
 
 @app.command("eval")
 def eval_cmd(
+    ctx: typer.Context,
     data: Path = typer.Option(..., "--data", "-d", help="dataset directory"),
-    systems: str = typer.Option(..., help="comma-separated system names, subprocess:<name>, or 'all'"),
+    systems: Optional[str] = typer.Option(
+        None, help="comma-separated system names, subprocess:<name>, or 'all' (or `systems` in --config)"
+    ),
     out: Path = typer.Option(..., "--out", "-o", help="run directory (resumed if it holds the same run)"),
     k: int = typer.Option(10, help="hits given to the reader (context size)"),
     depth: int = typer.Option(50, help="hits retrieved for the retrieval metrics (k up to 50)"),
@@ -445,6 +462,11 @@ def eval_cmd(
         help="score DATA without checking its hashes and invariants "
         "(for a dataset you edited on purpose; every report then says it was not verified)",
     ),
+    config: Optional[Path] = typer.Option(
+        None,
+        "--config",
+        help="YAML of these settings (e.g. configs/eval-paper.yaml); a flag given here wins over the file",
+    ),
 ) -> None:
     """Replay DATA through memory systems, score retrieval (and answers, with a reader) and print the
     leaderboard.
@@ -452,11 +474,36 @@ def eval_cmd(
     DATA is checked first (manifest hashes, ids, references, time order, QA proofs); a dataset that fails
     is refused, naming each problem, unless --no-verify.
     """
+    from eval.config import EvalConfig, load_eval_config
     from eval.options import check_options, load_params
     from eval.replay import NO_VERIFY, replay_of
     from eval.run import Settings, resolve_systems, run
 
     try:
+        settings = load_eval_config(config) if config is not None else EvalConfig()
+
+        def given(name: str) -> bool:
+            source = ctx.get_parameter_source(name)  # typer's vendored click: its enum, compared by name
+            return source is not None and source.name == "COMMANDLINE"
+
+        def pick(name: str, value, from_file):
+            """The command line's value if given there, else the file's, else the flag's default."""
+            return value if given(name) or from_file is None else from_file
+
+        systems = pick("systems", systems, settings.systems_arg())
+        if systems is None:
+            raise KemeError("--systems: name the memory systems to run (or set `systems` in --config)")
+        depth = pick("depth", depth, settings.depth)
+        mode = pick("mode", mode, settings.mode)
+        if not given("roles") and settings.roles is not None:
+            roles = ",".join(settings.roles)
+        limit = pick("limit", limit, settings.limit)
+        images = pick("images", images, settings.images)
+        reader = pick("reader", reader, settings.reader)
+        judge = pick("judge", judge, settings.judge)
+        judge_prompts = pick("judge_prompts", judge_prompts, settings.judge_prompts)
+        judge_runs = pick("judge_runs", judge_runs, settings.judge_runs)
+        bootstrap = pick("bootstrap", bootstrap, settings.bootstrap)
         kept = tuple(r.strip() for r in roles.split(",") if r.strip()) if roles is not None else None
         check_options(
             k=k,
@@ -469,10 +516,25 @@ def eval_cmd(
             judge_prompts=judge_prompts,
         )
         names = resolve_systems(systems)
-        system_params = load_params(params)
+        system_params = load_params(params) if params is not None else (settings.params or {})
         dataset = _dataset_to_score(data, not no_verify, NO_VERIFY)
+        if not given("k") and settings.k is not None:
+            k = settings.k_for(bool(dataset.images))
+            check_options(k=k, depth=depth)
+            if not isinstance(settings.k, int):
+                modality = "Omni: the dataset has screenshots" if dataset.images else "text: no screenshots"
+                err.print(f"k={k} from --config ({modality})", highlight=False)
         replay = replay_of(dataset, kept, limit, images, verified=not no_verify)
-        answerer, judges = _reader_and_judges(reader, judge, judge_prompts, judge_runs, llm_config, dataset)
+        llm = llm_config if llm_config is not None else settings.llm
+        answerer, judges = _reader_and_judges(
+            reader,
+            judge,
+            judge_prompts,
+            judge_runs,
+            llm,
+            dataset,
+            f"--config {config}: llm" if config else "",
+        )
         total = len(replay.questions)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=err, transient=True) as bar:

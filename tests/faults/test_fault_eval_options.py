@@ -139,6 +139,47 @@ def test_declared_params_reach_the_system(tmp_path):
     assert json.loads((tmp_path / "run/run.json").read_text())["params"] == {"recency": {"sessions": 2}}
 
 
+# ---------------------------------------------------------------- --config
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("top_k: 30\n", r"--config .*: top_k: not a setting \(known: systems, k, depth"),
+        ("k: thirty\n", r"--config .*: k: Input should be a valid integer"),
+        ("k: {text: 30}\n", r"--config .*: k.omni: Field\s*required"),
+        ("k: {text: 30, omni: 15, video: 4}\n", r"k.video: not a setting"),
+        ("depth: 0\n", r"depth: Input should be greater than or equal to 1"),
+        ("mode: sometimes\n", r"mode: Input should be 'offline' or 'online'"),
+        ("judge: maybe\n", r"judge: Input should be 'rule', 'llm' or 'both'"),
+        ("judge_prompts: bogus\n", r"--judge-prompts: one of mobilemem, longmemeval, locomo"),
+        ("roles: [robot]\n", r"--roles: .*\(got 'robot'\)"),
+        ("systems: [bm25, nope]\n", r"nope"),
+        ("params: {bm25: {k9: 1}}\n", r"bm25 has no parameter 'k9'"),
+        ("params: [bm25]\n", r"params: Input should be a valid dictionary"),
+        ("reader: openai\nllm: {temperature: 9}\n", r"--config .*: llm: temperature: "),
+        ("reader: openai\nllm: [local]\n", r"llm: Input should be a valid dictionary"),
+        ("- k\n- 30\n", r"expected a mapping of setting to value, got list"),
+        ("k: {text: 30\n", r"--config .*eval.yaml:\d+:\d+: not valid YAML"),
+        (b"k: \xff\n", r"--config .*: not valid UTF-8"),
+    ],
+    ids=lambda v: v[:30] if isinstance(v, str) else None,
+)
+def test_a_bad_config_file_is_refused_naming_the_setting(tmp_path, text, match):
+    path = tmp_path / "eval.yaml"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    args = ["eval", "--data", str(SAMPLE), "--out", str(tmp_path / "run"), "--config", str(path)]
+    if not (isinstance(text, str) and text.startswith("systems")):
+        args += ["--systems", "bm25"]
+    refused(args, match=match, code=2)
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_unreadable_config_file_is_named(tmp_path):
+    refused(
+        evaluate(tmp_path, "--config", str(tmp_path / "nowhere.yaml")),
+        match=r"--config .*nowhere.yaml: cannot read",
+    )
+
+
 def test_a_subprocess_that_cannot_start_is_named(tmp_path):
     path = params_file(tmp_path, "subprocess:bm25: {command: [/nonexistent/python]}\n")
     refused(
