@@ -69,7 +69,13 @@ LEADERBOARD = (
     ("ingest_messages_per_s", "ingest msg/s"),
     ("context_tokens_mean", "ctx tok"),
     ("peak_rss_mb", "peak MB"),
+    ("memory_llm_calls", "LLM calls"),  # the memory system's own LLM use (ingest + retrieval)
+    ("memory_llm_tokens", "LLM tok"),
+    ("ingest_s_per_session", "s/session"),
 )
+# shown only when some system of the run calls an LLM to store or retrieve (mem0, LangMem): for the others
+# they are 0 and msg/s already says what ingest costs
+LLM_COST = ("memory_llm_calls", "memory_llm_tokens", "ingest_s_per_session")
 # per-question means with a 95 % interval in summary.json (`intervals`), the leaderboard's scores among them
 INTERVALS = (
     "recall_any@5",
@@ -224,12 +230,20 @@ def summarize(system_dir: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
     stored = [r.get("memories") for r in ingest.values()]
     summary["memories"] = sum(stored) if stored and all(n is not None for n in stored) else None
     usage: dict[str, int] = defaultdict(int)
-    for record in (
-        list(ingest.values()) + _load(system_dir / "retrieve.jsonl") + _load(system_dir / "answer.jsonl")
-    ):
+    memory_usage: dict[str, int] = defaultdict(int)  # the memory system's own: ingest and retrieval
+    memory_records = list(ingest.values()) + _load(system_dir / "retrieve.jsonl")
+    for record in memory_records + _load(system_dir / "answer.jsonl"):
         for key, value in record.get("usage", {}).items():
             usage[key] += value
+    for record in memory_records:
+        for key, value in record.get("usage", {}).items():
+            memory_usage[key] += value
     summary["usage"] = dict(usage)
+    # what the memory system itself cost (the reader's answering is not its cost)
+    summary["memory_llm_calls"] = memory_usage["llm_calls"]
+    summary["memory_llm_tokens"] = memory_usage["prompt_tokens"] + memory_usage["completion_tokens"]
+    sessions = sum(r.get("sessions", 0) for r in ingest.values())
+    summary["ingest_s_per_session"] = round(seconds / sessions, 3) if sessions else None
     info_path = system_dir / "system.json"
     info = json.loads(info_path.read_text()) if info_path.exists() else {}
     summary["peak_rss_mb"] = round(info.get("peak_rss_bytes", 0) / 2**20, 1)
@@ -366,13 +380,14 @@ def leaderboard_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
     """The leaderboard as data (the CSV): ranked by the headline metric, each score with its interval
     bounds (`_low`, `_high`) and the paired test against the next system."""
     headline = headline_metric(summary)
+    costly = any(m.get("memory_llm_calls") for m in summary["systems"].values())
     rows = []
     for name, metrics in summary["systems"].items():
         row: dict[str, Any] = {"system": name}
         intervals = metrics.get("intervals", {})
         for key, label in LEADERBOARD:
             value = metrics.get(key)
-            if value is None:
+            if value is None or (key in LLM_COST and not costly):
                 continue
             row[label] = value
             if key in intervals:
@@ -403,6 +418,8 @@ def figure(value: object) -> str:
         return ""
     if isinstance(value, float):
         return f"{value:.3f}" if value < 10 else f"{value:.1f}" if value < 100 else f"{value:,.0f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
     return str(value)
 
 

@@ -119,8 +119,14 @@ def test_an_eval_run_has_a_row_for_each_with_the_endpoints_own_usage(tiny, tmp_p
         ]
         assert hits, f"{name} retrieved nothing"
         assert all(h["m"] and set(h["m"]) <= messages and set(h["s"]) <= sessions for h in hits)
-    board = (out / "leaderboard.md").read_text()
-    assert all(name in board for name in FIELD)
+    board = {
+        line.split(" | ")[0].strip("| "): line for line in (out / "leaderboard.md").read_text().splitlines()
+    }
+    assert "LLM calls | LLM tok | s/session" in board["system"]
+    for name in FIELD:
+        assert name in board
+        calls = rows[name]["memory_llm_calls"]
+        assert (calls > 0) == (name in LLM_SYSTEMS) and rows[name]["ingest_s_per_session"] > 0
 
 
 def _dead_url() -> str:
