@@ -70,7 +70,8 @@ def _verdict(ok: bool, why: str = "") -> Verdict:
     return Verdict(correct=ok, label="CORRECT" if ok else "WRONG", rationale=why)
 
 
-def _abstains(text: str) -> bool:
+def abstains(text: str) -> bool:
+    """Whether `text` says it does not know (the phrases every judge of ours reads as an abstention)."""
     lowered = text.casefold()
     return any(p in lowered for p in ABSTAIN_PHRASES)
 
@@ -97,7 +98,7 @@ class RuleJudge:
         if not text:
             return _verdict(False, "empty answer")
         if spec.kind == "abstain":
-            return _verdict(_abstains(text), "abstention expected")
+            return _verdict(abstains(text), "abstention expected")
         if spec.kind == "choice":
             letter = re.match(r"\s*\(?([A-H])\b[).:]?", text)
             if letter:

@@ -18,6 +18,16 @@ from statistics import mean, pstdev
 from typing import TYPE_CHECKING, Any
 
 from eval.contract import Hit
+from eval.failures import (
+    CATEGORIES,
+    LABELS,
+    FailureAnalysis,
+    Ledger,
+    Outcome,
+    breakdown,
+    classify,
+    verdict_of,
+)
 from eval.llm_judge import LLMJudge
 from eval.log import Log
 from eval.metrics import (
@@ -126,9 +136,13 @@ def _load(path: Path) -> list[dict[str, Any]]:
 
 
 def question_results(
-    system_dir: Path, questions: dict[str, QAItem], session_of: Mapping[str, str] | None = None
+    system_dir: Path,
+    questions: dict[str, QAItem],
+    session_of: Mapping[str, str] | None = None,
+    failures: FailureAnalysis | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per question: retrieval scores at both granularities, and the answer and verdicts if any.
+    """One row per question: retrieval scores at both granularities, the answer and verdicts if any, and
+    with `failures` why a wrong question was got wrong (eval.failures).
 
     Evidence is scored by groups (eval.metrics): an evidence message or any message that restates it.
     `session_of` (message id -> session id) places every group member in its session; without it the
@@ -188,6 +202,12 @@ def question_results(
             if "llm" in judged:
                 row["llm_accuracy"] = float(judged["llm"]["correct"])
                 row["llm_runs"] = judged["llm"].get("runs", [])
+        if failures is not None and (qid in answers or not failures.with_reader):
+            ranked = ranked_ids(hits, "message")
+            context = record.get("context_m") or [m for h in hits[: failures.k] for m in h.message_ids]
+            answer = answers[qid]["answer"] if qid in answers else None
+            outcome = Outcome(ranked, context, answer, verdict_of(row.get("verdicts", {})))
+            row["failure"] = classify(item, groups, outcome, failures.ledger)
         rows.append(row)
     return sorted(rows, key=lambda r: r["question_id"])
 
@@ -670,13 +690,15 @@ def write_reports(settings: Settings, replay: Replay) -> dict[str, Any]:
                     f"; WARNING: the {name} judge accepted {probe['false_accept']:.0%} of known-wrong "
                     "answers in calibration, so its accuracy is not meaningful"
                 )
+    failures = FailureAnalysis(Ledger(settings.data.claims), settings.k, settings.reader is not None)
     results_lines = []
     missing = 0
     scored: dict[str, list[dict[str, Any]]] = {}
     for name in settings.systems:
         directory = settings.out / name
-        rows = scored[name] = question_results(directory, questions, session_of)
+        rows = scored[name] = question_results(directory, questions, session_of, failures)
         summary["systems"][name] = summarize(directory, rows)
+        summary["systems"][name]["failures"] = breakdown(r.get("failure") for r in rows)
         if settings.reader is not None:
             gaps = missing_answers(rows)
             summary["systems"][name] |= gaps
@@ -696,6 +718,7 @@ def write_reports(settings: Settings, replay: Replay) -> dict[str, Any]:
     atomic_write_text(out / "leaderboard.csv", table.to_csv(index=False))
     atomic_write_text(out / "leaderboard.md", _markdown(summary))
     write_plot(summary, out / "leaderboard.png")
+    write_failure_plot(summary, out / "failures.png")
     return summary
 
 
@@ -721,4 +744,55 @@ def _markdown(summary: dict[str, Any]) -> str:
         f"\n{markdown_text(summary['note'])}. "
         "Retrieval metrics at message granularity unless prefixed `sess`.\n"
     )
-    return warning + header + body + sure + note
+    return warning + header + body + sure + note + _failure_markdown(summary)
+
+
+def _failure_markdown(summary: dict[str, Any]) -> str:
+    """The failure analysis as a table: per system, its wrong questions by the step that failed."""
+    systems = {name: m["failures"] for name, m in summary["systems"].items() if "failures" in m}
+    if not any(sum(counts.values()) for counts in systems.values()):
+        return ""
+    wrong = "judged wrong" if not summary.get("retrieval_only") else "with evidence not all in the top k"
+    lines = [
+        f"\n### Why questions were got wrong (questions {wrong}, by the first step that failed)\n\n",
+        "| system | wrong | " + " | ".join(markdown_text(LABELS[c]) for c in CATEGORIES) + " |\n",
+        "|" + "---|" * (len(CATEGORIES) + 2) + "\n",
+    ]
+    for name, counts in systems.items():
+        total = sum(counts.values())
+        cells = [f"{counts[c]} ({counts[c] / total:.0%})" if total and counts[c] else "0" for c in CATEGORIES]
+        lines.append(f"| {markdown_text(name)} | {total} | " + " | ".join(cells) + " |\n")
+    lines.append(
+        "\nCategories: eval/failures.py; the chart is failures.png, each question's in results.jsonl.\n"
+    )
+    return "".join(lines)
+
+
+def write_failure_plot(summary: dict[str, Any], path: Path) -> None:
+    """A stacked bar per system: its wrong questions by failure category."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [n for n, m in summary["systems"].items() if "failures" in m]
+    figure_, axes = plt.subplots(figsize=(max(6, 1.1 * len(names) + 4), 4.8))
+    bottom = [0] * len(names)
+    colors = plt.get_cmap("tab10").colors
+    for index, category in enumerate(CATEGORIES):
+        heights = [summary["systems"][n]["failures"][category] for n in names]
+        axes.bar(
+            [_plain(n, 18) for n in names],
+            heights,
+            bottom=bottom,
+            label=LABELS[category],
+            color=colors[index],
+        )
+        bottom = [b + h for b, h in zip(bottom, heights)]
+    axes.set_ylabel("wrong questions")
+    axes.set_title("why questions were got wrong (first step that failed)")
+    axes.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    axes.tick_params(axis="x", rotation=30)
+    figure_.tight_layout()
+    figure_.savefig(path, dpi=110)
+    plt.close(figure_)

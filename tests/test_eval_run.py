@@ -70,6 +70,24 @@ def test_efficiency_figures_are_reported(everything):
     assert bm25["storage_bytes"] > 0 and bm25["peak_rss_mb"] > 0 and bm25["context_tokens_mean"] > 0
 
 
+def test_every_question_missed_in_a_retrieval_run_has_a_retrieval_failure(everything):
+    out, summary = everything
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    bm25 = [r for r in rows if r["system"] == "bm25"]
+    missed = [r for r in bm25 if r["gold_messages"] and r["recall_all@10"] < 1]
+    assert missed and all(r["failure"] in ("stale", "not_retrieved", "ranked_out") for r in missed)
+    assert summary["systems"]["bm25"]["failures"] == {
+        c: sum(1 for r in bm25 if r["failure"] == c) for c in summary["systems"]["bm25"]["failures"]
+    }
+    assert sum(summary["systems"]["oracle"]["failures"].values()) == 0
+
+
+def test_the_failure_analysis_is_in_the_report_and_its_chart(everything):
+    out, _ = everything
+    assert "### Why questions were got wrong" in (out / "leaderboard.md").read_text()
+    assert (out / "failures.png").stat().st_size > 0
+
+
 class Spy(FlatBM25):
     """Records, at every retrieval, the newest message it holds."""
 
