@@ -4,10 +4,10 @@ Both libraries talk to an OpenAI-compatible endpoint through the `openai` SDK. W
 whose transport meters every chat completion (calls, prompt and completion tokens, from the server's own
 `usage` field), so the leaderboard's efficiency columns are what the endpoint reported, not estimates.
 
-Without a `base_url` the endpoint is the shipped SmolLM2 GGUF behind llama.cpp's server in a child process
-on loopback (keme.llm.server), one per process, shared by every system that needs it and stopped with it.
+Without a `base_url` the endpoint is the shipped SmolLM2 GGUF behind llama.cpp's server on loopback, which
+the harness owns and injects (`LocalModel`, eval.local_model): a memory system never starts a process.
 That server cannot do two things these libraries ask of an endpoint, so for it alone the transport
-translates (`LocalDialect`): OpenAI's newer `max_completion_tokens` becomes `max_tokens` (llama.cpp
+translates (`local_dialect`): OpenAI's newer `max_completion_tokens` becomes `max_tokens` (llama.cpp
 ignores the former and would generate up to its context), and a request that needs a structured reply
 gets a decoding constraint llama.cpp does support (a JSON schema; a named tool). Each translation is named
 where it is made; a capable endpoint gets the libraries' requests unchanged.
@@ -15,7 +15,7 @@ where it is made; a capable endpoint gets the libraries' requests unchanged.
 
 from __future__ import annotations
 
-import functools
+import ipaddress
 import json
 import os
 import threading
@@ -23,7 +23,8 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
+from urllib.parse import urlparse
 
 from eval.contract import Usage
 from keme.errors import KemeError
@@ -33,10 +34,7 @@ try:
 except ImportError as exc:  # pragma: no cover - every adapter needs openai, which brings httpx2
     raise KemeError("the field's memory systems need the `openai` package: pip install -e '.[llm]'") from exc
 
-LOCAL_MODEL = "SmolLM2-135M-Instruct"
-# mem0's extraction prompt alone is about 8,600 SmolLM2 tokens: the local server needs more than the
-# model's 8,192-token training window (llama.cpp allows it, with a warning)
-LOCAL_N_CTX = 12288
+DEFAULT_MODEL = "SmolLM2-135M-Instruct"  # the model name sent to an endpoint when none is configured
 
 
 class Meter:
@@ -140,57 +138,50 @@ def local_dialect(request: dict[str, Any], *, schema: dict | None = None, force_
     return body
 
 
-@functools.cache
-def _local_server(n_ctx: int):
-    """The process's llama.cpp server for the shipped model (started once; stopped at exit)."""
-    from keme.llm.providers import default_gguf
-    from keme.llm.server import LocalServer, llama_server_command, missing_modules
+class LocalModel(Protocol):
+    """The shipped model's endpoint, which the harness owns and injects (eval.local_model)."""
 
-    missing = missing_modules()
-    if missing:
-        raise KemeError(
-            "the local model runs llama.cpp's server, which needs llama-cpp-python[server] "
-            f"(missing: {', '.join(missing)}): run scripts/setup.sh, or set base_url to an "
-            "OpenAI-compatible endpoint"
-        )
-    path = default_gguf()
-    base = llama_server_command(path, alias=LOCAL_MODEL, n_ctx=n_ctx, n_threads=None, seed=0)
+    model: str
 
-    def command(port: int) -> list[str]:
-        # a RAM cache of prompt states: mem0's 8.6k-token prompt is evaluated once, not after every
-        # LangMem call in between
-        return base(port) + ["--cache", "True", "--cache_type", "ram"]
+    def url(self) -> str: ...
 
-    server = LocalServer(command, startup_timeout_s=180)
-    server.start()
-    return server
+
+def is_loopback(url: str) -> bool:
+    """Whether `url` points at this machine (such an endpoint needs no API key)."""
+    host = urlparse(url).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def open_endpoint(
-    system: str, base_url: str | None, model: str | None, api_key_env: str | None, n_ctx: int = LOCAL_N_CTX
+    system: str, base_url: str | None, model: str | None, api_key_env: str | None, local: LocalModel | None
 ) -> Endpoint:
     """The endpoint a system was configured with, reachable now; else a KemeError naming what to fix.
 
-    `base_url` None: the shipped model on our own llama.cpp server. A remote endpoint's key is read from
-    the environment variable `api_key_env` names (never from a params file); loopback needs none.
+    `base_url` None: the shipped model that the harness injected as `local`. A remote endpoint's key is read
+    from the environment variable `api_key_env` names (never from a params file); loopback needs none.
     """
     if base_url is None:
-        server = _local_server(n_ctx)
-        if server.url is None:  # stopped (a previous owner's close at exit): start it again
-            server.start()
-        return Endpoint(server.url, LOCAL_MODEL, "no-key", local=True)
+        if local is None:
+            raise KemeError(
+                f"{system}: no LLM endpoint: set the system's base_url parameter (--params) to an "
+                "OpenAI-compatible endpoint, or build it through the harness, which provides the local model"
+            )
+        return Endpoint(local.url(), local.model, "no-key", local=True)
     key = os.environ.get(api_key_env) if api_key_env else None
     if not key:
-        from keme.llm.providers import _is_loopback
-
-        if not _is_loopback(base_url):
+        if not is_loopback(base_url):
             raise KemeError(
                 f"{system}: no API key for {base_url}: set the environment variable "
                 f"{api_key_env or '(none named)'} (the system's api_key_env parameter names it)"
             )
         key = "no-key"
     _probe(system, base_url)
-    return Endpoint(base_url.rstrip("/"), model or LOCAL_MODEL, key, local=False)
+    return Endpoint(base_url.rstrip("/"), model or DEFAULT_MODEL, key, local=False)
 
 
 def _probe(system: str, base_url: str) -> None:

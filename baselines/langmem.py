@@ -20,7 +20,8 @@ from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from baselines.field_llm import Endpoint, explain, local_dialect, open_endpoint, since
+from baselines.dense import shared_minilm
+from baselines.field_llm import Endpoint, LocalModel, explain, local_dialect, open_endpoint, since
 from baselines.store import fingerprint
 from baselines.text import message_text
 from eval.contract import Hit, Query, Retrieval, Usage
@@ -86,12 +87,14 @@ class LangMem:
         query_limit: int = 5,
         force_tool: bool | None = None,
         timeout_s: float = 600.0,
+        local_model: LocalModel | None = None,  # injected by the harness: the endpoint without base_url
     ):
         self.name = "langmem"
         self.base_url, self.model, self.api_key_env = base_url, model, api_key_env
         self.max_tokens, self.temperature, self.query_limit = max_tokens, temperature, query_limit
         self.force_tool = force_tool  # None: only for the local model
         self.timeout_s = timeout_s
+        self.local_model = local_model
         self.manager: Any = None  # built on first use
         self.store: Any = None
         self.endpoint: Endpoint | None = None
@@ -114,9 +117,10 @@ class LangMem:
     # -- building
     def _build(self) -> None:
         create_memory_store_manager, ChatOpenAI, InMemoryStore = import_langmem()
-        from baselines.dense import shared_minilm
 
-        self.endpoint = open_endpoint(self.name, self.base_url, self.model, self.api_key_env)
+        self.endpoint = open_endpoint(
+            self.name, self.base_url, self.model, self.api_key_env, self.local_model
+        )
         embedder = shared_minilm()  # a KemeError naming the `embed` extra when it is missing
         force = self.endpoint.local if self.force_tool is None else self.force_tool
         if self.endpoint.local or force:

@@ -24,7 +24,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any, Literal
 
-from baselines.field_llm import Endpoint, explain, local_dialect, open_endpoint, since
+from baselines.field_llm import Endpoint, LocalModel, explain, local_dialect, open_endpoint, since
 from baselines.store import fingerprint
 from baselines.text import message_text
 from eval.contract import Hit, Query, Retrieval, Usage
@@ -130,6 +130,7 @@ class Mem0:
         threshold: float = 0.1,
         structured_output: Literal["auto", "json_object", "json_object_schema"] = "auto",
         timeout_s: float = 600.0,
+        local_model: LocalModel | None = None,  # injected by the harness: the endpoint without base_url
     ):
         if not 0 <= threshold <= 1:
             raise ValueError(f"threshold must be between 0 and 1, not {threshold}")
@@ -139,6 +140,7 @@ class Mem0:
         self.max_tokens, self.temperature, self.threshold = max_tokens, temperature, threshold
         self.structured_output = structured_output
         self.timeout_s = timeout_s
+        self.local_model = local_model
         self.memory: Any = None  # built on first use: constructing a system starts no model
         self.endpoint: Endpoint | None = None
         self.embedder: _CountedEmbedder | None = None
@@ -172,7 +174,9 @@ class Mem0:
 
         model_path = minilm_path()
         if self.infer:
-            self.endpoint = open_endpoint(self.name, self.base_url, self.model, self.api_key_env)
+            self.endpoint = open_endpoint(
+                self.name, self.base_url, self.model, self.api_key_env, self.local_model
+            )
         self.tmp = tempfile.TemporaryDirectory(prefix=f"keme-{self.name}-")
         llm = {
             "model": self.endpoint.model if self.endpoint else "unused",

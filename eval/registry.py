@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import PydanticSchemaGenerationError, TypeAdapter, ValidationError
 
 from eval.contract import MemorySystem
+from eval.local_model import LOCAL_MODEL
 from keme.errors import KemeError
 
 
@@ -160,10 +161,23 @@ def default_names() -> list[str]:
 
 
 def create(name: str, **params: Any) -> MemorySystem:
+    """Build `name` with `params`; a system that calls an LLM also gets the shipped model's endpoint
+    (`local_model`), which it uses when no `base_url` is set."""
     spec = REGISTRY.get(name)
     if spec is None:
         raise KemeError(f"unknown memory system {name!r}; known: {', '.join(REGISTRY)}")
+    if spec.needs_llm and "local_model" in _signature(spec).parameters:
+        params.setdefault("local_model", LOCAL_MODEL)
     return spec.factory(**params)
+
+
+def _signature(spec: SystemSpec) -> inspect.Signature:
+    factory = spec.factory
+    build = factory.resolve() if isinstance(factory, Lazy) else factory
+    try:
+        return inspect.signature(build)
+    except (TypeError, ValueError):  # a builtin or C callable: nothing declared
+        return inspect.Signature()
 
 
 def register(spec: SystemSpec) -> None:
@@ -181,10 +195,7 @@ def parameters(spec: SystemSpec) -> dict[str, TypeAdapter]:
     """
     factory = spec.factory
     build, preset = (factory.resolve(), dict(factory.preset)) if isinstance(factory, Lazy) else (factory, {})
-    try:
-        signature = inspect.signature(build)
-    except (TypeError, ValueError):  # a builtin or C callable: nothing declared
-        return {}
+    signature = _signature(spec)
     try:
         hints = typing.get_type_hints(build.__init__ if inspect.isclass(build) else build)
     except Exception:  # noqa: BLE001 - an annotation that does not resolve: treat every parameter as untyped

@@ -86,6 +86,17 @@ LEADERBOARD = (
 # shown only when some system of the run calls an LLM to store or retrieve (mem0, LangMem): for the others
 # they are 0 and msg/s already says what ingest costs
 LLM_COST = ("memory_llm_calls", "memory_llm_tokens", "ingest_s_per_session")
+# measured on the machine (wall time, memory): two runs of the same work differ in these and nowhere else
+MEASURED = frozenset(
+    {
+        "retrieve_p50_ms",
+        "retrieve_p95_ms",
+        "ingest_seconds",
+        "ingest_messages_per_s",
+        "ingest_s_per_session",
+        "peak_rss_mb",
+    }
+)
 # per-question means with a 95 % interval in summary.json (`intervals`), the leaderboard's scores among them
 INTERVALS = (
     "recall_any@5",

@@ -14,10 +14,10 @@ from conftest import ROOT, sample_dataset
 from baselines.bm25 import FlatBM25
 from eval.metrics import KS
 from eval.registry import REGISTRY, default_names
+from eval.report import MEASURED
 from eval.run import RunError, Settings, run
 
 SAMPLE = ROOT / "data/sample"
-TIMING = ("retrieve_p50_ms", "retrieve_p95_ms", "ingest_seconds", "ingest_messages_per_s", "peak_rss_mb")
 
 
 @pytest.fixture(scope="module")
@@ -109,7 +109,7 @@ def test_online_replay_never_shows_the_future(tmp_path, temporary_system):
 def _without_timing(summary: dict) -> dict:
     systems = {}
     for name, metrics in summary["systems"].items():
-        systems[name] = {k: v for k, v in metrics.items() if k not in TIMING}
+        systems[name] = {k: v for k, v in metrics.items() if k not in MEASURED}
     return summary | {"systems": systems}
 
 

@@ -182,10 +182,11 @@ def test_leaderboard_markdown_escapes_system_names(tmp_path, temporary_system):
     name = temporary_system(HOSTILE, lambda: FlatBM25())
     run(Settings(data=sample_dataset(), out=tmp_path, systems=[name, "recency"], limit=2))
     lines = (tmp_path / "leaderboard.md").read_text().splitlines()
-    table = [line for line in lines if line.startswith("|")]
-    assert len(table) == 4  # header, rule, two systems
-    widths = {len(line.replace("\\|", "").split("|")) for line in table}
-    assert len(widths) == 1  # no cell breaks out of its column
+    tables = [block.splitlines() for block in "\n".join(lines).split("\n\n") if block.startswith("|")]
+    assert len(tables[0]) == 4  # the leaderboard: header, rule, two systems
+    for table in tables:  # the leaderboard and the failure analysis
+        widths = {len(line.replace("\\|", "").split("|")) for line in table}
+        assert len(widths) == 1  # no cell breaks out of its column
     text = "\n".join(lines)
     assert (
         "<script>" not in text

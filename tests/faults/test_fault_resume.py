@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from probe import ROOT, raises_clearly, record, refuses, works
 
+from eval.report import MEASURED
 from keme.dataset.lock import directory_lock
 
 pytestmark = pytest.mark.fault
@@ -26,7 +27,6 @@ pytestmark = pytest.mark.fault
 SAMPLE = ROOT / "data/sample"
 LIMIT = "6"  # questions per persona: 12 retrievals per system
 SESSIONS = 55  # in the sample, all roles
-TIMING = {"retrieve_p50_ms", "retrieve_p95_ms", "ingest_seconds", "ingest_messages_per_s", "peak_rss_mb"}
 # factmem encrypts every value with a random AES-GCM nonce, and the write chain's unique hash index
 # grows by a page more or less with those random bytes: its storage_bytes differs between two
 # uninterrupted runs as well, so it is not a figure a resume can reproduce.
@@ -93,7 +93,7 @@ def results(out: Path, system: str) -> tuple[dict, dict]:
     metrics = json.loads((out / "summary.json").read_text())["systems"][system]
     # vs_next compares the system with the next one of the same run: a fact of the run's line-up, not of
     # the system's result (a resumed one-system run has no next system)
-    skip = TIMING | UNREPRODUCIBLE.get(system, set()) | {"vs_next"}
+    skip = MEASURED | UNREPRODUCIBLE.get(system, set()) | {"vs_next"}
     hits = {}
     for line in (out / system / "retrieve.jsonl").read_text().splitlines():
         row = json.loads(line)
