@@ -902,6 +902,34 @@ def hardneg(
 
 
 @app.command()
+def view(
+    dataset: Path = typer.Argument(..., help="keme dataset directory"),
+    runs: list[Path] = typer.Option([], "--run", help="a `keme eval` output of DATASET (repeatable)"),
+    out: Path = typer.Option(..., "--out", "-o", help="directory to write the site to (new, or --force)"),
+    force: bool = typer.Option(False, "--force", help="replace an earlier `keme view` site in OUT"),
+    no_verify: bool = typer.Option(False, "--no-verify", help="show the dataset without checking it"),
+) -> None:
+    """Write a static site of DATASET and its runs: personas over time, sessions, questions with their
+    evidence, and per question what each system retrieved, answered and why it failed. Open OUT/index.html
+    in a browser: it needs no server and no network."""
+    from eval.view.data import read_run
+    from eval.view.site import write_site
+
+    try:
+        data = _dataset_to_score(dataset, not no_verify, "; or pass --no-verify to show it as it is")
+        stats = write_site(data, [read_run(run, data) for run in runs], out, force=force)
+    except KemeError as exc:
+        _fail(exc)
+    except OSError as exc:
+        _fail(KemeError(f"--out {out}: cannot write ({exc.strerror or exc})"))
+    console.print(
+        f"[green]wrote[/] {escape(str(out / 'index.html'))}: {stats.personas} personas, {stats.questions} "
+        f"questions, {stats.runs} runs, {stats.images} screenshots ({stats.files} data files, "
+        f"{stats.bytes / 2**20:.1f} MiB)"
+    )
+
+
+@app.command()
 def schema(
     out: Path = typer.Option(..., "--out", "-o", help="directory for the *.schema.json files"),
 ) -> None:

@@ -1,0 +1,1 @@
+"""`keme view`: a static site of a dataset and its runs (data shapes it, site writes it)."""
