@@ -172,14 +172,14 @@ function persona(n) {
   return Promise.all([index(), year(n)]).then(function (got) {
     var ix = got[0], y = got[1];
     var attrRows = y.attributes.map(function (a) {
-      return el("tr", null, td(a.key), td(a.versions.map(function (v, i) {
+      return el("tr", null, td(a.key), td(a.versions.length ? a.versions.map(function (v, i) {
         return el("div", { class: "version" + (i === a.versions.length - 1 ? " current" : "") },
           el("strong", null, v.value), " ", el("span", { class: "muted" }, "from " + when(v.from)), " ",
           v.evidence.length ? v.evidence.map(function (m) {
-            return link("#/p/" + n + "/s/" + enc(y.sessions[y.msg[m]] ? y.sessions[y.msg[m]].id : "") + "?m=" + enc(m),
-              m, "evidence-link");
+            return [link("#/p/" + n + "/s/" + enc(y.sessions[y.msg[m]] ? y.sessions[y.msg[m]].id : "") + "?m=" + enc(m),
+              m, "evidence-link"), " "];
           }) : el("span", { class: "muted small" }, "(not revealed)"));
-      })));
+      }) : el("span", { class: "muted" }, "— (no value)")));
     });
     var anchors = {};
     y.anchors.forEach(function (a) { anchors[a.id] = a; });
@@ -342,8 +342,10 @@ function questions(params) {
 
 // ---- one question: its evidence in context, and what each system did with it
 function question(n, qid, params) {
+  var item;
   return Promise.all([index(), year(n), load("p" + n + "-q")]).then(function (got) {
-    var ix = got[0], y = got[1], item = got[2].filter(function (q) { return q.id === qid; })[0];
+    var ix = got[0], y = got[1];
+    item = got[2].filter(function (q) { return q.id === qid; })[0];
     if (!item) throw new Error("persona " + n + " has no question " + qid);
     var gold = {};
     item.evidence.forEach(function (m) { gold[m] = "evidence"; });
@@ -404,7 +406,7 @@ function question(n, qid, params) {
       var e = rec[s] && rec[s][qid];
       if (!e) return el("tr", null, td(s), td("not asked", "muted"));
       var first = firstGold(e, gold);
-      return el("tr", null, td(s), td(first ? first : "—", "num"), td(e.answer === undefined ? "" : e.answer),
+      return el("tr", null, td(s), td(first ? first : "—", "num"), td(found(e) + " / " + item.evidence.length, "num"), td(e.answer === undefined ? "" : e.answer),
         td(verdicts(e)), td(e.failure ? chip(ix.failure_labels[e.failure], "bad") : ""));
     });
     function picker(name, value) {
@@ -415,9 +417,18 @@ function question(n, qid, params) {
     }
     return el("section", { class: "run" },
       el("h2", null, "run " + run.name),
-      table(["system", "first gold rank", "answer", "verdicts", "failure"], summaryRows, "outcomes"),
+      table(["system", "first gold rank", "evidence in the hits", "answer", "verdicts", "failure"], summaryRows, "outcomes"),
       el("div", { class: "filters" }, "side by side: ", picker("a", a), picker("b", b)),
       el("div", { class: "columns" }, [a, b].map(function (s) { return hitsView(ix, run, s, rec[s] && rec[s][qid], gold, byId); })));
+  }
+
+  // how many evidence messages the hits hold (each, or a message restating it)
+  function found(entry) {
+    var got = {};
+    entry.hits.forEach(function (h) { h[0].forEach(function (m) { got[m] = true; }); });
+    return item.evidence.filter(function (m) {
+      return got[m] || (item.also[m] || []).some(function (x) { return got[x]; });
+    }).length;
   }
 
   function firstGold(entry, gold) {
@@ -464,6 +475,7 @@ function route() {
   var cut = hash.indexOf("?");
   var path = (cut < 0 ? hash : hash.slice(0, cut)).split("/").filter(Boolean).map(decodeURIComponent);
   var params = new URLSearchParams(cut < 0 ? "" : hash.slice(cut + 1));
+  window.scrollTo(0, 0);
   var done;
   if (path.length === 0) done = overview();
   else if (path[0] === "questions") done = questions(params);
