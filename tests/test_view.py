@@ -252,3 +252,18 @@ def test_an_existing_site_is_replaced_only_with_force(site):
 def test_the_site_has_a_policy_that_forbids_the_network(site):
     html = (site[0] / "index.html").read_text()
     assert "connect-src 'none'" in html and "default-src 'none'" in html
+
+
+def test_keme_view_writes_the_site_and_refuses_a_run_directory_that_is_not_one(tmp_path):
+    from typer.testing import CliRunner
+
+    from keme.cli import app
+
+    root = sample_dataset().root
+    done = CliRunner().invoke(app, ["view", str(root), "--out", str(tmp_path / "site")])
+    assert done.exit_code == 0 and "66 questions" in done.output
+    assert (tmp_path / "site" / "index.html").exists() and (tmp_path / "site" / "data" / "index.js").exists()
+    arguments = ["view", str(root), "--run", str(tmp_path), "--out", str(tmp_path / "s2")]
+    refused = CliRunner().invoke(app, arguments)
+    assert refused.exit_code != 0 and "is it a finished `keme eval` run?" in refused.output
+    assert not (tmp_path / "s2").exists()
