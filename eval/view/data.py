@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -112,30 +113,25 @@ def _attributes(persona: Any) -> list[dict[str, Any]]:
     ]
 
 
+def group(records: Iterable[Any], key: str) -> dict[str, list[Any]]:
+    """`records` by the value of their field `key`, in their order."""
+    out: dict[str, list[Any]] = defaultdict(list)
+    for record in records:
+        out[getattr(record, key)].append(record)
+    return out
+
+
 def build(dataset: Dataset, runs: list[Run]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(the index, one bundle per persona: its year, session pages, questions and runs' records)."""
     personas = dataset.personas
     position = {p.id: n for n, p in enumerate(personas)}
-    sessions_of: dict[str, list[Any]] = defaultdict(list)
-    for session in dataset.sessions:
-        sessions_of[session.persona_id].append(session)
-    claims_of: dict[str, list[Any]] = defaultdict(list)
-    for claim in dataset.claims:
-        claims_of[claim.message_id].append(claim)
-    images_of: dict[str, list[Any]] = defaultdict(list)
-    for image in dataset.images:
-        if image.message_id:
-            images_of[image.message_id].append(image)
-    questions_of: dict[str, list[Any]] = defaultdict(list)
-    for item in dataset.qa:
-        questions_of[item.persona_id].append(item)
+    sessions_of = group(dataset.sessions, "persona_id")
+    claims_of = group(dataset.claims, "message_id")
+    images_of = group((i for i in dataset.images if i.message_id), "message_id")
+    questions_of = group(dataset.qa, "persona_id")
     graphs = {g.persona_id: g for g in dataset.graphs}
-    anchors_of: dict[str, list[Any]] = defaultdict(list)
-    for anchor in dataset.anchors:
-        anchors_of[anchor.persona_id].append(anchor)
-    schedule_of: dict[str, list[Any]] = defaultdict(list)
-    for block in dataset.schedule:
-        schedule_of[block.persona_id].append(block)
+    anchors_of = group(dataset.anchors, "persona_id")
+    schedule_of = group(dataset.schedule, "persona_id")
 
     index_questions = []
     bundles = []
