@@ -969,11 +969,14 @@ def demo(
     config: Path = typer.Option(Path("configs/demo.yaml"), help="demo config"),
     out: Path = typer.Option(Path("out/demo"), help="where the demo dataset goes"),
     run_dir: Path = typer.Option(Path("out/demo-run"), help="where the evaluation run goes"),
+    site: Path = typer.Option(Path("out/demo-site"), help="where the viewer's site goes"),
 ) -> None:
     """The main job: synthesize the demo dataset, validate it, evaluate every offline baseline, print the
-    leaderboard."""
+    leaderboard, write the viewer's site."""
     from eval.registry import REGISTRY, default_names
     from eval.run import Settings, run
+    from eval.view.data import read_run
+    from eval.view.site import write_site
     from keme.stats import trajectory_stats
     from keme.validate import check_dataset, coherence_checked, coherence_counts, scan_dataset
 
@@ -1029,6 +1032,11 @@ def demo(
         summary, f"MobileMem demo · {summary['systems'][systems[0]]['questions']} questions · offline replay"
     )
     console.print(f"reports in {run_dir}: summary.json, leaderboard.md, leaderboard.png, results.jsonl")
+    try:
+        write_site(data, [read_run(run_dir, data)], site, force=(site / "index.html").exists())
+    except KemeError as exc:
+        _fail(exc)
+    console.print(f"4. the viewer: open {site / 'index.html'} in a browser (keme view)")
 
 
 INTERNAL_ERROR = 70  # EX_SOFTWARE: a bug in keme, not in the user's input
