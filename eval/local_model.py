@@ -44,7 +44,6 @@ class LocalModel:
         with self.lock:
             if self.server is not None:
                 self.server.stop()
-                self.server.url = None
 
 
 def _server(n_ctx: int) -> LocalServer:

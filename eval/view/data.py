@@ -2,7 +2,7 @@
 persona its year, its sessions in pages, its questions and each system's retrievals of them.
 
 The site loads these on demand, so a page needs only its persona's files. Ids are data, never paths: files
-are named by position (persona 0, page 3), and the index maps ids to positions.
+are named by position (persona 0, page 3), and the index lists personas and questions by position.
 """
 
 from __future__ import annotations
@@ -124,7 +124,6 @@ def group(records: Iterable[Any], key: str) -> dict[str, list[Any]]:
 def build(dataset: Dataset, runs: list[Run]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(the index, one bundle per persona: its year, session pages, questions and runs' records)."""
     personas = dataset.personas
-    position = {p.id: n for n, p in enumerate(personas)}
     sessions_of = group(dataset.sessions, "persona_id")
     claims_of = group(dataset.claims, "message_id")
     images_of = group((i for i in dataset.images if i.message_id), "message_id")
@@ -314,7 +313,6 @@ def build(dataset: Dataset, runs: list[Run]) -> tuple[dict[str, Any], list[dict[
         ],
         "questions": index_questions,
         "runs": index_runs,
-        "position": position,
         "failure_categories": list(CATEGORIES),
         "failure_labels": dict(LABELS),
     }
