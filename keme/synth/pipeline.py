@@ -294,30 +294,11 @@ def synthesize(
     if resume and brain_file.exists():  # counts from before the interruption
         saved = json.loads(brain_file.read_text())
         brain.stats.merge(saved.get("stats", {}))
-    trajectories = []
     total = len(cfg.personas)
+    trajectories = []
     for index in range(total):
-        pid = persona_id(index)
-        res = resources.get(cfg.personas[index].language)
-        checked_predicates(res)
-        loaded = work.load(pid) if resume else None
-        chunks: list[list[int]] = []
-        if loaded is not None:
-            traj, chunks, done = loaded
-        else:
-            traj, done = start_trajectory(index, cfg, res), False
-        if not done:
-            state = {"chunks": chunks}
-
-            def save(t: Trajectory, finished: bool, state=state) -> None:
-                atomic_write_text(brain_file, dump_json({"stats": brain.stats.as_dict()}))
-                state["chunks"] = work.save(t, state["chunks"], finished)
-
-            run_trajectory(
-                traj, cfg, res, save, lambda d, n, pid=pid: progress.on_chapter(pid, d, n), brain=brain
-            )
-        trajectories.append(traj)
-        progress.on_persona(pid, index + 1, total)
+        trajectories.append(persona_trajectory(index, cfg, work, brain, resume=resume, progress=progress))
+        progress.on_persona(persona_id(index), index + 1, total)
     dataset = Dataset(
         Manifest(
             name=cfg.name,
@@ -329,6 +310,32 @@ def synthesize(
     )
     add_trajectories(dataset, trajectories)
     return dataset
+
+
+def persona_trajectory(
+    index: int, cfg: SynthConfig, work: _Work, brain: Brain, *, resume: bool, progress: Progress
+) -> Trajectory:
+    """One persona's whole trajectory: resumed from its checkpoint in `work` or run from its prior, with
+    checkpoints per chapter (the unit a distributed run hands to a worker)."""
+    pid = persona_id(index)
+    res = resources.get(cfg.personas[index].language)
+    checked_predicates(res)
+    brain_file = work.root / "brain.json"
+    loaded = work.load(pid) if resume else None
+    chunks: list[list[int]] = []
+    if loaded is not None:
+        traj, chunks, done = loaded
+    else:
+        traj, done = start_trajectory(index, cfg, res), False
+    if not done:
+        state = {"chunks": chunks}
+
+        def save(t: Trajectory, finished: bool) -> None:
+            atomic_write_text(brain_file, dump_json({"stats": brain.stats.as_dict()}))
+            state["chunks"] = work.save(t, state["chunks"], finished)
+
+        run_trajectory(traj, cfg, res, save, lambda d, n: progress.on_chapter(pid, d, n), brain=brain)
+    return traj
 
 
 def add_trajectories(dataset: Dataset, trajectories: list[Trajectory]) -> None:
