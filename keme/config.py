@@ -308,6 +308,19 @@ class OmniSpec(_Strict):
         return value
 
 
+class HaystackSpec(_Strict):
+    """The size each persona's data should reach, by filler sessions between its own (keme/synth/filler.py):
+    LongMemEval_S is about 115k tokens a question, LongMemEval_M and MobileMem-Omni about 1.5-1.7M."""
+
+    tokens: int | None = Field(
+        default=None,
+        ge=1_000,
+        le=5_000_000,
+        description="target tokens per persona (keme.text.tokens.count_tokens), 1,000-5,000,000; none: no "
+        "filler. A persona whose own sessions already reach it gets none",
+    )
+
+
 class SynthConfig(_Strict):
     """A synthesis run. Limits: personas 1-99, months 1-24 each, anchors.per_month 0-10 per app and 30 in all,
     graph.max_events 8-30; each chapter must be able to ground the anchors it may receive (checked at
@@ -334,11 +347,14 @@ class SynthConfig(_Strict):
     brain: BrainSpec = Field(default_factory=BrainSpec)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     omni: OmniSpec = Field(default_factory=OmniSpec)
+    haystack: HaystackSpec = Field(default_factory=HaystackSpec)
 
     def fingerprint(self) -> str:
         """Hash of everything that shapes the data but the seed: a dataset directory belongs to one
-        fingerprint."""
+        fingerprint (a config without filler hashes as it did before the haystack setting existed)."""
         payload = self.model_dump(mode="json", exclude={"seed", "llm"})
+        if self.haystack.tokens is None:
+            payload.pop("haystack")
         if self.brain.mode != "procedural":
             payload["llm"] = self.llm.identity()
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()

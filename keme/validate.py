@@ -10,7 +10,8 @@ parents, 2-15 children per expanded event, edges between siblings from an
 earlier to a later event); one session per leaf inside its window with no
 overlap between sessions; anchors unchanged (hash) and embedded verbatim
 exactly once; every evidence link resolving to a message that states the value
-while that version was valid; screenshots; and the coherence of the world the text
+while that version was valid; screenshots; filler sessions that state nothing a question depends on
+(keme.qa.haystack); and the coherence of the world the text
 is said from (keme.world.check: occupancy, state, objects, calendar, catalog,
 chapters), counted per rule.
 """
@@ -35,6 +36,7 @@ from keme.omni.render import Renderer
 from keme.omni.screens import MODELS
 from keme.prior.anchors import anchor_message_text
 from keme.qa.facts import worlds_of
+from keme.qa.haystack import filler_problems
 from keme.qa.resolve import Ledger, record_titles, shared_title, uniqueness
 from keme.qa.verify import verify_items
 from keme.synth.state import dialogue_hash
@@ -565,6 +567,8 @@ def check_dataset(
             violations += check_images(data, rerender)
     if coherence_checked(scan, coherence):
         violations += check_coherence(data)
+    if not broken & {"sessions.jsonl", "claims.jsonl", "qa.jsonl", "personas.jsonl"}:
+        violations += check_filler(data)
     if broken:
         violations.append(
             Violation(
@@ -574,6 +578,14 @@ def check_dataset(
             )
         )
     return violations
+
+
+def check_filler(data: Dataset) -> list[Violation]:
+    """Filler sessions state nothing a question depends on (keme.qa.haystack), and overlap none of the
+    persona's own (check_sessions holds every pair apart)."""
+    return [
+        Violation("filler", where, what) for view in data.views() for where, what in filler_problems(view)
+    ]
 
 
 def check_images(data: Dataset, rerender: bool = False) -> list[Violation]:

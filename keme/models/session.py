@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from keme.models.ids import Id, ImagePath
 
@@ -50,3 +50,16 @@ class Session(BaseModel):
     start: datetime
     end: datetime
     messages: list[Message]
+    filler: bool = Field(
+        default=False,
+        description="a haystack session (keme/synth/filler.py): an everyday assistant chat that states "
+        "nothing about the persona; written only when true",
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_default_filler(self, handler: SerializerFunctionWrapHandler) -> dict:
+        """A persona's own session is written without the key, as before filler existed."""
+        data = handler(self)
+        if not self.filler and isinstance(data, dict):
+            data.pop("filler", None)
+        return data

@@ -34,6 +34,7 @@ from keme.prior.persona import build_persona, persona_id
 from keme.seeding import rng_for
 from keme.stats import trajectory_stats
 from keme.synth import planner
+from keme.synth.filler import add_filler
 from keme.synth.planner import PlanContext
 from keme.synth.state import Checkpoint, Trajectory, is_leaf
 from keme.text import resources
@@ -195,7 +196,9 @@ def check_anchors_untouched(traj: Trajectory) -> None:
 def synthesize_persona(index: int, cfg: SynthConfig, brain: Brain | None = None) -> Trajectory:
     """One persona, in memory, no checkpoints (library use and benchmarks)."""
     res = resources.get(cfg.personas[index].language)
-    return run_trajectory(start_trajectory(index, cfg, res), cfg, res, brain=brain or make_brain(cfg))
+    traj = run_trajectory(start_trajectory(index, cfg, res), cfg, res, brain=brain or make_brain(cfg))
+    add_filler(traj, cfg)
+    return traj
 
 
 # ---------------------------------------------------------------- the dataset directory
@@ -303,7 +306,8 @@ def synthesize(
         Manifest(
             name=cfg.name,
             seed=cfg.seed,
-            config=cfg.model_dump(mode="json"),
+            # a config without filler is recorded as it was before the haystack setting existed
+            config=cfg.model_dump(mode="json", exclude={"haystack"} if cfg.haystack.tokens is None else None),
             config_fingerprint=cfg.fingerprint(),
             files={},
         )
@@ -335,6 +339,7 @@ def persona_trajectory(
             state["chunks"] = work.save(t, state["chunks"], finished)
 
         run_trajectory(traj, cfg, res, save, lambda d, n: progress.on_chapter(pid, d, n), brain=brain)
+    add_filler(traj, cfg)  # drawn anew on a resume, never checkpointed: it depends on the finished year alone
     return traj
 
 

@@ -177,7 +177,8 @@ def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
         sessions = {
             s.id
             for s in g.world.sessions
-            if g.world.events[s.event_id].parent_id == g.world.events[fact.event_id].parent_id
+            if s.event_id in g.world.events  # filler belongs to no episode
+            and g.world.events[s.event_id].parent_id == g.world.events[fact.event_id].parent_id
         }
         texts = [m.content for s in sessions for m in g.world.sessions_by_id[s].messages]
         false = next((p for p in people if p and p != fact.value and not any(p in t for t in texts)), None)

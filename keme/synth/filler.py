@@ -1,0 +1,360 @@
+"""Filler sessions: the haystack a persona's own sessions are buried in, drawn from the filler bank.
+
+`haystack.tokens` in a config sets the size a persona's data should reach; `add_filler` adds everyday
+assistant conversations (keme/text/<lang>/filler/) in the gaps between the persona's sessions until
+it does. Filler is marked (`Session.filler`, every message `smalltalk`), states no claim, and names
+nothing of the persona's world: the bank's lines are checked against the cue lexicon and the persona
+vocabularies (`problems`, run by `python -m keme.synth.filler check en`), and the topics a persona gets
+leave out every one that names a string of that persona (`entity_strings`). keme.validate proves it
+again on the written data, against every question.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+import random
+import re
+import sys
+from collections import Counter
+from datetime import date, datetime, time, timedelta
+
+from keme.config import SynthConfig
+from keme.models import Message, Session
+from keme.seeding import rng_for
+from keme.stats import entity_strings
+from keme.synth.state import Trajectory
+from keme.text.filler import FillerBank, FillerError, Topic, load_filler, mention_pattern, vocabulary
+from keme.text.normalize import norm_text
+from keme.text.resources import LANGUAGES
+from keme.text.tokens import count_tokens
+from keme.world.cues import Cues, load_cues
+
+EVENT_ID = "filler"  # filler belongs to no event of the graph
+PATTERN = "filler"
+MAX_REPEATS = 2  # a persona hears one exact filler line at most this often (the diversity bound is 3)
+DAY_START, DAY_END = time(7, 30), time(23, 30)
+
+_DIGIT = re.compile(r"[0-9０-９]")
+# a user line that says something about the user could back or contradict a persona fact
+_PERSONAL = {
+    "en": re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|mine|myself|we|we're|we've|our|ours|us)\b", re.IGNORECASE),
+    "zh": re.compile(r"我|咱|俺"),
+}
+_ASKING_ZH = re.compile(r"帮我|给我|告诉我|教教我|教我|跟我|替我|为我|让我看看")
+# cue lists whose match makes a line say something about now, a place or the persona's things
+_CUE_LISTS = (
+    "today_weekday",
+    "day_of_month",
+    "dated_weekday",
+    "office",
+    "commute",
+    "overtime",
+    "workday",
+    "arrival",
+    "trip_day_one",
+    "trip_return",
+    "first_day_job",
+    "party_size",
+    "split",
+    "purpose_for_someone",
+    "purpose_shared",
+    "purpose_not_shared",
+    "training_per_week",
+    "week_count",
+)
+_MONTH_NAMES_EN = re.compile(
+    r"\b(?:January|February|March|April|June|July|August|September|October|November|December)\b"
+)
+
+
+def _cue_problem(text: str, cues: Cues, lang: str) -> str | None:
+    for cue in cues.times:
+        if cues.any(cue.patterns, text):
+            return f"names a time of day ({cue.name})"
+    long_names = [w for names in cues.weekdays for w in names if len(w) >= (6 if lang == "en" else 2)]
+    if lang == "en":
+        if found := re.search(rf"\b(?:{'|'.join(long_names)})\b", text, re.IGNORECASE):
+            return f"names a weekday ({found.group(0)})"
+        if found := _MONTH_NAMES_EN.search(text):
+            return f"names a month ({found.group(0)})"
+    else:
+        for word in long_names + list(cues.month_abbreviations):
+            if word in text:
+                return f"names a weekday or month ({word})"
+    for name in _CUE_LISTS:
+        patterns = [p.replace("{weekday}", "(?:" + "|".join(long_names) + ")") for p in getattr(cues, name)]
+        if found := cues.search(patterns, text):
+            return f"matches the {name} cue ({found.group(0)!r})"
+    objects = [p for values in cues.objects.values() for p in values]
+    if cues.any(objects, text) and cues.any(cues.broken + cues.repaired + cues.working, text):
+        return "says an object is broken, working or repaired"
+    return None
+
+
+def line_problem(text: str, user: bool, lang: str, cues: Cues, words: re.Pattern[str] | None) -> str | None:
+    """Why one line may not be filler, or None."""
+    if _DIGIT.search(text):
+        return "has a digit (spell general numbers out, or leave them out)"
+    if user:
+        said = _ASKING_ZH.sub("", text) if lang == "zh" else text
+        if found := _PERSONAL[lang].search(said):
+            return f"a user line about the user ({found.group(0)!r}): ask for general information instead"
+    if words is not None and (found := words.search(text)):
+        return f"names {found.group(0)!r} from the persona vocabularies (pools, persona values, catalog)"
+    return _cue_problem(text, cues, lang)
+
+
+def _user_line(where: str) -> bool:
+    return where.startswith(("openers", "thanks")) or ".asks[" in where or ".ask[" in where
+
+
+def _problems(lang: str, bank: FillerBank) -> list[tuple[str, str, str]]:
+    cues = load_cues(lang)
+    words = mention_pattern(vocabulary(lang), lang)
+    found = []
+    for where, text in bank.lines():
+        if why := line_problem(text, _user_line(where), lang, cues, words):
+            found.append((where, why, text))
+    return found
+
+
+def problems(lang: str, bank: FillerBank | None = None) -> list[str]:
+    """Every line of a language's filler bank that breaks the filler contract, with where and why."""
+    return [
+        f"{lang}/filler {where}: {why}: {text}"
+        for where, why, text in _problems(lang, bank or load_filler(lang))
+    ]
+
+
+@functools.cache
+def usable_bank(lang: str) -> FillerBank:
+    """The bank without the lines that break the contract (and the topics that hold one): what synthesis
+    draws from, so that a bank being written never puts a bad line into data."""
+    bank = load_filler(lang)
+    bad = {where for where, _, _ in _problems(lang, bank)}
+    wrappers = {
+        name: [t for i, t in enumerate(getattr(bank, name)) if f"{name}[{i}]" not in bad]
+        for name in ("openers", "thanks", "intros", "outros")
+    }
+    spoiled = {where.split(".")[1] for where in bad if where.startswith("topics.")}
+    return bank.model_construct(**wrappers, topics=[t for t in bank.topics if t.id not in spoiled])
+
+
+# ---------------------------------------------------------------- drawing sessions
+def _allowed_topics(bank: FillerBank, traj: Trajectory) -> list[Topic]:
+    """The topics that name no string of this persona (its name, attribute values, event and record
+    values), so that none of its filler can be read as being about it."""
+    lang = traj.persona.language
+    # as keme.qa.haystack reads it: case-, width- and punctuation-folded, whole words in English
+    names = mention_pattern({norm_text(e) for e in entity_strings(traj.view())}, lang)
+    if names is None:
+        return list(bank.topics)
+
+    def clean(topic: Topic) -> bool:
+        texts = topic.asks + topic.answer + [t for f in topic.follow_ups for t in f.ask + f.answer]
+        texts += bank.openers + bank.thanks + bank.intros + bank.outros
+        return not any(names.search(norm_text(t)) for t in texts)
+
+    return [t for t in bank.topics if clean(t)]
+
+
+class _Draw:
+    """One persona's filler draws: topics dealt like cards, lines kept under MAX_REPEATS."""
+
+    def __init__(self, bank: FillerBank, topics: list[Topic], rng: random.Random, lang: str):
+        self.bank, self.topics, self.rng, self.lang = bank, topics, rng, lang
+        self.deck: list[Topic] = []
+        self.said: Counter[str] = Counter()
+        self.joiner = "" if lang == "zh" else " "
+
+    def topic(self) -> Topic:
+        if not self.deck:
+            self.deck = list(self.topics)
+            self.rng.shuffle(self.deck)
+        return self.deck.pop()
+
+    def _fresh(self, candidates: list[str]) -> str | None:
+        for text in candidates:
+            if self.said[text] < MAX_REPEATS:
+                self.said[text] += 1
+                return text
+        return None
+
+    def user(self, asks: list[str], wrappers: list[str], p_wrap: float) -> str | None:
+        """An ask as said, maybe after a wrapper; another wording or wrapper when one is said out."""
+        asks = self.rng.sample(asks, len(asks))
+        plain = [a for a in asks] if self.rng.random() >= p_wrap else []
+        wrapped = [
+            f"{w}{self.joiner}{a}" for a in asks for w in self.rng.sample(wrappers, min(4, len(wrappers)))
+        ]
+        return self._fresh(plain + wrapped + [a for a in asks])
+
+    def reply(self, sentences: list[str], least: int, intro: bool, outro: bool) -> str | None:
+        for _ in range(6):
+            keep = self.rng.randint(min(least, len(sentences)), len(sentences))
+            chosen = sorted(self.rng.sample(range(len(sentences)), keep))
+            parts = [sentences[i] for i in chosen]
+            if intro:
+                parts.insert(0, self.rng.choice(self.bank.intros))
+            if outro:
+                parts.append(self.rng.choice(self.bank.outros))
+            text = self._fresh([self.joiner.join(parts)])
+            if text is not None:
+                return text
+        return None
+
+    def dialogue(self) -> list[tuple[str, str]] | None:
+        """(role, text) turns of one conversation, or None when its lines are said out."""
+        topic = self.topic()
+        first = self.user(topic.asks, self.bank.openers, 0.4)
+        answer = self.reply(topic.answer, max(3, len(topic.answer) * 2 // 3), self.rng.random() < 0.5, False)
+        if first is None or answer is None:
+            return None
+        turns = [("user", first), ("assistant", answer)]
+        follows = self.rng.sample(topic.follow_ups, self.rng.randint(1, len(topic.follow_ups)))
+        for n, follow in enumerate(follows):
+            ask = self.user(follow.ask, self.bank.thanks, 0.5)
+            last = n == len(follows) - 1
+            reply = self.reply(
+                follow.answer, max(2, len(follow.answer) - 1), False, last and self.rng.random() < 0.4
+            )
+            if ask is None or reply is None:
+                break
+            turns += [("user", ask), ("assistant", reply)]
+        return turns
+
+
+class _Calendar:
+    """Free time in a persona's year: filler goes where no session of its own (or earlier filler) is."""
+
+    def __init__(self, sessions: list[Session], first: date, last: date, margin: timedelta):
+        self.first, self.days = first, (last - first).days + 1
+        self.margin = margin
+        self.busy: dict[date, list[tuple[datetime, datetime]]] = {}
+        for session in sessions:
+            self.add(session.start, session.end)
+
+    def add(self, start: datetime, end: datetime) -> None:
+        day = start.date()
+        while day <= end.date():
+            bisect.insort(self.busy.setdefault(day, []), (start, end))
+            day += timedelta(days=1)
+
+    def free(self, start: datetime, end: datetime) -> bool:
+        lo, hi = start - self.margin, end + self.margin
+        for day in {start.date(), end.date()}:
+            for a, b in self.busy.get(day, ()):
+                if a <= hi and lo <= b:
+                    return False
+        return True
+
+    def slot(self, rng: random.Random, minutes: int) -> datetime | None:
+        span = (DAY_END.hour * 60 + DAY_END.minute) - (DAY_START.hour * 60 + DAY_START.minute) - minutes
+        for _ in range(20):
+            day = self.first + timedelta(days=rng.randrange(self.days))
+            start = datetime.combine(day, DAY_START) + timedelta(minutes=rng.randrange(max(1, span)))
+            if self.free(start, start + timedelta(minutes=minutes)):
+                return start
+        return None
+
+
+def _stamp(turns: list[tuple[str, str]], start: datetime, rng: random.Random) -> list[datetime]:
+    times, now = [], start
+    for role, text in turns:
+        times.append(now)
+        # the user reads the reply and types; the assistant answers in seconds
+        wait = rng.randint(20, 90) + len(text) // 12 if role == "assistant" else rng.randint(4, 25)
+        now += timedelta(seconds=wait)
+    return times
+
+
+def persona_tokens(sessions: list[Session]) -> int:
+    return sum(count_tokens(m.content) for s in sessions for m in s.messages)
+
+
+def add_filler(traj: Trajectory, cfg: SynthConfig) -> int:
+    """Bury the persona's sessions in filler up to `cfg.haystack.tokens`; returns the filler tokens added.
+
+    Deterministic from (seed, persona): a resumed synthesis draws the same filler again.
+    """
+    target = cfg.haystack.tokens
+    if target is None:
+        return 0
+    have = persona_tokens(traj.sessions)
+    if have >= target:
+        return 0
+    persona = traj.persona
+    lang = persona.language
+    bank = usable_bank(lang)
+    topics = _allowed_topics(bank, traj)
+    if not topics:
+        return 0
+    rng = rng_for(cfg.seed, persona.id, "filler")
+    draw = _Draw(bank, topics, rng, lang)
+    chapters = [e for e in traj.graph.events if e.depth == 0] or traj.graph.events
+    if not chapters:
+        return 0
+    first = min(e.start for e in chapters).date()
+    last = max(e.end for e in chapters).date()
+    calendar = _Calendar(traj.sessions, first, last, timedelta(minutes=5))
+    drawn: list[tuple[datetime, list[tuple[str, str]], list[datetime]]] = []
+    added, misses = 0, 0
+    while have + added < target and misses < 200:
+        turns = draw.dialogue()
+        if turns is None:
+            misses += 1
+            continue
+        times = _stamp(turns, datetime.min, rng)
+        minutes = int((times[-1] - times[0]).total_seconds() // 60) + 1
+        start = calendar.slot(rng, minutes)
+        if start is None:
+            misses += 1
+            continue
+        times = [start + (t - datetime.min) for t in times]
+        calendar.add(times[0], times[-1])
+        drawn.append((start, turns, times))
+        added += sum(count_tokens(text) for _, text in turns)
+    drawn.sort(key=lambda d: d[0])
+    filler = []
+    for n, (start, turns, times) in enumerate(drawn, 1):
+        session_id = f"{persona.id}-f{n:05d}"
+        messages = [
+            Message(id=f"{session_id}-m{i:02d}", role=role, content=text, timestamp=t, smalltalk=True)
+            for i, ((role, text), t) in enumerate(zip(turns, times, strict=True), 1)
+        ]
+        filler.append(
+            Session(
+                id=session_id,
+                persona_id=persona.id,
+                event_id=EVENT_ID,
+                language=lang,
+                pattern=PATTERN,
+                start=times[0],
+                end=times[-1],
+                messages=messages,
+                filler=True,
+            )
+        )
+    traj.sessions = sorted(traj.sessions + filler, key=lambda s: (s.start, s.id))
+    return added
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2 or argv[0] != "check" or argv[1] not in LANGUAGES:
+        print(f"usage: python -m keme.synth.filler check {{{'|'.join(LANGUAGES)}}}")
+        return 2
+    try:
+        bank = load_filler(argv[1])
+    except FillerError as exc:
+        print(exc)
+        return 1
+    found = problems(argv[1], bank)
+    for line in found:
+        print(line)
+    print(f"{argv[1]}: {len(bank.topics)} topics, {len(found)} problem(s)")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
