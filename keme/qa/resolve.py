@@ -119,6 +119,7 @@ class Ledger:
         self._override: dict[str, str] = {}  # claim id -> value, for `critical`
         self._override_subjects: set[str] = set()
         self._said_norm: dict[str, str] = {}
+        self._joined_text: tuple[str, list[int], list[str]] | None = None
         self._active: dict[tuple, list[date]] = {}
         # (predicate, canonical value) -> the subjects with such a claim: a query's candidates
         self._holders: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -141,13 +142,38 @@ class Ledger:
         return said if said is not None else self._said_at(claim)
 
     def naming(self, needles: tuple[str, ...]) -> list[Message]:
-        """The messages whose normalised text contains every needle (cached: candidates share topics)."""
+        """The messages whose normalised text contains every needle, in time order (cached: candidates
+        share topics). The first needle is found in all the text joined at once (a million-token haystack
+        has tens of thousands of messages); each message it falls in is then checked for the others."""
         if needles not in self._naming:
+            if not needles:
+                self._naming[needles] = list(self.messages.values())
+                return self._naming[needles]
+            text, starts, ids = self._joined()
+            first, hits = needles[0], set()
+            at = text.find(first) if first else 0
+            while at != -1 and first:
+                hits.add(bisect_right(starts, at) - 1)
+                at = text.find(first, at + 1)
+            if not first:
+                hits = set(range(len(ids)))
             normed = self.normed
             self._naming[needles] = [
-                m for m in self.messages.values() if all(n in normed[m.id] for n in needles)
+                self.messages[ids[i]] for i in sorted(hits) if all(n in normed[ids[i]] for n in needles)
             ]
         return self._naming[needles]
+
+    def _joined(self) -> tuple[str, list[int], list[str]]:
+        """Every normalised message in one string (separated by a character no normalised text holds),
+        with where each starts and its id."""
+        if self._joined_text is None:
+            ids = list(self.messages)
+            starts, at = [], 0
+            for mid in ids:
+                starts.append(at)
+                at += len(self.normed[mid]) + 1
+            self._joined_text = ("\x00".join(self.normed[mid] for mid in ids), starts, ids)
+        return self._joined_text
 
     @classmethod
     def of(cls, world) -> Ledger:

@@ -16,16 +16,17 @@ import functools
 import random
 import re
 import sys
+import unicodedata
 from collections import Counter
 from datetime import date, datetime, time, timedelta
 
 from keme.config import SynthConfig
+from keme.errors import SynthesisError
 from keme.models import Message, Session
 from keme.seeding import rng_for
 from keme.stats import entity_strings
 from keme.synth.state import Trajectory
-from keme.text.filler import FillerBank, FillerError, Topic, load_filler, mention_pattern, vocabulary
-from keme.text.normalize import norm_text
+from keme.text.filler import FillerBank, FillerError, Mentions, Topic, load_filler, vocabulary
 from keme.text.resources import LANGUAGES
 from keme.text.tokens import count_tokens
 from keme.world.cues import Cues, load_cues
@@ -36,6 +37,7 @@ MAX_REPEATS = 2  # a persona hears one exact filler line at most this often (the
 DAY_START, DAY_END = time(7, 30), time(23, 30)
 
 _DIGIT = re.compile(r"[0-9０-９]")
+_PUNCT = re.compile(r"[\s\W_]+")
 # a user line that says something about the user could back or contradict a persona fact
 _PERSONAL = {
     "en": re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|mine|myself|we|we're|we've|our|ours|us)\b", re.IGNORECASE),
@@ -68,31 +70,44 @@ _MONTH_NAMES_EN = re.compile(
 )
 
 
-def _cue_problem(text: str, cues: Cues, lang: str) -> str | None:
-    for cue in cues.times:
-        if cues.any(cue.patterns, text):
-            return f"names a time of day ({cue.name})"
+@functools.cache
+def _cue_rules(lang: str) -> tuple[re.Pattern[str], list[tuple[str, re.Pattern[str]]]]:
+    """(any rule at all, each rule with what it means): compiled once per language, so that checking a
+    bank of thousands of lines costs a pass of one pattern over each."""
+    cues = load_cues(lang)
     long_names = [w for names in cues.weekdays for w in names if len(w) >= (6 if lang == "en" else 2)]
+    weekday = "(?:" + "|".join(map(re.escape, long_names)) + ")"
+    rules: list[tuple[str, str]] = [
+        (f"names a time of day ({c.name})", p) for c in cues.times for p in c.patterns
+    ]
     if lang == "en":
-        if found := re.search(rf"\b(?:{'|'.join(long_names)})\b", text, re.IGNORECASE):
-            return f"names a weekday ({found.group(0)})"
-        if found := _MONTH_NAMES_EN.search(text):
-            return f"names a month ({found.group(0)})"
+        rules.append(("names a weekday", rf"\b{weekday}\b"))
+        rules.append(("names a month", _MONTH_NAMES_EN.pattern))
     else:
-        for word in long_names + list(cues.month_abbreviations):
-            if word in text:
-                return f"names a weekday or month ({word})"
+        rules += [
+            ("names a weekday or month", re.escape(w)) for w in long_names + list(cues.month_abbreviations)
+        ]
     for name in _CUE_LISTS:
-        patterns = [p.replace("{weekday}", "(?:" + "|".join(long_names) + ")") for p in getattr(cues, name)]
-        if found := cues.search(patterns, text):
-            return f"matches the {name} cue ({found.group(0)!r})"
+        rules += [(f"matches the {name} cue", p.replace("{weekday}", weekday)) for p in getattr(cues, name)]
+    flags = re.IGNORECASE
+    compiled = [(why, re.compile(p, 0 if why == "names a month" else flags)) for why, p in rules]
+    plain = [re.sub(r"\(\?P<\w+>", "(?:", p) for _, p in rules]
+    return re.compile("|".join(f"(?:{p})" for p in plain), flags), compiled
+
+
+def _cue_problem(text: str, cues: Cues, lang: str) -> str | None:
+    any_rule, rules = _cue_rules(lang)
+    if any_rule.search(text):
+        for why, pattern in rules:
+            if found := pattern.search(text):
+                return f"{why} ({found.group(0)!r})"
     objects = [p for values in cues.objects.values() for p in values]
     if cues.any(objects, text) and cues.any(cues.broken + cues.repaired + cues.working, text):
         return "says an object is broken, working or repaired"
     return None
 
 
-def line_problem(text: str, user: bool, lang: str, cues: Cues, words: re.Pattern[str] | None) -> str | None:
+def line_problem(text: str, user: bool, lang: str, cues: Cues, words: Mentions | None) -> str | None:
     """Why one line may not be filler, or None."""
     if _DIGIT.search(text):
         return "has a digit (spell general numbers out, or leave them out)"
@@ -100,8 +115,8 @@ def line_problem(text: str, user: bool, lang: str, cues: Cues, words: re.Pattern
         said = _ASKING_ZH.sub("", text) if lang == "zh" else text
         if found := _PERSONAL[lang].search(said):
             return f"a user line about the user ({found.group(0)!r}): ask for general information instead"
-    if words is not None and (found := words.search(text)):
-        return f"names {found.group(0)!r} from the persona vocabularies (pools, persona values, catalog)"
+    if words is not None and (found := words.find(text)):
+        return f"names {found!r} from the persona vocabularies (pools, persona values, catalog)"
     return _cue_problem(text, cues, lang)
 
 
@@ -111,7 +126,7 @@ def _user_line(where: str) -> bool:
 
 def _problems(lang: str, bank: FillerBank) -> list[tuple[str, str, str]]:
     cues = load_cues(lang)
-    words = mention_pattern(vocabulary(lang), lang)
+    words = Mentions(vocabulary(lang), lang)
     found = []
     for where, text in bank.lines():
         if why := line_problem(text, _user_line(where), lang, cues, words):
@@ -142,21 +157,42 @@ def usable_bank(lang: str) -> FillerBank:
 
 
 # ---------------------------------------------------------------- drawing sessions
+def _unsayable(traj: Trajectory) -> set[str]:
+    """What this persona's filler must not say: its entity strings (name, attribute values, the names in its
+    events and records) but one-word lowercase labels (a priority, a record kind) that are no attribute's
+    value; punctuation and width folded as keme.qa.haystack reads them."""
+    values = {v.value for attr in traj.persona.attributes() for v in attr.versions}
+    found = set()
+    for value in entity_strings(traj.view()):
+        if " " not in value and value == value.lower() and value.isascii() and value not in values:
+            continue
+        found.add(_plain(value))
+    return found
+
+
+def _plain(text: str) -> str:
+    return _PUNCT.sub(" ", unicodedata.normalize("NFKC", text)).strip()
+
+
 def _allowed_topics(bank: FillerBank, traj: Trajectory) -> list[Topic]:
-    """The topics that name no string of this persona (its name, attribute values, event and record
-    values), so that none of its filler can be read as being about it."""
-    lang = traj.persona.language
-    # as keme.qa.haystack reads it: case-, width- and punctuation-folded, whole words in English
-    names = mention_pattern({norm_text(e) for e in entity_strings(traj.view())}, lang)
-    if names is None:
-        return list(bank.topics)
+    """The topics that name no string of this persona, so that none of its filler can be read as being
+    about it (a wrapper that names one is left out of every topic's use: see `_Draw`)."""
+    names = Mentions(_unsayable(traj), traj.persona.language)
 
     def clean(topic: Topic) -> bool:
         texts = topic.asks + topic.answer + [t for f in topic.follow_ups for t in f.ask + f.answer]
-        texts += bank.openers + bank.thanks + bank.intros + bank.outros
-        return not any(names.search(norm_text(t)) for t in texts)
+        return not any(names.find(_plain(t)) for t in texts)
 
     return [t for t in bank.topics if clean(t)]
+
+
+def _allowed_wrappers(bank: FillerBank, traj: Trajectory) -> FillerBank:
+    names = Mentions(_unsayable(traj), traj.persona.language)
+    keep = {
+        name: [t for t in getattr(bank, name) if not names.find(_plain(t))]
+        for name in ("openers", "thanks", "intros", "outros")
+    }
+    return bank.model_construct(**keep, topics=bank.topics)
 
 
 class _Draw:
@@ -205,20 +241,28 @@ class _Draw:
         return None
 
     def dialogue(self) -> list[tuple[str, str]] | None:
-        """(role, text) turns of one conversation, or None when its lines are said out."""
-        topic = self.topic()
-        first = self.user(topic.asks, self.bank.openers, 0.4)
+        """(role, text) turns of one conversation: one to three topics, as people move on to another
+        question in the same chat; None when the first topic's lines are said out."""
+        turns: list[tuple[str, str]] = []
+        for n in range(self.rng.choice((1, 2, 2, 3))):
+            part = self._about(self.topic(), first=n == 0)
+            if part is None:
+                break
+            turns += part
+        return turns or None
+
+    def _about(self, topic: Topic, first: bool) -> list[tuple[str, str]] | None:
+        """An ask, its answer and follow-ups on one topic."""
+        ask = self.user(topic.asks, self.bank.openers if first else self.bank.thanks, 0.4 if first else 0.7)
         answer = self.reply(topic.answer, max(3, len(topic.answer) * 2 // 3), self.rng.random() < 0.5, False)
-        if first is None or answer is None:
+        if ask is None or answer is None:
             return None
-        turns = [("user", first), ("assistant", answer)]
+        turns = [("user", ask), ("assistant", answer)]
         follows = self.rng.sample(topic.follow_ups, self.rng.randint(1, len(topic.follow_ups)))
         for n, follow in enumerate(follows):
             ask = self.user(follow.ask, self.bank.thanks, 0.5)
-            last = n == len(follows) - 1
-            reply = self.reply(
-                follow.answer, max(2, len(follow.answer) - 1), False, last and self.rng.random() < 0.4
-            )
+            outro = n == len(follows) - 1 and self.rng.random() < 0.3
+            reply = self.reply(follow.answer, max(2, len(follow.answer) - 1), False, outro)
             if ask is None or reply is None:
                 break
             turns += [("user", ask), ("assistant", reply)]
@@ -286,7 +330,7 @@ def add_filler(traj: Trajectory, cfg: SynthConfig) -> int:
         return 0
     persona = traj.persona
     lang = persona.language
-    bank = usable_bank(lang)
+    bank = _allowed_wrappers(usable_bank(lang), traj)
     topics = _allowed_topics(bank, traj)
     if not topics:
         return 0
@@ -315,6 +359,12 @@ def add_filler(traj: Trajectory, cfg: SynthConfig) -> int:
         calendar.add(times[0], times[-1])
         drawn.append((start, turns, times))
         added += sum(count_tokens(text) for _, text in turns)
+    if have + added < target:
+        raise SynthesisError(
+            f"{persona.id}: filler reached {have + added:,} of haystack.tokens {target:,}: the {lang} filler "
+            f"bank ({len(topics)} usable topics) or the free time in {first}..{last} ran out; lower "
+            f"haystack.tokens, lengthen the persona's months, or add topics to keme/text/{lang}/filler/"
+        )
     drawn.sort(key=lambda d: d[0])
     filler = []
     for n, (start, turns, times) in enumerate(drawn, 1):

@@ -39,6 +39,9 @@ DOMAINS = (
 )
 
 
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: the banks are large
+
+
 class FillerError(KemeError, ValueError):
     """A filler bank is missing or malformed: fix keme/text/<lang>/filler/."""
 
@@ -97,7 +100,7 @@ class _Common(_Strict):
 
 def _read(path: Path, model: type[BaseModel]) -> BaseModel:
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
     except FileNotFoundError:
         raise FillerError(f"{path}: missing; every language needs a filler bank") from None
     except yaml.YAMLError as exc:
@@ -161,18 +164,54 @@ def vocabulary(lang: str, root: Path = ROOT) -> set[str]:
     return {v for v in found if v and not v.isdigit() and len(v) >= (2 if lang == "zh" else 3)}
 
 
-def mention_pattern(words: set[str], lang: str) -> re.Pattern[str] | None:
-    """One pattern for any of `words` as said: in English whole words, a capitalised word as written (a
-    name, "Travel" the bill category) and any other case-insensitively; in Chinese any substring."""
-    words = {w for w in words if w}
-    if not words:
+_WORD = re.compile(r"\w+(?:['’]\w+)*")
+
+
+class Mentions:
+    """Finds any of a set of strings said in a text: in English as whole words, a capitalised string (a
+    name, "Travel" the bill category) only as written and any other in any case; in Chinese as any
+    substring. By sets of word n-grams (Han substrings), so that thousands of strings cost a few set
+    lookups per word of the text."""
+
+    def __init__(self, words: set[str], lang: str):
+        self.lang = lang
+        self.exact: set[str] = set()
+        self.folded: set[str] = set()
+        self.latin: set[str] = set()
+        for word in (w.strip() for w in words):
+            if not word:
+                continue
+            if lang == "en":
+                key = " ".join(_WORD.findall(word))
+                (self.exact if word[:1].isupper() else self.folded).add(
+                    key if word[:1].isupper() else key.lower()
+                )
+            elif word.isascii():  # a Latin name in Chinese text is still a whole word
+                self.latin.add(" ".join(_WORD.findall(word)).lower())
+            else:
+                self.folded.add(word.casefold())
+        lengths = {len(w.split()) if lang == "en" else len(w) for w in self.exact | self.folded}
+        self.lengths = sorted(lengths)
+        self.latin_lengths = sorted({len(w.split()) for w in self.latin})
+
+    def find(self, text: str) -> str | None:
+        """The first of the strings `text` says, or None."""
+        if self.lang == "en":
+            tokens = _WORD.findall(text)
+            for n in self.lengths:
+                for i in range(len(tokens) - n + 1):
+                    gram = " ".join(tokens[i : i + n])
+                    if gram in self.exact or gram.lower() in self.folded:
+                        return gram
+            return None
+        tokens = [t.lower() for t in _WORD.findall(text) if t.isascii()]
+        for n in self.latin_lengths:
+            for i in range(len(tokens) - n + 1):
+                if (gram := " ".join(tokens[i : i + n])) in self.latin:
+                    return gram
+        folded = text.casefold()
+        for n in self.lengths:
+            for i in range(len(folded) - n + 1):
+                if folded[i : i + n] in self.folded:
+                    return folded[i : i + n]
         return None
-
-    def one(word: str) -> str:
-        escaped = re.escape(word)
-        if lang != "en":
-            return escaped
-        return escaped if word[:1].isupper() else f"(?i:{escaped})"
-
-    alternation = "|".join(one(w) for w in sorted(words, key=lambda w: (-len(w), w)))
-    return re.compile(rf"(?<!\w)(?:{alternation})(?!\w)" if lang == "en" else f"(?:{alternation})")
