@@ -33,7 +33,7 @@ from keme.world.cues import Cues, load_cues
 
 EVENT_ID = "filler"  # filler belongs to no event of the graph
 PATTERN = "filler"
-MAX_REPEATS = 2  # a persona hears one exact filler line at most this often (the diversity bound is 3)
+MAX_REPEATS = 1  # a persona hears each exact filler message once (the near-duplicate share stays low)
 DAY_START, DAY_END = time(7, 30), time(23, 30)
 
 _DIGIT = re.compile(r"[0-9０-９]")
@@ -218,22 +218,22 @@ class _Draw:
         return None
 
     def user(self, asks: list[str], wrappers: list[str], p_wrap: float) -> str | None:
-        """An ask as said, maybe after a wrapper; another wording or wrapper when one is said out."""
+        """An ask as said, maybe after a wrapper; another wording or wrapper when one is said already."""
         asks = self.rng.sample(asks, len(asks))
-        plain = [a for a in asks] if self.rng.random() >= p_wrap else []
-        wrapped = [
-            f"{w}{self.joiner}{a}" for a in asks for w in self.rng.sample(wrappers, min(4, len(wrappers)))
-        ]
-        return self._fresh(plain + wrapped + [a for a in asks])
+        plain = list(asks) if self.rng.random() >= p_wrap else []
+        picked = self.rng.sample(wrappers, len(wrappers))
+        return self._fresh(plain + [f"{w}{self.joiner}{a}" for w in picked for a in asks] + asks)
 
-    def reply(self, sentences: list[str], least: int, intro: bool, outro: bool) -> str | None:
-        for _ in range(6):
+    def reply(self, sentences: list[str], least: int, intro: float, outro: float) -> str | None:
+        """Some of the sentences, in order, maybe with an intro or an outro (`intro`, `outro`: how likely);
+        another selection, then wrappers, when the text is said already."""
+        for attempt in range(12):
             keep = self.rng.randint(min(least, len(sentences)), len(sentences))
             chosen = sorted(self.rng.sample(range(len(sentences)), keep))
             parts = [sentences[i] for i in chosen]
-            if intro:
+            if self.rng.random() < (intro if attempt < 4 else 0.8):
                 parts.insert(0, self.rng.choice(self.bank.intros))
-            if outro:
+            if self.rng.random() < (outro if attempt < 4 else 0.8):
                 parts.append(self.rng.choice(self.bank.outros))
             text = self._fresh([self.joiner.join(parts)])
             if text is not None:
@@ -254,15 +254,15 @@ class _Draw:
     def _about(self, topic: Topic, first: bool) -> list[tuple[str, str]] | None:
         """An ask, its answer and follow-ups on one topic."""
         ask = self.user(topic.asks, self.bank.openers if first else self.bank.thanks, 0.4 if first else 0.7)
-        answer = self.reply(topic.answer, max(3, len(topic.answer) * 2 // 3), self.rng.random() < 0.5, False)
+        answer = self.reply(topic.answer, max(3, len(topic.answer) * 2 // 3), 0.5, 0.0)
         if ask is None or answer is None:
             return None
         turns = [("user", ask), ("assistant", answer)]
         follows = self.rng.sample(topic.follow_ups, self.rng.randint(1, len(topic.follow_ups)))
         for n, follow in enumerate(follows):
             ask = self.user(follow.ask, self.bank.thanks, 0.5)
-            outro = n == len(follows) - 1 and self.rng.random() < 0.3
-            reply = self.reply(follow.answer, max(2, len(follow.answer) - 1), False, outro)
+            last = n == len(follows) - 1
+            reply = self.reply(follow.answer, max(2, len(follow.answer) - 1), 0.2, 0.3 if last else 0.0)
             if ask is None or reply is None:
                 break
             turns += [("user", ask), ("assistant", reply)]
