@@ -67,10 +67,16 @@ class FlatBM25:
     def retrieve(self, scope: str, query: Query, k: int) -> Retrieval:
         docs = self.scopes.get(scope)
         scores = self.scores(scope, query.text)
-        order = [
-            i for i in np.argsort(-scores, kind="stable") if scores[i] > 0 and docs[i].timestamp <= query.now
-        ]
-        return Retrieval(hits=[docs[i].hit(scores[i]) for i in order[:k]])
+        # only the matching documents are ranked, and only until k of them were said by `now` (a
+        # million-token persona holds tens of thousands of messages; a question matches a few thousand)
+        matching = np.flatnonzero(scores > 0)
+        hits = []
+        for i in matching[np.argsort(-scores[matching], kind="stable")]:
+            if docs[i].timestamp <= query.now:
+                hits.append(docs[i].hit(scores[i]))
+                if len(hits) == k:
+                    break
+        return Retrieval(hits=hits)
 
     def size(self, scope: str) -> int:
         return self.scopes.size(scope)
