@@ -65,6 +65,14 @@ _CUE_LISTS = (
     "training_per_week",
     "week_count",
 )
+# what the cue lexicon lets pass because the persona's own lines say it of a plan, and filler must not say
+# at all: it would tie a general chat to a day or an hour of the persona's
+_DAY_WORDS = {
+    "en": r"\b(?:today|tonight|tomorrow|yesterday|this (?:morning|afternoon|evening|weekend)|last night|"
+    r"weekend|next week|last week)\b",
+    "zh": r"今天|今晚|今早|明天|明早|明晚|昨天|昨晚|前天|后天|晚上|早上|上午|下午|中午"
+    r"|周末|上周|下周|这周|本周",
+}
 _MONTH_NAMES_EN = re.compile(
     r"\b(?:January|February|March|April|June|July|August|September|October|November|December)\b"
 )
@@ -89,6 +97,7 @@ def _cue_rules(lang: str) -> tuple[re.Pattern[str], list[tuple[str, re.Pattern[s
         ]
     for name in _CUE_LISTS:
         rules += [(f"matches the {name} cue", p.replace("{weekday}", weekday)) for p in getattr(cues, name)]
+    rules.append(("names a day or a time of day", _DAY_WORDS[lang]))
     flags = re.IGNORECASE
     compiled = [(why, re.compile(p, 0 if why == "names a month" else flags)) for why, p in rules]
     plain = [re.sub(r"\(\?P<\w+>", "(?:", p) for _, p in rules]
@@ -225,11 +234,12 @@ class _Draw:
         return self._fresh(plain + [f"{w}{self.joiner}{a}" for w in picked for a in asks] + asks)
 
     def reply(self, sentences: list[str], least: int, intro: float, outro: float) -> str | None:
-        """Some of the sentences, in order, maybe with an intro or an outro (`intro`, `outro`: how likely);
-        another selection, then wrappers, when the text is said already."""
+        """The first sentence and some of the others, in order, maybe with an intro or an outro (`intro`,
+        `outro`: how likely); another selection, then wrappers, when the text is said already."""
         for attempt in range(12):
             keep = self.rng.randint(min(least, len(sentences)), len(sentences))
-            chosen = sorted(self.rng.sample(range(len(sentences)), keep))
+            # the first sentence answers the ask; the others are dropped here and there
+            chosen = [0] + sorted(self.rng.sample(range(1, len(sentences)), keep - 1))
             parts = [sentences[i] for i in chosen]
             if self.rng.random() < (intro if attempt < 4 else 0.8):
                 parts.insert(0, self.rng.choice(self.bank.intros))
