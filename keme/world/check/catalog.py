@@ -5,6 +5,7 @@ goal fits the main sport in force when it is said."""
 
 from __future__ import annotations
 
+import functools
 import re
 
 from keme.world.check.base import Finding, World, quote
@@ -244,20 +245,31 @@ def _mentions(text: str, names: frozenset[str]) -> list[str]:
     """Catalog names said in `text`, longest first, a shorter one inside a longer one not counted."""
     found: list[str] = []
     lowered = text.casefold()
-    for name in sorted(names, key=lambda n: (-len(n), n)):
+    for name in _longest_first(names):
         key = name.casefold()
         if not key:
             continue
         if key.isascii():
             # a capitalised name is a proper noun: "Away" the store is not "away" the word
             proper = name != key
-            pattern = rf"\b{re.escape(name if proper else key)}\b"
-            hit = re.search(pattern, text if proper else lowered)
+            where = text if proper else lowered
+            # the substring test rules out nearly every name before the word-boundary search
+            hit = (name if proper else key) in where and _word(name if proper else key).search(where)
         else:
-            hit = re.search(re.escape(key), lowered)
+            hit = key in lowered
         if hit and not any(key in f.casefold() for f in found):
             found.append(name)
     return found
+
+
+@functools.lru_cache(maxsize=64)
+def _longest_first(names: frozenset[str]) -> list[str]:
+    return sorted(names, key=lambda n: (-len(n), n))
+
+
+@functools.lru_cache(maxsize=8192)
+def _word(word: str) -> re.Pattern[str]:
+    return re.compile(rf"\b{re.escape(word)}\b")
 
 
 def _named(world: World) -> list[Finding]:
