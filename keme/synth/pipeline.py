@@ -70,9 +70,11 @@ class _Work:
     def chunk_path(self, pid: str, number: int, part: str = "sessions") -> Path:
         return self.root / f"{pid}.{part}.{number:03d}.jsonl"
 
-    def save(self, traj: Trajectory, chunks: list[list[int]], done: bool) -> list[list[int]]:
+    def save(
+        self, traj: Trajectory, chunks: list[list[int]], done: bool, stats: dict[str, int] | None = None
+    ) -> list[list[int]]:
         """Persist new sessions and their claims as a chunk, then the small state that names the chunks
-        (each chunk: [sessions, claims])."""
+        (each chunk: [sessions, claims]) and the brain's counts for this persona so far (`stats`)."""
         pid = traj.persona.id
         sessions_written = sum(c[0] for c in chunks)
         claims_written = sum(c[1] for c in chunks)
@@ -85,14 +87,17 @@ class _Work:
             chunks = chunks + [[count, claim_count]]
         state = traj.checkpoint(done=done).model_copy(update={"sessions": [], "claims": []})
         # model_dump_json keeps dict order (sorted keys would reorder params and change the output bytes)
-        payload = '{"chunks": ' + json.dumps(chunks) + ', "checkpoint": ' + state.model_dump_json() + "}\n"
+        head = {"chunks": chunks, "stats": stats or {}}
+        payload = json.dumps(head, sort_keys=True)[:-1] + ', "checkpoint": ' + state.model_dump_json() + "}\n"
         atomic_write_text(self.state_path(pid), payload)
         self.writes += 1
         if self.fault_after is not None and self.writes >= self.fault_after:
             os.kill(os.getpid(), signal.SIGKILL)
         return chunks
 
-    def load(self, pid: str) -> tuple[Trajectory, list[list[int]], bool] | None:
+    def load(self, pid: str) -> tuple[Trajectory, list[list[int]], bool, dict[str, int]] | None:
+        """The persona's trajectory at its last checkpoint, its chunks, whether it was done, and the brain's
+        counts for it up to then."""
         path = self.state_path(pid)
         if not path.exists():
             return None
@@ -116,7 +121,7 @@ class _Work:
                     )
                 found += part
         cp = cp.model_copy(update={"sessions": sessions, "claims": claims})
-        return Trajectory.from_checkpoint(cp), chunks, cp.done
+        return Trajectory.from_checkpoint(cp), chunks, cp.done, payload.get("stats", {})
 
 
 def start_trajectory(index: int, cfg: SynthConfig, res: resources.Resources) -> Trajectory:
@@ -289,19 +294,21 @@ def synthesize(
 
     The dataset (personas, anchors, graphs, sessions, their counts) is in memory; the command adds
     its other stages and writes it (see `keme.cli.synthesize_dataset`), then removes the work area.
+    `keme.synth.workers` runs the same personas as Ray tasks.
     """
     progress = progress or Progress()
     fault = os.environ.get(FAULT_ENV)
     work = _Work(out / WORK, fault_after=int(fault) if fault else None)
-    brain_file = out / WORK / "brain.json"
-    if resume and brain_file.exists():  # counts from before the interruption
-        saved = json.loads(brain_file.read_text())
-        brain.stats.merge(saved.get("stats", {}))
     total = len(cfg.personas)
     trajectories = []
     for index in range(total):
         trajectories.append(persona_trajectory(index, cfg, work, brain, resume=resume, progress=progress))
         progress.on_persona(persona_id(index), index + 1, total)
+    return dataset_of(cfg, trajectories)
+
+
+def dataset_of(cfg: SynthConfig, trajectories: list[Trajectory]) -> Dataset:
+    """A new dataset of `cfg` holding the trajectories (in persona order)."""
     dataset = Dataset(
         Manifest(
             name=cfg.name,
@@ -316,27 +323,37 @@ def synthesize(
     return dataset
 
 
+def _counts_since(brain: Brain, before: dict[str, int]) -> dict[str, int]:
+    """What the brain counted since `before` (its counts then)."""
+    now = brain.stats.as_dict()
+    return {k: v - before.get(k, 0) for k, v in now.items() if v != before.get(k, 0)}
+
+
 def persona_trajectory(
     index: int, cfg: SynthConfig, work: _Work, brain: Brain, *, resume: bool, progress: Progress
 ) -> Trajectory:
     """One persona's whole trajectory: resumed from its checkpoint in `work` or run from its prior, with
-    checkpoints per chapter (the unit a distributed run hands to a worker)."""
+    checkpoints per chapter (the unit a distributed run hands to a worker).
+
+    Each checkpoint keeps the brain's counts for this persona, and a resumed persona adds them back to
+    `brain`, so a resumed run counts what an uninterrupted one does.
+    """
     pid = persona_id(index)
     res = resources.get(cfg.personas[index].language)
     checked_predicates(res)
-    brain_file = work.root / "brain.json"
+    before = brain.stats.as_dict()
     loaded = work.load(pid) if resume else None
     chunks: list[list[int]] = []
     if loaded is not None:
-        traj, chunks, done = loaded
+        traj, chunks, done, counted = loaded
+        brain.stats.merge(counted)
     else:
         traj, done = start_trajectory(index, cfg, res), False
     if not done:
         state = {"chunks": chunks}
 
         def save(t: Trajectory, finished: bool) -> None:
-            atomic_write_text(brain_file, dump_json({"stats": brain.stats.as_dict()}))
-            state["chunks"] = work.save(t, state["chunks"], finished)
+            state["chunks"] = work.save(t, state["chunks"], finished, _counts_since(brain, before))
 
         run_trajectory(traj, cfg, res, save, lambda d, n: progress.on_chapter(pid, d, n), brain=brain)
     add_filler(traj, cfg)  # drawn anew on a resume, never checkpointed: it depends on the finished year alone
