@@ -361,17 +361,25 @@ def apply_formats(
 
 
 # ---------------------------------------------------------------- the stage
-def build_items(
-    world: World, spec: QASpec, seed: int, report: QAReport, balance: Balancer | None = None
-) -> list[QAItem]:
+# A persona's items are made in three steps: `picked_drafts` and `final_items` depend on the persona alone
+# (keme.qa.workers runs them as Ray tasks), `apply_formats` in between carries the Balancer over the
+# personas in order.
+def picked_drafts(
+    world: World, spec: QASpec, seed: int, report: QAReport
+) -> tuple[list[Draft], random.Random]:
+    """The persona's candidates, filtered and selected to the type mix, and the rng that goes on to format
+    them."""
     months = max(1.0, (world.persona.end - world.persona.start).days / 30.4)
     target = round(spec.per_month * months)
     drafts = candidates(world, spec, seed)
     report.candidates += len(drafts)
     kept = filter_drafts(drafts, world, report)
     rng = rng_for(seed, world.persona.id, "qa", "select")
-    chosen = select(kept, target, spec, rng)
-    apply_formats(chosen, spec, rng, world.lang, Values.of(world), balance)
+    return select(kept, target, spec, rng), rng
+
+
+def final_items(chosen: list[Draft], world: World, report: QAReport) -> list[QAItem]:
+    """The formatted drafts as numbered, verified items with the claims they rest on."""
     chosen.sort(key=lambda x: (SELECTABLE.index(x.type), x.subtype, x.asked_at, x.question))
     ids = {id(x): f"{world.persona.id}-q{n:04d}" for n, x in enumerate(chosen, start=1)}
     verifier = Verifier(world)
@@ -389,23 +397,47 @@ def build_items(
     return final
 
 
+def build_items(
+    world: World, spec: QASpec, seed: int, report: QAReport, balance: Balancer | None = None
+) -> list[QAItem]:
+    chosen, rng = picked_drafts(world, spec, seed, report)
+    apply_formats(chosen, spec, rng, world.lang, Values.of(world), balance)
+    return final_items(chosen, world, report)
+
+
+def spec_for(world: World, cfg: SynthConfig) -> QASpec:
+    """The QA settings of a persona: an omni persona's mix adds the visual share."""
+    if world.images:  # model_copy: the visual share lives in the omni section, not in the text mix
+        return cfg.qa.model_copy(update={"mix": cfg.qa.mix | {"visual_reasoning": cfg.omni.visual_share}})
+    return cfg.qa
+
+
+def balancer(cfg: SynthConfig) -> Balancer:
+    """Letters, ranks and the blind heuristics' hits are balanced over the dataset, not per persona."""
+    return Balancer(rng_for(cfg.seed, "qa", "balance"))
+
+
+def llm_pass(
+    own: list[QAItem], world: World, brain, cfg: SynthConfig, report: QAReport, before: list[QAItem]
+) -> list[QAItem]:
+    """With the LLM brain, a persona's questions reworded and second-checked by the model (`before`: the
+    items of the personas before it)."""
+    if brain is not None and getattr(brain, "client", None) is not None and cfg.brain.mode == "llm":
+        own, dropped = apply_llm_roles(own, world, brain, cfg)
+        if dropped:
+            report.rejected["llm_verifier"] += dropped
+            report.selected = Counter(i.type for i in before + own)
+    return own
+
+
 def synthesize_qa(worlds: list[World], cfg: SynthConfig, brain=None) -> tuple[list[QAItem], QAReport]:
     """All personas' items; with the LLM brain, questions are reworded and second-checked by the model."""
     report = QAReport()
     items: list[QAItem] = []
-    # letters, ranks and the blind heuristics' hits are balanced over the dataset, not per persona
-    balance = Balancer(rng_for(cfg.seed, "qa", "balance"))
+    balance = balancer(cfg)
     for world in worlds:
-        spec = cfg.qa
-        if world.images:  # model_copy: the visual share lives in the omni section, not in the text mix
-            spec = spec.model_copy(update={"mix": spec.mix | {"visual_reasoning": cfg.omni.visual_share}})
-        own = build_items(world, spec, cfg.seed, report, balance)
-        if brain is not None and getattr(brain, "client", None) is not None and cfg.brain.mode == "llm":
-            own, dropped = apply_llm_roles(own, world, brain, cfg)
-            if dropped:
-                report.rejected["llm_verifier"] += dropped
-                report.selected = Counter(i.type for i in items + own)
-        items += own
+        own = build_items(world, spec_for(world, cfg), cfg.seed, report, balance)
+        items += llm_pass(own, world, brain, cfg, report, items)
     return items, report
 
 
@@ -424,10 +456,15 @@ def qa_stage(dataset: Dataset, cfg: SynthConfig, brain=None) -> QAReport:
     memory)."""
     worlds = worlds_of(dataset)
     items, report = synthesize_qa(worlds, cfg, brain)
+    add_qa(dataset, worlds, items, report)
+    return report
+
+
+def add_qa(dataset: Dataset, worlds: list[World], items: list[QAItem], report: QAReport) -> None:
+    """The items into the dataset, with their stats and the stage's report in the manifest."""
     dataset.qa = items
     manifest = dataset.manifest
     manifest.stats = {k: v for k, v in manifest.stats.items() if not k.startswith("qa")} | qa_stats(
         items, {w.persona.id: w for w in worlds}
     )
     manifest.stages["qa"] = report.as_dict()
-    return report
