@@ -14,6 +14,6 @@ fi
 # own keyed by version and flags, so that pip finds the local-llm requirement satisfied instead of compiling
 # natively (or reusing a native wheel from its own cache).
 python3 scripts/llama_portable.py ensure
-python3 -m pip install --quiet --disable-pip-version-check -e ".[dev,embed,mcp,llm,local-llm,render,hf,mem0,langmem]"
+python3 -m pip install --quiet --disable-pip-version-check -e ".[dev,embed,mcp,llm,local-llm,render,hf,mem0,langmem,ray]"
 python3 scripts/llama_portable.py verify   # pip did not replace it
 python3 scripts/llama_portable.py smoke    # and it runs: a chat completion of a few hundred tokens, in a child process

@@ -18,6 +18,7 @@ TREES = ("keme", "eval", "baselines")
 # (except PEERS, which form one unit of work: the planner and the brains that drive it).
 KEME_LAYERS: list[set[str]] = [
     {"keme", "keme.errors"},  # the package (its version) and the exception root
+    {"keme.cluster"},  # Ray for distributed runs (--workers): connection, tasks, their errors
     {"keme.days", "keme.seeding"},  # calendars and holidays; seeded random streams
     {"keme.models"},  # the records on disk and the vocabularies (attribute keys, the life catalog)
     {"keme.text"},  # languages: tokens, dates, normalisation, templates and their resources
@@ -39,7 +40,15 @@ PEERS = {"keme.synth", "keme.brains"}
 RANK = {unit: i for i, layer in enumerate(KEME_LAYERS) for unit in layer}
 
 # eval and baselines sit beside keme's upper layers and reach only its bottom.
-EVAL_MAY_IMPORT = {"keme", "keme.errors", "keme.models", "keme.text", "keme.dataset", "keme.llm"}
+EVAL_MAY_IMPORT = {
+    "keme",
+    "keme.errors",
+    "keme.cluster",
+    "keme.models",
+    "keme.text",
+    "keme.dataset",
+    "keme.llm",
+}
 BASELINES_MAY_IMPORT = {"keme", "keme.errors", "keme.models", "keme.text", "keme.dataset"}
 
 

@@ -58,6 +58,14 @@ class Ledger:
         with self.lock:
             setattr(self.stages[stage], field_name, getattr(self.stages[stage], field_name) + 1)
 
+    def merge(self, stages: dict[str, StageUsage]) -> None:
+        """Add another ledger's stages (a Ray worker's, in a distributed run) to this one's."""
+        with self.lock:
+            for stage, other in stages.items():
+                usage = self.stages[stage]
+                for name, value in other.__dict__.items():
+                    setattr(usage, name, getattr(usage, name) + value)
+
     def as_dict(self) -> dict:
         return {stage: usage.as_dict() for stage, usage in sorted(self.stages.items())}
 
