@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
@@ -57,26 +58,41 @@ def synthesize_dataset(
     force: bool = False,
     progress: Hooks | None = None,
     brain: Brain | None = None,
+    workers: int | None = None,
+    ray_address: str | None = None,
 ) -> Manifest:
     """`keme synth` as a function: the synthesis, render and QA stages on one dataset, written once into
     `out`.
 
     Holds `out`'s lock throughout; `resume` continues from the synthesis checkpoints a killed run left.
     `brain`: the agents to synthesize with (default: the config's, `keme.brains.make_brain`).
+    `workers` above 1 or a `ray_address`: personas (their trajectories and questions) run as Ray tasks
+    (keme.cluster), each with a brain made from the config, whose counts `brain` collects; the dataset is
+    the one a sequential run writes, byte for byte.
     """
     from keme.brains import make_brain
+    from keme.cluster import Cluster, wanted
     from keme.omni.stage import render_stage
     from keme.qa.build import qa_stage
+    from keme.qa.workers import qa_stage_distributed
     from keme.synth.pipeline import Progress, prepare_output, record_brain, remove_work, synthesize
+    from keme.synth.workers import synthesize_distributed
 
     hooks = progress or Progress()
     with directory_lock(out, "keme synth"):
-        prepare_output(out, cfg, resume=resume, force=force)
-        brain = brain or make_brain(cfg)
-        dataset = synthesize(cfg, out, brain, resume=resume, progress=hooks)
-        if cfg.omni.enabled:
-            hooks.on_render(render_stage(dataset, cfg.omni, cfg.seed))
-        qa_stage(dataset, cfg, brain)
+        with Cluster(workers, ray_address) if wanted(workers, ray_address) else nullcontext() as cluster:
+            prepare_output(out, cfg, resume=resume, force=force)
+            brain = brain or make_brain(cfg)
+            if cluster is None:
+                dataset = synthesize(cfg, out, brain, resume=resume, progress=hooks)
+            else:
+                dataset = synthesize_distributed(cfg, out, brain, cluster, progress=hooks)
+            if cfg.omni.enabled:
+                hooks.on_render(render_stage(dataset, cfg.omni, cfg.seed))
+            if cluster is None:
+                qa_stage(dataset, cfg, brain)
+            else:
+                qa_stage_distributed(dataset, cfg, cluster, brain)
         record_brain(dataset, brain)
         manifest = dataset.write(out)
         remove_work(out)
@@ -84,7 +100,14 @@ def synthesize_dataset(
 
 
 def _synthesize(
-    config: Path, out: Path, seed: Optional[int], resume: bool, force: bool, brain: Optional[str] = None
+    config: Path,
+    out: Path,
+    seed: Optional[int],
+    resume: bool,
+    force: bool,
+    brain: Optional[str] = None,
+    workers: Optional[int] = None,
+    ray_address: Optional[str] = None,
 ):
     from keme.synth.limits import load_config
     from keme.synth.pipeline import Progress as Hooks
@@ -111,9 +134,30 @@ def _synthesize(
 
         started = time.perf_counter()
         manifest = synthesize_dataset(
-            cfg, out, resume=resume, force=force, progress=Hooks(on_persona, on_chapter)
+            cfg,
+            out,
+            resume=resume,
+            force=force,
+            progress=Hooks(on_persona, on_chapter),
+            workers=workers,
+            ray_address=ray_address,
         )
     return manifest, time.perf_counter() - started
+
+
+_WORKERS = typer.Option(
+    None,
+    "--workers",
+    min=1,
+    help="run the work as N Ray tasks at a time (pip install -e '.[ray]'); default 1: in this process, no "
+    "Ray; with --ray-address: the cluster's CPUs. The output is the sequential run's",
+)
+_RAY_ADDRESS = typer.Option(
+    None,
+    "--ray-address",
+    help="join this Ray cluster (e.g. ray://head:10001 or head:6379) instead of starting a local Ray; "
+    "every node needs keme installed and --out on a filesystem they share",
+)
 
 
 @app.command()
@@ -124,10 +168,12 @@ def synth(
     resume: bool = typer.Option(False, help="continue an interrupted run from its checkpoints"),
     force: bool = typer.Option(False, help="replace a dataset made from another config"),
     brain: Optional[str] = typer.Option(None, help="override the config: procedural, llm or hybrid"),
+    workers: Optional[int] = _WORKERS,
+    ray_address: Optional[str] = _RAY_ADDRESS,
 ) -> None:
     """Synthesize a dataset (prior, event graph, sessions, QA) into OUT."""
     try:
-        manifest, seconds = _synthesize(config, out, seed, resume, force, brain)
+        manifest, seconds = _synthesize(config, out, seed, resume, force, brain, workers, ray_address)
     except KemeError as exc:
         _fail(exc)
     stats = manifest.stats
