@@ -415,10 +415,20 @@ class SystemRun:
         logged = {r["question_id"]: r for r in self.retrieve_log.records()}
         for plan in replay.plans:
             self.run_plan(plan, logged)
-        self.answer_and_judge({q.id: q for q in replay.questions})
-        info_path = self.dir / "system.json"
+        self.finish(replay)
+
+    def peak_rss(self) -> int:
+        """The peak RSS of this process since `reset_peak_rss` (or the system's own, in a subprocess)."""
         own = getattr(self.system, "peak_rss_bytes", None)  # systems in a subprocess measure themselves
-        peak = own() if callable(own) else peak_rss_bytes()
+        return own() if callable(own) else peak_rss_bytes()
+
+    def finish(self, replay: Replay, peak: int | None = None) -> None:
+        """Once every persona is ingested and asked: answers and verdicts, then system.json (`peak`: the
+        peak RSS of the work when it ran elsewhere, else this process's)."""
+        self.answer_and_judge({q.id: q for q in replay.questions})
+        if peak is None:
+            peak = self.peak_rss()
+        info_path = self.dir / "system.json"
         if info_path.exists():  # a resumed run keeps the larger of the two peaks
             peak = max(peak, json.loads(info_path.read_text()).get("peak_rss_bytes", 0))
         atomic_write_text(
@@ -497,10 +507,15 @@ def calibrate_judges(settings: Settings, replay: Replay) -> None:
     atomic_write_text(path, dump_json({j.name: calibrate(j, replay.questions) for j in judges}))
 
 
-def run(settings: Settings, replay: Replay | None = None) -> dict[str, Any]:
+Systems = Callable[[Settings, Replay, dict[str, Any]], None]  # runs every system (ingest to system.json)
+
+
+def run(settings: Settings, replay: Replay | None = None, systems: Systems | None = None) -> dict[str, Any]:
     """Run every stage for every system and write the reports; returns the summary.
 
     `replay`: the replay of `settings.data` when the caller has it already (the CLI, for its progress bar).
+    `systems`: what runs the systems, given the settings, the replay and the run's state (run.json);
+    default `run_systems`, one after the other in this process (eval.workers runs them as Ray tasks).
     The run directory is locked for the duration: a second run into it refuses at once.
     """
     if settings.data.root is None:
@@ -509,10 +524,10 @@ def run(settings: Settings, replay: Replay | None = None) -> dict[str, Any]:
         )
     check_places(settings.out, settings.data.root, settings.systems)
     with directory_lock(settings.out, "keme eval"):
-        return _run_locked(settings, replay)
+        return _run_locked(settings, replay, systems or run_systems)
 
 
-def _run_locked(settings: Settings, replay: Replay | None) -> dict[str, Any]:
+def _run_locked(settings: Settings, replay: Replay | None, systems: Systems) -> dict[str, Any]:
 
     if replay is None:
         replay = replay_of(
@@ -522,6 +537,13 @@ def _run_locked(settings: Settings, replay: Replay | None) -> dict[str, Any]:
     state = open_run(
         settings.out, json.loads(json.dumps(settings.identity(replay), default=str)), settings.force
     )
+    systems(settings, replay, state)
+    calibrate_judges(settings, replay)
+    return write_reports(settings, replay)
+
+
+def run_systems(settings: Settings, replay: Replay, state: dict[str, Any]) -> None:
+    """Every system in turn, in this process."""
     for name in settings.systems:
         spec, system = build_system(name, settings)
         try:
@@ -530,5 +552,3 @@ def _run_locked(settings: Settings, replay: Replay | None) -> dict[str, Any]:
         finally:
             if isinstance(system, Closeable):
                 system.close()
-    calibrate_judges(settings, replay)
-    return write_reports(settings, replay)

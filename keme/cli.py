@@ -513,6 +513,8 @@ def eval_cmd(
         "--config",
         help="YAML of these settings (e.g. configs/eval-paper.yaml); a flag given here wins over the file",
     ),
+    workers: Optional[int] = _WORKERS,
+    ray_address: Optional[str] = _RAY_ADDRESS,
 ) -> None:
     """Replay DATA through memory systems, score retrieval (and answers, with a reader) and print the
     leaderboard.
@@ -524,8 +526,12 @@ def eval_cmd(
     from eval.options import check_options, load_params
     from eval.replay import NO_VERIFY, replay_of
     from eval.run import Settings, resolve_systems, run
+    from eval.workers import systems_on
+    from keme.cluster import require_ray, wanted
 
     try:
+        if wanted(workers, ray_address):
+            require_ray()  # before the dataset is checked: a missing extra is said at once
         settings = load_eval_config(config) if config is not None else EvalConfig()
 
         def given(name: str) -> bool:
@@ -612,6 +618,7 @@ def eval_cmd(
                     judges=judges,
                 ),
                 replay,
+                systems_on(workers, ray_address) if wanted(workers, ray_address) else None,
             )
     except KemeError as exc:
         _fail(exc)
