@@ -15,9 +15,11 @@ from datetime import datetime, time, timedelta
 
 from keme.models import Event, Revision
 from keme.models.catalog import CHANGES
+from keme.seeding import rng_for
 from keme.synth.planner import (
     PlanContext,
     _episode_event,
+    _goal,
     colleagues,
     episode_params,
     holds_changes,
@@ -175,6 +177,8 @@ def _after_change(leaf: Event, traj: Trajectory, ctx: PlanContext, rng: random.R
     }
     new = {k: persona.attribute(k).versions[-1].value for k in change.attributes}
     cause = traj.events.get(leaf.parent_id) if leaf.depth == 2 and leaf.parent_id else leaf
+    if new.get("sport.main_sport"):
+        _refit_goals(leaf, traj, ctx, now, new["sport.main_sport"])
     for follow_up in change.follow_ups:
         if rng.random() < FOLLOW_UP_CHANCE.get(follow_up, 1.0):
             add_follow_up(
@@ -257,6 +261,31 @@ def _after_change(leaf: Event, traj: Trajectory, ctx: PlanContext, rng: random.R
                     f"{name} changes what this event assumes",
                     requirements=event.requirements + [note],
                 )  # type: ignore[arg-type]
+
+
+def _refit_goals(leaf: Event, traj: Trajectory, ctx: PlanContext, now: datetime, sport: str) -> None:
+    """A new main sport and the fitness goals that do not suit it (no hiking goal for a yoga person): an
+    episode under way stops (its sessions still ahead are dropped: its goal was said, and nobody said it
+    changed), an episode ahead gets a goal that suits the sport (it was never said). Its own random
+    stream: a trajectory that needs no new goal draws nothing more than before."""
+    fitting = set(ctx.catalog.goals_for(sport))
+    rng = rng_for(ctx.cfg.seed, traj.persona.id, "refit", leaf.id)
+    for event in list(traj.graph.events):
+        goal = event.params.get("goal")
+        if event.depth != 1 or not goal or goal in fitting or event.end <= now:
+            continue
+        if event.start > now and event.state == "planned":
+            _modify(
+                event,
+                traj,
+                now,
+                f"the main sport is now {sport}",
+                **{"param:goal": _goal(rng, ctx.catalog, sport)},
+            )
+            continue
+        for child in traj.children(event.id):
+            if child.state == "planned" and child.start > now and _movable(child):
+                _delete(child, traj, now, f"the main sport is now {sport}: training for {goal!r} stops")
 
 
 def _rest_after_illness(leaf: Event, traj: Trajectory, rng: random.Random, now: datetime) -> None:
