@@ -37,6 +37,7 @@ uninterrupted run's:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import resource
@@ -174,6 +175,23 @@ def render_context(result: Retrieval, k: int) -> str:
     )
 
 
+@functools.lru_cache(maxsize=65536)
+def _tokens(text: str) -> int:
+    return count_tokens(text)
+
+
+STAMP_TOKENS = 5  # "[2026-05-01 09:30] ": year, month, day, hour, minute
+
+
+def context_tokens(result: Retrieval, k: int) -> int:
+    """count_tokens(render_context(result, k)), from the hits' own counts (a token never spans the
+    newline or the stamp's "] " between them, so the counts add up; the same messages come back question
+    after question, so each is counted once)."""
+    if result.context is not None:
+        return count_tokens(result.context)
+    return sum(_tokens(h.text) + (STAMP_TOKENS if h.timestamp else 0) for h in result.hits[:k])
+
+
 def context_message_ids(result: Retrieval, k: int) -> list[str]:
     """The messages the reader's context holds: the system's own list, else those of the first k hits."""
     if result.context_message_ids is not None:
@@ -240,7 +258,6 @@ class SystemRun:
         started = time.perf_counter()
         result = self.system.retrieve(scope, self._query(question), max(self.settings.k, self.settings.depth))
         seconds = time.perf_counter() - started
-        context = render_context(result, self.settings.k)
         record = {
             "question_id": question.id,
             "persona_id": scope,
@@ -248,13 +265,13 @@ class SystemRun:
             "hits": [
                 {"m": h.message_ids, "s": h.session_ids, "score": round(h.score, 6)} for h in result.hits
             ],
-            "context_tokens": count_tokens(context),
+            "context_tokens": context_tokens(result, self.settings.k),
             "usage": result.usage.model_dump(),
         }
         if not self.spec.query_based:  # its hits are a context window: evidence_in_context reads this
             record["context_m"] = context_message_ids(result, self.settings.k)
         if self.settings.reader is not None:
-            record["context"] = context
+            record["context"] = render_context(result, self.settings.k)
         self.retrieve_log.append(record)
         _count_record()
 
@@ -413,9 +430,17 @@ class SystemRun:
     def run(self, replay: Replay) -> None:
         reset_peak_rss()
         logged = {r["question_id"]: r for r in self.retrieve_log.records()}
-        for plan in replay.plans:
-            self.run_plan(plan, logged)
-        self.finish(replay)
+        try:
+            for plan in replay.plans:
+                self.run_plan(plan, logged)
+            self.finish(replay)
+        finally:
+            self.close_logs()
+
+    def close_logs(self) -> None:
+        """Every log on disk (appends are fsynced in batches: eval.log.Log)."""
+        for log in (self.ingest_log, self.retrieve_log, self.answer_log, self.judge_log):
+            log.close()
 
     def peak_rss(self) -> int:
         """The peak RSS of this process since `reset_peak_rss` (or the system's own, in a subprocess)."""

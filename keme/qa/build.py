@@ -26,6 +26,7 @@ from keme.qa import options as opts
 from keme.qa import phrasing
 from keme.qa.draft import Draft
 from keme.qa.facts import World, worlds_of
+from keme.qa.haystack import FillerText, touches
 from keme.qa.llm_roles import apply_llm_roles
 from keme.qa.options import Balancer, Values
 from keme.qa.resolve import Ledger, completed, record_titles, shared_title, uniqueness
@@ -123,6 +124,7 @@ def filter_drafts(drafts: list[Draft], world: World, report: QAReport) -> list[D
     verifier = Verifier(world)
     ledger = Ledger.of(world)
     titles = record_titles(world.claims)
+    filler = FillerText(world) if any(s.filler for s in world.sessions) else None
     kept: list[Draft] = []
     seen_exact: set[tuple[str, str, str]] = set()
     golds: dict[str, str] = {}
@@ -135,6 +137,9 @@ def filter_drafts(drafts: list[Draft], world: World, report: QAReport) -> list[D
             continue
         if uniqueness(item, ledger) is not None or shared_title(item.question, item.asked_at, titles):
             report.rejected[f"not_unique.{draft.type}"] += 1
+            continue
+        if filler is not None and touches(item, filler) is not None:
+            report.rejected["named_in_filler"] += 1  # the haystack would answer or blur it
             continue
         exact = (draft.type, _answer_key(draft), norm_text(draft.question))
         if exact in seen_exact:
