@@ -201,3 +201,16 @@ def test_validate_reports_filler_problems_by_kind(hay):
     assert [(v.check, v.where) for v in check_filler(data)] == [
         ("filler", _first_filler_user_message(data.views()[0]).id)
     ]
+
+
+# ---------------------------------------------------------------- the million-token config
+@pytest.mark.slow
+def test_the_million_token_year_synthesizes_and_validates(root, tmp_path):
+    from keme.synth.limits import load_config
+
+    cfg = load_config(root / "configs/year-1m.yaml")
+    out = tmp_path / "year-1m"
+    synthesize_dataset(cfg, out)
+    data = Dataset.load(out)
+    assert 1_000_000 <= persona_tokens(data.sessions) < 1_010_000
+    assert [str(v) for v in validate(out)] == []
