@@ -116,8 +116,9 @@ class Cluster:
                     num_cpus=workers or 1,
                     include_dashboard=False,
                     object_store_memory=OBJECT_STORE_BYTES,
-                    # Ray runs its workers at nice 15 by default: here they are the run, not a background
-                    _system_config={"worker_niceness": 0},
+                    # Ray runs its workers at nice 15 (here they are the run, not a background) and ends a
+                    # worker idle for 1 s (the next stage's task would pay its 2-3 s of imports again)
+                    _system_config={"worker_niceness": 0, "idle_worker_killing_time_threshold_ms": 600_000},
                     **quiet,
                 )
             else:
