@@ -166,6 +166,11 @@ SESSIONS = Table(
         _col("anchor_id", STRING, "the app record (anchor) the session is about, if any"),
         _col("pattern", STRING, "dialogue pattern the realizer used"),
         _col("author", STRING, "which brain wrote the dialogue: procedural or llm"),
+        _col(
+            "filler",
+            BOOL,
+            "a haystack session (haystack.tokens): an everyday chat that states nothing about the persona",
+        ),
         _col("message_ids", STRINGS, "ids of its messages, in order", lambda s: [m.id for m in s.messages]),
     ),
 )

@@ -243,7 +243,7 @@ def to_mobilemem(data: Dataset) -> tuple[list[dict[str, Any]], dict[str, Any]]:
                 "keme": {
                     "persona": view.persona.model_dump(mode="json", include={"start", "end"}),
                     "sessions": {
-                        s.id: s.model_dump(mode="json", include={"language", "pattern", "author"})
+                        s.id: s.model_dump(mode="json", include={"language", "pattern", "author", "filler"})
                         for s in sessions
                     },
                 },
