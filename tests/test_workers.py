@@ -19,27 +19,29 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT, sample_dataset
+from llm_doubles import ScriptedProvider
 
 from eval.report import LEADERBOARD, MEASURED
 from eval.run import Settings, run
 from eval.workers import systems_on
-from keme.brains import ProceduralBrain
+from keme.brains import ProceduralBrain, make_brain
 from keme.cli import synthesize_dataset
 from keme.cluster import MISSING, Cluster
 from keme.errors import KemeError
+from keme.llm import LLMClient
 from keme.synth.limits import parse_config
 from keme.synth.pipeline import WORK, Progress, _Work, persona_trajectory, prepare_output
-from keme.synth.workers import make_brain, persona_task
+from keme.synth.workers import persona_task
 from keme.validate import verified_dataset
 
 pytestmark = pytest.mark.slow
 
-TWO = parse_config(
+PERSONAS = (
     "name: two\nseed: 5\npersonas:\n"
     "  - {language: en, start: 2026-05-01, months: 2}\n"
-    "  - {language: zh, start: 2026-05-01, months: 1}\n",
-    "<test>",
+    "  - {language: zh, start: 2026-05-01, months: 1}\n"
 )
+TWO = parse_config(PERSONAS, "<test>")
 SYSTEMS = ["bm25", "memory_bank", "recency", "vibebrowser", "factmem", "no_memory"]
 # measured on the machine (eval.report.MEASURED) and the log fields they come from
 TIMING = MEASURED | {"seconds", "retrieve_ms", "peak_rss_bytes"}
@@ -136,6 +138,25 @@ def test_a_distributed_synth_killed_mid_run_resumes_to_the_sequential_dataset(
     done = keme(*command, "--resume")
     assert done.returncode == 0, done.stderr
     assert files(out) == files(sequential)
+
+
+def test_an_llm_brain_on_workers_shares_the_call_cache_and_counts_as_one_brain(ray_started, tmp_path):
+    """A run recorded with a scripted model, replayed from its call cache in this process and on two
+    workers (each with a brain of its own reading the one cache): the same dataset, byte for byte, the
+    manifest's brain counts and LLM usage per stage (merged from the workers) included."""
+    cfg = parse_config(PERSONAS + "brain:\n  mode: llm\n  retries: 1\n", "<test>")
+    cache = cfg.llm.model_copy(update={"cache_dir": str(tmp_path / "cache")})
+    client = LLMClient(cache, provider=ScriptedProvider())
+    synthesize_dataset(
+        cfg.model_copy(update={"llm": cache}), tmp_path / "recorded", brain=make_brain(cfg, client)
+    )
+    replay = cfg.model_copy(update={"llm": cache.model_copy(update={"provider": "replay"})})
+    synthesize_dataset(replay, tmp_path / "here")
+    synthesize_dataset(replay, tmp_path / "workers", workers=2)
+    assert files(tmp_path / "workers") == files(tmp_path / "here")
+    synth = json.loads((tmp_path / "workers" / "manifest.json").read_text())["stages"]["synth"]
+    assert synth["agents"]["realizer.accepted"] > 0
+    assert synth["llm"]["stages"]["synth.realizer"]["cache_hits"] > 0
 
 
 class Counting(ProceduralBrain):
