@@ -11,6 +11,8 @@ from typing import Any
 from eval.errors import RunError
 
 SYNC_EVERY = 0.25  # seconds between fsyncs of a log being appended to
+# json.dumps(record, ensure_ascii=False, default=str), built once (records hold no cycles)
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str, check_circular=False)
 
 
 class Log:
@@ -88,7 +90,7 @@ class Log:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._cut_torn_tail()
             self._handle = self.path.open("a", encoding="utf-8")
-        self._handle.write(json.dumps(record, ensure_ascii=False, default=str) + "\n")
+        self._handle.write(_ENCODER.encode(record) + "\n")
         self._handle.flush()
         now = time.monotonic()
         if now - self._synced >= SYNC_EVERY:
