@@ -10,7 +10,7 @@ from typing import Any
 
 from eval.errors import RunError
 
-SYNC_EVERY = 0.25  # seconds between fsyncs of a log being appended to
+SYNC_EVERY = 1.0  # seconds between fsyncs of a log being appended to
 # json.dumps(record, ensure_ascii=False, default=str), built once (records hold no cycles)
 _ENCODER = json.JSONEncoder(ensure_ascii=False, default=str, check_circular=False)
 
