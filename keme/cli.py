@@ -86,7 +86,8 @@ def synthesize_dataset(
             if cluster is None:
                 dataset = synthesize(cfg, out, brain, resume=resume, progress=hooks)
             else:
-                dataset = synthesize_distributed(cfg, out, brain, cluster, progress=hooks)
+                then = ("keme.qa.workers",)  # the QA stage's tasks
+                dataset = synthesize_distributed(cfg, out, brain, cluster, progress=hooks, then=then)
             if cfg.omni.enabled:
                 hooks.on_render(render_stage(dataset, cfg.omni, cfg.seed))
             if cluster is None:

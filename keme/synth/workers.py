@@ -29,6 +29,8 @@ from keme.llm.ledger import StageUsage
 from keme.prior.persona import persona_id
 from keme.synth.pipeline import WORK, Progress, _Work, dataset_of, persona_trajectory
 from keme.synth.state import Trajectory
+from keme.text import resources
+from keme.world.predicates import checked_predicates
 
 Shipped = tuple[Trajectory, dict[str, int], dict[str, StageUsage]]
 
@@ -60,14 +62,21 @@ def synthesize_distributed(
     *,
     progress: Progress | None = None,
     make: Callable[[SynthConfig], Brain] = make_brain,
+    then: tuple[str, ...] = (),
 ) -> Dataset:
     """`keme.synth.pipeline.synthesize` with one Ray task per persona; `brain` receives the workers' counts
     (and LLM usage), each worker builds its own with `make`. The caller has prepared `out`
-    (`prepare_output`): a resumed run's checkpoints are there, a new run's work area is empty."""
+    (`prepare_output`): a resumed run's checkpoints are there, a new run's work area is empty. `then`: the
+    modules of the next stage's tasks, imported in each worker once it is done with its personas."""
     progress = progress or Progress()
     total = len(cfg.personas)
     where = out.resolve()  # a worker's working directory is not the driver's
     refs = [cluster.submit(persona_task, index, cfg, where, make) for index in range(total)]
+    if then:
+        cluster.preload(*then)
+    for language in dict.fromkeys(spec.language for spec in cfg.personas):
+        # while the workers synthesize: what the later stages load in this process (seconds of YAML)
+        checked_predicates(resources.get(language))
     trajectories = []
     client = getattr(brain, "client", None)
     for index, (traj, counts, usage) in enumerate(
