@@ -89,6 +89,15 @@ def _run(fn: Callable[..., Any], *args: Any) -> Any:
         raise
 
 
+def _chain(exc: BaseException | None) -> str:
+    """The messages of an exception and of those it was raised from."""
+    seen = []
+    while exc is not None and len(seen) < 10:
+        seen.append(f"{type(exc).__name__}: {exc}")
+        exc = exc.__cause__ or exc.__context__
+    return " | ".join(seen)
+
+
 class Cluster:
     """A Ray connection with `workers` CPUs reserved for one command; use it as a context manager.
 
@@ -133,7 +142,13 @@ class Cluster:
                 ray.init(address=self.address, runtime_env={"env_vars": env}, **quiet)
         except Exception as exc:  # noqa: BLE001 - Ray raises ConnectionError, RuntimeError, ValueError, ...
             where = f"join the Ray cluster at {self.address}" if self.address else "start a local Ray"
-            raise KemeError(f"cannot {where}: {type(exc).__name__}: {exc}") from None
+            hint = ""
+            if "AuthToken" in _chain(exc) and os.environ.get("RAY_AUTH_MODE") != "token":
+                hint = (
+                    "; the cluster asks for a token (`ray start` turns token authentication on): run with "
+                    "RAY_AUTH_MODE=token and the cluster's token in ~/.ray/auth_token or RAY_AUTH_TOKEN"
+                )
+            raise KemeError(f"cannot {where}: {type(exc).__name__}: {exc}{hint}") from None
 
     def _reserve(self):
         from ray.util.placement_group import placement_group
