@@ -447,9 +447,10 @@ class SystemRun:
         own = getattr(self.system, "peak_rss_bytes", None)  # systems in a subprocess measure themselves
         return own() if callable(own) else peak_rss_bytes()
 
-    def finish(self, replay: Replay, peak: int | None = None) -> None:
-        """Once every persona is ingested and asked: answers and verdicts, then system.json (`peak`: the
-        peak RSS of the work when it ran elsewhere, else this process's)."""
+    def finish(self, replay: Replay, peak: int | None = None, fingerprint: str | None = None) -> None:
+        """Once every persona is ingested and asked: answers and verdicts, then system.json (`peak` and
+        `fingerprint`: the peak RSS of the work and the system's fingerprint after it, when it ran
+        elsewhere; else this process's and this instance's)."""
         self.answer_and_judge({q.id: q for q in replay.questions})
         if peak is None:
             peak = self.peak_rss()
@@ -461,7 +462,7 @@ class SystemRun:
             dump_json(
                 {
                     "name": self.spec.name,
-                    "fingerprint": self.system.config_fingerprint(),
+                    "fingerprint": fingerprint or self.system.config_fingerprint(),
                     "publishable": self.spec.publishable,
                     "needs_gold": self.spec.needs_gold,
                     "query_based": self.spec.query_based,

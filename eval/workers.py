@@ -86,8 +86,9 @@ def pair_task(
     held: dict[str, list[dict[str, Any]]],
     logged: dict[str, dict[str, Any]],
     served: tuple[str, str, str] | None,
-) -> tuple[Appended, int]:
-    """In a worker: one persona of one system; returns the log records it made, in order, and the peak RSS.
+) -> tuple[Appended, int, str]:
+    """In a worker: one persona of one system; returns the log records it made, in order, the peak RSS
+    and the system's fingerprint after the work (a system may name what it loaded only once it has).
 
     `held`: the ingest records the run's logs hold for the persona; `logged`: its retrieve records by
     question (replayed, not logged again); `served`: (node, url, model) of the driver's local model."""
@@ -111,7 +112,7 @@ def pair_task(
         run.retrieve_log = _Kept("retrieve_log", held["retrieve_log"], appended)  # type: ignore[assignment]
         reset_peak_rss()
         run.run_plan(plan, logged)
-        return appended, run.peak_rss()
+        return appended, run.peak_rss(), system.config_fingerprint()
     finally:
         if isinstance(system, Closeable):
             system.close()
@@ -160,9 +161,9 @@ def run_pairs(cluster: Cluster, settings: Settings, replay: Replay, state: dict[
                 task = cluster.submit(pair_task, name, shipped, worker_settings, ref, logs, asked, served)
                 runs[-1][1].append((plan, task))
         for run, pairs in runs:
-            peak = 0
+            peak, fingerprint = 0, None
             for plan, task in pairs:
-                appended, rss = cluster.result(task, f"{run.spec.name} on {plan.persona_id}")
+                appended, rss, fingerprint = cluster.result(task, f"{run.spec.name} on {plan.persona_id}")
                 for log, record in appended:
                     getattr(run, log).append(record)
                     if log == "retrieve_log":
@@ -170,7 +171,7 @@ def run_pairs(cluster: Cluster, settings: Settings, replay: Replay, state: dict[
                         _count_record()
                 settings.on_progress(run.spec.name, len(plan.questions), -1)
                 peak = max(peak, rss)
-            run.finish(replay, peak)
+            run.finish(replay, peak, fingerprint)
     finally:
         for run, _ in runs:
             for log in (run.ingest_log, run.retrieve_log, run.answer_log, run.judge_log):
