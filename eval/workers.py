@@ -174,8 +174,7 @@ def run_pairs(cluster: Cluster, settings: Settings, replay: Replay, state: dict[
             run.finish(replay, peak, fingerprint)
     finally:
         for run, _ in runs:
-            for log in (run.ingest_log, run.retrieve_log, run.answer_log, run.judge_log):
-                log.close()  # what was appended, on disk (eval.log.Log fsyncs in batches)
+            run.close_logs()
             if isinstance(run.system, Closeable):
                 run.system.close()
 
