@@ -150,14 +150,14 @@ _WORKERS = typer.Option(
     None,
     "--workers",
     min=1,
-    help="run the work as N Ray tasks at a time (pip install -e '.[ray]'); default 1: in this process, no "
-    "Ray; with --ray-address: the cluster's CPUs. The output is the sequential run's",
+    help="run the work as N Ray tasks at a time (the ray extra); default 1: in this process, without Ray; "
+    "with --ray-address: the cluster's CPUs. The output is the sequential run's",
 )
 _RAY_ADDRESS = typer.Option(
     None,
     "--ray-address",
-    help="join this Ray cluster (e.g. ray://head:10001 or head:6379) instead of starting a local Ray; "
-    "every node needs keme installed and --out on a filesystem they share",
+    help="join the Ray cluster whose head is at HOST:PORT instead of starting a local Ray; every node needs "
+    "keme installed and --out on a filesystem they share",
 )
 
 
