@@ -73,10 +73,12 @@ def shared_minilm() -> MiniLM:
 
 
 def vectors_of(embedder: Embedder | None) -> str:
-    """What the dense scores depend on besides the model's name: the default embedder's precision."""
+    """What dense scores depend on besides the model's name: MiniLM's precision (the same before and after
+    the shared embedder is loaded), or the injected embedder's class."""
     if embedder is None:
         return f"torch-{default_precision()}"
-    return str(getattr(embedder, "precision", type(embedder).__name__))
+    precision = getattr(embedder, "precision", None)
+    return f"torch-{precision}" if precision else type(embedder).__name__
 
 
 class Dense:
