@@ -99,7 +99,8 @@ def main() -> None:
     )
     for r in rows:
         print(
-            f"{r['system']:<12} {r['ingest_s']:>9.1f} {r['msg_per_s']:>8,.0f} {r['p50']:>8.2f} {r['p95']:>8.2f} "
+            f"{r['system']:<12} {r['ingest_s']:>9.1f} {r['msg_per_s']:>8,.0f} "
+            f"{r['p50']:>8.2f} {r['p95']:>8.2f} "
             f"{r['loop_ms']:>12.3f} {r['run_ms']:>14.2f} {r['wall']:>7.1f} {r['r5']:>8.3f}"
         )
     fastest = min(rows, key=lambda r: r["p50"])
