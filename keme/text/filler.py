@@ -26,17 +26,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from keme.errors import KemeError
 
 ROOT = Path(__file__).parent
-DOMAINS = (
-    "cooking",
-    "travel",
-    "writing",
-    "coding",
-    "science",
-    "history",
-    "household",
-    "explainer",
-    "language",
-)
 
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: the banks are large
