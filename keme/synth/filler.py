@@ -183,25 +183,24 @@ def _plain(text: str) -> str:
     return _PUNCT.sub(" ", unicodedata.normalize("NFKC", text)).strip()
 
 
-def _allowed_topics(bank: FillerBank, traj: Trajectory) -> list[Topic]:
-    """The topics that name no string of this persona, so that none of its filler can be read as being
-    about it (a wrapper that names one is left out of every topic's use: see `_Draw`)."""
+def _allowed(bank: FillerBank, traj: Trajectory) -> FillerBank:
+    """The bank without the topics and wrappers that name a string of this persona, so that none of its
+    filler can be read as being about it."""
     names = Mentions(_unsayable(traj), traj.persona.language)
 
-    def clean(topic: Topic) -> bool:
-        texts = topic.asks + topic.answer + [t for f in topic.follow_ups for t in f.ask + f.answer]
+    def clean(texts: list[str]) -> bool:
         return not any(names.find(_plain(t)) for t in texts)
 
-    return [t for t in bank.topics if clean(t)]
-
-
-def _allowed_wrappers(bank: FillerBank, traj: Trajectory) -> FillerBank:
-    names = Mentions(_unsayable(traj), traj.persona.language)
-    keep = {
-        name: [t for t in getattr(bank, name) if not names.find(_plain(t))]
+    topics = [
+        t
+        for t in bank.topics
+        if clean(t.asks + t.answer + [x for f in t.follow_ups for x in f.ask + f.answer])
+    ]
+    wrappers = {
+        name: [t for t in getattr(bank, name) if clean([t])]
         for name in ("openers", "thanks", "intros", "outros")
     }
-    return bank.model_construct(**keep, topics=bank.topics)
+    return bank.model_construct(**wrappers, topics=topics)
 
 
 class _Draw:
@@ -340,8 +339,8 @@ def add_filler(traj: Trajectory, cfg: SynthConfig) -> int:
         return 0
     persona = traj.persona
     lang = persona.language
-    bank = _allowed_wrappers(usable_bank(lang), traj)
-    topics = _allowed_topics(bank, traj)
+    bank = _allowed(usable_bank(lang), traj)
+    topics = bank.topics
     if not topics:
         return 0
     rng = rng_for(cfg.seed, persona.id, "filler")
