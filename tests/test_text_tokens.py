@@ -58,6 +58,21 @@ def test_a_run_of_letters_or_digits_counts_as_one_token_and_punctuation_as_none(
     assert approx_tokens("Hello, 世界") == ["hello", "世", "界"]
 
 
+def test_ascii_text_counts_as_the_token_pattern_does():
+    """The ASCII fast path agrees with `approx_tokens` on every ASCII character, underscores and controls too."""
+    every_ascii = "".join(map(chr, range(128)))
+    texts = [
+        every_ascii,
+        "snake_case and kebab-case, 3.14 or 3,000 (x2)!",
+        "I'm at the gym: 07:30-08:15\tthen coffee\n\nok?",
+        "__init__ ___ a_b_c 1_000",
+        "",
+        "   ",
+    ]
+    for text in texts:
+        assert count_tokens(text) == len(approx_tokens(text)), text
+
+
 def test_han_is_recognised_with_its_extension_and_compatibility_blocks():
     assert has_han("抖音") and has_han("\u3400") and has_han("\uf900")
     assert not has_han("ひらがな abc")

@@ -33,6 +33,8 @@ _HAN_RUN = re.compile(f"[{HAN}]+")
 _WORD = re.compile(r"[a-z0-9_]+|[^\W\d_a-z]+", re.UNICODE)
 _MEMORY_BANK = re.compile(f"[a-z0-9_]+|[{HAN}]+")
 _APPROX = re.compile(f"[{KANA}{HAN}]|[^\\W_]+", re.UNICODE)
+# ASCII letters and digits kept, every other byte a space: in ASCII text, `_APPROX`'s tokens are the words
+_ASCII_WORDS = bytes(c if c < 128 and chr(c).isalnum() else 32 for c in range(256))
 
 
 def has_han(text: str) -> bool:
@@ -81,7 +83,13 @@ def approx_tokens(text: str) -> list[str]:
 
 
 def count_tokens(text: str) -> int:
-    """Approximate LLM tokens: one per kana or Han character, one per other run of letters or digits."""
+    """Approximate LLM tokens: one per kana or Han character, one per other run of letters or digits.
+
+    ASCII text (most English messages) is counted by a byte translation and split, a quarter of the regex's
+    time, with the same count: the harness counts every context it builds.
+    """
+    if text.isascii():
+        return len(text.encode("ascii").translate(_ASCII_WORDS).split())
     return len(_APPROX.findall(text))
 
 
