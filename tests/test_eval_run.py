@@ -208,7 +208,7 @@ def test_an_append_after_a_torn_line_starts_on_a_line_of_its_own(tmp_path):
     path.write_text('{"question_id": "q1"}\n{"question_id": "q2", "hi')
     log = Log(path)
     log.append({"question_id": "q2"})
-    assert path.read_text() == '{"question_id": "q1"}\n{"question_id": "q2"}\n'
+    assert path.read_text() == '{"question_id": "q1"}\n{"question_id":"q2"}\n'
     assert [r["question_id"] for r in log.records()] == ["q1", "q2"]
 
 
