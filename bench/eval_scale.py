@@ -97,6 +97,7 @@ def main() -> None:
                     "msg_per_s": m["ingest_messages_per_s"] or 0,
                     "p50": m["retrieve_p50_ms"],
                     "p95": m["retrieve_p95_ms"],
+                    "mean": retrieve_s / questions * 1000,
                     "loop_ms": (sum(around) - retrieve_s) / questions * 1000,
                     "run_ms": (wall - m["ingest_seconds"] - retrieve_s) / questions * 1000,
                     "wall": wall,
@@ -118,7 +119,8 @@ def main() -> None:
     worst = max(r["loop_ms"] for r in rows)
     print(
         f"\nharness time per question: at most {worst:.3f} ms = {worst / fastest['p50']:.1%} of the fastest "
-        f"system's p50 retrieval ({fastest['system']}, {fastest['p50']:.2f} ms); target <= 10 %"
+        f"system's p50 retrieval ({fastest['system']}, {fastest['p50']:.2f} ms; "
+        f"{worst / fastest['mean']:.1%} of its mean, {fastest['mean']:.2f} ms); target <= 10 %"
     )
 
 
