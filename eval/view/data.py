@@ -53,6 +53,11 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+def _shown(score: Any) -> Any:
+    """A score as the viewer shows it (3 decimals): the log keeps every digit, the site need not."""
+    return round(score, 4) if isinstance(score, float) else score
+
+
 def read_run(path: Path, dataset: Dataset) -> Run:
     """A run directory's summary, and per system and question its hits, context, answer and verdicts; a
     KemeError when it is no finished run, or a run of another dataset."""
@@ -85,7 +90,8 @@ def read_run(path: Path, dataset: Dataset) -> Run:
             qid = record["question_id"]
             row = results.get((system, qid), {})
             hits = [
-                [h.get("m", []), h.get("s", []), h.get("score")] for h in record.get("hits", [])[:MAX_HITS]
+                [h.get("m", []), h.get("s", []), _shown(h.get("score"))]
+                for h in record.get("hits", [])[:MAX_HITS]
             ]
             entry: dict[str, Any] = {"hits": hits, "failure": row.get("failure")}
             if "context_m" in record:
