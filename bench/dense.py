@@ -4,11 +4,13 @@ On the same texts, in one process: the messages of an English and a Chinese pers
 and the same config in Chinese) and long texts (3-6 consecutive messages joined, as filler conversations
 will be). For each set: messages/s of
 - old: sentence-transformers `encode`, batch 64, fp32 (what baselines/dense.py's MiniLM did until now),
-- new: baselines.embedding.MiniLMForward (exact-length batches, bf16 products where the CPU has them),
+- new: baselines.embedding.MiniLMForward (exact-length batches, bf16 products where the CPU has them,
+  batches in parallel on one thread each),
 the ratio, and the cosine of each new vector with the old one (min and mean). The two paths alternate
 (old-new, then new-old: --repeats rounds) so that other load on the machine falls on both alike; CPU
-seconds are printed beside wall seconds. Then the disk cache: a cold pass (compute and write) and a warm
-pass (a fresh embedder reading the same cache), both over every message.
+seconds are printed beside wall seconds, and the load average and CPU pressure before and after. Then
+the disk cache: a cold pass (compute and write) and a warm pass (a fresh embedder reading the same
+cache), both over every message.
 
     python bench/dense.py [--data-en DIR --data-zh DIR] [--repeats 2] [--long 600]
 """
@@ -68,10 +70,11 @@ def timed(embed, texts: list[str]) -> tuple[np.ndarray, float, float]:
 
 
 def cpu_pressure() -> str:
+    load = "load average " + " ".join(f"{value:.2f}" for value in os.getloadavg())
     try:
-        return Path("/proc/pressure/cpu").read_text().splitlines()[0]
+        return f"{load}; {Path('/proc/pressure/cpu').read_text().splitlines()[0]}"
     except OSError:
-        return "n/a"
+        return load
 
 
 def main() -> None:
@@ -104,7 +107,7 @@ def main() -> None:
     new_load = time.perf_counter() - started
     print(f"model: {model_dir()}; torch {torch.__version__}, {torch.get_num_threads()} threads")
     print(f"load: old {old_load:.1f} s, new {new_load:.1f} s; new = {new_model.identity}")
-    print(f"cpu pressure before: {cpu_pressure()}")
+    print(f"before: {cpu_pressure()}")
 
     def old(texts: list[str]) -> np.ndarray:
         return old_model.encode(
@@ -144,7 +147,7 @@ def main() -> None:
         f"{'all':<16} {len(cos):>6} {'':>6} {rate['old']:>10.0f} {rate['new']:>10.0f} "
         f"{rate['new'] / rate['old']:>5.2f}x {'':>9} {cos.min():>8.5f} {cos.mean():>9.6f}"
     )
-    print(f"cpu pressure after: {cpu_pressure()}")
+    print(f"after: {cpu_pressure()}")
 
     # the disk cache over every message of both years, as a run embeds them (one call per persona)
     os.environ["KEME_EMBED_CACHE"] = str(work / "cache")

@@ -3,8 +3,9 @@
 What is claimed and checked here:
 - the forward's vectors keep cosine >= 0.999 with sentence-transformers' (today's) on English, Chinese
   and long texts, with its tokenizer's very token ids (truncation at 256 included);
-- a text's vector has the same bits whatever shares its call or batch, in any order, batch size or thread
-  count: so vectors are cached text by text, and cold, warm and concurrent runs score alike;
+- a text's vector has the same bits whatever shares its call or batch, in any order, batch size, thread
+  count or number of parallel workers (batches run in parallel, one thread each): so vectors are cached
+  text by text, and cold, warm and concurrent runs score alike; the caller's thread count is put back;
 - the cache returns stored bytes exactly, keeps the first writer's row, takes concurrent writers, and
   never hands out a damaged row (warned on stderr, recomputed); off, broken or unwritable, it steps aside.
 """
@@ -207,11 +208,29 @@ def realistic() -> list[str]:
 
 
 def test_the_probes_have_one_token_length(forward):
-    """The load-time invariance probe puts two texts of one length in one batch."""
+    """The load-time invariance probe puts two texts of one length in one batch, and the third in another:
+    two batches, so the probe goes through the parallel workers as well as through the caller alone."""
     from baselines.embedding import PROBES
 
-    lengths = [len(ids) for ids in forward.token_ids(list(PROBES))]
+    ids = forward.token_ids(list(PROBES))
+    lengths = [len(row) for row in ids]
     assert lengths[0] == lengths[1] != lengths[2]
+    assert len(forward.batches(ids)) == 2
+    assert forward.batch_invariant
+
+
+def test_embedding_puts_the_callers_thread_count_back(forward):
+    """Workers run on one thread each (torch.set_num_threads(1) is also process-wide): restored after."""
+    import threading
+
+    torch = forward.torch
+    before = torch.get_num_threads()
+    seen = []
+    forward.embed(["the cat sat on the mat", "明天下午三点和姑姑视频", "a third text of another length here"])
+    later = threading.Thread(target=lambda: seen.append(torch.get_num_threads()))  # inherits the global count
+    later.start()
+    later.join()
+    assert (torch.get_num_threads(), seen) == (before, [before])
 
 
 @pytest.mark.slow
@@ -231,13 +250,17 @@ def test_vectors_keep_cosine_0999_with_sentence_transformers(reference, realisti
     vectors = MiniLMForward(precision).embed(realistic)
     expected = reference(realistic)
     cosine = (vectors * expected).sum(axis=1) / np.linalg.norm(expected, axis=1)
-    assert cosine.min() >= (0.999 if precision == "bf16" else 0.99999)
+    bound = 0.999 if precision == "bf16" else 0.99999
+    messages = len(sample_messages())
+    assert cosine[:messages].min() >= bound
+    assert cosine[messages:].min() >= bound  # the long texts (3-6 messages, one truncated at 256 tokens)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
 
 
 @pytest.mark.slow
 def test_a_vector_is_the_same_bits_alone_in_any_batch_and_order(forward, realistic):
-    """Batch composition, size, position and call boundaries do not change a single bit."""
+    """Batch composition, size, position, call boundaries and the worker that runs a batch do not change
+    a single bit: alone (one batch, in the caller on all threads) as among others (parallel workers)."""
     together = forward.embed(realistic)
     shuffled = list(range(len(realistic)))
     random.Random(3).shuffle(shuffled)
@@ -245,12 +268,16 @@ def test_a_vector_is_the_same_bits_alone_in_any_batch_and_order(forward, realist
     picks = random.Random(4).sample(range(len(realistic)), 40)
     alone = np.vstack([forward.embed([realistic[i]]) for i in picks])
     assert alone.tobytes() == together[picks].tobytes()
-    small_batches = forward.max_batch_tokens
+    settings = forward.max_batch_tokens, forward.threads
     try:
         forward.max_batch_tokens = 64  # other batch sizes, other neighbours
         assert forward.embed(realistic).tobytes() == together.tobytes()
+        forward.max_batch_tokens, forward.threads = settings[0], 1  # every batch in the caller, in turn
+        assert forward.embed(realistic).tobytes() == together.tobytes()
+        forward.max_batch_tokens, forward.threads = 300, 3  # more workers than cores, other batches
+        assert forward.embed(realistic[::-1]).tobytes() == together[::-1].tobytes()
     finally:
-        forward.max_batch_tokens = small_batches
+        forward.max_batch_tokens, forward.threads = settings
     assert forward.batch_invariant
 
 
