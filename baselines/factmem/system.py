@@ -15,6 +15,7 @@ returned. One scope = one directory under `root` (see scope.py).
 
 from __future__ import annotations
 
+import itertools
 import json
 import shutil
 import tempfile
@@ -22,6 +23,8 @@ import weakref
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
+
+import numpy as np
 
 from baselines.factmem import lexicon
 from baselines.factmem.db import atomic
@@ -192,19 +195,20 @@ class FactMem:
         index = self._fact_index(scope)
         tiers = [self._exact(memory, query), self._skills(memory, query)]
         scores = index.scores(query.text)
-        order = [i for i in sorted(range(len(scores)), key=lambda i: -scores[i]) if scores[i] > 0]
-        bm25 = [
+        matching = np.flatnonzero(scores > 0)
+        order = matching[np.argsort(-scores[matching], kind="stable")]  # best first, ties by position
+        bm25 = (  # built only as far as the k chosen below need
             (
                 _Candidate(index.docs[i].text, index.docs[i].at, index.docs[i].ref, index.docs[i].fact_id),
                 float(scores[i]),
             )
             for i in order
             if index.docs[i].at <= query.now
-        ]
+        )
 
         chosen: list[tuple[_Candidate, float | None]] = []
         seen: set[tuple[str, ...]] = set()
-        for candidate, score in [(c, None) for tier in tiers for c in tier] + bm25:
+        for candidate, score in itertools.chain(((c, None) for tier in tiers for c in tier), bm25):
             message_ids, _ = _ids(candidate.ref)
             marker = tuple(message_ids) or (f"fact:{candidate.fact_id}",)
             if marker in seen:
