@@ -267,17 +267,25 @@ class VibeMemory:
         now_s = epoch(now)
         raw = self._index.scores(terms, now_s, self.k1, self.b)
         query_terms = set(terms)
+        created = self._index.created  # epoch(entry.created) of each slot, worked out once at write time
         found = []
         for slot in np.flatnonzero(raw > 0):
             entry = self.entries[self._by_slot[slot]]
             matched = bool(self._tags[slot] & query_terms)
             boosted = raw[slot] * (self.tag_boost if matched else 1.0)
-            age_days = (now_s - self._index.created[slot]) / _DAY_SECONDS
+            age_days = (now_s - created[slot]) / _DAY_SECONDS
             score = sigmoid_normalize(boosted) * decay_factor(entry.kind, age_days, self.half_life_days)
             if score >= min_score:
-                found.append(Found(entry, float(score), float(raw[slot]), matched))
-        found.sort(key=lambda f: (-f.score, -epoch(f.entry.created), f.entry.id))
-        return found[:max_results]
+                found.append(
+                    (
+                        -float(score),
+                        -created[slot],
+                        entry.id,
+                        Found(entry, float(score), float(raw[slot]), matched),
+                    )
+                )
+        found.sort()  # best score, then newest, then id (ids are unique: the Found itself is never compared)
+        return [row[3] for row in found[:max_results]]
 
     # -- storage
     def storage_bytes(self) -> int:
