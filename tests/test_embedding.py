@@ -260,7 +260,12 @@ def test_vectors_keep_cosine_0999_with_sentence_transformers(reference, realisti
 @pytest.mark.slow
 def test_a_vector_is_the_same_bits_alone_in_any_batch_and_order(forward, realistic):
     """Batch composition, size, position, call boundaries and the worker that runs a batch do not change
-    a single bit: alone (one batch, in the caller on all threads) as among others (parallel workers)."""
+    a single bit: alone (one batch, in the caller on all threads) as among others (parallel workers),
+    with either attention (explicit up to SHORT_ATTENTION tokens, torch's flash kernel beyond)."""
+    from baselines.embedding import SHORT_ATTENTION
+
+    lengths = {len(ids) for ids in forward.token_ids(realistic)}
+    assert min(lengths) <= SHORT_ATTENTION < max(lengths)
     together = forward.embed(realistic)
     shuffled = list(range(len(realistic)))
     random.Random(3).shuffle(shuffled)
