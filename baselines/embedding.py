@@ -13,7 +13,7 @@ padding. This forward reads the same safetensors, tokenizer and max_seq_length, 
   whole batches on one thread. Splitting every op over the threads instead synchronises them dozens of times a
   batch; exact-length batches are small (long texts spread over many lengths, a few texts a batch), and on a
   shared machine each barrier waits for the busiest core: long texts ran slower than the old path.
-  One batch alone (a query) still runs in the caller on all threads.
+  One batch alone runs in the caller on all threads, or on one if it is small (ONE_THREAD_TOKENS: a query).
 
 Determinism: with no padding, each row of a batch goes through the same kernels with no term from another
 row, so a text's vector is a pure function of the text (and the machine's kernels): it does not depend on
@@ -42,6 +42,9 @@ EMBED_HINT = "pip install -e '.[embed]'"
 MAX_BATCH_TOKENS = 4096
 # bf16 forward: batches of up to this many tokens a text take the explicit attention (see _attention)
 SHORT_ATTENTION = 64
+# One small batch (a query) runs on one thread: split over two it gains little on an idle machine, and on a
+# busy one each of its dozens of barriers waits for the other core (a 4 ms query took 10-350 ms)
+ONE_THREAD_TOKENS = 512
 # Texts the load-time checks embed: two of one token length (with one more of another length beside them)
 PROBES = ("the cat sat on the mat", "my dog ran in the park", "明天下午三点和姑姑视频")
 
@@ -249,6 +252,8 @@ class MiniLMForward:
         def run(batch: list[int]) -> np.ndarray:
             return self._forward(np.array([ids[i] for i in batch], dtype=np.int64))
 
+        if len(batches) == 1 and len(ids) * len(ids[0]) <= ONE_THREAD_TOKENS:
+            return self._on_one_thread(lambda: run(batches[0]))
         if threads == 1 or len(batches) == 1:
             for batch in batches:
                 out[batch] = run(batch)
@@ -268,14 +273,27 @@ class MiniLMForward:
             torch.set_num_threads(caller)
         return out
 
+    def _on_one_thread(self, work):
+        """`work()` with torch on one thread, the caller's count put back after."""
+        torch = self.torch
+        caller = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return work()
+        finally:
+            torch.set_num_threads(caller)
+
     # -- load-time checks
     def _probe_batch_invariance(self) -> bool:
-        """Whether each probe's vector has the same bits alone (one batch: in the caller, on all threads)
-        and among the others (two batches: in parallel workers, one thread each, beside another row)."""
+        """Whether each probe's vector has the same bits alone (one batch, in the caller: on one thread as
+        `embed` runs a query, and on all threads as it runs a large batch) and among the others (two
+        batches: in parallel workers, one thread each, beside another row)."""
         first, second, other = PROBES
         alone = np.vstack([self.embed([text]) for text in (first, second, other)])
+        ids = self.token_ids([first, second, other])
+        threaded = np.vstack([self._forward(np.array([row], dtype=np.int64)) for row in ids])
         mixed = self.embed([second, other, first, second])
-        return bool(np.array_equal(alone, mixed[[2, 0, 1]]))
+        return bool(np.array_equal(alone, mixed[[2, 0, 1]]) and np.array_equal(alone, threaded))
 
     def _probe_digest(self) -> str:
         """Hash of the probes' vectors: a machine whose kernels round otherwise gets other cache keys."""

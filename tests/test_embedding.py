@@ -233,6 +233,24 @@ def test_embedding_puts_the_callers_thread_count_back(forward):
     assert (torch.get_num_threads(), seen) == (before, [before])
 
 
+def test_a_query_runs_on_one_thread_and_puts_the_callers_count_back(forward, monkeypatch):
+    """One small batch (a query) is not split over threads: each split waits for the busiest core."""
+    torch = forward.torch
+    before = torch.get_num_threads()
+    counts = []
+    real = forward._forward
+    monkeypatch.setattr(forward, "_forward", lambda ids: counts.append(torch.get_num_threads()) or real(ids))
+    forward.embed(["when did I last go swimming?"])
+    assert (counts, torch.get_num_threads()) == ([1], before)
+
+
+def test_a_query_has_the_same_bits_on_one_thread_as_on_all(forward):
+    texts = ["when did I last go swimming?", "我上次去游泳是什么时候？"]
+    ids = forward.token_ids(texts)
+    on_all = np.vstack([forward._forward(np.array([row], dtype=np.int64)) for row in ids])
+    assert np.array_equal(np.vstack([forward.embed([text]) for text in texts]), on_all)
+
+
 @pytest.mark.slow
 def test_token_ids_are_sentence_transformers_own(forward, reference, realistic):
     features = reference.model.preprocess(realistic)
