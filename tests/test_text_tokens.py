@@ -59,7 +59,7 @@ def test_a_run_of_letters_or_digits_counts_as_one_token_and_punctuation_as_none(
 
 
 def test_ascii_text_counts_as_the_token_pattern_does():
-    """The ASCII fast path agrees with `approx_tokens` on every ASCII character, underscores and controls too."""
+    """The ASCII fast path agrees with `approx_tokens` on every ASCII character, underscores and controls."""
     every_ascii = "".join(map(chr, range(128)))
     texts = [
         every_ascii,
