@@ -24,6 +24,7 @@ it. That is what lets a disk cache hand out vectors text by text (baselines/embe
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -253,35 +254,34 @@ class MiniLMForward:
             return self._forward(np.array([ids[i] for i in batch], dtype=np.int64))
 
         if len(batches) == 1 and len(ids) * len(ids[0]) <= ONE_THREAD_TOKENS:
-            return self._on_one_thread(lambda: run(batches[0]))
+            with self._callers_threads_kept():
+                self.torch.set_num_threads(1)
+                return run(batches[0])
         if threads == 1 or len(batches) == 1:
             for batch in batches:
                 out[batch] = run(batch)
             return out
         # the largest batches first, so that no worker is left with a long one at the end
         batches.sort(key=lambda batch: len(batch) * len(ids[batch[0]]), reverse=True)
-        torch = self.torch
-        caller = torch.get_num_threads()
-        try:
-            # set_num_threads(1) in a worker sets its own OpenMP threads, but also torch's and MKL's
-            # process-wide count (which threads started later inherit): put the caller's back after
-            workers = min(threads, len(batches))
-            with ThreadPoolExecutor(workers, initializer=torch.set_num_threads, initargs=(1,)) as pool:
-                for batch, vectors in zip(batches, pool.map(run, batches)):
-                    out[batch] = vectors
-        finally:
-            torch.set_num_threads(caller)
+        workers = min(threads, len(batches))
+        with (
+            self._callers_threads_kept(),
+            ThreadPoolExecutor(workers, initializer=self.torch.set_num_threads, initargs=(1,)) as pool,
+        ):
+            for batch, vectors in zip(batches, pool.map(run, batches)):
+                out[batch] = vectors
         return out
 
-    def _on_one_thread(self, work):
-        """`work()` with torch on one thread, the caller's count put back after."""
-        torch = self.torch
-        caller = torch.get_num_threads()
-        torch.set_num_threads(1)
+    @contextlib.contextmanager
+    def _callers_threads_kept(self):
+        """Put torch's thread count back as the caller had it: set_num_threads(1), in a worker or for a
+        query, sets not only that thread's OpenMP threads but torch's and MKL's process-wide count too
+        (which threads started later inherit)."""
+        caller = self.torch.get_num_threads()
         try:
-            return work()
+            yield
         finally:
-            torch.set_num_threads(caller)
+            self.torch.set_num_threads(caller)
 
     # -- load-time checks
     def _probe_batch_invariance(self) -> bool:
