@@ -54,7 +54,7 @@ def _lines(path: Path) -> list[dict[str, Any]]:
 
 
 def _shown(score: Any) -> Any:
-    """A score as the viewer shows it (3 decimals): the log keeps every digit, the site need not."""
+    """A score for the site, to 4 places (the viewer shows 3): the log keeps every digit."""
     return round(score, 4) if isinstance(score, float) else score
 
 
