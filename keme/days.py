@@ -20,6 +20,14 @@ BLOCK_HOURS: dict[Block, tuple[time, time]] = {
     "evening": (time(18, 0), time(23, 30)),
 }
 Slot = tuple[date, Block]
+# "Usually" / "most often": at least USUAL_MIN times, and clearly more often than anything else
+USUAL_MIN = 3
+
+
+def clear_lead(top: int, other: int) -> bool:
+    """Whether `top` times (chats in a block, payments in a category) against `other` for the runner-up is a
+    habit, not noise: at least two more and a quarter more (9 against 8 is a tie to anyone reading)."""
+    return top >= USUAL_MIN and top - other >= 2 and top >= 1.25 * other
 
 
 def block_of(moment: datetime) -> Block | None:

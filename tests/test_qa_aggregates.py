@@ -4,8 +4,9 @@ against the persona's whole ledger too (keme.qa.resolve)."""
 from __future__ import annotations
 
 from datetime import date, datetime
+from types import SimpleNamespace
 
-from keme.models import Claim, ImageRecord, Message, Query
+from keme.models import Claim, ImageRecord, Message, Query, Session
 from keme.qa.resolve import Ledger
 
 APRIL = (date(2026, 4, 1), date(2026, 4, 30))
@@ -31,11 +32,12 @@ def _claim(mid: str, subject: str, predicate: str, value: str, when: datetime, s
 
 
 def _bills() -> Ledger:
-    """Three Spotify-or-grocery bill records in April, one in May, and a payment the user reported in
+    """Four Spotify-or-grocery bill records in April, one in May, and a payment the user reported in
     chat (not a record)."""
     rows = [
         ("p01-s0001-m01", "a1", "Spotify", "Subscriptions", "11.99", datetime(2026, 4, 3, 9)),
         ("p01-s0002-m01", "a2", "Trader Joe's", "Groceries", "42.10", datetime(2026, 4, 9, 18)),
+        ("p01-s0006-m01", "a5", "Spotify", "Subscriptions", "11.99", datetime(2026, 4, 15, 9)),
         ("p01-s0003-m01", "a3", "Spotify", "Subscriptions", "11.99", datetime(2026, 4, 28, 9)),
         ("p01-s0004-m01", "a4", "Spotify", "Subscriptions", "11.99", datetime(2026, 5, 1, 9)),
     ]
@@ -67,17 +69,17 @@ def _records(target: str, aggregate: str, expect: str, **where: str) -> Query:
 
 
 def test_a_count_by_records_counts_the_periods_records_only():
-    query = _records("merchant", "count", "2", merchant="Spotify")
+    query = _records("merchant", "count", "3", merchant="Spotify")
     assert _bills().resolve(query, ASKED).problem(query.expect) is None
 
 
 def test_a_count_that_misses_a_record_is_not_backed():
-    query = _records("merchant", "count", "1", merchant="Spotify")
+    query = _records("merchant", "count", "2", merchant="Spotify")
     assert _bills().resolve(query, ASKED).problem(query.expect) is not None
 
 
 def test_a_total_by_records_leaves_out_a_payment_told_in_chat():
-    query = _records("amount", "sum", "23.98", expense_category="Subscriptions")
+    query = _records("amount", "sum", "35.97", expense_category="Subscriptions")
     assert _bills().resolve(query, ASKED).problem(query.expect) is None
 
 
@@ -86,9 +88,9 @@ def test_the_category_most_records_have_is_the_majority():
     assert _bills().resolve(query, ASKED).problem(query.expect) is None
 
 
-def test_a_tied_majority_has_two_answers():
+def test_a_majority_of_two_against_one_is_no_habit_and_has_two_answers():
     query = _records("expense_category", "mode", "Subscriptions").model_copy(
-        update={"end": date(2026, 4, 20)}  # one Spotify record, one grocery record
+        update={"end": date(2026, 4, 12)}  # two Spotify records, one grocery record
     )
     problem = _bills().resolve(query, ASKED).problem(query.expect)
     assert problem is not None and "groceries" in problem
@@ -198,12 +200,47 @@ def test_the_usual_time_of_day_is_when_most_sessions_of_the_period_began():
     assert ledger.resolve(morning, ASKED).problem(morning.expect) is not None
 
 
+def test_a_near_tie_of_times_of_day_is_several_answers():
+    """Nine evening chats against eight morning ones: "usually in the evening" is not what anyone reading
+    them would say."""
+    starts = [datetime(2026, 4, d, 20) for d in range(1, 10)] + [
+        datetime(2026, 4, d, 9) for d in range(10, 18)
+    ]
+    evening = _april("session_start", "sessions", "evening")
+    problem = Ledger([], {}, starts).resolve(evening, ASKED).problem(evening.expect)
+    assert problem is not None and "morning" in problem
+
+
+def test_a_session_the_user_never_wrote_in_is_not_a_chat_of_theirs():
+    opened = datetime(2026, 4, 2, 20)
+    chat = Session(
+        id="p01-s0001",
+        persona_id="p01",
+        event_id="p01-c01-e01",
+        language="en",
+        pattern="smalltalk",
+        start=opened,
+        end=opened,
+        messages=[_message("p01-s0001-m01", "hi", opened)],
+    )
+    pushed = chat.model_copy(
+        update={
+            "id": "p01-s0002",
+            "messages": [Message(id="p01-s0002-m01", role="system", content="Payment", timestamp=opened)],
+        }
+    )
+    world = SimpleNamespace(claims=[], messages={}, sessions=[chat, pushed])
+    assert Ledger.of(world).session_starts == [opened]
+
+
 def test_a_majority_rests_on_the_claims_whose_change_would_overturn_it():
     ledger = _bills()
     query = _records("expense_category", "mode", "Subscriptions")
     resolution = ledger.resolve(query, ASKED)
     critical = {c.id for c in ledger.critical(query, ASKED, resolution.basis)}
-    assert critical == {"p01-s0001-m01-expense_category", "p01-s0003-m01-expense_category"}
+    # three against one: any one Spotify record filed otherwise leaves two against one, no clear majority
+    spotify = ("p01-s0001-m01", "p01-s0006-m01", "p01-s0003-m01")
+    assert critical == {f"{m}-expense_category" for m in spotify}
 
 
 def _ticket(n: int, destination: str, seat: str, day: int) -> tuple[ImageRecord, Message]:

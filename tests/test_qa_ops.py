@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import date, datetime
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from conftest import ROOT
@@ -19,6 +20,7 @@ from keme.models import ARGS_OF, OP_NAMES, Proof, QAItem, Quote
 from keme.models.proof import CountArgs, SumArgs
 from keme.qa import draft
 from keme.qa.facts import worlds_of
+from keme.qa.generate.atoms import _stating
 from keme.qa.ops import OPS, ProofError, op
 from keme.qa.verify import Verifier
 from keme.synth.limits import load_config
@@ -150,9 +152,12 @@ def test_every_op_the_demo_uses_rederives_its_items_after_loading(demo):
         if not verifier.expected_matches(item, verifier.derive(item)):
             wrong.append(item.id)
     assert wrong == []
-    # most operations: every family (values, attributes, time, amounts, absence, premises, screenshots)
+    # most operations: every family (values, attributes, time, habits, absence, premises, screenshots)
     assert len(used) >= 15, sorted(used)
-    assert {"value", "attribute", "days_between", "majority", "absent", "premise", "image_fact"} <= set(used)
+    # (no "majority": three months of bills hold no clear most frequent category; a year does)
+    assert {"value", "attribute", "days_between", "time_of_day", "absent", "premise", "image_fact"} <= set(
+        used
+    )
 
 
 def test_a_demo_proof_round_trips_through_json_unchanged(demo):
@@ -167,3 +172,47 @@ def test_a_forged_op_is_unsupported_not_a_crash(demo):
     forged = item.model_copy(update={"proof": item.proof.model_copy(update={"op": "median"})})
     with pytest.raises(ProofError, match="unknown proof operation 'median'"):
         Verifier(world).derive(forged)
+
+
+# ---------------------------------------------------------------- relations are what the user said
+def _labelled_relation(data: Dataset):
+    return next(i for i in data.qa if i.proof.op == "relation" and i.proof.args.label is not None)
+
+
+def test_a_relation_answer_quotes_its_words_from_a_user_message_naming_the_person(demo):
+    data = Dataset.load(demo)
+    item = _labelled_relation(data)
+    args = item.proof.args
+    said = {q.message_id for q in item.proof.quotes if q.text == args.name} & {
+        q.message_id for q in item.proof.quotes if q.text and q.text.casefold() in args.label.casefold()
+    }
+    messages = {m.id: m for s in data.sessions for m in s.messages}
+    assert said and all(messages[m].role == "user" for m in said)
+
+
+def test_a_relation_label_no_quoted_message_states_is_unsupported(demo):
+    data = Dataset.load(demo)
+    item = _labelled_relation(data)
+    world = next(w for w in worlds_of(data) if w.persona.id == item.persona_id)
+    names_only = [q for q in item.proof.quotes if q.text == item.proof.args.name]
+    forged = item.model_copy(update={"proof": item.proof.model_copy(update={"quotes": names_only})})
+    with pytest.raises(ProofError, match="says"):
+        Verifier(world).derive(forged)
+
+
+def test_a_good_friend_is_not_stated_to_be_the_best_friend(demo):
+    """「好朋友的邀约」 (a good friend's invitation) names no best friend: no 我最好的朋友 from it."""
+    data = Dataset.load(demo)
+    session = next(s for s in data.sessions if s.persona_id == "p02")
+    said = [
+        session.messages[0].model_copy(
+            update={"role": "user", "content": "唐舒婷又约我周末出去，好朋友的邀约"}
+        ),
+        session.messages[1].model_copy(update={"role": "user", "content": "唐舒婷是我最好的朋友"}),
+    ]
+    chats = [session.model_copy(update={"messages": said[:1]}), session.model_copy(update={"messages": said})]
+    world = SimpleNamespace(sessions=chats[:1])
+    assert _stating(SimpleNamespace(lang="zh", world=world), "social_circle.best_friend", "唐舒婷") is None
+    world.sessions = chats
+    stated = _stating(SimpleNamespace(lang="zh", world=world), "social_circle.best_friend", "唐舒婷")
+    assert stated == Quote(message_id=said[1].id, text="最好的朋友")

@@ -15,7 +15,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, TypeVar
 
-from keme.days import block_of
+from keme.days import block_of, clear_lead
 from keme.errors import KemeError
 from keme.models import ARGS_OF, OP_NAMES, Message, QAItem, Quote
 from keme.models.image import ImageRecord
@@ -174,13 +174,6 @@ def derive(context: Context, item: QAItem) -> Answer:
     return entry.derive(context, item, item.proof.args)
 
 
-def _single_most_common(counts: Counter, what: str) -> Any:
-    ranked = counts.most_common(2)
-    if not ranked or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]):
-        raise ProofError(f"no single {what}")
-    return ranked[0][0]
-
-
 # ---------------------------------------------------------------- values and attributes
 @op("value", ValueArgs)
 def value(ctx: Context, item: QAItem, args: ValueArgs) -> Answer:
@@ -246,7 +239,27 @@ def relation(ctx: Context, item: QAItem, args: RelationArgs) -> Answer:
         if not any(q.text == label for q in item.proof.quotes):
             raise ProofError("the relation is not quoted")
         return label or ""
+    if not _relation_said(ctx, item, args.name, args.label or ""):
+        raise ProofError(f"no message naming {args.name!r} says {args.label!r}")
     return args.label or ""
+
+
+# "my best friend" / "我最好的朋友": the relation a message must state is the label without its possessive
+POSSESSIVES = ("my ", "我的", "我")
+
+
+def _relation_said(ctx: Context, item: QAItem, name: str, label: str) -> bool:
+    """Whether a user message quoted for `name` also has the label quoted from it: the answer says no
+    more than the user did (not "my best friend" where the chats only say "a good friend")."""
+    core = label.casefold()
+    for possessive in POSSESSIVES:
+        if core.startswith(possessive):
+            core = core[len(possessive) :]
+            break
+    naming = {
+        q.message_id for q in item.proof.quotes if q.text == name and ctx.message(q.message_id).role == "user"
+    }
+    return any(q.message_id in naming and (q.text or "").casefold() == core for q in item.proof.quotes)
 
 
 @op("key_points", KeyPointsArgs)
@@ -280,10 +293,17 @@ def order(ctx: Context, item: QAItem, args: OrderArgs) -> Answer:
 
 @op("time_of_day", TimeOfDayArgs)
 def time_of_day(ctx: Context, item: QAItem, args: TimeOfDayArgs) -> Answer:
-    counts = Counter(
-        block_of(s.start) for s in ctx.world.sessions if args.start <= s.start.date() <= args.end
-    )
-    return str(_single_most_common(counts, "usual time of day"))
+    """The block most of the user's chats began in: a session counts when the user wrote in it, at the
+    time of their first message (an app notification alone is not the user chatting)."""
+    counts: Counter = Counter()
+    for session in ctx.world.sessions:
+        opened = next((m.timestamp for m in session.messages if m.role == "user"), None)
+        if opened is not None and args.start <= opened.date() <= args.end:
+            counts[block_of(opened)] += 1
+    ranked = counts.most_common(2) + [(None, 0)] * 2
+    if not clear_lead(ranked[0][1], ranked[1][1]):
+        raise ProofError(f"no clear usual time of day: {dict(counts)}")
+    return str(ranked[0][0])
 
 
 # ---------------------------------------------------------------- amounts and app records
@@ -321,7 +341,10 @@ def majority(ctx: Context, item: QAItem, args: MajorityArgs) -> Answer:
         for a in ctx.world.anchors.values()
         if a.app == "bill" and args.start <= a.timestamp.date() <= args.end
     )
-    return _single_most_common(counts, "most frequent value")
+    ranked = counts.most_common(2) + [(None, 0)] * 2
+    if not clear_lead(ranked[0][1], ranked[1][1]):
+        raise ProofError(f"no clearly most frequent {args.field}: {dict(counts)}")
+    return ranked[0][0]
 
 
 # ---------------------------------------------------------------- what is not there

@@ -70,6 +70,9 @@ class Phrasing:
         return fill(template, slots) if template else None
 
     def answer(self, key: str, **slots: object) -> str:
+        """The answer phrase; `{key}_one` where the count `n` is 1 and the language has one ("1 day")."""
+        if slots.get("n") == 1 and f"{key}_one" in self.text.answers:
+            key = f"{key}_one"
         return fill(self.text.answers[key], slots)
 
     def has(self, key: str) -> bool:

@@ -18,7 +18,7 @@ from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 
-from keme.days import block_of
+from keme.days import BLOCKS, USUAL_MIN, block_of, clear_lead
 from keme.models import Claim, ImageRecord, Message, QAItem, Query
 from keme.text.dates import dates_in
 from keme.text.normalize import norm_text, parse_money
@@ -98,7 +98,7 @@ class Ledger:
 
     claims: list[Claim]
     messages: dict[str, Message]
-    session_starts: list[datetime] = field(default_factory=list)  # when each session began
+    session_starts: list[datetime] = field(default_factory=list)  # each user's chat: its first user message
     images: list[ImageRecord] = field(default_factory=list)  # screenshots, with the text of their pages
     by_subject: dict[str, list[Claim]] = field(init=False)
 
@@ -179,7 +179,8 @@ class Ledger:
     def of(cls, world) -> Ledger:
         """A world's ledger: its claims, its messages, and when its sessions began."""
         images = list(getattr(world, "images", {}).values())
-        return cls(list(world.claims), world.messages, [s.start for s in world.sessions], images)
+        opened = (next((m.timestamp for m in s.messages if m.role == "user"), None) for s in world.sessions)
+        return cls(list(world.claims), world.messages, [t for t in opened if t is not None], images)
 
     def _visible(self, subject: str, asked_at: datetime) -> list[Claim]:
         times, ordered = self._timeline.get(subject, ([], []))
@@ -326,10 +327,10 @@ class Ledger:
         elif query.aggregate == "sum":
             total = sum((_number(v) for v in one.values()), Decimal(0))
             values = frozenset({canon(str(total))})
-        else:  # mode: the value most subjects have; a tie is several answers
+        else:  # mode: the value most subjects have; every value not clearly behind it is an answer too
             counts = Counter(one.values())
             top = max(counts.values(), default=0)
-            values = frozenset(v for v, n in counts.items() if n == top)
+            values = frozenset(v for v, n in counts.items() if n == top or not clear_lead(top, n))
         return Resolution(values, conflicts=tuple(conflicts), aggregate=query.aggregate, **base)
 
     def _in_period(self, claim: Claim, query: Query) -> bool:
@@ -437,7 +438,8 @@ class Ledger:
         return self._active[key]
 
     def _sessions(self, query: Query, asked_at: datetime) -> Resolution:
-        """The time of day most sessions of the period began (a tie is several answers)."""
+        """The time of day the user's chats of the period usually began: every block not clearly behind
+        the top one is an answer (a near tie is several answers, too few chats all three)."""
         counts = Counter(
             block
             for start in self.session_starts
@@ -447,7 +449,10 @@ class Ledger:
             and (block := block_of(start)) is not None
         )
         top = max(counts.values(), default=0)
-        return Resolution(frozenset(b for b, n in counts.items() if n == top), aggregate="sessions")
+        if top < USUAL_MIN:
+            return Resolution(frozenset(BLOCKS), aggregate="sessions")
+        usual = frozenset(b for b in BLOCKS if counts[b] == top or not clear_lead(top, counts[b]))
+        return Resolution(usual, aggregate="sessions")
 
     def _said_on(self, query: Query, subjects: list[str], asked_at: datetime) -> Resolution:
         """The days the subject was talked about: its claims' days and every message naming it."""

@@ -58,6 +58,10 @@ PARAM_QUESTIONS: dict[tuple[str, str], tuple[str, tuple[str, ...], str]] = {
 }
 
 
+# Param questions a fact the assistant stated answers: those worded as what "we talked about"
+ASSISTANT_SAID = frozenset({"entertainment.title"})
+
+
 RECORD_QUESTIONS: dict[tuple[str, str], tuple[str, tuple[str, ...], str, str]] = {
     # (app, field) -> (generator, question slots, parse, spec kind)
     ("bill", "amount"): ("bill.amount", ("merchant", "date"), "money", "number"),
@@ -114,13 +118,13 @@ def attribute_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
         version = attr.versions[fact.version]
         if version.evidence[0] != fact.message_id or fact.key in ("social_circle.sibling_relation",):
             continue
-        if (
-            fact.key in RELATION_WORDS.get(g.lang, {})
-            and _stating(g, fact.key, fact.value) != fact.message_id
-        ):
-            continue  # "who is my best friend?" cites the message that says so, not one naming the person
+        stated = None
+        if fact.key in RELATION_WORDS.get(g.lang, {}):
+            stated = _stating(g, fact.key, fact.value)
+            if stated is None or stated.message_id != fact.message_id:
+                continue  # "who is my best friend?" cites the message that says so, not one naming the person
         slots = {}
-        quotes = [d.quote(fact)]
+        quotes = [d.quote(fact)] + ([stated] if stated else [])
         if fact.key == "social_circle.sibling":
             relation = persona.attribute("social_circle.sibling_relation").version_at(fact.when)
             if (
@@ -311,6 +315,10 @@ def param_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
             continue
         if generator == "trip.destination" and fact.context.get("moment") != "trip_planning":
             continue
+        if g.world.messages[fact.message_id].role == "assistant" and generator not in ASSISTANT_SAID:
+            continue  # "which food did I want to try" is not answered by what the assistant suggested
+        if generator == "entertainment.title" and _other_titles_that_day(g, fact):
+            continue  # "which show did we talk about on May 5?" has one answer only if one was named
         premises = _premise_quotes(g, session, fact, slot_names)
         if premises is None:
             continue
@@ -372,18 +380,18 @@ def leaf_drafts(g: Gen, leaf: Event) -> list[Draft]:
 
 
 # words that state a relationship (not only name the person): a relationship question cites one
+# The relation answer (questions.yaml `answers`) must be what the message says: "好朋友" (a good friend) or
+# "死党" do not state "我最好的朋友", "另一半" is not "我的对象"
 RELATION_WORDS = {
     "en": {"social_circle.best_friend": ("best friend",), "social_circle.partner": ("partner",)},
-    "zh": {
-        "social_circle.best_friend": ("最好的朋友", "死党", "好朋友"),
-        "social_circle.partner": ("对象", "另一半"),
-    },
+    "zh": {"social_circle.best_friend": ("最好的朋友",), "social_circle.partner": ("对象",)},
 }
 
 
-def _stating(g: Gen, key: str, name: str, before: datetime | None = None) -> str | None:
-    """The first message that says `name` is the persona's `key` relation in words (the sibling's
-    relation is its own attribute), sent before `before`."""
+def _stating(g: Gen, key: str, name: str, before: datetime | None = None) -> Quote | None:
+    """The relation word, quoted from the first user message that names `name` and says in words that
+    they are the persona's `key` relation (the sibling's relation is its own attribute), sent before
+    `before`. The user's own words: the assistant only knows what it was told."""
     words = RELATION_WORDS.get(g.lang, {}).get(key)
     if words is None:
         return None
@@ -391,10 +399,29 @@ def _stating(g: Gen, key: str, name: str, before: datetime | None = None) -> str
         for message in session.messages:
             if before is not None and message.timestamp > before:
                 return None
-            if (
-                message.role in ("user", "assistant")
-                and name in message.content
-                and any(w in message.content.lower() for w in words)
-            ):
-                return message.id
+            if message.role != "user" or name not in message.content:
+                continue
+            lowered = message.content.lower()
+            for word in words:
+                at = lowered.find(word)
+                if at >= 0:
+                    return Quote(message_id=message.id, text=message.content[at : at + len(word)])
     return None
+
+
+def _other_titles_that_day(g: Gen, fact: Fact) -> bool:
+    """Whether a message of the fact's day names a show, book or film other than the fact's (the user's
+    favourite show, said while asking for something like it, is talked about too)."""
+    res = resources.get(g.lang)
+    favourites = res.persona.attributes["entertainment.favorite_show"].values
+    titles = {t.title for t in res.pools.titles} | set(favourites)
+    titles.discard(fact.value)
+    day = fact.when.date()
+    return any(
+        title in message.content
+        for session in g.world.sessions
+        if session.start.date() <= day <= session.end.date()
+        for message in session.messages
+        if message.timestamp.date() == day
+        for title in titles
+    )

@@ -8,7 +8,7 @@ from collections import Counter
 from datetime import date
 from decimal import Decimal
 
-from keme.days import block_of
+from keme.days import block_of, clear_lead
 from keme.models import APP_TYPES, Event, Query, Quote, Session
 from keme.qa import draft as d
 from keme.qa.draft import Draft
@@ -201,7 +201,8 @@ def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
     # the category that shows up most (implicit preference)
     counts = Counter(ctx["category"] for _, ctx in bills)
     ranked = counts.most_common(2)
-    if ranked and ranked[0][1] >= 2 and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]):
+    ranked += [(None, 0)] * 2
+    if clear_lead(ranked[0][1], ranked[1][1]):
         label = ranked[0][0]
         quotes = [Quote(message_id=f.message_id, text=label) for f, ctx in bills if ctx["category"] == label]
         drafts.append(
@@ -304,16 +305,18 @@ def _matching_system(g: Gen, app: str, needle: str, start: date, end: date) -> l
 
 
 def _time_of_day(g: Gen, start: date, end: date, node: str, generator: str, **slots: str) -> list[Draft]:
-    sessions = [s for s in g.world.sessions if start <= s.start.date() <= end]
-    counts = Counter(block_of(s.start) for s in sessions)
-    ranked = counts.most_common(2)
-    if not ranked or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]) or ranked[0][1] < 3:
+    # the user's chats: each session they wrote in, from their first message (not an app's notification)
+    opened = [next((m for m in s.messages if m.role == "user"), None) for s in g.world.sessions]
+    chats = [m for m in opened if m is not None and start <= m.timestamp.date() <= end]
+    counts = Counter(block_of(m.timestamp) for m in chats)
+    ranked = counts.most_common(2) + [(None, 0)] * 2
+    if not clear_lead(ranked[0][1], ranked[1][1]):
         return []
     block = str(ranked[0][0])
-    chosen = [s for s in sessions if block_of(s.start) == block]
+    chosen = [m for m in chats if block_of(m.timestamp) == block]
     sample = g.rng.sample(chosen, min(8, len(chosen)))
     quotes = [
-        Quote(message_id=s.messages[0].id, on=s.start.date()) for s in sorted(sample, key=lambda s: s.start)
+        Quote(message_id=m.id, on=m.timestamp.date()) for m in sorted(sample, key=lambda m: m.timestamp)
     ]
     answer = g.say.answer(block)
     return [

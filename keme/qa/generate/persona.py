@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from datetime import datetime, time, timedelta
 
+from keme.days import clear_lead
 from keme.models import Query, Quote
 from keme.models.attributes import claim_predicate
 from keme.qa import draft as d
@@ -170,14 +171,14 @@ def implicit_overall(g: Gen, node: str) -> list[Draft]:
     bills = _bills(g, start, end)
     drafts: list[Draft] = []
     final = d.final_time(g.world)
-    for field, generator, minimum in (
-        ("category", "imp.category.all", 3),
-        ("payment_method", "imp.method.all", 3),
-        ("merchant", "imp.merchant.all", 3),
+    for field, generator in (
+        ("category", "imp.category.all"),
+        ("payment_method", "imp.method.all"),
+        ("merchant", "imp.merchant.all"),
     ):
         counts = Counter(ctx[field] for _, ctx in bills)
-        ranked = counts.most_common(2)
-        if not ranked or ranked[0][1] < minimum or (len(ranked) > 1 and ranked[0][1] == ranked[1][1]):
+        ranked = counts.most_common(2) + [(None, 0)] * 2
+        if not clear_lead(ranked[0][1], ranked[1][1]):
             continue
         value = ranked[0][0]
         rows = [f for f, ctx in bills if ctx[field] == value]
@@ -330,10 +331,13 @@ def relationships(g: Gen, node: str) -> list[Draft]:
         if not attr.versions or not attr.versions[-1].evidence:
             continue
         name = attr.versions[-1].value
-        stating = attr.versions[-1].evidence[0] if mode == "label_key" else _stating(g, key, name)
-        if stating is None:
-            continue
-        quotes = [Quote(message_id=stating, text=name)]
+        if mode == "label_key":
+            quotes = [Quote(message_id=attr.versions[-1].evidence[0], text=name)]
+        else:
+            stated = _stating(g, key, name)
+            if stated is None:
+                continue
+            quotes = [Quote(message_id=stated.message_id, text=name), stated]
         args = {"name_key": key, "name": name}
         answer = _relation(mode, label, relation_version, quotes, args)
         if answer is None:
@@ -362,13 +366,14 @@ def relationships(g: Gen, node: str) -> list[Draft]:
                 continue
             destination = fact.context.get("destination", "")
             dest_fact = next((f for f in g.world.by_session[fact.session_id] if f.key == "destination"), None)
-            stating = version.evidence[0] if mode == "label_key" else _stating(g, key, fact.value)
-            if stating is None:
-                continue
-            quotes = [
-                Quote(message_id=fact.message_id, text=fact.value),
-                Quote(message_id=stating, text=fact.value),
-            ]
+            quotes = [Quote(message_id=fact.message_id, text=fact.value)]
+            if mode == "label_key":
+                quotes.append(Quote(message_id=version.evidence[0], text=fact.value))
+            else:
+                stated = _stating(g, key, fact.value)
+                if stated is None:
+                    continue
+                quotes += [Quote(message_id=stated.message_id, text=fact.value), stated]
             args = {"name_key": key, "name": fact.value}
             answer = _relation(mode, label, relation_version, quotes, args)
             if answer is None:
@@ -423,10 +428,27 @@ def relationships(g: Gen, node: str) -> list[Draft]:
     return drafts
 
 
+# Life changes by how big a reviewer would call them: a recap of the year names a new employer, city,
+# partner or pet before a new phone or show, and a new usual lunch (which follows a diet) last
+BIG_CHANGES = (
+    "career.company",
+    "home.city",
+    "social_circle.partner",
+    "pets.pet_name",
+    "career.job_title",
+    "diet.diet_type",
+    "learning.current_course",
+    "sport.main_sport",
+    "tech.phone",
+    "entertainment.favorite_show",
+)
+
+
 def life_changes(g: Gen, node: str) -> list[Draft]:
     persona = g.world.persona
-    points: list[tuple[Quote, str]] = []
+    points: list[tuple[int, datetime, Quote, str]] = []  # (how big, when said, quote, as shown)
     for attr in persona.attributes():
+        size = BIG_CHANGES.index(attr.key) if attr.key in BIG_CHANGES else len(BIG_CHANGES)
         for index, version in enumerate(attr.versions):
             if (
                 (index > 0 or version.valid_from > persona.start)
@@ -435,14 +457,13 @@ def life_changes(g: Gen, node: str) -> list[Draft]:
                 and not version.value.replace(".", "").isdigit()  # "4" is no key point of a recap
             ):
                 shown = _attr_spec(attr.key, version.value, g.lang)[1]
-                points.append((Quote(message_id=version.evidence[0], text=version.value), shown))
-    points.sort(key=lambda p: g.world.messages[p[0].message_id].timestamp)
+                quote = Quote(message_id=version.evidence[0], text=version.value)
+                points.append((size, g.world.messages[quote.message_id].timestamp, quote, shown))
     if len(points) < 3:
         return []
-    # spread over the whole period, as the question asks about all of it
-    count = min(6, len(points))
-    points = [points[round(i * (len(points) - 1) / (count - 1))] for i in range(count)]
-    chosen = [q for q, _ in points]
+    # the six biggest, told in time order
+    points = sorted(sorted(points, key=lambda p: p[:2])[:6], key=lambda p: p[1])
+    chosen = [quote for _, _, quote, _ in points]
     months = max(1, round((persona.end - persona.start).days / 30.4))
     items = [q.text or "" for q in chosen]
     return [
@@ -450,7 +471,7 @@ def life_changes(g: Gen, node: str) -> list[Draft]:
             "summarization",
             "sum.changes",
             g.say.question("sum.changes", g.rng, n=months),
-            "; ".join(s for _, s in points),
+            "; ".join(shown for _, _, _, shown in points),
             d.key_points(items),
             d.proof("key_points", chosen),
             d.final_time(g.world),
