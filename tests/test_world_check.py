@@ -1450,3 +1450,65 @@ def test_a_holiday_party_in_june_is_named():
 @pytest.mark.parametrize(("month", "day"), [(12, 10), (1, 2)])
 def test_a_holiday_party_in_december_or_its_recap_in_january_passes(month, day):
     assert findings(party_in(month, day), "catalog", load_catalog("en")) == []
+
+
+def occasions_catalog() -> Catalog:
+    return Catalog.model_validate(
+        {
+            "venues": [{"name": "Osteria Nonna", "type": "restaurant"}],
+            "occasions": [
+                {"name": "retirement party", "venue_types": ["restaurant"], "people": ["acquaintance"]},
+                {"name": "birthday", "venue_types": ["restaurant"], "yearly": "birthday"},
+                {"name": "birthday brunch", "venue_types": ["restaurant"], "yearly": "birthday"},
+            ],
+        }
+    )
+
+
+def social(eid: str, sid: str, day: int, person: str, occasion: str) -> tuple[Event, Session, list[Claim]]:
+    when = at(day, "19:00")
+    text = f"Planning {person}'s {occasion} at Osteria Nonna"
+    return (
+        event(eid, "social", when, when + timedelta(hours=2), person=person, occasion=occasion),
+        session(sid, eid, [("user", when, text)]),
+        [
+            claim(f"{sid}-m01", 1, f"event:{eid}", "person", person, when),
+            claim(f"{sid}-m01", 2, f"event:{eid}", "occasion", occasion, when),
+        ],
+    )
+
+
+def social_world(*episodes: tuple[Event, Session, list[Claim]]) -> PersonaView:
+    friend = persona("en", {"social_circle.best_friend": [("Ana", START, [])]})
+    return world(
+        "en",
+        [e for e, _, _ in episodes],
+        [s for _, s, _ in episodes],
+        claims=[c for _, _, claims in episodes for c in claims],
+        the_persona=friend,
+    )
+
+
+def test_a_retirement_party_for_the_best_friend_since_school_is_named():
+    found = findings(
+        social_world(social("p01-c01-e04", "p01-s0007", 9, "Ana", "retirement party")),
+        "catalog",
+        occasions_catalog(),
+    )
+    assert ids(found) == [["p01-s0007-m01"]]
+    assert "Ana's 'retirement party'" in found[0].text and "friend" in found[0].text
+
+
+def test_a_retirement_party_of_an_acquaintance_passes():
+    view = social_world(social("p01-c01-e04", "p01-s0007", 9, "Marcus", "retirement party"))
+    assert findings(view, "catalog", occasions_catalog()) == []
+
+
+def test_two_birthdays_of_one_person_in_a_year_are_named():
+    view = social_world(
+        social("p01-c01-e04", "p01-s0007", 3, "Ana", "birthday"),
+        social("p01-c01-e05", "p01-s0009", 20, "Ana", "birthday brunch"),
+    )
+    found = findings(view, "catalog", occasions_catalog())
+    assert ids(found) == [["p01-s0007-m01", "p01-s0009-m01"]]
+    assert "two birthday occasions" in found[0].text

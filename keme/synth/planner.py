@@ -28,7 +28,7 @@ from keme.synth.timing import DEFAULT_TIMING, TIMING, block_order, candidate_day
 from keme.text import lang as fmt
 from keme.text.resources import ResourceError, Resources
 from keme.text.titles import leaf_title, title_and_summary
-from keme.world.catalog import DINING, Catalog, Product, load_catalog
+from keme.world.catalog import DINING, Catalog, Product, Role, load_catalog
 from keme.world.places import OCCASION_EPISODES, TripSpan, slot_allowed, where
 from keme.world.schedule import trip_spans
 
@@ -252,12 +252,16 @@ def episode_params(
         return {"goal": _goal(rng, catalog, _planned_value(traj, "sport.main_sport", when) or "")}
     if kind == "social":
         people = [
-            persona.value_at("social_circle.best_friend", when),
-            persona.value_at("social_circle.sibling", when),
+            (persona.value_at("social_circle.best_friend", when), "friend"),
+            (persona.value_at("social_circle.sibling", when), "sibling"),
         ]
-        people += [persona.value_at("social_circle.partner", when)] * 2
-        people += distinct_names(rng, res, 1, {persona.name, *(p for p in people if p)}) * 2
-        return {"person": rng.choice([p for p in people if p])} | _social(rng, catalog, lang, when.month)
+        people += [(persona.value_at("social_circle.partner", when), "partner")] * 2
+        known = {persona.name, *(p for p, _ in people if p)}
+        people += [(name, "acquaintance") for name in distinct_names(rng, res, 1, known)] * 2
+        person, role = rng.choice([p for p in people if p[0]])
+        return social_params(
+            rng, catalog, lang, when.month, person, role, yearly_held(traj, catalog, person, when)
+        )
     if kind == "shopping":
         goods = [p for p in catalog.products if p.category not in (PHONE_LABEL[lang], GIFT_LABEL[lang])]
         return _purchase(rng, rng.choice(goods), lang)
@@ -291,17 +295,45 @@ def _health(rng: random.Random, catalog: Catalog) -> dict[str, str]:
     }
 
 
-def _social(rng: random.Random, catalog: Catalog, lang: str, month: int) -> dict[str, str]:
-    """An occasion of the season at a venue that holds it; the meal is there when the venue is a dining
-    one, else at a restaurant after (the dinner after a graduation); a gift from a store that sells it,
-    at its price."""
-    occasion = rng.choice(catalog.occasions_in(month))
+# occasions of one yearly kind (a birthday) for one person this many days apart are in different years
+YEAR_APART = 330
+
+
+def yearly_held(traj: Trajectory, catalog: Catalog, person: str, when: datetime) -> set[str]:
+    """The yearly kinds (birthday, anniversary) `person` already has an occasion of within a year of
+    `when`: a second birthday party in the same year would contradict the first."""
+    kinds = {o.name: o.yearly for o in catalog.occasions if o.yearly}
+    return {
+        kinds[event.params["occasion"]]
+        for event in traj.events.values()
+        if event.kind == "social"
+        and event.params.get("person") == person
+        and event.params.get("occasion") in kinds
+        and abs((event.start - when).days) < YEAR_APART
+    }
+
+
+def social_params(
+    rng: random.Random,
+    catalog: Catalog,
+    lang: str,
+    month: int,
+    person: str,
+    role: Role,
+    held: frozenset[str] | set[str] = frozenset(),
+) -> dict[str, str]:
+    """`person`'s occasion: one of the season that can be theirs (by `role`, their relation to the persona;
+    none of a yearly kind they already had this year, `held`) at a venue that holds it; the meal is there
+    when the venue is a dining one, else at a restaurant after (the dinner after a graduation); a gift
+    from a store that sells it, at its price."""
+    occasion = rng.choice([o for o in catalog.occasions_in(month, role) if o.yearly not in held])
     venue = rng.choice(catalog.venues_of(occasion.venue_types))
     restaurant = venue if venue.type in DINING else rng.choice(catalog.venues_of(MEAL_AFTER))
     gift = rng.choice([p for p in catalog.products if p.category == GIFT_LABEL[lang]])
     price = rng.randint(*gift.price)
     step = 100 if lang == "zh" else 10
     return {
+        "person": person,
         "occasion": occasion.name,
         "venue": venue.name,
         "restaurant": restaurant.name,

@@ -26,6 +26,8 @@ from keme.synth.planner import (
     overlaps_trip,
     plan_change_episode,
     shrink_to_leaf_if_single,
+    social_params,
+    yearly_held,
 )
 from keme.synth.state import Trajectory, is_leaf
 from keme.world.places import OCCASION_EPISODES
@@ -222,7 +224,9 @@ def _after_change(leaf: Event, traj: Trajectory, ctx: PlanContext, rng: random.R
             f"{new['pets.pet_name']} needs a first vet check-up",
         )
     elif name == "relationship":
-        params = episode_params("social", rng, traj, ctx, now) | {"person": new["social_circle.partner"]}
+        partner = new["social_circle.partner"]
+        held = yearly_held(traj, ctx.catalog, partner, now)
+        params = social_params(rng, ctx.catalog, ctx.lang, now.month, partner, "partner", held)
         _add_episode(
             "social",
             params,

@@ -126,9 +126,25 @@ class Destination(_Strict):
         return NIGHTS[self.reach]
 
 
+Role = Literal["friend", "sibling", "partner", "acquaintance"]
+ROLES: tuple[Role, ...] = ("friend", "sibling", "partner", "acquaintance")
+
+
 class Occasion(_Strict):
     name: str
     venue_types: list[str] = Field(min_length=1, description="the venue types where it is held")
+    people: list[Role] = Field(
+        default=list(ROLES),
+        min_length=1,
+        description="whose occasion it can be, by their relation to the persona: the best friend since "
+        "school has no retirement party, the partner no surprise engagement party of their own; an "
+        "acquaintance (a colleague, a neighbour) can be of any age",
+    )
+    yearly: str | None = Field(
+        default=None,
+        description="what it marks once a year for its person (birthday, anniversary): a person has one "
+        "occasion of each such kind a year",
+    )
     months: list[int] = Field(
         default_factory=list,
         description="the months (1-12) it falls in, for a seasonal one (a holiday party in December, not "
@@ -228,9 +244,10 @@ class Catalog(_Strict):
                 return category.hours if self.in_person(merchant) else None
         return None
 
-    def occasions_in(self, month: int) -> list[Occasion]:
-        """The occasions that can fall in `month`, in file order (what generation picks from)."""
-        return [o for o in self.occasions if o.in_season(month)]
+    def occasions_in(self, month: int, role: Role | None = None) -> list[Occasion]:
+        """The occasions that can fall in `month` (and be of a person of `role`), in file order (what
+        generation picks from)."""
+        return [o for o in self.occasions if o.in_season(month) and (role is None or role in o.people)]
 
     def venues_of(self, types: Iterable[str]) -> list[Venue]:
         """The venues of any of `types`, in file order (what generation picks from)."""

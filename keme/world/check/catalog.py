@@ -1,13 +1,14 @@
 """What is said together goes together: catalog-backed claims of one message or one episode pair as the
 catalog allows (`compatible(...) is False` is a violation, an unknown item is not), catalog items
 named in one message do too, a dish is not said with another cooking method's words, and a fitness
-goal fits the main sport in force when it is said."""
+goal fits the main sport in force when it is said, and an occasion fits whose it is."""
 
 from __future__ import annotations
 
 import functools
 import re
 
+from keme.models import Claim
 from keme.world.check.base import Finding, World, quote
 
 RULE = "catalog"
@@ -34,7 +35,7 @@ PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 def check(world: World) -> list[Finding]:
     out = _claims(world) + _params(world) + _bills(world) + _named(world) + _methods(world)
-    return out + _trips(world) + _charge_kinds(world) + _goals(world) + _seasons(world)
+    return out + _trips(world) + _charge_kinds(world) + _goals(world) + _seasons(world) + _occasions(world)
 
 
 def _charge_kinds(world: World) -> list[Finding]:
@@ -117,6 +118,69 @@ def _seasons(world: World) -> list[Finding]:
                 )
                 break
     return out
+
+
+# the persona attributes that name a person, and the relation (catalog Occasion.people) each gives them
+RELATIONS = {
+    "social_circle.best_friend": "friend",
+    "social_circle.sibling": "sibling",
+    "social_circle.partner": "partner",
+}
+
+
+def _occasions(world: World) -> list[Finding]:
+    """An occasion is one its person can have: no retirement party for the best friend since school, no
+    anniversary for the new partner (anyone the persona names no relation for is an acquaintance); and
+    one birthday (anniversary) of a person a year, not a party in March and a brunch in August."""
+    by_name = {o.name: o for o in world.catalog.occasions}
+    persons: dict[str, set[str]] = {}
+    for claim in world.view.claims:
+        if claim.predicate == "person":
+            persons.setdefault(claim.subject, set()).add(claim.value)
+    out = []
+    persona = world.view.persona
+    yearly: dict[tuple[str, str], dict[str, Claim]] = {}  # (person, yearly kind) -> event -> its first claim
+    for claim in world.view.claims:
+        occasion = by_name.get(claim.value) if claim.predicate == "occasion" else None
+        if occasion is None:
+            continue
+        for person in sorted(persons.get(claim.subject, ())):
+            role = next(
+                (r for key, r in RELATIONS.items() if _holder(persona, key, claim.valid_from) == person),
+                "acquaintance",
+            )
+            if role not in occasion.people:
+                out.append(
+                    world.finding(
+                        RULE,
+                        [claim.message_id],
+                        f"{claim.message_id} speaks of {person}'s {occasion.name!r}, and {person} is the "
+                        f"persona's {role} (it is an occasion of: {', '.join(occasion.people)})",
+                    )
+                )
+            if occasion.yearly:
+                yearly.setdefault((person, occasion.yearly), {}).setdefault(claim.subject, claim)
+    for (person, kind), events in yearly.items():
+        held = sorted(events.values(), key=lambda c: c.valid_from)
+        for earlier, later in zip(held, held[1:]):
+            if (later.valid_from - earlier.valid_from).days < 330:  # one birthday a year
+                out.append(
+                    world.finding(
+                        RULE,
+                        [earlier.message_id, later.message_id],
+                        f"{person} has two {kind} occasions within a year: {earlier.value!r} "
+                        f"({earlier.message_id}) and {later.value!r} ({later.message_id})",
+                    )
+                )
+    return out
+
+
+def _holder(persona, key: str, when) -> str | None:
+    """Who holds relation `key` at `when` (None for a persona without that attribute at all)."""
+    try:
+        return persona.value_at(key, when)
+    except KeyError:
+        return None
 
 
 SPORT = "sport.main_sport"
