@@ -1512,3 +1512,48 @@ def test_two_birthdays_of_one_person_in_a_year_are_named():
     found = findings(view, "catalog", occasions_catalog())
     assert ids(found) == [["p01-s0007-m01", "p01-s0009-m01"]]
     assert "two birthday occasions" in found[0].text
+
+
+def test_a_dish_the_persona_is_allergic_to_is_named_and_one_that_fits_passes():
+    shrimp = Catalog.model_validate(
+        {
+            "dishes": [
+                {
+                    "name": "虾仁滑蛋",
+                    "method": "炒",
+                    "technique": "stir_fry",
+                    "ingredients": ["虾仁", "鸡蛋"],
+                    "steps": ["虾仁腌十分钟", "鸡蛋打散", "小火炒到半凝固"],
+                    "avoid": ["虾蟹", "鸡蛋"],
+                },
+                {
+                    "name": "蒜蓉西兰花",
+                    "method": "炒",
+                    "technique": "stir_fry",
+                    "ingredients": ["西兰花"],
+                    "steps": ["西兰花焯水", "蒜末爆香", "下西兰花大火翻炒"],
+                },
+            ]
+        }
+    )
+    allergic = persona("zh", {"health.allergy": [("虾蟹", START, [])]})
+    episodes = []
+    for n, dish in ((7, "虾仁滑蛋"), (9, "蒜蓉西兰花")):
+        eid, sid, when = f"p01-c01-e0{n}", f"p01-s000{n}", at(n, "18:30")
+        episodes.append(
+            (
+                event(eid, "cooking", when, when + timedelta(hours=1), dish=dish),
+                session(sid, eid, [("user", when, f"今晚做{dish}")], "zh"),
+                [claim(f"{sid}-m01", 1, f"event:{eid}", "dish", dish, when)],
+            )
+        )
+    view = world(
+        "zh",
+        [e for e, _, _ in episodes],
+        [s for _, s, _ in episodes],
+        claims=[c for _, _, claims in episodes for c in claims],
+        the_persona=allergic,
+    )
+    found = findings(view, "catalog", shrimp)
+    assert ids(found) == [["p01-s0007-m01"]]
+    assert "虾蟹" in found[0].text

@@ -210,6 +210,12 @@ def _planned_value(traj: Trajectory, key: str, when: datetime) -> str | None:
     return traj.persona.value_at(key, when)
 
 
+def _next_planned(traj: Trajectory, key: str, when: datetime) -> str | None:
+    """The value the first change planned to start after `when` sets for `key`, if any."""
+    later = [e for e in traj.events.values() if f"set:{key}" in e.params and e.start > when]
+    return min(later, key=lambda e: (e.start, e.id)).params[f"set:{key}"] if later else None
+
+
 def _money(rng: random.Random, low: int, high: int, lang: str) -> str:
     step = 10 if high - low > 100 else 1
     return fmt.format_money(rng.randrange(low, high + 1, step) if high > low else low, lang)
@@ -266,7 +272,10 @@ def episode_params(
         goods = [p for p in catalog.products if p.category not in (PHONE_LABEL[lang], GIFT_LABEL[lang])]
         return _purchase(rng, rng.choice(goods), lang)
     if kind in ("cooking", "diet_change"):
-        return _cooking(rng, catalog, lang)
+        # diet_change: the diet the change sets (its update is not realized yet)
+        keys = {a.key for a in traj.persona.attributes()}
+        held = {_planned_value(traj, key, when) or "" for key in DISH_LIMITS if key in keys}
+        return _cooking(rng, catalog, lang, held)
     if kind == "entertainment":
         title = rng.choice(res.pools.titles)
         return {"title": title.title, "genre": title.genre}
@@ -366,8 +375,14 @@ def _purchase(rng: random.Random, product: Product, lang: str) -> dict[str, str]
     }
 
 
-def _cooking(rng: random.Random, catalog: Catalog, lang: str) -> dict[str, str]:
-    dish = rng.choice(catalog.dishes)
+# what a dish must go with (catalog Dish.avoid): the persona's allergy and diet
+DISH_LIMITS = ("health.allergy", "diet.diet_type")
+
+
+def _cooking(rng: random.Random, catalog: Catalog, lang: str, held: set[str]) -> dict[str, str]:
+    """A dish none of `held` (the persona's allergy and diet then) rules out: no shrimp and eggs for
+    a shellfish allergy, no carbonara for the dairy-free."""
+    dish = rng.choice([d for d in catalog.dishes if not held & set(d.avoid)] or catalog.dishes)
     return {
         "dish": dish.name,
         "ingredient": rng.choice(dish.ingredients),
@@ -384,11 +399,19 @@ def _steps(steps: list[str], lang: str) -> str:
 
 
 def _new_value(
-    key: str, rng: random.Random, current: str | None, res: Resources, held: dict[str, str] | None = None
+    key: str,
+    rng: random.Random,
+    current: str | None,
+    res: Resources,
+    held: dict[str, str] | None = None,
+    following: str | None = None,
 ) -> str:
-    """Another value of `key`, one that fits what the persona will hold (`held`: the usual lunch fits the
-    new diet)."""
-    options = [v for v in res.persona.attributes[key].fitting(held or {}) if v != current]
+    """Another value of `key` (not `current`, nor the `following` one a later change sets), one that fits
+    what the persona will hold (`held`: the usual lunch fits the new diet)."""
+    taken = {current, following}
+    options = [v for v in res.persona.attributes[key].fitting(held or {}) if v not in taken]
+    if not options and following is not None:  # two values only: the later change repeats; keep going
+        options = [v for v in res.persona.attributes[key].fitting(held or {}) if v != current]
     if not options:
         raise ResourceError(
             f"no new value of {key} fits {held}: give each value its options in "
@@ -403,7 +426,10 @@ def change_params(
     """The new attribute values a change will set (as `set:<key>`) and its slot params."""
     persona, res, lang = traj.persona, ctx.res, ctx.lang
     params = episode_params(change.name, rng, traj, ctx, when)
-    current = {key: persona.value_at(key, when) for key in change.attributes}
+    # the value just before and just after `when`, counting changes planned but not realized yet: a new
+    # value differs from both (two changes in a row must not set the same number of workouts a week)
+    current = {key: _planned_value(traj, key, when) for key in change.attributes}
+    after = {key: _next_planned(traj, key, when) for key in change.attributes}
     new: dict[str, str] = {}
     if change.name == "relocate":
         city = rng.choice([c for c in res.pools.cities if c.name != current["home.city"]])
@@ -430,7 +456,7 @@ def change_params(
         if key not in new:
             fits = res.persona.attributes[key].fits
             held = {k: new.get(k) or persona.value_at(k, when) or "" for k in fits}
-            new[key] = _new_value(key, rng, current[key], res, held)
+            new[key] = _new_value(key, rng, current[key], res, held, after[key])
     if change.name == "new_sport":
         params["goal"] = _goal(rng, ctx.catalog, new["sport.main_sport"])
     if change.name == "job_change":

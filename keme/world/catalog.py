@@ -66,6 +66,11 @@ class Dish(_Strict):
     )
     steps: list[str] = Field(min_length=3, description="cooking steps that fit the method, in order")
     ingredients: list[str] = Field(min_length=1, description="what goes into it (the ingredient a user has)")
+    avoid: list[str] = Field(
+        default_factory=list,
+        description="the allergies and diets (persona.yaml health.allergy / diet.diet_type values) it does "
+        "not go with: no shrimp and eggs for a shellfish allergy, no carbonara for the dairy-free",
+    )
 
 
 class Condition(_Strict):

@@ -35,7 +35,8 @@ PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 def check(world: World) -> list[Finding]:
     out = _claims(world) + _params(world) + _bills(world) + _named(world) + _methods(world)
-    return out + _trips(world) + _charge_kinds(world) + _goals(world) + _seasons(world) + _occasions(world)
+    out += _trips(world) + _charge_kinds(world) + _goals(world) + _seasons(world) + _occasions(world)
+    return out + _dishes(world)
 
 
 def _charge_kinds(world: World) -> list[Finding]:
@@ -172,6 +173,30 @@ def _occasions(world: World) -> list[Finding]:
                         f"({earlier.message_id}) and {later.value!r} ({later.message_id})",
                     )
                 )
+    return out
+
+
+def _dishes(world: World) -> list[Finding]:
+    """A dish the persona cooks goes with their allergy and diet then: no shrimp omelette for a shellfish
+    allergy, no carbonara while dairy-free (catalog Dish.avoid)."""
+    avoid = {d.name: set(d.avoid) for d in world.catalog.dishes if d.avoid}
+    out = []
+    persona = world.view.persona
+    for claim in world.view.claims:
+        ruled = avoid.get(claim.value) if claim.predicate == "dish" else None
+        if not ruled:
+            continue
+        held = {_holder(persona, key, claim.valid_from) for key in ("health.allergy", "diet.diet_type")}
+        clash = sorted(ruled & {h for h in held if h})
+        if clash:
+            out.append(
+                world.finding(
+                    RULE,
+                    [claim.message_id],
+                    f"{claim.message_id} has the persona cook {claim.value!r}, which does not go with "
+                    f"{' and '.join(clash)} (theirs then)",
+                )
+            )
     return out
 
 
