@@ -26,8 +26,8 @@ USUAL_MIN = 3
 
 def clear_lead(top: int, other: int) -> bool:
     """Whether `top` times (chats in a block, payments in a category) against `other` for the runner-up is a
-    habit, not noise: at least two more and a quarter more (9 against 8 is a tie to anyone reading)."""
-    return top >= USUAL_MIN and top - other >= 2 and top >= 1.25 * other
+    habit, not noise: at least two more and 40 % more (9 against 7 is no habit to anyone reading)."""
+    return top >= USUAL_MIN and top - other >= 2 and top >= 1.4 * other
 
 
 def block_of(moment: datetime) -> Block | None:

@@ -41,7 +41,7 @@ def test_a_purchase_is_dated_by_when_it_was_talked_about_not_said_to_be_bought_t
     Feb 19: a purchase's date question asks when it was first talked about, which the first day is."""
     messages = _messages(year)
     asked = [q for q in year.qa if q.subtype.startswith("tmp.date_of")]
-    buying = [(q, re.search(r"buying the (.+?)\?|买(.+?)的事", q.question)) for q in asked]
+    buying = [(q, re.search(r"about buying the (.+?)\?|聊起买(.+?)的事", q.question)) for q in asked]
     assert asked
     for item, found in buying:
         assert not re.search(r"\bbuy the\b|第一次买", item.question), item.question
@@ -85,7 +85,7 @@ def test_a_usual_time_of_day_leads_clearly_among_the_chats_the_user_opened(year)
         )
         (top, first), (_, second) = (counts.most_common(2) + [(None, 0)] * 2)[:2]
         assert top in (item.spec.value, item.spec.option_value), item.id
-        assert first >= second + 2 and first >= 1.25 * second, (item.id, counts)
+        assert first >= second + 2 and first >= 1.4 * second, (item.id, counts)
 
 
 def test_one_day_is_said_in_the_singular(year):

@@ -130,10 +130,17 @@ def test_changing_one_claim_flags_exactly_the_items_that_rest_on_it():
     claims = list(data.claims)
     used = {c for item in data.qa for c in item.claims}
     picks = rng.sample([c for c in claims if c.id in used], 40) + rng.sample(claims, 40)
-    starts = {p.id: [s.start for s in data.sessions if s.persona_id == p.id] for p in data.personas}
+    opened = {s.id: next((m.timestamp for m in s.messages if m.role == "user"), None) for s in data.sessions}
+    starts = {
+        p.id: [opened[s.id] for s in data.sessions if s.persona_id == p.id and opened[s.id]]
+        for p in data.personas
+    }
 
     def ledger_of(persona_id: str, claims: list) -> Ledger:
-        return Ledger([c for c in claims if c.persona_id == persona_id], messages, starts[persona_id])
+        """The persona's own ledger, as Ledger.of builds it (its messages only: a recap's period is counted
+        over the days this persona talked)."""
+        own = {mid: m for mid, m in messages.items() if mid.startswith(f"{persona_id}-")}
+        return Ledger([c for c in claims if c.persona_id == persona_id], own, starts[persona_id])
 
     assert all(uniqueness(i, ledger_of(i.persona_id, claims)) is None for i in data.qa)
     for pick in picks:

@@ -127,6 +127,7 @@ def filter_drafts(drafts: list[Draft], world: World, report: QAReport) -> list[D
     filler = FillerText(world) if any(s.filler for s in world.sessions) else None
     kept: list[Draft] = []
     seen_exact: set[tuple[str, str, str]] = set()
+    seen_meaning: set[tuple] = set()
     golds: dict[str, str] = {}
     buckets: dict[tuple[str, str], list[tuple[set[str], set[str]]]] = defaultdict(list)
     for draft in drafts:
@@ -142,7 +143,15 @@ def filter_drafts(drafts: list[Draft], world: World, report: QAReport) -> list[D
             report.rejected["named_in_filler"] += 1  # the haystack would answer or blur it
             continue
         exact = (draft.type, _answer_key(draft), norm_text(draft.question))
-        if exact in seen_exact:
+        # one question asked in two wordings from two sessions ("Who went with me to Miami?" / "Who did
+        # I travel to Miami with?"): the same kind, gold and quoted facts and days
+        meaning = (
+            draft.subtype,
+            _answer_key(draft),
+            frozenset((q.text, q.on) for q in draft.proof.quotes),
+            draft.proof.args.model_dump_json(),
+        )
+        if exact in seen_exact or meaning in seen_meaning:
             report.rejected["duplicate"] += 1
             continue
         said = golds.setdefault(norm_text(draft.question), _answer_key(draft))
@@ -158,6 +167,7 @@ def filter_drafts(drafts: list[Draft], world: World, report: QAReport) -> list[D
             report.rejected["near_duplicate"] += 1
             continue
         seen_exact.add(exact)
+        seen_meaning.add(meaning)
         bucket.append((tokens, evidence))
         kept.append(draft)
     return kept

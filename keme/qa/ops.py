@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
 
@@ -358,6 +358,10 @@ def absent(ctx: Context, item: QAItem, args: AbsentArgs) -> Answer:
     return "abstain"
 
 
+# a wrong date is corrected to the one record of that merchant within this many days of it
+NEAR_DAYS = 7
+
+
 @op("premise", PremiseArgs)
 def premise(ctx: Context, item: QAItem, args: PremiseArgs) -> Answer:
     base = OPS[args.base]
@@ -369,6 +373,11 @@ def premise(ctx: Context, item: QAItem, args: PremiseArgs) -> Answer:
         day = date.fromisoformat(false)
         if list(ctx.system_messages(args.app or "", args.needle or "", day, day)):
             raise ProofError(f"there is a matching record on {day}")
+        # the correction names the record: it must be the only one of its merchant near the false day
+        week = timedelta(days=NEAR_DAYS)
+        near = list(ctx.system_messages(args.app or "", args.needle or "", day - week, day + week))
+        if len(near) != 1:
+            raise ProofError(f"{len(near)} matching records within {NEAR_DAYS} days of {day}, not one")
         if truth == false:
             raise ProofError("the false premise is true")
     elif args.check == "not_in_sessions":

@@ -317,7 +317,7 @@ def param_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
             continue
         if g.world.messages[fact.message_id].role == "assistant" and generator not in ASSISTANT_SAID:
             continue  # "which food did I want to try" is not answered by what the assistant suggested
-        if generator == "entertainment.title" and _other_titles_that_day(g, fact):
+        if "date" in slot_names and _others_named_that_day(g, fact):
             continue  # "which show did we talk about on May 5?" has one answer only if one was named
         premises = _premise_quotes(g, session, fact, slot_names)
         if premises is None:
@@ -409,19 +409,25 @@ def _stating(g: Gen, key: str, name: str, before: datetime | None = None) -> Quo
     return None
 
 
-def _other_titles_that_day(g: Gen, fact: Fact) -> bool:
-    """Whether a message of the fact's day names a show, book or film other than the fact's (the user's
-    favourite show, said while asking for something like it, is talked about too)."""
+def _others_named_that_day(g: Gen, fact: Fact) -> bool:
+    """Whether a message of the fact's day names another value of its kind: another show, book or film
+    (the user's favourite, said while asking for something like it), another destination (an itinerary
+    for the next trip), another product, dish or symptom the persona ever talks about."""
     res = resources.get(g.lang)
-    favourites = res.persona.attributes["entertainment.favorite_show"].values
-    titles = {t.title for t in res.pools.titles} | set(favourites)
-    titles.discard(fact.value)
+    rivals = {f.value for f in g.world.facts if f.kind == fact.kind and f.key == fact.key}
+    if (fact.kind, fact.key) == ("entertainment", "title"):
+        rivals |= {t.title for t in res.pools.titles}
+        rivals |= set(res.persona.attributes["entertainment.favorite_show"].values)
+    if (fact.kind, fact.key) == ("trip", "destination"):
+        rivals |= {d.name for d in res.pools.destinations}
+    rivals.discard(fact.value)
+    rivals = {r for r in rivals if r and fact.value not in r}  # "Kyoto" is not a rival of "Kyoto Station"
     day = fact.when.date()
     return any(
-        title in message.content
+        rival in message.content
         for session in g.world.sessions
         if session.start.date() <= day <= session.end.date()
         for message in session.messages
         if message.timestamp.date() == day
-        for title in titles
+        for rival in rivals
     )

@@ -37,8 +37,16 @@ EVENT_KINDS = frozenset(
 
 
 # ================================================================ composition (internal nodes)
+# The kinds whose phrase is talking about something ("talk to you about my trip"), which one does on
+# several days: "when did I first ...". The others name an act done once (paying ¥31.98 at a merchant,
+# adding a to-do): "the first time I paid ¥31.98" would say there were several payments.
+TALKED_ABOUT = frozenset({"trip", "shopping", "health", "social", "cooking", "work_project", "entertainment"})
+
+
 def _event_phrase(g: Gen, fact: Fact, form: str) -> str | None:
-    if fact.kind not in EVENT_KINDS:
+    """The event's phrase; None for a fact only the assistant stated ("when did I first talk to you about
+    《三体》" when the assistant recommended it)."""
+    if fact.kind not in EVENT_KINDS or g.world.messages[fact.message_id].role == "assistant":
         return None
     slots = dict(fact.context)
     phrase = g.say.event(fact.kind, form, **slots)
@@ -206,7 +214,7 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
             if f.kind == atom.fact.kind and f.key == atom.fact.key and f.value == atom.fact.value
         }
         first = len(days) > 1
-        if first and atom.fact.when.date() != min(days):
+        if first and (atom.fact.when.date() != min(days) or atom.fact.kind not in TALKED_ABOUT):
             verb = None
         suffix = "_first" if first else ""
         pick = "first" if first else "all"

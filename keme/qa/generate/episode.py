@@ -30,6 +30,22 @@ SUMMARY_KEYS: dict[str, tuple[str, ...]] = {
 }
 
 
+# Life changes by how big a reviewer would call them: a recap of the year names a new employer, city,
+# partner or pet before a new phone or show, and a new usual lunch (which follows a diet) last
+BIG_CHANGES = (
+    "career.company",
+    "home.city",
+    "social_circle.partner",
+    "pets.pet_name",
+    "career.job_title",
+    "diet.diet_type",
+    "learning.current_course",
+    "sport.main_sport",
+    "tech.phone",
+    "entertainment.favorite_show",
+)
+
+
 SALIENT = (
     "destination",
     "project",
@@ -158,7 +174,20 @@ def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
     month = g.period(start, end)  # month-scoped questions cover exactly the chapter's days
     drafts: list[Draft] = []
     final = d.final_time(g.world)
-    # recap of the month
+    # recap of the month: its life changes (a new employer, a pet) and trips first, then one point per
+    # other episode spread over the month; only what the user or an app said, not the assistant alone
+    persona = g.world.persona
+    changes = [
+        f
+        for f in g.world.facts
+        if f.kind == "attr"
+        and f.key in BIG_CHANGES
+        and start <= f.when.date() <= end
+        and (f.version > 0 or persona.attribute(f.key).versions[f.version].valid_from > persona.start)
+        and persona.attribute(f.key).versions[f.version].evidence[:1] == [f.message_id]
+        and not f.value.replace(".", "").isdigit()
+    ]
+    big: list[Fact] = list(changes)
     points: list[Fact] = []
     for episode in [e for e in g.world.graph.events if e.parent_id == chapter.id]:
         sessions = [
@@ -170,16 +199,21 @@ def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
             f
             for s in sessions
             for f in g.world.by_session[s.id]
-            if f.kind != "attr" and f.kind not in APP_TYPES and f.key in SALIENT
+            if f.kind != "attr"
+            and f.kind not in APP_TYPES
+            and f.key in SALIENT
+            and g.world.messages[f.message_id].role != "assistant"
         ]
         facts.sort(key=lambda f: SALIENT.index(f.key))
-        if facts and facts[0].value not in [p.value for p in points]:
-            points.append(facts[0])
-    if len(points) >= 3:
+        if facts and facts[0].value not in [p.value for p in big + points]:
+            (big if episode.kind == "trip" else points).append(facts[0])
+    if len(big) + len(points) >= 3:
+        count = min(5, len(big) + len(points))
+        room = count - min(len(big), count)
         # spread over the whole period: "my April" is all of April, not its first fortnight
         points.sort(key=lambda f: f.when)
-        count = min(5, len(points))
-        chosen = [points[round(i * (len(points) - 1) / (count - 1))] for i in range(count)]
+        spread = [points[round(i * (len(points) - 1) / max(1, room - 1))] for i in range(room)]
+        chosen = sorted(big[:count] + spread, key=lambda f: f.when)
         items = [f.value for f in chosen]
         drafts.append(
             Draft(

@@ -5,7 +5,7 @@ and life changes.
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 
 from keme.days import clear_lead
 from keme.models import Query, Quote
@@ -14,7 +14,7 @@ from keme.qa import draft as d
 from keme.qa.draft import Draft
 from keme.qa.generate.atoms import _attr_distractors, _attr_spec, _stating
 from keme.qa.generate.context import Gen
-from keme.qa.generate.episode import _bills, _time_of_day, by_records
+from keme.qa.generate.episode import BIG_CHANGES, _bills, _time_of_day, by_records
 from keme.qa.options import Balancer, pick_by_rank
 from keme.text import resources
 from keme.text.fill import fill
@@ -166,16 +166,26 @@ def knowledge_updates(g: Gen, node: str) -> list[Draft]:
 
 
 def implicit_overall(g: Gen, node: str) -> list[Draft]:
+    """Habits over the whole trajectory and over each calendar quarter in it: a quarter's chats and
+    payments are enough to show a habit where a month's few are not."""
     persona = g.world.persona
     start, end = persona.start.date(), persona.end.date()
+    drafts = _habits(g, start, end, node, "all", {})
+    quarter = date(start.year, 3 * ((start.month - 1) // 3) + 1, 1)
+    while quarter <= end:
+        last = (quarter.replace(day=28) + timedelta(days=4 + 62)).replace(day=1) - timedelta(days=1)
+        if start <= quarter and last <= end:
+            drafts += _habits(g, quarter, last, node, "quarter", {"period": g.period(quarter, last)})
+        quarter = last + timedelta(days=1)
+    return drafts
+
+
+def _habits(g: Gen, start: date, end: date, node: str, scope: str, slots: dict[str, str]) -> list[Draft]:
     bills = _bills(g, start, end)
     drafts: list[Draft] = []
     final = d.final_time(g.world)
-    for field, generator in (
-        ("category", "imp.category.all"),
-        ("payment_method", "imp.method.all"),
-        ("merchant", "imp.merchant.all"),
-    ):
+    for field, name in (("category", "category"), ("payment_method", "method"), ("merchant", "merchant")):
+        generator = f"imp.{name}.{scope}"
         counts = Counter(ctx[field] for _, ctx in bills)
         ranked = counts.most_common(2) + [(None, 0)] * 2
         if not clear_lead(ranked[0][1], ranked[1][1]):
@@ -187,7 +197,7 @@ def implicit_overall(g: Gen, node: str) -> list[Draft]:
             Draft(
                 "implicit_preference",
                 generator,
-                g.say.question(generator, g.rng),
+                g.say.question(generator, g.rng, **slots),
                 value,
                 d.entity(value),
                 d.proof("majority", quotes, field=field, start=start.isoformat(), end=end.isoformat()),
@@ -198,7 +208,7 @@ def implicit_overall(g: Gen, node: str) -> list[Draft]:
                 queries=[by_records(RECORD_FIELDS.get(field, field), start, end, "mode", value)],
             )
         )
-    drafts += _time_of_day(g, start, end, node, "imp.time_of_day.all")
+    drafts += _time_of_day(g, start, end, node, f"imp.time_of_day.{scope}", **slots)
     return drafts
 
 
@@ -426,22 +436,6 @@ def relationships(g: Gen, node: str) -> list[Draft]:
                     )
                 )
     return drafts
-
-
-# Life changes by how big a reviewer would call them: a recap of the year names a new employer, city,
-# partner or pet before a new phone or show, and a new usual lunch (which follows a diet) last
-BIG_CHANGES = (
-    "career.company",
-    "home.city",
-    "social_circle.partner",
-    "pets.pet_name",
-    "career.job_title",
-    "diet.diet_type",
-    "learning.current_course",
-    "sport.main_sport",
-    "tech.phone",
-    "entertainment.favorite_show",
-)
 
 
 def life_changes(g: Gen, node: str) -> list[Draft]:
