@@ -453,7 +453,7 @@ def test_the_llm_brain_writes_distractors_that_carry_no_claims_and_state_no_gold
 def test_a_written_chat_that_answers_names_or_numbers_is_refused(source):
     from keme.hardneg.written import Written, problems
 
-    item = next(q for q in source.qa if q.answer == "$21.49" and q.language == "en")
+    item = next(q for q in source.qa if re.fullmatch(r"\$\d+\.\d\d", q.answer) and q.language == "en")
 
     def chat(*lines: str) -> Written:
         return Written.model_validate(
@@ -469,7 +469,7 @@ def test_a_written_chat_that_answers_names_or_numbers_is_refused(source):
     )
     assert problems(calm, item, [], frozenset(), "en") == []
     answer = chat(
-        "my friend says the spotify payment came to $21.49 again", "that sounds like the usual plan"
+        f"my friend says the spotify payment came to {item.answer} again", "that sounds like the usual plan"
     )
     assert any("states the answer" in p for p in problems(answer, item, [], frozenset(), "en"))
     number = chat("my friend paid spotify twice, 12 times a year", "that depends on the plan they chose")

@@ -143,15 +143,17 @@ def filter_drafts(drafts: list[Draft], world: World, report: QAReport) -> list[D
             report.rejected["named_in_filler"] += 1  # the haystack would answer or blur it
             continue
         exact = (draft.type, _answer_key(draft), norm_text(draft.question))
-        # one question asked in two wordings from two sessions ("Who went with me to Miami?" / "Who did
-        # I travel to Miami with?"): the same kind, gold and quoted facts and days
+        # one question asked in two wordings: from two sessions, the same facts and days ("Who went with
+        # me to Miami?" / "Who did I travel to Miami with?"); or from the same messages, the options the
+        # other way round
+        answer = norm_text(draft.spec.option_value or "") or _answer_key(draft)
+        quotes = draft.proof.quotes
+        args = draft.proof.args.model_dump_json()
         meaning = (
-            draft.subtype,
-            _answer_key(draft),
-            frozenset((q.text, q.on) for q in draft.proof.quotes),
-            draft.proof.args.model_dump_json(),
+            (draft.subtype, answer, frozenset(q.text for q in quotes), frozenset(q.on for q in quotes), args),
+            (draft.subtype, answer, frozenset(q.message_id for q in quotes), args),
         )
-        if exact in seen_exact or meaning in seen_meaning:
+        if exact in seen_exact or any(m in seen_meaning for m in meaning):
             report.rejected["duplicate"] += 1
             continue
         said = golds.setdefault(norm_text(draft.question), _answer_key(draft))
@@ -167,7 +169,7 @@ def filter_drafts(drafts: list[Draft], world: World, report: QAReport) -> list[D
             report.rejected["near_duplicate"] += 1
             continue
         seen_exact.add(exact)
-        seen_meaning.add(meaning)
+        seen_meaning.update(meaning)
         bucket.append((tokens, evidence))
         kept.append(draft)
     return kept

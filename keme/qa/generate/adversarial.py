@@ -96,6 +96,8 @@ def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
         true_day = fact.when.date()
         if g.rng.random() < 0.5:
             false_day = true_day + timedelta(days=g.rng.choice((-3, -2, -1, 1, 2, 3)))
+            if false_day < persona.start.date():
+                continue  # "December 31" of the year before reads as this year's, a year off
             week = timedelta(days=7)  # the correction must name the one payment there that week
             if len(_matching_system(g, app, merchant, false_day - week, false_day + week)) != 1:
                 continue

@@ -4,7 +4,7 @@ with the attribute answer specs and distractors the other generators reuse.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from keme.models import Event, Query, Quote, Session
@@ -430,4 +430,19 @@ def _others_named_that_day(g: Gen, fact: Fact) -> bool:
         for message in session.messages
         if message.timestamp.date() == day
         for rival in rivals
+    )
+
+
+# A value asked of a date ("my savings goal on January 17") must be plainly in force then: not in the
+# week before a change of it (the chats may already speak of it: "my first yoga session this weekend"),
+# nor while the change is under way (between leaving a job and the first day at the next)
+UNSETTLED_BEFORE = timedelta(days=7)
+
+
+def settled(g: Gen, key: str, when: datetime) -> bool:
+    """Whether no change of `key` is near or under way at `when`."""
+    return not any(
+        f"set:{key}" in event.params
+        and event.start - UNSETTLED_BEFORE <= when <= event.end + timedelta(days=1)
+        for event in g.world.graph.events
     )

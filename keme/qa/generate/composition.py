@@ -12,7 +12,7 @@ from keme.models.attributes import claim_predicate
 from keme.qa import draft as d
 from keme.qa.draft import Draft
 from keme.qa.facts import Fact
-from keme.qa.generate.atoms import _attr_distractors, _attr_spec, _qualifiers, _queries
+from keme.qa.generate.atoms import _attr_distractors, _attr_spec, _qualifiers, _queries, settled
 from keme.qa.generate.context import Gen
 from keme.text import lang as fmt
 
@@ -265,16 +265,12 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
             attr = g.rng.choice(changing)
             version = attr.version_at(atom.fact.when)
             forms = g.say.text.attributes[attr.key].at_event
-            if not when or version is None or not forms:
-                continue
+            if not when or version is None or not forms or not settled(g, attr.key, atom.fact.when):
+                continue  # "where was I employed when ..." between leaving one job and starting the next
             evidence = next(
-                (
-                    m
-                    for m in version.evidence
-                    if g.world.messages[m].timestamp <= max(atom.fact.when, version.valid_from)
-                ),
+                (m for m in version.evidence if g.world.messages[m].timestamp <= atom.fact.when),
                 None,
-            )
+            )  # said by then: the value at the event is what the chats had told of it
             if evidence is None:
                 continue
             asked = d.final_time(g.world)

@@ -92,8 +92,11 @@ def episode_drafts(g: Gen, episode: Event, sessions: list[Session]) -> list[Draf
     shown = {params.get(s, "") for s in topic_slots}
     where = {s: params[s] for s in topic_slots if params.get(s)}  # the episode the question names
     points: list[Fact] = []
+    said = [
+        f for f in facts if g.world.messages[f.message_id].role != "assistant"
+    ]  # not the assistant's alone
     for key in SUMMARY_KEYS.get(kind, ()):
-        fact = next((f for f in facts if f.key == key), None)
+        fact = next((f for f in said if f.key == key), None)
         if fact is not None and fact.value not in shown and fact.value not in topic:
             points.append(fact)
     last = max(f.when for f in facts)

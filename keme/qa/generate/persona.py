@@ -12,7 +12,7 @@ from keme.models import Query, Quote
 from keme.models.attributes import claim_predicate
 from keme.qa import draft as d
 from keme.qa.draft import Draft
-from keme.qa.generate.atoms import _attr_distractors, _attr_spec, _stating
+from keme.qa.generate.atoms import _attr_distractors, _attr_spec, _stating, settled
 from keme.qa.generate.context import Gen
 from keme.qa.generate.episode import BIG_CHANGES, _bills, _time_of_day, by_records
 from keme.qa.options import Balancer, pick_by_rank
@@ -120,11 +120,20 @@ def knowledge_updates(g: Gen, node: str) -> list[Draft]:
             )
         if forms.at_time:
             for older, newer in zip(versions, versions[1:]):
-                first_day = older.valid_from.date() + timedelta(days=1)
-                last_day = newer.valid_from.date() - timedelta(days=1)
-                if last_day < first_day or not older.evidence:
+                if not older.evidence:
                     continue
-                day = first_day + timedelta(days=g.rng.randint(0, (last_day - first_day).days))
+                # after the value was first said, and clear of any change of it
+                said = g.world.messages[older.evidence[0]].timestamp
+                first_day = max(older.valid_from, said).date() + timedelta(days=1)
+                last_day = newer.valid_from.date() - timedelta(days=1)
+                days = [
+                    first_day + timedelta(days=n)
+                    for n in range(max(0, (last_day - first_day).days + 1))
+                    if settled(g, attr.key, datetime.combine(first_day + timedelta(days=n), time(12, 0)))
+                ]
+                if not days:
+                    continue
+                day = g.rng.choice(days)
                 at = datetime.combine(day, time(12, 0))
                 evidence = [
                     m
