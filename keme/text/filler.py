@@ -125,6 +125,11 @@ def load_filler(lang: str, root: Path = ROOT) -> FillerBank:
         raise FillerError(f"{folder}: {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
 
 
+# catalog fields that classify an item rather than name something the persona's world says: whose an
+# occasion can be ("sibling"), what it marks yearly ("birthday" is in the pools anyway)
+NOT_SAID = frozenset({"people", "yearly"})
+
+
 def vocabulary(lang: str, root: Path = ROOT) -> set[str]:
     """The persona vocabularies of a language: every pool value, persona attribute value and catalog
     name (what the persona's world can be made of); filler names none of them."""
@@ -135,8 +140,9 @@ def vocabulary(lang: str, root: Path = ROOT) -> set[str]:
             if "{" not in node and len(node) <= 40:
                 found.add(node.strip())
         elif isinstance(node, dict):
-            for value in node.values():
-                walk(value)
+            for key, value in node.items():
+                if key not in NOT_SAID:
+                    walk(value)
         elif isinstance(node, list):
             for value in node:
                 walk(value)
