@@ -7,8 +7,9 @@ block, so two sessions of a persona never overlap.
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from datetime import date, datetime, time, timedelta
-from typing import Literal
+from typing import Literal, TypeVar
 
 import holidays as holiday_lib
 
@@ -20,6 +21,7 @@ BLOCK_HOURS: dict[Block, tuple[time, time]] = {
     "evening": (time(18, 0), time(23, 30)),
 }
 Slot = tuple[date, Block]
+T = TypeVar("T")
 # "Usually" / "most often": at least USUAL_MIN times, and clearly more often than anything else
 USUAL_MIN = 3
 
@@ -28,6 +30,12 @@ def clear_lead(top: int, other: int) -> bool:
     """Whether `top` times (chats in a block, payments in a category) against `other` for the runner-up is a
     habit, not noise: at least two more and 40 % more (9 against 7 is no habit to anyone reading)."""
     return top >= USUAL_MIN and top - other >= 2 and top >= 1.4 * other
+
+
+def clear_leader(counts: Counter[T]) -> T | None:
+    """The value counted most, where its lead over the runner-up is clear (`clear_lead`); else None."""
+    (top, most), (_, runner_up) = (counts.most_common(2) + [(None, 0)] * 2)[:2]
+    return top if clear_lead(most, runner_up) else None
 
 
 def block_of(moment: datetime) -> Block | None:

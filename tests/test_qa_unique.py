@@ -130,9 +130,8 @@ def test_changing_one_claim_flags_exactly_the_items_that_rest_on_it():
     claims = list(data.claims)
     used = {c for item in data.qa for c in item.claims}
     picks = rng.sample([c for c in claims if c.id in used], 40) + rng.sample(claims, 40)
-    opened = {s.id: next((m.timestamp for m in s.messages if m.role == "user"), None) for s in data.sessions}
     starts = {
-        p.id: [opened[s.id] for s in data.sessions if s.persona_id == p.id and opened[s.id]]
+        p.id: [m.timestamp for s in data.sessions if s.persona_id == p.id and (m := s.opened_by_user)]
         for p in data.personas
     }
 

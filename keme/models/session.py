@@ -56,6 +56,11 @@ class Session(BaseModel):
         "nothing about the persona; written only when true",
     )
 
+    @property
+    def opened_by_user(self) -> Message | None:
+        """The user's first message: when the user began chatting (None: an app notification alone)."""
+        return next((m for m in self.messages if m.role == "user"), None)
+
     @model_serializer(mode="wrap")
     def _omit_default_filler(self, handler: SerializerFunctionWrapHandler) -> dict:
         """A persona's own session is written without the key, as before filler existed."""

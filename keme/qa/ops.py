@@ -15,7 +15,7 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
 
-from keme.days import block_of, clear_lead
+from keme.days import block_of, clear_leader
 from keme.errors import KemeError
 from keme.models import ARGS_OF, OP_NAMES, Message, QAItem, Quote
 from keme.models.image import ImageRecord
@@ -295,15 +295,16 @@ def order(ctx: Context, item: QAItem, args: OrderArgs) -> Answer:
 def time_of_day(ctx: Context, item: QAItem, args: TimeOfDayArgs) -> Answer:
     """The block most of the user's chats began in: a session counts when the user wrote in it, at the
     time of their first message (an app notification alone is not the user chatting)."""
-    counts: Counter = Counter()
-    for session in ctx.world.sessions:
-        opened = next((m.timestamp for m in session.messages if m.role == "user"), None)
-        if opened is not None and args.start <= opened.date() <= args.end:
-            counts[block_of(opened)] += 1
-    ranked = counts.most_common(2) + [(None, 0)] * 2
-    if not clear_lead(ranked[0][1], ranked[1][1]):
+    opened = (s.opened_by_user for s in ctx.world.sessions)
+    counts = Counter(
+        block_of(m.timestamp)
+        for m in opened
+        if m is not None and args.start <= m.timestamp.date() <= args.end
+    )
+    usual = clear_leader(counts)
+    if usual is None:
         raise ProofError(f"no clear usual time of day: {dict(counts)}")
-    return str(ranked[0][0])
+    return str(usual)
 
 
 # ---------------------------------------------------------------- amounts and app records
@@ -341,10 +342,10 @@ def majority(ctx: Context, item: QAItem, args: MajorityArgs) -> Answer:
         for a in ctx.world.anchors.values()
         if a.app == "bill" and args.start <= a.timestamp.date() <= args.end
     )
-    ranked = counts.most_common(2) + [(None, 0)] * 2
-    if not clear_lead(ranked[0][1], ranked[1][1]):
+    most = clear_leader(counts)
+    if most is None:
         raise ProofError(f"no clearly most frequent {args.field}: {dict(counts)}")
-    return ranked[0][0]
+    return most
 
 
 # ---------------------------------------------------------------- what is not there

@@ -179,8 +179,8 @@ class Ledger:
     def of(cls, world) -> Ledger:
         """A world's ledger: its claims, its messages, and when its sessions began."""
         images = list(getattr(world, "images", {}).values())
-        opened = (next((m.timestamp for m in s.messages if m.role == "user"), None) for s in world.sessions)
-        return cls(list(world.claims), world.messages, [t for t in opened if t is not None], images)
+        opened = [m.timestamp for s in world.sessions if (m := s.opened_by_user) is not None]
+        return cls(list(world.claims), world.messages, opened, images)
 
     def _visible(self, subject: str, asked_at: datetime) -> list[Claim]:
         times, ordered = self._timeline.get(subject, ([], []))

@@ -265,9 +265,7 @@ def episode_params(
         known = {persona.name, *(p for p, _ in people if p)}
         people += [(name, "acquaintance") for name in distinct_names(rng, res, 1, known)] * 2
         person, role = rng.choice([p for p in people if p[0]])
-        return social_params(
-            rng, catalog, lang, when.month, person, role, yearly_held(traj, catalog, person, when)
-        )
+        return social_params(rng, traj, ctx, when, person, role)
     if kind == "shopping":
         goods = [p for p in catalog.products if p.category not in (PHONE_LABEL[lang], GIFT_LABEL[lang])]
         return _purchase(rng, rng.choice(goods), lang)
@@ -308,7 +306,7 @@ def _health(rng: random.Random, catalog: Catalog) -> dict[str, str]:
 YEAR_APART = 330
 
 
-def yearly_held(traj: Trajectory, catalog: Catalog, person: str, when: datetime) -> set[str]:
+def _yearly_held(traj: Trajectory, catalog: Catalog, person: str, when: datetime) -> set[str]:
     """The yearly kinds (birthday, anniversary) `person` already has an occasion of within a year of
     `when`: a second birthday party in the same year would contradict the first."""
     kinds = {o.name: o.yearly for o in catalog.occasions if o.yearly}
@@ -323,19 +321,15 @@ def yearly_held(traj: Trajectory, catalog: Catalog, person: str, when: datetime)
 
 
 def social_params(
-    rng: random.Random,
-    catalog: Catalog,
-    lang: str,
-    month: int,
-    person: str,
-    role: Role,
-    held: frozenset[str] | set[str] = frozenset(),
+    rng: random.Random, traj: Trajectory, ctx: PlanContext, when: datetime, person: str, role: Role
 ) -> dict[str, str]:
-    """`person`'s occasion: one of the season that can be theirs (by `role`, their relation to the persona;
-    none of a yearly kind they already had this year, `held`) at a venue that holds it; the meal is there
-    when the venue is a dining one, else at a restaurant after (the dinner after a graduation); a gift
-    from a store that sells it, at its price."""
-    occasion = rng.choice([o for o in catalog.occasions_in(month, role) if o.yearly not in held])
+    """`person`'s occasion at `when`: one of the season that can be theirs (by `role`, their relation to
+    the persona; none of a yearly kind they already had this year) at a venue that holds it; the meal is
+    there when the venue is a dining one, else at a restaurant after (the dinner after a graduation); a
+    gift from a store that sells it, at its price."""
+    catalog, lang = ctx.catalog, ctx.lang
+    held = _yearly_held(traj, catalog, person, when)
+    occasion = rng.choice([o for o in catalog.occasions_in(when.month, role) if o.yearly not in held])
     venue = rng.choice(catalog.venues_of(occasion.venue_types))
     restaurant = venue if venue.type in DINING else rng.choice(catalog.venues_of(MEAL_AFTER))
     gift = rng.choice([p for p in catalog.products if p.category == GIFT_LABEL[lang]])
@@ -408,10 +402,9 @@ def _new_value(
 ) -> str:
     """Another value of `key` (not `current`, nor the `following` one a later change sets), one that fits
     what the persona will hold (`held`: the usual lunch fits the new diet)."""
-    taken = {current, following}
-    options = [v for v in res.persona.attributes[key].fitting(held or {}) if v not in taken]
-    if not options and following is not None:  # two values only: the later change repeats; keep going
-        options = [v for v in res.persona.attributes[key].fitting(held or {}) if v != current]
+    fitting = res.persona.attributes[key].fitting(held or {})
+    # with two values only, the later change repeats this one; keep going
+    options = [v for v in fitting if v not in (current, following)] or [v for v in fitting if v != current]
     if not options:
         raise ResourceError(
             f"no new value of {key} fits {held}: give each value its options in "

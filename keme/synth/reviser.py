@@ -27,7 +27,6 @@ from keme.synth.planner import (
     plan_change_episode,
     shrink_to_leaf_if_single,
     social_params,
-    yearly_held,
 )
 from keme.synth.state import Trajectory, is_leaf
 from keme.world.places import OCCASION_EPISODES
@@ -224,9 +223,7 @@ def _after_change(leaf: Event, traj: Trajectory, ctx: PlanContext, rng: random.R
             f"{new['pets.pet_name']} needs a first vet check-up",
         )
     elif name == "relationship":
-        partner = new["social_circle.partner"]
-        held = yearly_held(traj, ctx.catalog, partner, now)
-        params = social_params(rng, ctx.catalog, ctx.lang, now.month, partner, "partner", held)
+        params = social_params(rng, traj, ctx, now, new["social_circle.partner"], "partner")
         _add_episode(
             "social",
             params,

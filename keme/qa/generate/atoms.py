@@ -315,8 +315,8 @@ def param_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
             continue
         if generator == "trip.destination" and fact.context.get("moment") != "trip_planning":
             continue
-        if g.world.messages[fact.message_id].role == "assistant" and generator not in ASSISTANT_SAID:
-            continue  # "which food did I want to try" is not answered by what the assistant suggested
+        if g.by_assistant(fact) and generator not in ASSISTANT_SAID:
+            continue
         if "date" in slot_names and _others_named_that_day(g, fact):
             continue  # "which show did we talk about on May 5?" has one answer only if one was named
         premises = _premise_quotes(g, session, fact, slot_names)
@@ -379,9 +379,9 @@ def leaf_drafts(g: Gen, leaf: Event) -> list[Draft]:
     )
 
 
-# words that state a relationship (not only name the person): a relationship question cites one
-# The relation answer (questions.yaml `answers`) must be what the message says: "好朋友" (a good friend) or
-# "死党" do not state "我最好的朋友", "另一半" is not "我的对象"
+# words that state a relationship (not only name the person): a relationship question cites one, and its
+# answer (questions.yaml `answers`) must be what the message says: "好朋友" (a good friend) or "死党" do
+# not state "我最好的朋友", "另一半" is not "我的对象"
 RELATION_WORDS = {
     "en": {"social_circle.best_friend": ("best friend",), "social_circle.partner": ("partner",)},
     "zh": {"social_circle.best_friend": ("最好的朋友",), "social_circle.partner": ("对象",)},

@@ -46,7 +46,7 @@ TALKED_ABOUT = frozenset({"trip", "shopping", "health", "social", "cooking", "wo
 def _event_phrase(g: Gen, fact: Fact, form: str) -> str | None:
     """The event's phrase; None for a fact only the assistant stated ("when did I first talk to you about
     《三体》" when the assistant recommended it)."""
-    if fact.kind not in EVENT_KINDS or g.world.messages[fact.message_id].role == "assistant":
+    if fact.kind not in EVENT_KINDS or g.by_assistant(fact):
         return None
     slots = dict(fact.context)
     phrase = g.say.event(fact.kind, form, **slots)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 
 from keme.qa import draft as d
-from keme.qa.facts import World
+from keme.qa.facts import Fact, World
 from keme.qa.phrasing import Phrasing
 from keme.text import lang as fmt
 
@@ -40,6 +40,11 @@ class Gen:
             if self.lang == "zh"
             else f"{fmt.MONTHS_EN[start.month - 1]} {start.year}"
         )
+
+    def by_assistant(self, fact: Fact) -> bool:
+        """Whether the assistant, not the user or an app, stated the fact: it answers nothing about the
+        user ("which food did I want to try" is not what the assistant suggested)."""
+        return self.world.messages[fact.message_id].role == "assistant"
 
     def when(self, last: datetime, until: datetime | None = None) -> datetime | None:
         return d.ask_time(self.rng, self.world, last, self.mid_share, until)

@@ -8,8 +8,8 @@ from collections import Counter
 from datetime import date
 from decimal import Decimal
 
-from keme.days import block_of, clear_lead
-from keme.models import APP_TYPES, Event, Query, Quote, Session
+from keme.days import block_of, clear_leader
+from keme.models import APP_TYPES, Attribute, Event, Persona, Query, Quote, Session
 from keme.qa import draft as d
 from keme.qa.draft import Draft
 from keme.qa.facts import Fact
@@ -44,6 +44,17 @@ BIG_CHANGES = (
     "tech.phone",
     "entertainment.favorite_show",
 )
+
+
+def life_change(persona: Persona, attr: Attribute, index: int) -> bool:
+    """Whether version `index` of `attr` is a change a recap names: a value the persona changed to (not
+    the one held from the start), said in the chats, and not a bare number ("4" is no key point)."""
+    version = attr.versions[index]
+    return (
+        (index > 0 or version.valid_from > persona.start)
+        and bool(version.evidence)
+        and not version.value.replace(".", "").isdigit()
+    )
 
 
 SALIENT = (
@@ -92,11 +103,8 @@ def episode_drafts(g: Gen, episode: Event, sessions: list[Session]) -> list[Draf
     shown = {params.get(s, "") for s in topic_slots}
     where = {s: params[s] for s in topic_slots if params.get(s)}  # the episode the question names
     points: list[Fact] = []
-    said = [
-        f for f in facts if g.world.messages[f.message_id].role != "assistant"
-    ]  # not the assistant's alone
     for key in SUMMARY_KEYS.get(kind, ()):
-        fact = next((f for f in said if f.key == key), None)
+        fact = next((f for f in facts if f.key == key and not g.by_assistant(f)), None)
         if fact is not None and fact.value not in shown and fact.value not in topic:
             points.append(fact)
     last = max(f.when for f in facts)
@@ -180,17 +188,15 @@ def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
     # recap of the month: its life changes (a new employer, a pet) and trips first, then one point per
     # other episode spread over the month; only what the user or an app said, not the assistant alone
     persona = g.world.persona
-    changes = [
+    big = [
         f
         for f in g.world.facts
         if f.kind == "attr"
         and f.key in BIG_CHANGES
         and start <= f.when.date() <= end
-        and (f.version > 0 or persona.attribute(f.key).versions[f.version].valid_from > persona.start)
-        and persona.attribute(f.key).versions[f.version].evidence[:1] == [f.message_id]
-        and not f.value.replace(".", "").isdigit()
+        and life_change(persona, persona.attribute(f.key), f.version)
+        and persona.attribute(f.key).versions[f.version].evidence[0] == f.message_id
     ]
-    big: list[Fact] = list(changes)
     points: list[Fact] = []
     for episode in [e for e in g.world.graph.events if e.parent_id == chapter.id]:
         sessions = [
@@ -202,10 +208,7 @@ def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
             f
             for s in sessions
             for f in g.world.by_session[s.id]
-            if f.kind != "attr"
-            and f.kind not in APP_TYPES
-            and f.key in SALIENT
-            and g.world.messages[f.message_id].role != "assistant"
+            if f.kind != "attr" and f.kind not in APP_TYPES and f.key in SALIENT and not g.by_assistant(f)
         ]
         facts.sort(key=lambda f: SALIENT.index(f.key))
         if facts and facts[0].value not in [p.value for p in big + points]:
@@ -237,10 +240,8 @@ def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
     bills = _bills(g, start, end)
     # the category that shows up most (implicit preference)
     counts = Counter(ctx["category"] for _, ctx in bills)
-    ranked = counts.most_common(2)
-    ranked += [(None, 0)] * 2
-    if clear_lead(ranked[0][1], ranked[1][1]):
-        label = ranked[0][0]
+    label = clear_leader(counts)
+    if label is not None:
         quotes = [Quote(message_id=f.message_id, text=label) for f, ctx in bills if ctx["category"] == label]
         drafts.append(
             Draft(
@@ -343,13 +344,12 @@ def _matching_system(g: Gen, app: str, needle: str, start: date, end: date) -> l
 
 def _time_of_day(g: Gen, start: date, end: date, node: str, generator: str, **slots: str) -> list[Draft]:
     # the user's chats: each session they wrote in, from their first message (not an app's notification)
-    opened = [next((m for m in s.messages if m.role == "user"), None) for s in g.world.sessions]
+    opened = (s.opened_by_user for s in g.world.sessions)
     chats = [m for m in opened if m is not None and start <= m.timestamp.date() <= end]
-    counts = Counter(block_of(m.timestamp) for m in chats)
-    ranked = counts.most_common(2) + [(None, 0)] * 2
-    if not clear_lead(ranked[0][1], ranked[1][1]):
+    usual = clear_leader(Counter(block_of(m.timestamp) for m in chats))
+    if usual is None:
         return []
-    block = str(ranked[0][0])
+    block = str(usual)
     chosen = [m for m in chats if block_of(m.timestamp) == block]
     sample = g.rng.sample(chosen, min(8, len(chosen)))
     quotes = [

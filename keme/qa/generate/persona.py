@@ -7,14 +7,14 @@ from __future__ import annotations
 from collections import Counter
 from datetime import date, datetime, time, timedelta
 
-from keme.days import clear_lead
+from keme.days import clear_leader
 from keme.models import Query, Quote
 from keme.models.attributes import claim_predicate
 from keme.qa import draft as d
 from keme.qa.draft import Draft
 from keme.qa.generate.atoms import _attr_distractors, _attr_spec, _stating, settled
 from keme.qa.generate.context import Gen
-from keme.qa.generate.episode import BIG_CHANGES, _bills, _time_of_day, by_records
+from keme.qa.generate.episode import BIG_CHANGES, _bills, _time_of_day, by_records, life_change
 from keme.qa.options import Balancer, pick_by_rank
 from keme.text import resources
 from keme.text.fill import fill
@@ -182,10 +182,11 @@ def implicit_overall(g: Gen, node: str) -> list[Draft]:
     drafts = _habits(g, start, end, node, "all", {})
     quarter = date(start.year, 3 * ((start.month - 1) // 3) + 1, 1)
     while quarter <= end:
-        last = (quarter.replace(day=28) + timedelta(days=4 + 62)).replace(day=1) - timedelta(days=1)
+        following = date(quarter.year + quarter.month // 10, (quarter.month + 2) % 12 + 1, 1)
+        last = following - timedelta(days=1)
         if start <= quarter and last <= end:
             drafts += _habits(g, quarter, last, node, "quarter", {"period": g.period(quarter, last)})
-        quarter = last + timedelta(days=1)
+        quarter = following
     return drafts
 
 
@@ -196,10 +197,9 @@ def _habits(g: Gen, start: date, end: date, node: str, scope: str, slots: dict[s
     for field, name in (("category", "category"), ("payment_method", "method"), ("merchant", "merchant")):
         generator = f"imp.{name}.{scope}"
         counts = Counter(ctx[field] for _, ctx in bills)
-        ranked = counts.most_common(2) + [(None, 0)] * 2
-        if not clear_lead(ranked[0][1], ranked[1][1]):
+        value = clear_leader(counts)
+        if value is None:
             continue
-        value = ranked[0][0]
         rows = [f for f, ctx in bills if ctx[field] == value]
         quotes = [Quote(message_id=f.message_id, text=value) for f in rows]
         drafts.append(
@@ -451,14 +451,11 @@ def life_changes(g: Gen, node: str) -> list[Draft]:
     persona = g.world.persona
     points: list[tuple[int, datetime, Quote, str]] = []  # (how big, when said, quote, as shown)
     for attr in persona.attributes():
+        if attr.key in ("home.neighborhood", "pets.pet_species"):  # said with the city, the pet's name
+            continue
         size = BIG_CHANGES.index(attr.key) if attr.key in BIG_CHANGES else len(BIG_CHANGES)
         for index, version in enumerate(attr.versions):
-            if (
-                (index > 0 or version.valid_from > persona.start)
-                and version.evidence
-                and attr.key not in ("home.neighborhood", "pets.pet_species")
-                and not version.value.replace(".", "").isdigit()  # "4" is no key point of a recap
-            ):
+            if life_change(persona, attr, index):
                 shown = _attr_spec(attr.key, version.value, g.lang)[1]
                 quote = Quote(message_id=version.evidence[0], text=version.value)
                 points.append((size, g.world.messages[quote.message_id].timestamp, quote, shown))

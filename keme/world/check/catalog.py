@@ -121,6 +121,8 @@ def _seasons(world: World) -> list[Finding]:
     return out
 
 
+# one birthday (anniversary) of a person a year: two of them closer than this are in one year
+YEAR_APART = 330
 # the persona attributes that name a person, and the relation (catalog Occasion.people) each gives them
 RELATIONS = {
     "social_circle.best_friend": "friend",
@@ -147,7 +149,7 @@ def _occasions(world: World) -> list[Finding]:
             continue
         for person in sorted(persons.get(claim.subject, ())):
             role = next(
-                (r for key, r in RELATIONS.items() if _holder(persona, key, claim.valid_from) == person),
+                (r for key, r in RELATIONS.items() if _value_at(persona, key, claim.valid_from) == person),
                 "acquaintance",
             )
             if role not in occasion.people:
@@ -164,7 +166,7 @@ def _occasions(world: World) -> list[Finding]:
     for (person, kind), events in yearly.items():
         held = sorted(events.values(), key=lambda c: c.valid_from)
         for earlier, later in zip(held, held[1:]):
-            if (later.valid_from - earlier.valid_from).days < 330:  # one birthday a year
+            if (later.valid_from - earlier.valid_from).days < YEAR_APART:
                 out.append(
                     world.finding(
                         RULE,
@@ -186,7 +188,7 @@ def _dishes(world: World) -> list[Finding]:
         ruled = avoid.get(claim.value) if claim.predicate == "dish" else None
         if not ruled:
             continue
-        held = {_holder(persona, key, claim.valid_from) for key in ("health.allergy", "diet.diet_type")}
+        held = {_value_at(persona, key, claim.valid_from) for key in ("health.allergy", "diet.diet_type")}
         clash = sorted(ruled & {h for h in held if h})
         if clash:
             out.append(
@@ -200,8 +202,9 @@ def _dishes(world: World) -> list[Finding]:
     return out
 
 
-def _holder(persona, key: str, when) -> str | None:
-    """Who holds relation `key` at `when` (None for a persona without that attribute at all)."""
+def _value_at(persona, key: str, when) -> str | None:
+    """The persona's value of `key` at `when`: who is the best friend, which allergy (None for a persona
+    without that attribute at all)."""
     try:
         return persona.value_at(key, when)
     except KeyError:
