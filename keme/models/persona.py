@@ -7,9 +7,9 @@ version history is what knowledge-update questions are built from.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from keme.models.ids import Id
 
@@ -62,6 +62,20 @@ class Persona(BaseModel):
     dimensions: dict[str, dict[str, Attribute]] = Field(
         description="dimension -> attribute name -> versioned attribute"
     )
+    source: dict[str, Any] | None = Field(
+        default=None,
+        description="an imported persona: what its source record holds that keme has no model for, verbatim "
+        "(LoCoMo's observations and summaries, a turn's image url), so an export to that format writes it "
+        "back; never shown to a memory system",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_unset_source(self, handler: SerializerFunctionWrapHandler) -> dict:
+        """Written only for an imported persona that has some: synthesized datasets keep their bytes."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("source") is None:
+            data.pop("source", None)
+        return data
 
     def attribute(self, key: str) -> Attribute:
         dimension, name = key.split(".", 1)

@@ -268,6 +268,16 @@ class ImportedArgs(Args):
     question_type: str | None = Field(default=None, description="LongMemEval or MobileMem question type")
     source_sample_id: str | None = Field(default=None, description="sample id before it was made safe")
     source_question_id: str | None = Field(default=None, description="question id before it was made safe")
+    unresolved_evidence: list[str] | None = Field(
+        default=None,
+        description="evidence as the source wrote it that names no turn or session of the file (a source "
+        "finding, keme.dataset.findings)",
+    )
+    source_fields: dict[str, Any] | None = Field(
+        default=None,
+        description="the source record's own fields where keme's form differs (a numeric answer, an "
+        "evidence list as written, another format's type), so an export to that format gives them back",
+    )
 
 
 PremiseBase = Literal["date", "value", "attribute"]

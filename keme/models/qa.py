@@ -144,14 +144,22 @@ class QAItem(BaseModel):
         default_factory=list,
         description="a hard-negative item: the kinds of the distractor sessions around its evidence",
     )
+    flags: list[str] = Field(
+        default_factory=list,
+        description="an imported item's source findings, 'kind: detail' (keme.dataset.findings): what is "
+        "wrong with it as published; left out of the scores unless `keme eval --include-flagged`",
+    )
 
     @model_serializer(mode="wrap")
     def _without_unset_provenance(self, handler: SerializerFunctionWrapHandler) -> dict:
-        """Hard-negative provenance is written only where there is some: other datasets keep their bytes."""
+        """Hard-negative provenance and source findings are written only where there are some: other
+        datasets keep their bytes."""
         data = handler(self)
         if isinstance(data, dict):
             if data.get("source_question_id") is None:
                 data.pop("source_question_id", None)
             if not data.get("distractor_kinds"):
                 data.pop("distractor_kinds", None)
+            if not data.get("flags"):
+                data.pop("flags", None)
         return data
