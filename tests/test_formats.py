@@ -1,12 +1,9 @@
-"""The field's formats: MobileMem text both ways, MobileMem-Omni in, LongMemEval out (and back in)."""
+"""The field's formats: MobileMem text both ways, LongMemEval out (and back in); MobileMem-Omni in is
+tests/test_import_omni.py."""
 
 from __future__ import annotations
 
-import hashlib
 import json
-import struct
-import zipfile
-import zlib
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -16,7 +13,6 @@ from typer.testing import CliRunner
 
 from eval.importers.longmemeval import DATE_FORMAT, export_longmemeval, import_longmemeval
 from eval.importers.mobilemem import export_mobilemem, import_mobilemem, question_type
-from eval.importers.mobilemem_omni import import_mobilemem_omni
 from keme.cli import app
 from keme.dataset import Dataset
 from keme.validate import validate
@@ -288,213 +284,6 @@ def test_an_imported_mobilemem_file_validates(imported, tmp_path):
     assert validate(tmp_path / "d") == []
 
 
-# ------------------------------------------------------------------------------ MobileMem-Omni
-def _png(width: int, height: int) -> bytes:
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    raw = b"".join(b"\x00" + b"\xff\x00\x00" * width for _ in range(height))
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + chunk(b"IHDR", header)
-        + chunk(b"IDAT", zlib.compress(raw))
-        + chunk(b"IEND", b"")
-    )
-
-
-def _omni_release(root: Path) -> Path:
-    """A two-user MobileMem-Omni release: one English user who shares a music screenshot, one Chinese."""
-    root.mkdir()
-    shot = "image/uid10/music_screenshots/10_music_0.png"
-    users = [
-        {
-            "uuid": "uid10",
-            "language": "en",
-            "Basic_Profile": {"name": "Maya Chen"},
-            "Init_State": {},
-            "Important_Dates": [],
-            "sessions": [
-                {
-                    "session_id": "s1",
-                    "event_id": "e1",
-                    "event_name": "evening run",
-                    "event_start_time": "2025-04-01T19:00:00",
-                    "event_end_time": "2025-04-01T19:20:00",
-                    "dialogue": [
-                        {
-                            "turn": 1,
-                            "role": "user",
-                            "content": "This is what I ran to tonight.",
-                            "content_type": "text",
-                            "image_inline": None,
-                        },
-                        {
-                            "turn": 2,
-                            "role": "user",
-                            "content": shot,
-                            "content_type": "image",
-                            "image_inline": None,
-                        },
-                        {
-                            "turn": 3,
-                            "role": "assistant",
-                            "content": "Great running song!",
-                            "content_type": "text",
-                            "image_inline": None,
-                        },
-                    ],
-                    "image_refs": [shot],
-                    "memory_points": [
-                        {
-                            "memory_id": "mp1",
-                            "memory_source": "image",
-                            "memory_type": "preference",
-                            "memory_content": "Maya runs to 'Blinding Lights'.",
-                            "timestamp": "2025-04-01T19:05:00",
-                            "importance": 3,
-                            "is_update": False,
-                            "image_refs": [shot],
-                            "dialogue_turn_ids": [2],
-                        },
-                    ],
-                },
-                {
-                    "session_id": "s2",
-                    "event_id": "e2",
-                    "event_name": "weekend plans",
-                    "event_start_time": "2025-04-05T10:00:00",
-                    "event_end_time": "2025-04-05T10:10:00",
-                    "dialogue": [
-                        {
-                            "turn": 1,
-                            "role": "user",
-                            "content": "Thinking of a hike on Sunday.",
-                            "content_type": "text",
-                            "image_inline": None,
-                        },
-                    ],
-                    "image_refs": [],
-                    "memory_points": [],
-                },
-            ],
-        },
-        {
-            "uuid": "uid11",
-            "language": "zh",
-            "Basic_Profile": {"name": "周宁"},
-            "sessions": [
-                {
-                    "session_id": "s1",
-                    "event_id": "e1",
-                    "event_name": "买菜",
-                    "event_start_time": "2025-04-02T08:00:00",
-                    "event_end_time": "2025-04-02T08:05:00",
-                    "dialogue": [
-                        {
-                            "turn": 1,
-                            "role": "user",
-                            "content": "今天早上去菜市场买了草莓。",
-                            "content_type": "text",
-                            "image_inline": None,
-                        },
-                    ],
-                    "image_refs": [],
-                    "memory_points": [],
-                }
-            ],
-        },
-    ]
-    questions = [
-        {
-            "question_id": "uid10_q1",
-            "question": "Which song did I run to on April 1?",
-            "answer": "Blinding Lights",
-            "question_format": "open_ended",
-            "question_type": "visual-reasoning",
-            "difficulty": "easy",
-            "evidence": [
-                {"event_id": "e1", "session_id": "s1", "image_path": shot, "explanation": "screenshot"}
-            ],
-            "image_refs": [shot],
-            "source_session_ids": ["s1"],
-            "source_event_ids": ["e1"],
-            "uuid": "uid10",
-        },
-        {
-            "question_id": "uid10_q2",
-            "question": "What did I plan for Sunday?",
-            "answer": "a hike",
-            "question_format": "open_ended",
-            "question_type": "single-hop",
-            "difficulty": "easy",
-            "evidence": [
-                {"event_id": "e2", "session_id": "s2", "image_path": None, "explanation": "said so"}
-            ],
-            "image_refs": [],
-            "source_session_ids": ["s2"],
-            "source_event_ids": ["e2"],
-            "uuid": "uid10",
-        },
-        {
-            "question_id": "uid11_q1",
-            "question": "我早上买了什么水果？",
-            "answer": "草莓",
-            "question_format": "open_ended",
-            "question_type": "single-hop",
-            "difficulty": "easy",
-            "evidence": [{"event_id": "e1", "session_id": "s1", "image_path": None, "explanation": ""}],
-            "image_refs": [],
-            "source_session_ids": ["s1"],
-            "source_event_ids": ["e1"],
-            "uuid": "uid11",
-        },
-    ]
-    (root / "data.jsonl").write_text("\n".join(json.dumps(u, ensure_ascii=False) for u in users))
-    (root / "questions.jsonl").write_text("\n".join(json.dumps(q, ensure_ascii=False) for q in questions))
-    with zipfile.ZipFile(root / "image.zip", "w") as archive:
-        archive.writestr(shot, _png(4, 3))
-    return root
-
-
-@pytest.fixture
-def omni(tmp_path) -> tuple[Path, dict]:
-    stats = import_mobilemem_omni(_omni_release(tmp_path / "release"), tmp_path / "omni")
-    return tmp_path / "omni", stats
-
-
-def test_an_omni_screenshot_is_copied_hashed_and_shared_by_its_message(omni):
-    root, stats = omni
-    data = Dataset.load(root)
-    (record,) = data.images
-    assert hashlib.sha256((root / record.path).read_bytes()).hexdigest() == record.sha256
-    assert (record.width, record.height) == (4, 3)
-    message = next(m for s in data.sessions for m in s.messages if m.id == record.message_id)
-    assert message.images == [record.path] and message.captions == ["Maya runs to 'Blinding Lights'."]
-    assert stats["images"] == 1
-
-
-def test_omni_evidence_naming_an_image_becomes_the_message_that_shares_it(omni):
-    root, stats = omni
-    qa = {q.id: q for q in Dataset.load(root).qa}
-    record = Dataset.load(root).images[0]
-    assert qa["uid10_q1"].evidence == [record.message_id] and qa["uid10_q1"].type == "visual_reasoning"
-    assert qa["uid10_q2"].evidence == [] and qa["uid10_q2"].evidence_sessions == ["uid10:s2"]
-    assert stats["import"]["evidence_session_level"] == 2
-
-
-def test_omni_users_keep_their_language_and_their_own_sessions(omni):
-    root, _ = omni
-    data = Dataset.load(root)
-    assert {p.id: p.language for p in data.personas} == {"uid10": "en", "uid11": "zh"}
-    assert {s.id for s in data.sessions} == {"uid10:s1", "uid10:s2", "uid11:s1"}
-    assert next(q for q in data.qa if q.id == "uid11_q1").persona_id == "uid11"
-
-
-def test_an_imported_omni_release_validates(omni):
-    assert validate(omni[0]) == []
-
-
 # ------------------------------------------------------------------------------ LongMemEval export
 @pytest.fixture(scope="module")
 def lme(tmp_path_factory) -> list[dict]:
@@ -579,12 +368,3 @@ def test_export_and_import_commands_report_what_they_wrote(tmp_path, root):
     assert done.exit_code == 0 and f"{len(qa)} instances ({abstentions} _abs)" in " ".join(
         done.output.split()
     )
-
-
-def test_an_omni_folder_without_its_files_is_a_clear_error(tmp_path):
-    (tmp_path / "empty").mkdir()
-    done = CliRunner().invoke(
-        app, ["import", "mobilemem-omni", str(tmp_path / "empty"), "--out", str(tmp_path / "o")]
-    )
-    said = " ".join(done.output.split())
-    assert done.exit_code != 0 and "no data.jsonl" in said and "Traceback" not in said

@@ -373,64 +373,66 @@ def test_mobilemem_bad_record_is_skipped_and_counted(tmp_path, case):
 SHOT = "image/uid1/music_screenshots/1_music_0.png"
 
 
+def _omni_images(*extra: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "person_avatar": None,
+        "person_avatar_description": None,
+        "event_scene": None,
+        "event_scene_description": None,
+        "extra_images": list(extra),
+    }
+
+
 def omni_release(root: Path, change: Callable[[list, list], None] = lambda users, questions: None) -> Path:
-    """A one-user release with a shared screenshot (the bytes need not be a real PNG to be copied)."""
+    """A one-user release in the published shape, with a shared screenshot (the bytes need not be a real PNG
+    to be copied)."""
 
-    def turn(n: int, content: str, kind: str = "text") -> dict[str, Any]:
-        return {"turn": n, "role": "user", "content": content, "content_type": kind, "image_inline": None}
+    def turn(n: int, content: str) -> dict[str, Any]:
+        return {"turn": n, "role": "user", "content": content, "content_type": "text"}
 
+    def session(number: int, day: str, dialogue: list, images: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "session_id": f"1_{number}",
+            "event_id": number,
+            "parent_event_id": None,
+            "event_name": "an evening",
+            "event_start_time": f"2025-04-{day} 19:00:00",
+            "event_end_time": f"2025-04-{day} 19:20:00",
+            "dialogue": dialogue,
+            "image_refs": images,
+            "memory_points": [],
+        }
+
+    shared = {"turn": 2, "role": "user", "image_inline": SHOT, "content_type": "image"}
+    music = _omni_images({"type": "music", "file": SHOT})
     users = [
         {
-            "uuid": "uid1",
-            "language": "en",
-            "Basic_Profile": {"name": "Ann"},
+            "language": "English",
+            "Basic_Profile": {"name": "Ann", "uuid": 1, "nationality": "American"},
+            "Init_State": {"location": "United States, Boston"},
             "sessions": [
-                {
-                    "session_id": "s1",
-                    "event_id": "e1",
-                    "event_name": "run",
-                    "event_start_time": "2025-04-01T19:00:00",
-                    "event_end_time": "2025-04-01T19:20:00",
-                    "dialogue": [turn(1, "What I ran to."), turn(2, SHOT, "image")],
-                    "image_refs": [SHOT],
-                    "memory_points": [],
-                },
-                {
-                    "session_id": "s2",
-                    "event_id": "e2",
-                    "event_name": "plans",
-                    "event_start_time": "2025-04-05T10:00:00",
-                    "event_end_time": "2025-04-05T10:10:00",
-                    "dialogue": [turn(1, "A hike on Sunday.")],
-                    "image_refs": [],
-                    "memory_points": [],
-                },
+                session(0, "01", [turn(1, "What I ran to."), shared], music),
+                session(1, "05", [turn(1, "A hike on Sunday.")], _omni_images()),
             ],
         }
     ]
-    questions = [
-        {
-            "question_id": "q1",
+
+    def question(n: int, kind: str, evidence: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "question_id": f"1_q_{n}",
             "question": "What did I plan?",
             "answer": "a hike",
             "question_format": "open_ended",
-            "question_type": "single-hop",
+            "question_type": kind,
             "difficulty": "easy",
-            "evidence": [{"event_id": "e2", "session_id": "s2", "image_path": None, "explanation": ""}],
-            "source_session_ids": ["s2"],
-            "uuid": "uid1",
-        },
-        {
-            "question_id": "q2",
-            "question": "What did I run to?",
-            "answer": "a song",
-            "question_format": "open_ended",
-            "question_type": "visual-reasoning",
-            "difficulty": "easy",
-            "evidence": [{"event_id": "e1", "session_id": "s1", "image_path": SHOT, "explanation": ""}],
-            "source_session_ids": ["s1"],
-            "uuid": "uid1",
-        },
+            "evidence": [{"event_id": evidence["session_id"][2:], "explanation": "", **evidence}],
+            "source_session_ids": [evidence["session_id"]],
+            "uuid": 1,
+        }
+
+    questions = [
+        question(0, "single_hop", {"session_id": "1_1", "image_path": None}),
+        question(1, "visual_reasoning", {"session_id": "1_0", "image_path": SHOT}),
     ]
     change(users, questions)
     root.mkdir()
@@ -445,23 +447,45 @@ def _omni_turn(users: list, session: int = 0, n: int = 1) -> dict:
     return users[0]["sessions"][session]["dialogue"][n]
 
 
+def _omni_session(users: list, session: int = 0) -> dict:
+    return users[0]["sessions"][session]
+
+
 OMNI_BAD_RECORDS = {
-    "image_not_in_the_zip": (lambda u, q: _omni_turn(u).update(content="image/uid1/x.png"), "images_missing"),
-    "image_path_leaves_the_release": (
-        lambda u, q: _omni_turn(u).update(content="../../../../etc/hostname.png"),
+    "image_not_in_the_zip": (
+        lambda u, q: _omni_turn(u).update(image_inline="image/uid1/x.png"),
         "images_missing",
     ),
-    "no_start_time": (lambda u, q: u[0]["sessions"][1].update(event_start_time=None), "unparsed_dates"),
-    "turn_not_an_object": (lambda u, q: u[0]["sessions"][0]["dialogue"].append(7), "turns_skipped"),
-    "session_not_an_object": (lambda u, q: u[0]["sessions"].append("s3"), "sessions_skipped"),
+    "image_path_leaves_the_release": (
+        lambda u, q: _omni_turn(u).update(image_inline="../../../../etc/hostname.png"),
+        "images_missing",
+    ),
+    "image_inline_a_number": (lambda u, q: _omni_turn(u).update(image_inline=7), "turns_skipped"),
+    "image_refs_a_list": (lambda u, q: _omni_session(u).update(image_refs=[SHOT]), "image_refs_unreadable"),
+    "extra_image_without_a_file": (
+        lambda u, q: _omni_session(u)["image_refs"]["extra_images"].append({"type": "book"}),
+        "image_refs_unreadable",
+    ),
+    "no_start_time": (lambda u, q: _omni_session(u, 1).update(event_start_time=None), "unparsed_dates"),
+    "turn_not_an_object": (lambda u, q: _omni_session(u)["dialogue"].append(7), "turns_skipped"),
+    "session_not_an_object": (lambda u, q: u[0]["sessions"].append("1_2"), "sessions_skipped"),
+    "user_not_an_object": (lambda u, q: u.append([1]), "users_skipped"),
+    "user_without_uuid": (lambda u, q: u[0]["Basic_Profile"].pop("uuid"), "user_ids_replaced"),
+    "lone_surrogate_in_the_profile": (
+        lambda u, q: u[0]["Init_State"].update(location="\ud800"),
+        "lone_surrogates_replaced",
+    ),
     "question_of_nobody": (
-        lambda u, q: q[0].update(uuid=None, evidence=[], source_session_ids=[]),
+        lambda u, q: q[0].update(uuid=None, question_id="lost", evidence=[], source_session_ids=[]),
         "qa_skipped",
     ),
     "unknown_question_type": (lambda u, q: q[0].update(question_type="vibes"), "unknown_question_type"),
     "unknown_format": (lambda u, q: q[0].update(question_format="essay"), "unknown_question_form"),
-    "evidence_not_an_object": (lambda u, q: q[0]["evidence"].append("s2"), "evidence_unresolved"),
-    "user_not_an_object": (lambda u, q: u.append([1]), "users_skipped"),
+    "choice_without_option_lines": (
+        lambda u, q: q[0].update(question_format="multiple_choice"),
+        "choice_options_unread",
+    ),
+    "evidence_not_an_object": (lambda u, q: q[0]["evidence"].append(7), "evidence_unresolved"),
 }
 
 
@@ -476,6 +500,21 @@ def test_omni_without_a_usable_question_is_refused(tmp_path):
     raises_clearly(
         lambda: import_mobilemem_omni(release, tmp_path / "out"), KemeError, match="no usable question"
     )
+
+
+def test_omni_an_image_larger_than_allowed_is_skipped_and_counted(tmp_path, monkeypatch):
+    monkeypatch.setattr("eval.importers.mobilemem_omni.MAX_IMAGE_BYTES", 4)
+    notes_it(import_mobilemem_omni, omni_release(tmp_path / "release"), tmp_path / "out", "images_unreadable")
+
+
+def test_omni_a_corrupt_image_in_the_zip_is_skipped_and_counted(tmp_path):
+    release = omni_release(tmp_path / "release")
+    with zipfile.ZipFile(release / "image.zip", "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr(SHOT, b"\x89PNG\r\n\x1a\n" + b"\x00" * 16)
+    data = (release / "image.zip").read_bytes()
+    at = data.index(b"\x89PNG") + 10
+    (release / "image.zip").write_bytes(data[:at] + b"\x01" + data[at + 1 :])  # its CRC no longer matches
+    notes_it(import_mobilemem_omni, release, tmp_path / "out", "images_unreadable")
 
 
 def test_omni_a_broken_image_zip_is_refused(tmp_path):
