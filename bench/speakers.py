@@ -23,15 +23,13 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 METRICS = ("recall_any@5", "recall_all@5", "mrr")
 
 
-def measure(
-    data, systems: list[str], work: Path, speakers: bool, verified: bool
-) -> dict[str, dict[str, float]]:
+def measure(data, systems: list[str], work: Path, speakers: bool) -> dict[str, dict[str, float]]:
     from eval.replay import replay_of
     from eval.run import Settings, run
 
     run(
-        Settings(data=data, out=work, systems=systems, bootstrap=200, verify=verified),
-        replay_of(data, speakers=speakers, verified=verified),
+        Settings(data=data, out=work, systems=systems, bootstrap=200),
+        replay_of(data, speakers=speakers),
     )
     rows: dict[str, list[dict]] = {s: [] for s in systems}
     for line in (work / "results.jsonl").read_text().splitlines():
@@ -54,9 +52,8 @@ def main() -> None:
 
     from eval.importers.locomo import export_locomo, import_locomo
     from keme.cli import synthesize_dataset
-    from keme.dataset import Dataset
     from keme.synth.limits import load_config
-    from keme.validate import validate, verified_dataset
+    from keme.validate import verified_dataset
 
     work = Path(tempfile.mkdtemp(prefix="keme-bench-speakers-"))
     if args.locomo:
@@ -66,16 +63,15 @@ def main() -> None:
         source = work / "locomo.json"
         export_locomo(verified_dataset(work / "original"), source)
     import_locomo(source, work / "locomo")
-    # a real LoCoMo file asks some questions twice with different golds: measured as it is, and said so
-    problems = validate(work / "locomo")
-    if problems:
-        print(
-            f"{len(problems)} problems in the imported file (measured as it is), e.g. {problems[0].message}"
-        )
-    data = Dataset.load(work / "locomo")
+    # a real LoCoMo file asks some questions twice with different golds: flagged as source findings and
+    # left out of the scores, as `keme eval` does
+    data = verified_dataset(work / "locomo")
+    flagged = sum(1 for q in data.qa if q.flags)
+    if flagged:
+        print(f"{flagged} questions flagged with source findings (left out), e.g. {data.qa[0].flags or ''}")
     systems = [s.strip() for s in args.systems.split(",") if s.strip()]
-    bare = measure(data, systems, work / "run-bare", False, not problems)
-    named = measure(data, systems, work / "run-named", True, not problems)
+    bare = measure(data, systems, work / "run-bare", False)
+    named = measure(data, systems, work / "run-named", True)
     print(f"\n{'system':<10} {'n':>4}" + "".join(f" {m + ' bare -> named':>30}" for m in METRICS))
     for system in systems:
         cells = "".join(

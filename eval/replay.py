@@ -8,7 +8,7 @@ sessions that ended before the question (it cannot see the future).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from keme.dataset import Dataset, PersonaView
 from keme.dataset.manifest import MANIFEST
@@ -53,8 +53,10 @@ class Replay:
     dataset_sha: str  # the content replayed (Dataset.content_sha256): a resumed run must see the same
     roles: tuple[str, ...] | None
     plans: list[Plan]
-    verified: bool = True  # False: loaded with --no-verify, and every report says so
+    verified: bool = False  # the dataset passed keme.validate.check_scoring unchanged (Dataset.checked)
     speakers: bool = True  # a named speaker's turn reads "name: text"
+    include_flagged: bool = False  # imported questions with source findings are asked too
+    flagged: list[QAItem] = field(default_factory=list)  # those left out (include_flagged False)
 
     @property
     def questions(self) -> list[QAItem]:
@@ -90,11 +92,18 @@ def _prepare(session: Session, roles: tuple[str, ...] | None, images: str, speak
 
 
 def plan_of(
-    view: PersonaView, roles: tuple[str, ...] | None, images: str, limit: int | None, speakers: bool = True
+    view: PersonaView,
+    roles: tuple[str, ...] | None,
+    images: str,
+    limit: int | None,
+    speakers: bool = True,
+    include_flagged: bool = False,
 ) -> Plan:
-    """A persona's replay: its sessions in time order as the systems see them, its questions by `asked_at`."""
+    """A persona's replay: its sessions in time order as the systems see them, its questions by `asked_at`
+    (an imported question flagged with a source finding only with `include_flagged`)."""
     sessions = [_prepare(s, roles, images, speakers) for s in view.sessions]
-    questions = sorted(view.qa, key=lambda q: (q.asked_at, q.id))
+    asked = view.qa if include_flagged else [q for q in view.qa if not q.flags]
+    questions = sorted(asked, key=lambda q: (q.asked_at, q.id))
     if limit is not None:
         questions = questions[:limit]
     return Plan(view.persona.id, [s for s in sessions if s.messages], questions)
@@ -118,13 +127,15 @@ def replay_of(
     roles: tuple[str, ...] | None = None,
     limit: int | None = None,
     images: str = "caption",
-    verified: bool = True,
     speakers: bool = True,
+    include_flagged: bool = False,
 ) -> Replay:
     """What to replay from a loaded dataset; `roles` defaults to the dataset's convention (all roles if none).
 
-    `verified` says whether the caller checked the dataset first (`keme eval` refuses a tampered or
-    broken one, naming each problem, unless --no-verify); the reports say so when it did not.
+    The replay is `verified` only when the dataset itself passed keme.validate.check_scoring and no part
+    was replaced since (`Dataset.checked`: `keme eval` checks it unless --no-verify); whatever the caller
+    says, an unchecked dataset is reported as not verified. Imported questions flagged with source
+    findings (keme.dataset.findings) are left out unless `include_flagged`, and listed in `flagged`.
     `images`: how shared screenshots reach a text memory system — "caption" appends each image's
     caption to its message, "none" leaves the bare message (the image paths stay on the message for
     systems that read images). `speakers`: a named speaker's turn reads "name: text" (off only to
@@ -138,7 +149,8 @@ def replay_of(
         )
     if roles is None:
         roles = _default_roles(dataset.manifest.stats.get("conventions"), dataset)
-    plans = [plan_of(view, roles, images, limit, speakers) for view in dataset.views()]
+    plans = [plan_of(view, roles, images, limit, speakers, include_flagged) for view in dataset.views()]
+    flagged = [] if include_flagged else [q for q in dataset.qa if q.flags]
     empty = [plan.persona_id for plan in plans if plan.questions and not plan.sessions]
     if empty:
         kept = f" with only {', '.join(roles)} messages kept" if roles else ""
@@ -146,4 +158,17 @@ def replay_of(
             f"{dataset.root}: nothing to replay{kept} for personas {empty[:10]}, which have questions; "
             "their scores would be those of an empty memory (check --roles and the dataset)"
         )
-    return Replay(dataset.content_sha256(), roles, plans, verified=verified, speakers=speakers)
+    if not any(plan.questions for plan in plans):
+        raise KemeError(
+            f"{dataset.root}: every question is flagged with a source finding ({len(flagged)}); "
+            "pass --include-flagged to score them as published"
+        )
+    return Replay(
+        dataset.content_sha256(),
+        roles,
+        plans,
+        verified=dataset.checked,
+        speakers=speakers,
+        include_flagged=include_flagged,
+        flagged=flagged,
+    )

@@ -44,6 +44,7 @@ from eval.metrics import (
 from eval.reader import LLMReader
 from eval.replay import Replay
 from eval.uncertainty import B_DEFAULT, LEVEL, SEED_DEFAULT, interval, paired, resamples
+from keme.dataset.findings import finding_counts
 from keme.dataset.io import atomic_write_text, dump_json
 from keme.llm.health import summarize as summarize_failures
 from keme.models import QAItem
@@ -115,8 +116,9 @@ FEW_PERSONAS = 5  # below this the report says the persona-level spread rests on
 
 
 NOT_VERIFIED = (
-    "NOT VERIFIED: run with --no-verify, so the dataset's hashes and invariants were not checked "
-    "and these scores may come from tampered or broken data"
+    "NOT VERIFIED: the dataset's hashes and invariants were not checked (--no-verify, or a dataset handed "
+    "to the harness without keme.validate.verified_dataset), so these scores may come from tampered or "
+    "broken data"
 )
 _MARKDOWN = str.maketrans(
     {
@@ -656,6 +658,33 @@ def _plot_ranking(summary: dict[str, Any], axes) -> None:
     axes.grid(axis="x", alpha=0.3)
 
 
+def source_findings_summary(items: list[QAItem], replay: Replay) -> dict[str, Any]:
+    """What the source's own defects did to the run: how many flagged questions were left out (or kept,
+    with --include-flagged), by kind, and which ({} when no question is flagged)."""
+    flagged = [q for q in items if q.flags]
+    if not flagged:
+        return {}
+    counts = finding_counts(flagged)
+    counts.pop("flagged_items")
+    kinds = ", ".join(f"{kind} {n}" for kind, n in counts.items())
+    if replay.include_flagged:
+        note = (
+            f"{len(flagged)} questions flagged with source findings ({kinds}) are scored (--include-flagged)"
+        )
+    else:
+        note = (
+            f"{len(replay.flagged)} questions flagged with source findings ({kinds}) are left out of the "
+            "scores (--include-flagged keeps them)"
+        )
+    return {
+        "flagged": len(flagged),
+        "left_out": len(replay.flagged),
+        "by_kind": counts,
+        "items": {q.id: q.flags for q in flagged},
+        "note": note,
+    }
+
+
 def write_reports(settings: Settings, replay: Replay) -> dict[str, Any]:
     import pandas as pd
 
@@ -678,6 +707,10 @@ def write_reports(settings: Settings, replay: Replay) -> dict[str, Any]:
     }
     if not replay.verified:
         summary["note"] = f"{NOT_VERIFIED}; {summary['note']}"
+    findings = source_findings_summary(settings.data.qa, replay)
+    if findings:
+        summary["source_findings"] = findings
+        summary["note"] += "; " + findings["note"]
     readers = [settings.reader] if isinstance(settings.reader, LLMReader) else []
     clients = {
         id(c): c

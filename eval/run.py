@@ -82,7 +82,7 @@ INGEST_FAULT_ENV = "KEME_EVAL_FAULT_AFTER_INGEST"  # test hook: SIGKILL the proc
 class Settings:
     """One `keme eval` run; the option values are checked by eval.options.Options (the CLI's check too)."""
 
-    data: Dataset  # loaded once by the caller, and checked first unless `verify` is False
+    data: Dataset  # loaded once by the caller; checked (keme.validate.verified_dataset) or reported as not
     out: Path
     systems: list[str]
     k: int = 10
@@ -95,7 +95,7 @@ class Settings:
     judges: list[Judge] = field(default_factory=lambda: [RuleJudge()])
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
     force: bool = False
-    verify: bool = True  # False (--no-verify): the dataset was not checked; every report says so
+    include_flagged: bool = False  # imported questions with source findings are scored too
     bootstrap: int = B_DEFAULT  # replicates of the reports' 95 % intervals (they are recomputed, not resumed)
     on_progress: Callable[[str, int, int], None] = lambda system, done, total: None
 
@@ -115,6 +115,7 @@ class Settings:
             "limit": self.limit,
             "images": self.images,
             "speakers": replay.speakers,
+            **({"include_flagged": True} if replay.include_flagged else {}),
             "reader": self.reader.name if self.reader is not None else None,
             "params": {name: self.params[name] for name in self.systems if self.params.get(name)},
             "judges": [
@@ -574,7 +575,11 @@ def _run_locked(settings: Settings, replay: Replay | None, systems: Systems) -> 
 
     if replay is None:
         replay = replay_of(
-            settings.data, settings.roles, settings.limit, settings.images, verified=settings.verify
+            settings.data,
+            settings.roles,
+            settings.limit,
+            settings.images,
+            include_flagged=settings.include_flagged,
         )
     settings.out.mkdir(parents=True, exist_ok=True)
     state = open_run(

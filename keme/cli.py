@@ -234,10 +234,32 @@ def validate_cmd(
         found = validity(data.qa, data.manifest.stages.get("qa", {}), [v.message for v in violations])
         for line in lines(found):
             typer.echo(line)
+    if data.qa and "qa.jsonl" not in scan.unreadable:
+        _report_findings(data.qa)
     if violations:
         console.print(f"[bold red]{len(violations)} violation(s)[/] in {escape(str(dataset))}")
         raise typer.Exit(1)
     console.print(f"[green]✓[/] {escape(str(dataset))}: all invariants hold")
+
+
+def _report_findings(items: list, shown: int = 10) -> None:
+    """The source's own defects (keme.dataset.findings): counted by kind, the first items named; they do
+    not fail validation, and scores leave the items out unless `keme eval --include-flagged`."""
+    from keme.dataset.findings import finding_counts
+
+    counts = finding_counts(items)
+    flagged = counts.pop("flagged_items")
+    if not flagged:
+        return
+    typer.echo(
+        f"source findings: {flagged} question(s) as published are flagged ("
+        + ", ".join(f"{kind} {n}" for kind, n in counts.items())
+        + "); `keme eval` leaves them out of the scores unless --include-flagged"
+    )
+    for item in [q for q in items if q.flags][:shown]:
+        typer.echo(f"  ⚑ {item.id}: " + "; ".join(item.flags))
+    if flagged > shown:
+        typer.echo(f"  ... and {flagged - shown} more (each item's `flags` in qa.jsonl)")
 
 
 def _stats_table(stats: dict) -> Table:
@@ -450,8 +472,8 @@ def print_leaderboard(summary: dict, title: str = "leaderboard") -> None:
     wide = Console(width=max(console.width, 150)) if not console.is_terminal else console
     if not summary.get("verified", True):
         wide.print(
-            "[bold yellow]NOT VERIFIED[/]: --no-verify was given, so the dataset was scored without checking "
-            "its hashes and invariants"
+            "[bold yellow]NOT VERIFIED[/]: the dataset was scored without checking its hashes and invariants "
+            "(--no-verify)"
         )
     wide.print(table)
     if flagged:
@@ -502,6 +524,12 @@ def eval_cmd(
     force: bool = typer.Option(False, help="replace a run directory that holds a run with other settings"),
     bootstrap: int = typer.Option(
         2000, min=1, help="bootstrap replicates of the reports' 95 % intervals (seeded: reports reproduce)"
+    ),
+    include_flagged: bool = typer.Option(
+        False,
+        "--include-flagged",
+        help="also score imported questions flagged with source findings (the benchmark's own label "
+        "defects: `keme validate` lists them); left out by default",
     ),
     no_verify: bool = typer.Option(
         False,
@@ -577,7 +605,7 @@ def eval_cmd(
             if not isinstance(settings.k, int):
                 modality = "Omni: the dataset has screenshots" if dataset.images else "text: no screenshots"
                 err.print(f"k={k} from --config ({modality})", highlight=False)
-        replay = replay_of(dataset, kept, limit, images, verified=not no_verify)
+        replay = replay_of(dataset, kept, limit, images, include_flagged=include_flagged)
         llm = llm_config if llm_config is not None else settings.llm
         answerer, judges = _reader_and_judges(
             reader,
@@ -612,7 +640,7 @@ def eval_cmd(
                     images=images,
                     params=system_params,
                     force=force,
-                    verify=not no_verify,
+                    include_flagged=include_flagged,
                     bootstrap=bootstrap,
                     on_progress=on_progress,
                     reader=answerer,
@@ -648,6 +676,15 @@ def _report_import(stats: dict, out: Path) -> None:
     if stats.get("import"):
         console.print(
             "import notes: " + ", ".join(f"{k} {v}" for k, v in stats["import"].items()), highlight=False
+        )
+    findings = {k: v for k, v in (stats.get("source_findings") or {}).items() if k != "flagged_items"}
+    if findings:
+        console.print(
+            f"source findings: {stats['source_findings']['flagged_items']} questions flagged as published ("
+            + ", ".join(f"{k} {v}" for k, v in findings.items())
+            + f"): `keme validate {escape(str(out))}` names them; `keme eval` leaves them out unless "
+            "--include-flagged",
+            highlight=False,
         )
     problems = stats.get("import_problems", [])
     for problem in problems[:10]:

@@ -9,6 +9,7 @@ from statistics import mean
 from typing import Callable, Iterable
 
 from keme.dataset import Dataset, PersonaView
+from keme.dataset.findings import finding_counts
 from keme.models import Anchor, Claim, EventGraph, Persona, QAItem, Session
 
 
@@ -33,9 +34,7 @@ def trajectory_stats(
             sorted(Counter(f"{r.agent}:{r.action}" for g in graphs for r in g.revisions).items())
         ),
         "sessions": len(sessions),
-        "messages": len(messages),
-        "messages_by_role": dict(sorted(Counter(m.role for m in messages).items())),
-        "messages_per_session": round(mean(len(s.messages) for s in sessions), 2) if sessions else 0,
+        **message_counts(sessions),
         "dialogue_patterns": len({s.pattern for s in sessions}),
         "attribute_updates": sum(p.update_count() for p in personas),
         "attribute_updates_by_persona": {p.id: p.update_count() for p in personas},
@@ -47,6 +46,17 @@ def trajectory_stats(
         "anchors_by_app": dict(sorted(Counter(a.app for a in anchors).items())),
         "days": {p.id: (p.end.date() - p.start.date()).days + 1 for p in personas},
     } | (claim_stats(claims, messages) if claims else {})
+
+
+def message_counts(sessions: list[Session]) -> dict:
+    """Messages in all, by role and per session (a stage that adds messages, like the screenshots', counts
+    them again)."""
+    messages = [m for s in sessions for m in s.messages]
+    return {
+        "messages": len(messages),
+        "messages_by_role": dict(sorted(Counter(m.role for m in messages).items())),
+        "messages_per_session": round(mean(len(s.messages) for s in sessions), 2) if sessions else 0,
+    }
 
 
 def claim_stats(claims: list[Claim], messages: list) -> dict:
@@ -100,7 +110,7 @@ def qa_stats(items: list[QAItem], views: dict[str, PersonaView]) -> dict:
         "qa_evidence_sessions": dict(sorted(spread_sessions.items())),
         "qa_evidence_span_days": dict(sorted(buckets.items())),
         "qa_mid_trajectory": sum(1 for i in items if i.asked_at <= views[i.persona_id].persona.end),
-    }
+    } | ({"qa_source_findings": finding_counts(items)} if any(i.flags for i in items) else {})
 
 
 # -- variety: how often a persona says the same thing -------------------------------------------------

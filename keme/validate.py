@@ -27,6 +27,7 @@ from pathlib import Path
 import networkx as nx
 
 from keme.dataset import PART_FILES, Dataset, DatasetError, Scan, Violation
+from keme.dataset.findings import flags_of, imported, source_findings
 from keme.dataset.io import sha256_file
 from keme.dataset.manifest import MANIFEST, Manifest
 from keme.dataset.paths import PathEscape, inside
@@ -114,6 +115,7 @@ def verified_dataset(root: Path, questions: bool | None = True, hint: str = "") 
     violations = check_scoring(dataset, questions=bool(dataset.qa) if questions is None else questions)
     if violations:
         raise DatasetError(root, violations, hint)
+    dataset.checked = True  # what a run's `verified` reports (eval.replay)
     return dataset
 
 
@@ -136,7 +138,27 @@ def check_scoring(
     )
     out += structure + check_times(data.personas, data.sessions, qa)
     if qa and not structure and not set(PART_FILES) & unreadable:
-        out += check_proofs(data)
+        out += check_proofs(data) + check_flags(qa, data.sessions)
+    return out
+
+
+def check_flags(items: list[QAItem], sessions: list[Session]) -> list[Violation]:
+    """An imported question carries exactly its source findings as flags (keme.dataset.findings), and no
+    synthesized one carries any: the scores leave flagged items out, so a flag edited by hand would move
+    them."""
+    expected = flags_of(source_findings(items, sessions))
+    out = []
+    for item in items:
+        want = expected.get(item.id, []) if imported(item) else []
+        if item.flags != want:
+            out.append(
+                Violation(
+                    "qa",
+                    item.id,
+                    f"flags {item.flags} differ from its source findings {want} (edited by hand, or imported "
+                    "by an older keme: import the source again)",
+                )
+            )
     return out
 
 
@@ -284,7 +306,7 @@ def check_uniqueness(items: list[QAItem], worlds: dict) -> list[Violation]:
     golds: dict[tuple[str, str], set[str]] = defaultdict(set)
     for item in items:
         ledger = ledgers.get(item.persona_id)
-        if ledger is None:
+        if ledger is None or imported(item):  # an imported question's defects are source findings
             continue
         problem = uniqueness(item, ledger)
         if problem is not None:

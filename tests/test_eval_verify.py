@@ -58,11 +58,17 @@ def test_an_edited_file_is_refused_before_anything_is_ingested(sample, tmp_path)
 
 def test_no_verify_scores_and_says_so(sample, tmp_path):
     _rewrite(sample, "qa.jsonl", lambda items: items[0].update(question="Edited?"))
-    summary = run(
-        Settings(data=Dataset.load(sample), out=tmp_path / "run", systems=["bm25"], limit=2, verify=False)
-    )
+    summary = run(Settings(data=Dataset.load(sample), out=tmp_path / "run", systems=["bm25"], limit=2))
     assert summary["verified"] is False and summary["note"].startswith("NOT VERIFIED")
-    assert replay_of(Dataset.load(sample), verified=False).verified is False
+    assert replay_of(Dataset.load(sample)).verified is False
+
+
+def test_a_run_is_verified_only_when_the_harness_checked_the_dataset_it_scores(sample):
+    checked = verified_dataset(sample)
+    assert replay_of(checked).verified is True
+    assert replay_of(Dataset.load(sample)).verified is False  # a library caller's dataset, never checked
+    checked.qa = checked.qa[:3]  # a part replaced after the check
+    assert replay_of(checked).verified is False
 
 
 def test_the_content_hash_follows_the_content_not_the_path(sample):

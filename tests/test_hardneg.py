@@ -378,7 +378,7 @@ def test_the_rule_check_finds_the_gold_as_a_whole_phrase_only():
 
 
 @pytest.mark.parametrize(
-    "fixture,importer", [("locomo_mini.json", "locomo"), ("longmemeval_mini.json", "longmemeval")]
+    "fixture,importer", [("locomo_published.json", "locomo"), ("longmemeval_published.json", "longmemeval")]
 )
 def test_imported_datasets_get_hard_sets_that_validate(fixture, importer, tmp_path):
     runner = CliRunner()

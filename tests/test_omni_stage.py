@@ -53,6 +53,14 @@ def test_each_screenshot_is_a_user_message_between_its_neighbours(omni):
                 assert before.timestamp < message.timestamp < after.timestamp
 
 
+def test_the_manifest_counts_the_screenshots_messages_too(omni):
+    data = Dataset.load(omni)
+    messages = [m for s in data.sessions for m in s.messages]
+    stats = read_manifest(omni).stats
+    assert stats["messages"] == len(messages) and any(m.images for m in messages)
+    assert stats["messages_by_role"] == dict(Counter(m.role for m in messages))
+
+
 def test_manifest_holds_the_hash_of_every_png(omni):
     manifest = read_manifest(omni)
     for record in Dataset.load(omni).images:

@@ -24,6 +24,7 @@ from pydantic import AfterValidator, BaseModel, ValidationError, ValidationInfo
 
 from keme.dataset import PART_FILES, Dataset
 from keme.dataset.commit import recover
+from keme.dataset.findings import finding_counts, flag_items
 from keme.dataset.lock import directory_lock
 from keme.dataset.manifest import MANIFEST, Manifest
 from keme.dataset.paths import PathEscape, inside
@@ -265,8 +266,15 @@ def imported_session(session_id: str, persona_id: str, source: str, messages: li
     )
 
 
+YES_NO = {"yes": "yes", "no": "no", "是": "yes", "否": "no"}
+
+
 def infer_spec(answer: str, year: int) -> AnswerSpec:
-    """A rule-judgeable spec for a free-text gold answer: a bare number, a date, or the text itself."""
+    """A rule-judgeable spec for a free-text gold answer: yes or no, a bare number, a date, or the text
+    itself."""
+    word = answer.strip().casefold().rstrip(".。!！")
+    if word in YES_NO:
+        return AnswerSpec(kind="yes_no", value=YES_NO[word], aliases=[answer])
     if _NUMBER.match(answer):
         return AnswerSpec(kind="number", value=str(answer).strip())
     found = dates_in(answer, year)
@@ -352,10 +360,13 @@ def write_dataset(
 
     `out` must be new, empty, or (with `force`) an existing keme dataset, whose
     own files the new one replaces (those it does not list are removed); nothing
-    else in `out` is touched.
+    else in `out` is touched. Each question is flagged with its source findings
+    (keme.dataset.findings), counted under `stats.source_findings`.
     """
     if out.exists() and not out.is_dir():
         prepare_output(out, force)  # names what `out` is
+    qa = flag_items(qa, sessions)
+    stats = {**stats, "source_findings": finding_counts(qa)}
     with directory_lock(out, f"keme import {name}"):
         prepare_output(out, force)
         dataset = Dataset(Manifest(name=name, source=name, files={}, stats=stats))
@@ -441,5 +452,4 @@ def import_file(
     }
     if conventions:
         stats["conventions"] = conventions
-    write_dataset(out, name, personas, sessions, items, stats, force=force)
-    return stats
+    return dict(write_dataset(out, name, personas, sessions, items, stats, force=force).stats)

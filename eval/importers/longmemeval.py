@@ -51,6 +51,18 @@ TYPES = {
     "multi-session": "multi_hop",
 }
 DATE_FORMAT = "%Y/%m/%d (%a) %H:%M"
+TURN_KEYS = ("role", "content", "has_answer")
+INSTANCE_KEYS = (
+    "question_id",
+    "question_type",
+    "question",
+    "answer",
+    "question_date",
+    "haystack_session_ids",
+    "haystack_dates",
+    "haystack_sessions",
+    "answer_session_ids",
+)
 STEP = timedelta(seconds=30)  # between the turns of a session (LongMemEval dates a session, not its turns)
 
 
@@ -116,6 +128,7 @@ def _import_instance(
     qid = notes.unique_id(raw_qid, used, "duplicate_question_ids", f"instance {index + 1}")
     where = f"instance {index + 1} ({qid})"
     planned: list[tuple[str, str, list[tuple[int, Turn]]]] = []  # (source id, session id, turns)
+    positions: list[int] = []  # each planned session's place in haystack_sessions
     starts: list[datetime] = []
     local: set[str] = set()
     for position, raw_turns in enumerate(instance.haystack_sessions):
@@ -145,6 +158,7 @@ def _import_instance(
                 else datetime(2023, 1, 1, 9)
             )
         planned.append((raw_id, session_id, turns))
+        positions.append(position)
         starts.append(start)
     if not planned:
         notes.count("instances_without_sessions")
@@ -153,8 +167,29 @@ def _import_instance(
     sessions: list[Session] = []
     evidence_messages: list[str] = []
     evidence_sessions: list[str] = []
+    kept_sessions: dict[
+        str, dict[str, Any]
+    ] = {}  # session id -> what LongMemEval wrote that keme does not keep
     for i, start in arrange(starts, [len(t) for _, _, t in planned], STEP, timedelta(minutes=1), notes):
         raw_id, session_id, turns = planned[i]
+        position = positions[i]
+        raw_turns = instance.haystack_sessions[position]
+        kept_sessions[session_id] = {
+            "id": instance.haystack_session_ids[position]
+            if position < len(instance.haystack_session_ids)
+            else None,
+            "position": position,
+            "date": instance.haystack_dates[position] if position < len(instance.haystack_dates) else None,
+            # has_answer as written (true, false or absent): LongMemEval's scripts read its presence
+            "has_answer": [t.get("has_answer") if isinstance(t, dict) else None for t in raw_turns],
+        }
+        extra = {
+            number: {k: v for k, v in raw_turns[number - 1].items() if k not in TURN_KEYS}
+            for number, _ in turns
+            if isinstance(raw_turns[number - 1], dict) and set(raw_turns[number - 1]) - set(TURN_KEYS)
+        }
+        if extra:
+            kept_sessions[session_id]["turns"] = extra
         messages = []
         user_evidence = False
         for offset, (number, turn) in enumerate(turns):
@@ -174,7 +209,8 @@ def _import_instance(
             else:
                 notes.count("noans_relabelled_sessions")
         sessions.append(imported_session(session_id, qid, "longmemeval", messages))
-    notes.count("answer_session_ids_unresolved", len(answer_sessions - {raw for raw, _, _ in planned}))
+    unresolved = sorted(answer_sessions - {raw for raw, _, _ in planned})
+    notes.count("answer_session_ids_unresolved", len(unresolved))
     last = sessions[-1].end
     asked = source_date(
         instance.question_date, f"{where}, question_date", notes, parse_date, DATE_FORMAT
@@ -192,9 +228,26 @@ def _import_instance(
             f"question_type {instance.question_type[:40]!r}; imported as single_hop",
         )
     kind = "abstention" if abstain else TYPES.get(instance.question_type, "single_hop")
+    fields: dict[str, Any] = {}
+    if not isinstance(instance.answer, str):
+        fields["answer"] = instance.answer
     args = ImportedArgs(
-        source="longmemeval", question_type=instance.question_type, source_question_id=notes.renamed.get(qid)
+        source="longmemeval",
+        question_type=instance.question_type,
+        source_question_id=notes.renamed.get(qid),
+        unresolved_evidence=[f"answer_session_ids: {raw}" for raw in unresolved] or None,
+        source_fields=fields or None,
     )
+    source = {
+        "format": "longmemeval",
+        "question_id": record.get("question_id"),
+        "question_date": instance.question_date,
+        "answer_session_ids": record.get("answer_session_ids"),
+        "sessions": kept_sessions,
+        "order": [s for s in instance.haystack_session_ids] if instance.haystack_session_ids else None,
+        "instance": {k: v for k, v in record.items() if k not in INSTANCE_KEYS},
+        "keys": [k for k in record if k in INSTANCE_KEYS],
+    }
     persona = Persona(
         id=qid,
         name="user",
@@ -203,6 +256,7 @@ def _import_instance(
         start=sessions[0].start,
         end=asked,
         dimensions={},
+        source=source,
     )
     item = QAItem(
         id=qid,
@@ -270,12 +324,15 @@ def their_type(item: QAItem, role_of: dict[str, str], sessions: int) -> str:
 
 def _turn(message: Message, evidence: set[str]) -> dict[str, Any]:
     """A message as a LongMemEval turn: an app record is the user's (their retrieval indexes user turns
-    only) with the app's name in front; a named speaker's turn reads "name: text"."""
+    only) with the app's name in front; a named speaker's turn reads "name: text"; a shared screenshot
+    reads as its caption, "[image: ...]", as keme's text systems see it (the file has no images)."""
     content = message.content
     if message.role == "system":
         content = f"[{message.app or 'app'}] {content}"
     elif message.speaker:
         content = f"{message.speaker}: {content}"
+    if message.captions:
+        content = " ".join([content, *(f"[image: {c}]" for c in message.captions)]).strip()
     return {
         "role": "assistant" if message.role == "assistant" else "user",
         "content": content,
@@ -283,50 +340,125 @@ def _turn(message: Message, evidence: set[str]) -> dict[str, Any]:
     }
 
 
+def _source(persona: Persona) -> dict[str, Any]:
+    """What a LongMemEval import kept verbatim for this persona ({} for any other)."""
+    source = persona.source or {}
+    return source if source.get("format") == "longmemeval" else {}
+
+
+def _written(raw: Any, value: datetime) -> bool:
+    """Whether a date as the source wrote it is still the value keme holds (then it is written back)."""
+    if not isinstance(raw, str):
+        return False
+    try:
+        return parse_date(raw) == value.replace(second=0, microsecond=0)
+    except ValueError:
+        return False
+
+
+def _session_turns(session: Session, kept: dict[str, Any], evidence: set[str], asked: datetime) -> list[dict]:
+    """A session's turns up to `asked`; an imported one with has_answer as the source wrote it (present,
+    true or false, or absent) wherever that still marks keme's evidence."""
+    messages = [m for m in session.messages if m.timestamp <= asked]
+    turns = [_turn(m, evidence) for m in messages]
+    written = kept.get("has_answer")
+    extra = kept.get("turns") or {}
+    numbers = [int(m.id.rsplit("_", 1)[1]) if m.id.rsplit("_", 1)[-1].isdigit() else 0 for m in messages]
+    if isinstance(written, list) and all(0 < n <= len(written) for n in numbers):
+        if all(bool(written[n - 1]) == t["has_answer"] for n, t in zip(numbers, turns)):
+            for n, turn in zip(numbers, turns):
+                if written[n - 1] is None:
+                    del turn["has_answer"]
+                else:
+                    turn["has_answer"] = written[n - 1]
+    for n, turn in zip(numbers, turns):
+        turn |= extra.get(str(n)) or extra.get(n) or {}
+    return turns
+
+
+def _instance(view: Any, item: QAItem, role_of: dict[str, str], counts: dict[str, int]) -> dict[str, Any]:
+    source = _source(view.persona)
+    kept = source.get("sessions") or {}
+    evidence = set(item.evidence)
+    sessions = (
+        sorted(view.sessions, key=lambda s: (kept.get(s.id) or {}).get("position", 0))
+        if source
+        else view.sessions
+    )
+    ids, dates, haystack, answers = [], [], [], []
+    for session in sessions:
+        mine = kept.get(session.id) or {}
+        turns = _session_turns(session, mine, evidence, item.asked_at)
+        if not turns:
+            continue
+        counts["app_turns_as_user"] += sum(m.role == "system" for m in session.messages[: len(turns)])
+        counts["captions_in_turn_text"] += sum(len(m.captions) for m in session.messages[: len(turns)])
+        date = mine.get("date")
+        dates.append(date if _written(date, session.start) else session.start.strftime(DATE_FORMAT))
+        haystack.append(turns)
+        if source and isinstance(mine.get("id"), (str, int)):
+            ids.append(mine["id"])
+            if session.id in item.evidence_sessions:
+                answers.append(mine["id"])
+        # LongMemEval's scripts tell an evidence session by "answer" in its id, and only so
+        elif any(t.get("has_answer") for t in turns) or session.id in item.evidence_sessions:
+            answers.append(f"answer_{session.id}")
+            ids.append(answers[-1])
+        else:
+            ids.append(session.id.replace("answer", "noans"))
+    abstain = item.spec.kind == "abstain"
+    args = item.proof.args if isinstance(item.proof.args, ImportedArgs) else None
+    question_id = (args.source_question_id if args else None) or item.id
+    if abstain and not question_id.endswith("_abs"):
+        question_id += "_abs"
+    raw_answer = ((args.source_fields or {}) if args else {}).get("answer")
+    instance = {
+        "question_id": source.get("question_id", question_id) if source else question_id,
+        "question_type": args.question_type
+        if args is not None and args.source == "longmemeval" and args.question_type is not None
+        else their_type(item, role_of, len(set(item.evidence_sessions))),
+        "question": item.question + "".join(f"\n{'ABCDEFGH'[i]}. {o}" for i, o in enumerate(item.options)),
+        "answer": raw_answer if raw_answer is not None and str(raw_answer) == item.answer else item.answer,
+        "question_date": source["question_date"]
+        if _written(source.get("question_date"), item.asked_at)
+        else item.asked_at.strftime(DATE_FORMAT),
+        "haystack_dates": dates,
+        "haystack_session_ids": ids,
+        "haystack_sessions": haystack,
+        "answer_session_ids": answers,
+    }
+    if source:
+        written = source.get("answer_session_ids")
+        if isinstance(written, list) and _evidence_sessions(written, kept) == set(item.evidence_sessions):
+            instance["answer_session_ids"] = written  # noans sessions the source listed, as it listed them
+        instance = {k: v for k, v in instance.items() if k in (source.get("keys") or instance)}
+        instance |= source.get("instance") or {}
+    return instance
+
+
+def _evidence_sessions(written: list[Any], kept: dict[str, dict[str, Any]]) -> set[str]:
+    """The keme sessions among answer_session_ids as the source wrote them that keme keeps as evidence."""
+    by_id = {str(k.get("id")): sid for sid, k in kept.items()}
+    return {by_id[str(raw)] for raw in written if str(raw) in by_id} & set(kept)
+
+
 def to_longmemeval(data: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """One LongMemEval instance per question: the persona's messages up to the moment it is asked.
 
     Session ids follow LongMemEval's convention, which its retrieval scripts score by: an evidence
-    session is `answer_<id>`, and no other session id contains "answer"."""
+    session is `answer_<id>`, and no other session id contains "answer". An imported LongMemEval
+    instance comes back as it was written (ids, dates, session order, has_answer), wherever keme still
+    holds the same values."""
     instances = []
-    app_turns = 0
+    counts = {"app_turns_as_user": 0, "captions_in_turn_text": 0}
     for view in data.views():
         role_of = {m.id: m.role for s in view.sessions for m in s.messages}
         for item in sorted(view.qa, key=lambda q: (q.asked_at, q.id)):
-            evidence = set(item.evidence)
-            ids, dates, haystack, answers = [], [], [], []
-            for session in view.sessions:
-                turns = [_turn(m, evidence) for m in session.messages if m.timestamp <= item.asked_at]
-                if not turns:
-                    continue
-                app_turns += sum(m.role == "system" for m in session.messages[: len(turns)])
-                dates.append(session.start.strftime(DATE_FORMAT))
-                haystack.append(turns)
-                # LongMemEval's scripts tell an evidence session by "answer" in its id, and only so
-                if any(t["has_answer"] for t in turns) or session.id in item.evidence_sessions:
-                    answers.append(f"answer_{session.id}")
-                    ids.append(answers[-1])
-                else:
-                    ids.append(session.id.replace("answer", "noans"))
-            abstain = item.spec.kind == "abstain"
-            instances.append(
-                {
-                    "question_id": item.id + ("_abs" if abstain else ""),
-                    "question_type": their_type(item, role_of, len(set(item.evidence_sessions))),
-                    "question": item.question
-                    + "".join(f"\n{'ABCDEFGH'[i]}. {o}" for i, o in enumerate(item.options)),
-                    "answer": item.answer,
-                    "question_date": item.asked_at.strftime(DATE_FORMAT),
-                    "haystack_dates": dates,
-                    "haystack_session_ids": ids,
-                    "haystack_sessions": haystack,
-                    "answer_session_ids": answers,
-                }
-            )
+            instances.append(_instance(view, item, role_of, counts))
     stats = {
         "instances": len(instances),
-        "abstention": sum(i["question_id"].endswith("_abs") for i in instances),
-        "app_turns_as_user": app_turns,
+        "abstention": sum(str(i["question_id"]).endswith("_abs") for i in instances),
+        **counts,
         "sessions": sum(len(i["haystack_sessions"]) for i in instances),
     }
     return instances, stats

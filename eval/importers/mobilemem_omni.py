@@ -144,9 +144,6 @@ COUNTRY_NAMES = {  # nationality or country, as a profile or a location writes i
     "SG": ("singaporean", "singapore", "新加坡"),
 }
 COUNTRIES = {name: code for code, names in COUNTRY_NAMES.items() for name in names}
-YES_NO = {"yes": "yes", "no": "no", "是": "yes", "否": "no"}
-
-
 # ----------------------------------------------------------------------------------- source records
 Id = Text | StrictInt
 
@@ -869,9 +866,6 @@ def _spec(kind: str, answer: str, options: list[str], year: int) -> AnswerSpec |
         return _choice_spec(answer, options)
     if kind == "abstention":
         return AnswerSpec(kind="abstain", value="abstain")
-    word = answer.strip().casefold().rstrip(".。")
-    if word in YES_NO:
-        return AnswerSpec(kind="yes_no", value=YES_NO[word], aliases=[answer])
     return infer_spec(answer, year)
 
 

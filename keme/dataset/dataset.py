@@ -54,6 +54,8 @@ class Dataset:
         # parts whose file on disk is theirs: loaded (or skipped) and not replaced
         self._kept: set[str] = set()
         self._views: list[PersonaView] | None = None
+        # True once keme.validate.check_scoring found nothing; any part replaced since makes it False
+        self.checked = False
 
     # ---------------------------------------------------------------- parts
     def records(self, part: Part[Any]) -> list[Any]:
@@ -66,6 +68,7 @@ class Dataset:
         self._records[part.name] = list(records)
         self._kept.discard(part.name)
         self._views = None
+        self.checked = False
 
     def has(self, part: Part[Any]) -> bool:
         return part.name in self._records or part.name in self._kept

@@ -174,6 +174,8 @@ def choose(data: Dataset, settings: HardnegSettings, report: Report) -> list[QAI
 
 
 def _unusable(item: QAItem, ledgered: bool) -> str | None:
+    if item.flags:  # the source's own label defect (keme.dataset.findings): a harder copy would keep it
+        return "flagged"
     if not item.evidence or not item.evidence_sessions:
         return "no_evidence"
     if item.type == "visual_reasoning":

@@ -25,6 +25,7 @@ from keme.models import Anchor, EventGraph, ImageRecord, Message, Persona, Sessi
 from keme.omni import scenes
 from keme.omni.render import Renderer
 from keme.seeding import rng_for
+from keme.stats import message_counts
 
 IMAGES = "images"
 IMAGE_MARK = "-i"  # image message ids: <session id>-i<k>
@@ -261,6 +262,7 @@ def render_stage(dataset: Dataset, spec: OmniSpec, seed: int, progress=None) -> 
     dataset.blobs = dict(pngs)
     dataset.manifest.stats["images"] = report.images
     dataset.manifest.stats["images_by_template"] = dict(sorted(report.by_template.items()))
+    dataset.manifest.stats |= message_counts(sessions)  # the screenshots' own messages count too
     dataset.manifest.stages["render"] = {
         k: v for k, v in report.as_dict().items() if k not in ("seconds", "shots_per_second")
     }
