@@ -14,6 +14,7 @@ from conftest import ROOT
 
 from eval.importers.locomo import export_locomo, import_locomo
 from eval.importers.longmemeval import export_longmemeval, import_longmemeval, to_longmemeval
+from eval.importers.mobilemem import export_mobilemem, import_mobilemem
 from keme.dataset import Dataset
 
 FIXTURES = ROOT / "tests/fixtures"
@@ -129,3 +130,21 @@ def test_an_abstention_id_is_not_suffixed_twice(tmp_path):
     )
     assert [i["question_id"] for i in back] == [i["question_id"] for i in source]
     assert sum(i["question_id"].endswith("_abs_abs") for i in back) == 0
+
+
+def test_mobilemem_text_comes_back_field_for_field(tmp_path):
+    source, back = _round_trip(
+        import_mobilemem, export_mobilemem, FIXTURES / "mobilemem_published.json", tmp_path
+    )
+    assert back == source
+
+
+def test_an_edited_mobilemem_gold_goes_out_edited_and_the_rest_as_written(tmp_path):
+    import_mobilemem(FIXTURES / "mobilemem_published.json", tmp_path / "keme")
+    data = Dataset.load(tmp_path / "keme")
+    data.qa = [data.qa[0].model_copy(update={"answer": "400 CNY"}), *data.qa[1:]]
+    export_mobilemem(data, tmp_path / "back.json")
+    pair = json.loads((tmp_path / "back.json").read_text())[0]["question_type_toolbook"]["question_types"][0][
+        "qa_pairs"
+    ][0]
+    assert pair["golden_answers"] == ["400 CNY"] and pair["topic"] == ["shopping"]

@@ -42,6 +42,7 @@ from eval.importers.common import (
     source_date,
 )
 from keme.dataset import Dataset
+from keme.dataset.findings import empty_gold
 from keme.dataset.io import atomic_write_text
 from keme.errors import KemeError
 from keme.models import AnswerSpec, Message, Persona, QAItem, Quote, Session
@@ -331,6 +332,8 @@ def _question(
     else:  # category 5 with an answer too ("Did Caroline make the bowl?" -> "No", baited with "Yes")
         answer = str(qa.answer)
         spec = infer_spec(answer, end.year)
+        if empty_gold(answer):
+            notes.problem("empty_golds", f"{where}, question {number}", f"answer {answer!r}; flagged")
     messages = [m for m, _ in resolved]
     written = [i for i in ids if i in known]
     fields = {}  # what the source wrote in another form than keme keeps it

@@ -37,6 +37,7 @@ from eval.importers.common import (
     refuse_broken,
     source_date,
 )
+from keme.dataset.findings import empty_gold
 from keme.dataset.io import atomic_write_text
 from keme.errors import KemeError
 from keme.models import AnswerSpec, Message, Persona, QAItem, Quote, Session
@@ -220,6 +221,8 @@ def _import_instance(
     asked = max(asked, last)
     abstain = raw_qid.endswith("_abs")
     answer = str(instance.answer)
+    if not abstain and empty_gold(answer):
+        notes.problem("empty_golds", where, f"answer {answer!r}; imported flagged")
     spec = AnswerSpec(kind="abstain", value="abstain") if abstain else infer_spec(answer, asked.year)
     if not abstain and instance.question_type not in TYPES:
         notes.problem(

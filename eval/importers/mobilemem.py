@@ -217,6 +217,10 @@ def to_mobilemem(data: Dataset) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         sessions = [s for s in view.sessions if s.messages]
         session_of = {m.id: s.id for s in sessions for m in s.messages}
         text_of = {m.id: m.content for s in sessions for m in s.messages}
+        if _source(view.persona):
+            samples.append(_as_published(view, sessions, session_of, text_of))
+            later += sum(bool(sessions) and q.asked_at < sessions[-1].end for q in view.qa)
+            continue
         by_type: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for item in sorted(view.qa, key=lambda q: (q.asked_at, q.id)):
             by_type[item.type].append(_qa_record(item, session_of, text_of))
@@ -258,6 +262,99 @@ def to_mobilemem(data: Dataset) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         "images_not_written": len(data.images),
     }
     return samples, stats
+
+
+def _source(persona: Persona) -> dict[str, Any]:
+    """What a MobileMem import kept verbatim for this persona ({} for any other)."""
+    source = persona.source or {}
+    return source if source.get("format") == "mobilemem" else {}
+
+
+def _as_published(
+    view: Any, sessions: list[Session], session_of: dict[str, str], text_of: dict[str, str]
+) -> dict[str, Any]:
+    """An imported sample as the release wrote it: what keme keeps verbatim, with keme's values wherever
+    keme holds one (a message's text and time, a question, its gold, form and evidence)."""
+    source = _source(view.persona)
+    kept_sessions = source.get("sessions") or {}
+    kept_messages = source.get("messages") or {}
+    out_sessions = []
+    for session in sorted(sessions, key=lambda s: (kept_sessions.get(s.id) or {}).get("_position", 0)):
+        record = {k: v for k, v in (kept_sessions.get(session.id) or {}).items() if k != "_position"}
+        record.setdefault("id", session.id)
+        record.setdefault("event_id", session.event_id)
+        record["messages"] = [
+            _published_message(m, view.persona, kept_messages.get(m.id)) for m in session.messages
+        ]
+        out_sessions.append(record)
+    by_id = {q.id: q for q in view.qa}
+    placed: set[str] = set()
+    types = []
+    for kept in source.get("types") or []:
+        ids = [i for i in kept.get("_items", []) if i in by_id]
+        placed.update(ids)
+        pairs = [_published_qa(by_id[i], session_of, text_of) for i in ids]
+        types.append({**{k: v for k, v in kept.items() if k != "_items"}, "qa_pairs": pairs})
+    rest = [q for q in view.qa if q.id not in placed]  # questions keme added
+    for name, group in sorted(_grouped(rest).items()):
+        types.append({"name": name, "qa_pairs": [_qa_record(q, session_of, text_of) for q in group]})
+    sample = {
+        "person": source.get("person"),
+        "sessions": out_sessions,
+        "graphs": source.get("graphs") if source.get("graphs") is not None else [],
+        "question_type_toolbook": {**(source.get("toolbook") or {}), "question_types": types},
+    }
+    return sample | (source.get("sample") or {})
+
+
+def _grouped(items: list[QAItem]) -> dict[str, list[QAItem]]:
+    groups: dict[str, list[QAItem]] = defaultdict(list)
+    for item in sorted(items, key=lambda q: (q.asked_at, q.id)):
+        groups[item.type].append(item)
+    return groups
+
+
+def _published_message(message: Message, persona: Persona, kept: dict[str, Any] | None) -> dict[str, Any]:
+    if not kept:
+        return _message_record(message, persona)
+    record = dict(kept)
+    record["content"] = message.content
+    written = record.get("timestamp")
+    if _at(written) != message.timestamp:
+        record["timestamp"] = _iso(message.timestamp)
+    if record.get("role") != message.role:
+        record["role"] = message.role
+    return record
+
+
+def _published_qa(item: QAItem, session_of: dict[str, str], text_of: dict[str, str]) -> dict[str, Any]:
+    args = item.proof.args if isinstance(item.proof.args, ImportedArgs) else None
+    raw = ((args.source_fields or {}) if args else {}).get("record")
+    if not isinstance(raw, dict):
+        return _qa_record(item, session_of, text_of)
+    record = dict(raw)
+    ours = _qa_record(item, session_of, text_of)
+    written_form = {"open_ended": "open", "open": "open"}.get(
+        raw.get("question_form"), raw.get("question_form")
+    )
+    if written_form != item.format:
+        record["question_form"] = ours["question_form"]
+    text, options = _choices(raw.get("question", "")) if item.format != "open" else (raw.get("question"), [])
+    if (text, options) != (item.question, item.options):
+        record["question"] = ours["question"]
+    answers = raw.get("golden_answers")
+    first = next((str(a) for a in answers if str(a).strip()), "") if isinstance(answers, list) else None
+    if first != item.answer:
+        record["golden_answers"] = ours["golden_answers"]
+    if raw.get("difficulty", "medium") != item.difficulty:
+        record["difficulty"] = item.difficulty
+    if raw.get("num_hops") != item.hops and not (raw.get("num_hops") is None and item.hops == 1):
+        record["num_hops"] = item.hops
+    pieces = raw.get("source_evidences") if isinstance(raw.get("source_evidences"), list) else []
+    named = [str(p.get("id") if isinstance(p, dict) else p) for p in pieces]
+    if [n for n in named if n in session_of] != list(item.evidence):
+        record["source_evidences"] = ours["source_evidences"]
+    return record
 
 
 def export_mobilemem(data: Dataset, out: Path) -> dict[str, Any]:
@@ -397,10 +494,11 @@ def _question(
     qa = notes.parse(RawQA, record, "qa_skipped", where)
     if qa is None:
         return None
+    # an empty gold imports flagged (keme.dataset.findings) rather than vanishing from the count
     answers = [str(a) for a in qa.golden_answers if str(a).strip()]
     if not answers:
-        notes.problem("qa_skipped", where, "golden_answers is empty")
-        return None
+        notes.problem("empty_golds", where, "golden_answers is empty; imported flagged (empty_gold)")
+        answers = [""]
     kind = question_type(qa.question_type)
     if kind is None:
         notes.problem("unknown_question_type", where, f"{qa.question_type[:40]!r}; imported as single_hop")
@@ -409,7 +507,7 @@ def _question(
         notes.problem("unknown_question_form", where, f"{qa.question_form[:30]!r}; imported as open")
         form = "open"
     text, options = _choices(qa.question) if form != "open" else (qa.question, [])
-    messages, evidence_sessions = [], []
+    messages, evidence_sessions, unresolved = [], [], []
     for piece in qa.source_evidences:
         raw = piece.get("id") if isinstance(piece, dict) else piece
         raw = str(raw) if isinstance(raw, (str, int)) and not isinstance(raw, bool) else None
@@ -421,6 +519,7 @@ def _question(
             notes.count("evidence_session_level")
         else:
             notes.count("evidence_unresolved")
+            unresolved.append(json.dumps(piece, ensure_ascii=False)[:80] if raw is None else raw)
     notes.count("evidence_resolved", len(messages))
     qid = notes.unique_id(str(qa.id), used, "duplicate_question_ids", where)
     keme = qa.keme or {}
@@ -440,7 +539,12 @@ def _question(
     if keme:  # a file keme wrote: what the format has no field for
         fields.update({k: v for k, v in keme.items() if k in QAItem.model_fields})
     args = ImportedArgs(
-        source="mobilemem", question_type=qa.question_type or None, source_question_id=notes.renamed.get(qid)
+        source="mobilemem",
+        question_type=qa.question_type or None,
+        source_question_id=notes.renamed.get(qid),
+        unresolved_evidence=unresolved or None,
+        # the pair as written (topic, timestamps, every golden answer, ...): the export gives it back
+        source_fields=None if keme else {"record": record},
     )
     try:
         return QAItem(
@@ -519,16 +623,22 @@ def _sample(
     toolbook = record.get("question_type_toolbook")
     types = toolbook.get("question_types") if isinstance(toolbook, dict) else None
     items = []
+    grouped: list[list[str]] = []  # the question ids under each question type, as the file groups them
     for t, qtype in enumerate(types if isinstance(types, list) else []):
         pairs = qtype.get("qa_pairs") if isinstance(qtype, dict) else None
+        grouped.append([])
         for q, pair in enumerate(pairs if isinstance(pairs, list) else []):
             place = f"{where}, question type {t + 1}, qa pair {q + 1}"
             item = _question(pair, place, pid, asked, found, by_source, used["qa"], notes)
             if item is not None:
                 items.append(item)
+                grouped[-1].append(item.id)
     graphs = record.get("graphs")
     if isinstance(graphs, list) and graphs:
-        notes.count("graphs_not_imported", len(graphs))
+        notes.count("graphs_kept_verbatim", len(graphs))
+    source = (
+        None if own else _kept(record, planned, types if isinstance(types, list) else [], toolbook, grouped)
+    )
     span = (keme.get("persona") or {}) if own else {}
     language = person.get("language") if person.get("language") in ("en", "zh") else None
     persona = Persona(
@@ -539,8 +649,54 @@ def _sample(
         start=_at(span.get("start")) or sessions[0].start,
         end=max(_at(span.get("end")) or asked, max(q.asked_at for q in items) if items else asked),
         dimensions={},
+        source=source,
     )
     return persona, sessions, items
+
+
+SAMPLE_KEYS = ("person", "sessions", "graphs", "question_type_toolbook", "keme")
+
+
+def _kept(
+    record: dict[str, Any],
+    planned: list[tuple[str, Any, list]],
+    types: list[Any],
+    toolbook: Any,
+    grouped: list[list[str]],
+) -> dict[str, Any]:
+    """What a sample of the release holds that keme has no model for, verbatim: the person's profile, the
+    graphs, each session's and message's own fields (their content aside), the question types' order."""
+    raw_sessions = record.get("sessions") or []
+    by_id = {str(r.get("id")): r for r in raw_sessions if isinstance(r, dict)}
+    sessions, messages = {}, {}
+    for sid, session, built in planned:
+        raw = by_id.get(str(session.id)) or {}
+        sessions[sid] = {k: v for k, v in raw.items() if k != "messages"}
+        sessions[sid]["_position"] = raw_sessions.index(raw) if raw in raw_sessions else len(sessions)
+        raw_messages = [m for m in raw.get("messages") or [] if isinstance(m, dict)]
+        by_message = {str(m.get("id")): m for m in raw_messages}
+        for source_id, message in built:
+            kept = by_message.get(source_id)
+            if kept is not None:
+                messages[message.id] = {k: v for k, v in kept.items() if k != "content"}
+    return {
+        "format": "mobilemem",
+        "person": record.get("person"),
+        "graphs": record.get("graphs"),
+        "sample": {k: v for k, v in record.items() if k not in SAMPLE_KEYS},
+        "toolbook": {k: v for k, v in toolbook.items() if k != "question_types"}
+        if isinstance(toolbook, dict)
+        else {},
+        "types": [
+            {
+                **({k: v for k, v in t.items() if k != "qa_pairs"} if isinstance(t, dict) else {}),
+                "_items": ids,
+            }
+            for t, ids in zip(types, grouped)
+        ],
+        "sessions": sessions,
+        "messages": messages,
+    }
 
 
 def _at(raw: Any) -> datetime | None:

@@ -352,7 +352,7 @@ MOBILEMEM_BAD_RECORDS = {
         "message_times_moved",
     ),
     "session_not_an_object": (lambda s: s["sessions"].append([1]), "sessions_skipped"),
-    "no_golden_answers": (lambda s: _pair(s).update(golden_answers=[]), "qa_skipped"),
+    "no_golden_answers": (lambda s: _pair(s).update(golden_answers=[]), "empty_golds"),
     "question_null": (lambda s: _pair(s).update(question=None), "qa_skipped"),
     "unknown_form": (lambda s: _pair(s).update(question_form="essay"), "unknown_question_form"),
     "unknown_type": (lambda s: _pair(s).update(question_type="vibes"), "unknown_question_type"),
