@@ -6,7 +6,9 @@ machine's kernels, so vectors of another model or precision are never handed out
 
 One SQLite file in WAL mode: readers never block, writers queue behind a busy timeout, and each write is
 INSERT OR IGNORE (the first writer wins; since a vector is a pure function of its text, see
-baselines/embedding.py, every writer holds the same bytes anyway).
+baselines/embedding.py, every writer holds the same bytes anyway). Within a process the cache is used from
+any thread (LangMem's store embeds in the worker threads of langchain's executor): one connection opened
+with check_same_thread off, and a lock around each use, so that no two threads are ever inside it at once.
 
 Where: KEME_EMBED_CACHE (a folder; `off` disables the cache), else $XDG_CACHE_HOME/keme/embeddings, else
 ~/.cache/keme/embeddings. Anything wrong with it (unwritable place, a file that is not a database, a row
@@ -20,6 +22,7 @@ import hashlib
 import os
 import sqlite3
 import sys
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -62,9 +65,13 @@ class EmbeddingCache:
         self.path = folder / FILENAME
         self.identity, self.dim = identity, dim
         self.db: sqlite3.Connection | None = None
+        # one connection for every thread of the process (sqlite3 refuses that by default), used under the lock
+        self.lock = threading.RLock()
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            db = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            db = sqlite3.connect(
+                self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+            )
             db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
@@ -91,6 +98,10 @@ class EmbeddingCache:
 
     def get(self, texts: Iterable[str]) -> dict[str, np.ndarray]:
         """The cached vectors of those texts that have a sound entry (others are left to compute)."""
+        with self.lock:
+            return self._get(texts)
+
+    def _get(self, texts: Iterable[str]) -> dict[str, np.ndarray]:
         if self.db is None:
             return {}
         wanted = {text_key(t): t for t in texts}
@@ -135,6 +146,10 @@ class EmbeddingCache:
 
     def put(self, texts: list[str], vectors: np.ndarray) -> None:
         """Store vectors not yet cached (a row already there, from another writer, is kept)."""
+        with self.lock:
+            self._put(texts, vectors)
+
+    def _put(self, texts: list[str], vectors: np.ndarray) -> None:
         if self.db is None or not texts:
             return
         rows = []
@@ -159,9 +174,10 @@ class EmbeddingCache:
             pass
 
     def close(self) -> None:
-        if self.db is not None:
-            self.db.close()
-            self.db = None
+        with self.lock:
+            if self.db is not None:
+                self.db.close()
+                self.db = None
 
 
 def open_cache(identity: str, dim: int) -> EmbeddingCache | None:
