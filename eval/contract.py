@@ -25,10 +25,12 @@ class Usage(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    llm_calls: int = 0
+    llm_calls: int = 0  # replies the LLM endpoint gave
     prompt_tokens: int = 0
     completion_tokens: int = 0
     embedded_texts: int = 0
+    llm_unparseable: int = 0  # replies the system's library could not read (it stored nothing from them)
+    llm_retries: int = 0  # requests sent again after a failed attempt or an unusable reply
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(**{k: getattr(self, k) + getattr(other, k) for k in Usage.model_fields})

@@ -83,10 +83,18 @@ LEADERBOARD = (
     ("memory_llm_calls", "LLM calls"),  # the memory system's own LLM use (ingest + retrieval)
     ("memory_llm_tokens", "LLM tok"),
     ("ingest_s_per_session", "s/session"),
+    ("memory_llm_unparseable", "LLM unparsed"),  # replies the system's library could not read
+    ("memory_llm_retries", "LLM retries"),
 )
 # shown only when some system of the run calls an LLM to store or retrieve (mem0, LangMem): for the others
 # they are 0 and msg/s already says what ingest costs
-LLM_COST = ("memory_llm_calls", "memory_llm_tokens", "ingest_s_per_session")
+LLM_COST = (
+    "memory_llm_calls",
+    "memory_llm_tokens",
+    "ingest_s_per_session",
+    "memory_llm_unparseable",
+    "memory_llm_retries",
+)
 # measured on the machine (wall time, memory): two runs of the same work differ in these and nowhere else
 MEASURED = frozenset(
     {
@@ -275,6 +283,8 @@ def summarize(system_dir: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
     # what the memory system itself cost (the reader's answering is not its cost)
     summary["memory_llm_calls"] = memory_usage["llm_calls"]
     summary["memory_llm_tokens"] = memory_usage["prompt_tokens"] + memory_usage["completion_tokens"]
+    summary["memory_llm_unparseable"] = memory_usage["llm_unparseable"]
+    summary["memory_llm_retries"] = memory_usage["llm_retries"]
     sessions = sum(r.get("sessions", 0) for r in ingest.values())
     summary["ingest_s_per_session"] = round(seconds / sessions, 3) if sessions else None
     info_path = system_dir / "system.json"
