@@ -11,6 +11,13 @@ translates (`local_dialect`): OpenAI's newer `max_completion_tokens` becomes `ma
 ignores the former and would generate up to its context), and a request that needs a structured reply
 gets a decoding constraint llama.cpp does support (a JSON schema; a named tool). Each translation is named
 where it is made; a capable endpoint gets the libraries' requests unchanged.
+
+Every call is bounded: each attempt has a wall-clock deadline (`deadline_s`, enforced by the transport, not
+only between bytes), and the `openai` SDK makes at most `max_retries` more attempts (its default, 2, is what
+both libraries' own clients use) on a timeout, a dropped connection, 429 or 5xx; then the library gets the
+SDK's error and the system raises one KemeError naming the deadline and the attempts. The transport also
+counts, per reply, whether the library can read it (`Replies`: the library's own parser decides) and which
+requests are retries (the SDK's retry counter, or the library asking again after a reply it rejected).
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ import ipaddress
 import json
 import os
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -38,17 +46,27 @@ DEFAULT_MODEL = "SmolLM2-135M-Instruct"  # the model name sent to an endpoint wh
 
 
 class Meter:
-    """LLM calls and tokens as the endpoint reported them; thread-safe (LangMem may call in parallel)."""
+    """LLM calls, tokens, unreadable replies and retries as the transport saw them; thread-safe (LangMem may
+    call in parallel)."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.usage = Usage()
 
-    def add(self, prompt_tokens: int, completion_tokens: int) -> None:
+    def add(self, prompt_tokens: int, completion_tokens: int, unparseable: bool = False) -> None:
+        """One reply of the endpoint."""
         with self.lock:
             self.usage = self.usage + Usage(
-                llm_calls=1, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+                llm_calls=1,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+                llm_unparseable=int(unparseable),
             )
+
+    def retried(self) -> None:
+        """One request that repeats an earlier one (after a failed attempt or a rejected reply)."""
+        with self.lock:
+            self.usage = self.usage + Usage(llm_retries=1)
 
     def snapshot(self) -> Usage:
         with self.lock:
@@ -61,7 +79,23 @@ def since(meter: Meter, before: Usage) -> Usage:
     return Usage(**{k: getattr(now, k) - getattr(before, k) for k in Usage.model_fields})
 
 
+@dataclass(frozen=True)
+class Replies:
+    """How a library reads its model's chat replies (each system names its library's own rules).
+
+    `readable(request, reply)`: whether the library's parser accepts the reply (both as JSON bodies);
+    `asks_again(request)`: whether the request is the library asking again after a reply it rejected.
+    """
+
+    readable: Callable[[dict[str, Any], dict[str, Any]], bool] = lambda request, reply: True
+    asks_again: Callable[[dict[str, Any]], bool] = lambda request: False
+
+
 Rewrite = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+DEADLINE_S = 600.0  # an attempt's wall-clock limit: openai's default timeout, what both libraries wait
+MAX_RETRIES = 2  # more attempts after a failed one: openai's default, which both libraries' clients keep
 
 
 @dataclass
@@ -73,57 +107,156 @@ class Endpoint:
     api_key: str
     local: bool  # the shipped model behind our own llama.cpp server
     meter: Meter = field(default_factory=Meter)
+    deadline_s: float = DEADLINE_S
+    max_retries: int = MAX_RETRIES
 
     @property
     def where(self) -> str:
         return "the local model (llama.cpp server on loopback)" if self.local else self.base_url
 
-    def http_client(self, rewrite: Rewrite | None = None, timeout_s: float = 600.0):
-        """An httpx2 client (what `openai` uses) that meters every chat completion and applies `rewrite`."""
-        return httpx2.Client(
-            transport=_MeteredTransport(httpx2.HTTPTransport(), self.meter, rewrite),
-            timeout=httpx2.Timeout(timeout_s, connect=10.0),
+    @property
+    def bound(self) -> str:
+        """The limits of one call, as an error message states them."""
+        return f"{self.max_retries + 1} attempts of at most {self.deadline_s:g} s each"
+
+    def http_client(self, rewrite: Rewrite | None = None, replies: Replies | None = None):
+        """An httpx2 client (what `openai` uses) that meters every chat completion, applies `rewrite` and
+        enforces the per-attempt deadline."""
+        transport = _MeteredTransport(
+            httpx2.HTTPTransport(), self.meter, rewrite, replies or Replies(), self.deadline_s
         )
+        # the socket timeouts end an abandoned attempt's thread no later than the deadline ends the attempt
+        return httpx2.Client(transport=transport, timeout=httpx2.Timeout(self.deadline_s, connect=10.0))
+
+
+class DeadlineExceeded(httpx2.ReadTimeout):
+    """An attempt ran past its wall-clock deadline (a timeout to the SDK, which retries it)."""
+
+
+def within(seconds: float, work: Callable[[], Any], request: Any) -> Any:
+    """`work()`'s result if it ends within `seconds` of wall clock; else DeadlineExceeded. Abandoned work
+    goes on in a daemon thread until its own socket timeout, and a reply it gets late is closed."""
+    box: dict[str, Any] = {}
+    lock = threading.Lock()
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            result = work()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller as it is
+            box["error"] = exc
+        else:
+            with lock:
+                late = box.get("late", False)
+                box["result"] = result
+            if late and hasattr(result, "close"):
+                result.close()  # nobody waits for it: give its connection back
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="keme-llm-attempt", daemon=True).start()
+    if not done.wait(seconds):
+        with lock:
+            if "result" not in box and "error" not in box:
+                box["late"] = True
+        if box.get("late"):
+            raise DeadlineExceeded(f"no complete reply within the {seconds:g} s deadline", request=request)
+        done.wait()  # it ended just now: take its outcome
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
 
 
 class _MeteredTransport(httpx2.BaseTransport):
-    """Wraps a transport: rewrites chat-completion requests (local dialect) and counts their usage."""
+    """Wraps a transport: rewrites chat-completion requests (local dialect), bounds each attempt by a
+    wall-clock deadline, counts replies (readable or not) and retries."""
 
-    def __init__(self, inner: Any, meter: Meter, rewrite: Rewrite | None):
-        self.inner, self.meter, self.rewrite = inner, meter, rewrite
+    def __init__(
+        self, inner: Any, meter: Meter, rewrite: Rewrite | None, replies: Replies, deadline_s: float
+    ):
+        self.inner, self.meter, self.rewrite, self.replies = inner, meter, rewrite, replies
+        self.deadline_s = deadline_s
 
     def handle_request(self, request):
         chat = request.method == "POST" and request.url.path.endswith("/chat/completions")
-        if chat and self.rewrite is not None:
-            body = self.rewrite(json.loads(request.read()))
+        if not chat:
+            return self.inner.handle_request(request)
+        body = json.loads(request.read())
+        if _retry_count(request) > 0 or self.replies.asks_again(body):
+            self.meter.retried()
+        if self.rewrite is not None:
             request = httpx2.Request(
                 request.method,
                 request.url,
                 headers={k: v for k, v in request.headers.items() if k.lower() != "content-length"},
-                content=json.dumps(body).encode(),
+                content=json.dumps(self.rewrite(body)).encode(),
                 extensions=request.extensions,
             )
-        response = self.inner.handle_request(request)
-        if chat and response.status_code == 200:
-            response.read()
-            try:
-                usage = json.loads(response.content).get("usage") or {}
-            except (ValueError, AttributeError):
-                usage = {}
-            self.meter.add(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0))
+        started = time.monotonic()
+        response = within(self.deadline_s, lambda: self.inner.handle_request(request), request)
+        if response.status_code == 200:
+            left = self.deadline_s - (time.monotonic() - started)
+            within(max(left, 0.0), response.read, request)  # the body too, within the same deadline
+            self._count(body, response.content)
         return response
+
+    def _count(self, body: dict[str, Any], content: bytes) -> None:
+        try:
+            reply = json.loads(content)
+        except ValueError:
+            reply = None
+        if not isinstance(reply, dict):
+            self.meter.add(0, 0, unparseable=True)
+            return
+        usage = reply.get("usage") or {}
+        readable = _safely(self.replies.readable, body, reply)
+        self.meter.add(
+            int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0), not readable
+        )
 
     def close(self) -> None:
         self.inner.close()
 
 
-def local_dialect(request: dict[str, Any], *, schema: dict | None = None, force_tool: bool = False) -> dict:
+def _retry_count(request: Any) -> int:
+    """Which attempt this is, as the openai SDK numbers them (0: the first)."""
+    try:
+        return int(request.headers.get("x-stainless-retry-count") or 0)
+    except ValueError:
+        return 0
+
+
+def _safely(readable: Callable[[dict, dict], bool], body: dict, reply: dict) -> bool:
+    """A reply check that fails on an odd reply says "unreadable" rather than breaking the call."""
+    try:
+        return bool(readable(body, reply))
+    except Exception:  # noqa: BLE001 - the check reads what the model wrote: anything may be off
+        return False
+
+
+def reply_message(reply: dict[str, Any]) -> dict[str, Any]:
+    """The first choice's message of a chat completion ({} when there is none)."""
+    choices = reply.get("choices") or [{}]
+    message = choices[0].get("message") if isinstance(choices[0], dict) else None
+    return message if isinstance(message, dict) else {}
+
+
+def local_dialect(
+    request: dict[str, Any],
+    *,
+    schema: dict | None = None,
+    force_tool: bool = False,
+    avoid: tuple[str, ...] = (),
+    max_chars: int | None = None,
+) -> dict:
     """A request as llama.cpp's server understands it (see the module docstring).
 
     `schema`: a `json_object` reply is constrained to it (llama.cpp's `response_format.schema`).
-    `force_tool`: with tools and no named tool_choice, the first tool is named (llama.cpp constrains a
-    named tool's arguments to its schema; for "auto" or "required" it lets the model write prose, and a
-    135M model never calls a tool by itself).
+    `force_tool`: with tools and no named tool_choice, one tool is named: the first whose name is not in
+    `avoid`, else the first (llama.cpp constrains a named tool's arguments to its schema; for "auto" or
+    "required" it lets the model write prose, and a 135M model never calls a tool by itself).
+    `max_chars`: the named tool's string arguments are constrained to at most that many characters (a tiny
+    model otherwise runs on inside a string until max_tokens cuts the reply, and the cut JSON is lost).
     """
     body = dict(request)
     if "max_completion_tokens" in body:
@@ -133,9 +266,36 @@ def local_dialect(request: dict[str, Any], *, schema: dict | None = None, force_
         body["response_format"] = {"type": "json_object", "schema": schema}
     tools = body.get("tools") or []
     if force_tool and tools and not isinstance(body.get("tool_choice"), dict):
-        body["tool_choice"] = {"type": "function", "function": {"name": tools[0]["function"]["name"]}}
+        names = [tool["function"]["name"] for tool in tools]
+        name = next((n for n in names if n not in avoid), names[0])
+        body["tool_choice"] = {"type": "function", "function": {"name": name}}
         body.pop("parallel_tool_calls", None)
+        if max_chars is not None:
+            body["tools"] = [_bounded_tool(tool, name, max_chars) for tool in tools]
     return body
+
+
+def _bounded_tool(tool: dict[str, Any], name: str, max_chars: int) -> dict[str, Any]:
+    """`tool` with its string parameters bounded to `max_chars` if it is the named one."""
+    function = tool.get("function") or {}
+    if function.get("name") != name or not isinstance(function.get("parameters"), dict):
+        return tool
+    return {
+        **tool,
+        "function": {**function, "parameters": bounded_strings(function["parameters"], max_chars)},
+    }
+
+
+def bounded_strings(schema: Any, max_chars: int) -> Any:
+    """A JSON schema whose strings without a maxLength get `max_chars` (a copy; other keywords kept)."""
+    if isinstance(schema, list):
+        return [bounded_strings(part, max_chars) for part in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: bounded_strings(value, max_chars) for key, value in schema.items()}
+    if out.get("type") == "string" and "maxLength" not in out and "enum" not in out:
+        out["maxLength"] = max_chars
+    return out
 
 
 class LocalModel(Protocol):
@@ -205,10 +365,16 @@ def explain(system: str, endpoint: Endpoint, exc: BaseException) -> KemeError | 
     seen: BaseException | None = exc
     while seen is not None:
         name = type(seen).__name__
-        if name in ("APIConnectionError", "APITimeoutError", "ConnectError", "ConnectTimeout", "ReadTimeout"):
+        if name in ("APITimeoutError", "DeadlineExceeded", "ConnectTimeout", "ReadTimeout"):
             return KemeError(
-                f"{system}: the LLM endpoint {endpoint.where} did not answer ({name}: {str(seen)[:160]}): "
-                "check that it is running and the system's base_url parameter"
+                f"{system}: the LLM endpoint {endpoint.where} gave no reply in {endpoint.bound} "
+                f"({name}): a busy or too slow endpoint; raise the system's timeout_s or max_retries "
+                "parameters, or give it a faster endpoint (base_url)"
+            )
+        if name in ("APIConnectionError", "ConnectError"):
+            return KemeError(
+                f"{system}: the LLM endpoint {endpoint.where} did not answer in {endpoint.bound} "
+                f"({name}: {str(seen)[:160]}): check that it is running and the system's base_url parameter"
             )
         status = getattr(seen, "status_code", None)
         if name.endswith("Error") and isinstance(status, int):

@@ -5,15 +5,27 @@ What is LangMem's own: `create_memory_store_manager` (it searches the scope's me
 session, then its memory manager — trustcall tool calls — inserts or updates memories with its default
 instructions), the store's semantic search. What is ours: the chat model is an OpenAI-compatible endpoint
 through langchain-openai's `ChatOpenAI` (default: the shipped SmolLM2 behind llama.cpp's server,
-baselines.field_llm, which for it names the tool to call: llama.cpp does not choose tools by itself), the
-embedder is the shipped MiniLM, and a side map traces each memory to the messages of the sessions that
-wrote or updated it (LangMem's values hold only the memory's content).
+baselines.field_llm), the embedder is the shipped MiniLM (the store embeds in the threads of langchain's
+executor: calls are serialized, and the vector cache works from any thread), and a side map traces each
+memory to the messages of the sessions that wrote or updated it (LangMem's values hold only the content).
+
+For the local model the request names the tool to call (llama.cpp does not choose tools by itself), and
+names the insert tool (`Memory`): once a scope has memories, trustcall's first tool is `PatchDoc`, whose
+`json_doc_id` a 135M model cannot know; named, it patched ids that do not exist ("Could not find existing
+schema", once per session) and nothing after the first session was stored. Its string arguments are bounded
+to fit `max_tokens`.
+
+A reply LangMem cannot read (no tool call, or arguments that are not JSON: langchain files them as invalid
+tool calls, which trustcall ignores) is counted (`llm_unparseable`); trustcall asks again, up to its three
+attempts, only after arguments that fail its schema (`PatchFunctionErrors`), and those requests are counted
+as retries (`llm_retries`), beside the SDK's own retries after a failed attempt.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 import warnings
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -21,7 +33,18 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from baselines.dense import shared_minilm
-from baselines.field_llm import Endpoint, LocalModel, explain, local_dialect, open_endpoint, since
+from baselines.field_llm import (
+    DEADLINE_S,
+    MAX_RETRIES,
+    Endpoint,
+    LocalModel,
+    Replies,
+    explain,
+    local_dialect,
+    open_endpoint,
+    reply_message,
+    since,
+)
 from baselines.store import fingerprint
 from baselines.text import message_text
 from eval.contract import Hit, Query, Retrieval, Usage
@@ -31,6 +54,39 @@ from keme.models import Session
 EMBEDDING_DIMS = 384
 NAMESPACE = "memories"
 EVERYTHING = 1_000_000  # a limit above any scope's size (InMemoryStore lists by search)
+# trustcall's tools that a forced choice skips: patching or removing needs an id the tiny model cannot know
+NOT_FORCED = ("PatchDoc", "RemoveDoc")
+REPAIR_TOOL = "PatchFunctionErrors"  # trustcall's request to fix arguments that failed validation
+ARGUMENT_TOKENS = 40  # a tool call's own braces and keys, beside its string arguments
+MAX_MEMORY_CHARS = 400
+
+
+def tool_names(request: dict[str, Any]) -> list[str]:
+    return [(t.get("function") or {}).get("name", "") for t in request.get("tools") or []]
+
+
+def langmem_reads(request: dict[str, Any], reply: dict[str, Any]) -> bool:
+    """Whether LangMem gets a tool call out of a reply: a request with tools needs at least one call, and
+    each call's arguments must be JSON (langchain's own parser, as langchain-openai applies it)."""
+    if not request.get("tools"):
+        return True
+    from langchain_core.exceptions import OutputParserException
+    from langchain_core.output_parsers.openai_tools import parse_tool_call
+
+    calls = reply_message(reply).get("tool_calls") or []
+    for call in calls:
+        try:
+            parsed = parse_tool_call(call, return_id=True)
+        except OutputParserException:  # langchain files it as an invalid tool call; trustcall skips those
+            return False
+        if parsed is None or not isinstance(parsed.get("args"), dict):
+            return False
+    return bool(calls)
+
+
+LANGMEM_REPLIES = Replies(
+    readable=langmem_reads, asks_again=lambda request: REPAIR_TOOL in tool_names(request)
+)
 
 
 def import_langmem() -> tuple[Any, Any, Any]:
@@ -86,14 +142,17 @@ class LangMem:
         temperature: float = 0.1,
         query_limit: int = 5,
         force_tool: bool | None = None,
-        timeout_s: float = 600.0,
+        timeout_s: float = DEADLINE_S,  # one attempt's wall-clock deadline
+        max_retries: int = MAX_RETRIES,  # attempts after a failed one (timeout, connection, 429, 5xx)
         local_model: LocalModel | None = None,  # injected by the harness: the endpoint without base_url
     ):
+        if timeout_s <= 0 or max_retries < 0:
+            raise ValueError(f"timeout_s must be > 0 and max_retries >= 0, not {timeout_s}, {max_retries}")
         self.name = "langmem"
         self.base_url, self.model, self.api_key_env = base_url, model, api_key_env
         self.max_tokens, self.temperature, self.query_limit = max_tokens, temperature, query_limit
         self.force_tool = force_tool  # None: only for the local model
-        self.timeout_s = timeout_s
+        self.timeout_s, self.max_retries = timeout_s, max_retries
         self.local_model = local_model
         self.manager: Any = None  # built on first use
         self.store: Any = None
@@ -112,6 +171,7 @@ class LangMem:
             llm=(self.base_url, self.model, self.max_tokens, self.temperature, self.force_tool),
             query_limit=self.query_limit,
             embedder="all-MiniLM-L6-v2",
+            forced=(NOT_FORCED, MAX_MEMORY_CHARS),  # which tool a forced choice names, how long its strings
         )
 
     # -- building
@@ -121,34 +181,43 @@ class LangMem:
         self.endpoint = open_endpoint(
             self.name, self.base_url, self.model, self.api_key_env, self.local_model
         )
+        self.endpoint.deadline_s, self.endpoint.max_retries = self.timeout_s, self.max_retries
         embedder = shared_minilm()  # a KemeError naming the `embed` extra when it is missing
-        force = self.endpoint.local if self.force_tool is None else self.force_tool
-        if self.endpoint.local or force:
-
-            def rewrite(body: dict) -> dict:
-                return local_dialect(body, force_tool=force)
-
-        else:
-            rewrite = None
         chat = ChatOpenAI(
             model=self.endpoint.model,
             base_url=self.endpoint.base_url,
             api_key=self.endpoint.api_key,
             max_tokens=self.max_tokens,
             temperature=self.temperature,
-            max_retries=0 if self.endpoint.local else 2,
-            timeout=self.timeout_s,
-            http_client=self.endpoint.http_client(rewrite, self.timeout_s),
+            max_retries=self.endpoint.max_retries,
+            timeout=self.endpoint.deadline_s,
+            http_client=self.endpoint.http_client(self._rewrite(), LANGMEM_REPLIES),
         )
+        lock = threading.Lock()  # the store embeds from the executor's threads: one at a time
 
         def embed(texts: list[str]) -> list[list[float]]:
-            self.embedded += len(texts)
-            return embedder.embed(list(texts)).tolist()
+            with lock:
+                self.embedded += len(texts)
+                return embedder.embed(list(texts)).tolist()
 
         self.store = InMemoryStore(index={"dims": EMBEDDING_DIMS, "embed": embed})
         self.manager = create_memory_store_manager(
             chat, namespace=(NAMESPACE, "{langgraph_user_id}"), store=self.store, query_limit=self.query_limit
         )
+
+    def _rewrite(self):
+        """How requests are translated: for the local model (or when force_tool says so) the insert tool is
+        named and its strings bounded to fit max_tokens; a capable endpoint gets LangMem's requests."""
+        local = self.endpoint.local
+        force = local if self.force_tool is None else self.force_tool
+        if not (local or force):
+            return None
+        chars = max(20, min(MAX_MEMORY_CHARS, self.max_tokens - ARGUMENT_TOKENS))
+
+        def rewrite(body: dict) -> dict:
+            return local_dialect(body, force_tool=force, avoid=NOT_FORCED, max_chars=chars if force else None)
+
+        return rewrite
 
     def _ready(self) -> None:
         if self.manager is None:

@@ -134,6 +134,8 @@ def test_an_eval_run_has_a_row_for_each_with_the_endpoints_own_usage(tiny, tmp_p
         assert name in board
         calls = rows[name]["memory_llm_calls"]
         assert (calls > 0) == (name in LLM_SYSTEMS) and rows[name]["ingest_s_per_session"] > 0
+        # every reply is counted readable or not, and retries are counted (none expected of a healthy server)
+        assert 0 <= rows[name]["memory_llm_unparseable"] <= calls and rows[name]["memory_llm_retries"] >= 0
 
 
 def _dead_url() -> str:
