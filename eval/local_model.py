@@ -39,6 +39,12 @@ class LocalModel:
             assert self.server.url is not None
             return self.server.url
 
+    def failure(self) -> str | None:
+        """How the server ended if it died (its exit status and the end of its log); None while it runs."""
+        with self.lock:
+            died = self.server.death() if self.server is not None else None
+        return str(died) if died is not None else None
+
     def stop(self) -> None:
         """Stop the server (idempotent); the next `url()` starts a new one."""
         with self.lock:
@@ -57,9 +63,13 @@ def _server(n_ctx: int) -> LocalServer:
     base = llama_server_command(default_gguf(), alias=MODEL, n_ctx=n_ctx, n_threads=None, seed=0)
 
     def command(port: int) -> list[str]:
-        # a RAM cache of prompt states: mem0's 8.6k-token prompt is evaluated once, not after every
-        # LangMem call in between
-        return base(port) + ["--cache", "True", "--cache_type", "ram"]
+        # No logits kept for every prompt token (llama_cpp.server's default, for logprobs no caller asks
+        # for): at n_ctx 12288 that is a 2.4 GB array, and its RAM prompt cache copied it into every saved
+        # state without counting it against its capacity (the server grew by ~2 GB a mem0 call until the
+        # OOM killer stopped it). No prompt cache either: the model keeps the last request's evaluated
+        # tokens and reuses their longest common prefix, so mem0's 8.6k-token prompt is evaluated once as
+        # long as its calls come one after the other (the harness runs systems in turn).
+        return base(port) + ["--logits_all", "False"]
 
     return LocalServer(command, startup_timeout_s=180)
 
