@@ -107,6 +107,7 @@ class Endpoint:
     api_key: str
     local: bool  # the shipped model behind our own llama.cpp server
     meter: Meter = field(default_factory=Meter)
+    host: Any = None  # the LocalModel serving a local endpoint (it can say how its server died)
     deadline_s: float = DEADLINE_S
     max_retries: int = MAX_RETRIES
 
@@ -331,7 +332,7 @@ def open_endpoint(
                 f"{system}: no LLM endpoint: set the system's base_url parameter (--params) to an "
                 "OpenAI-compatible endpoint, or build it through the harness, which provides the local model"
             )
-        return Endpoint(local.url(), local.model, "no-key", local=True)
+        return Endpoint(local.url(), local.model, "no-key", local=True, host=local)
     key = os.environ.get(api_key_env) if api_key_env else None
     if not key:
         if not is_loopback(base_url):
@@ -372,6 +373,9 @@ def explain(system: str, endpoint: Endpoint, exc: BaseException) -> KemeError | 
                 "parameters, or give it a faster endpoint (base_url)"
             )
         if name in ("APIConnectionError", "ConnectError"):
+            died = _death(endpoint)
+            if died is not None:
+                return KemeError(f"{system}: {died}")
             return KemeError(
                 f"{system}: the LLM endpoint {endpoint.where} did not answer in {endpoint.bound} "
                 f"({name}: {str(seen)[:160]}): check that it is running and the system's base_url parameter"
@@ -388,3 +392,9 @@ def explain(system: str, endpoint: Endpoint, exc: BaseException) -> KemeError | 
             )
         seen = seen.__cause__ or seen.__context__
     return None
+
+
+def _death(endpoint: Endpoint) -> str | None:
+    """How the local endpoint's server died (e.g. killed for memory), when it did; None otherwise."""
+    failure = getattr(endpoint.host, "failure", None)
+    return failure() if endpoint.local and callable(failure) else None

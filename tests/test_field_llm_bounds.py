@@ -313,3 +313,21 @@ def test_the_summary_and_leaderboard_carry_the_unparseable_and_retry_counts(tmp_
     assert (summary["memory_llm_unparseable"], summary["memory_llm_retries"]) == (3, 1)
     board = leaderboard_rows({"systems": {"mem0": summary}})[0]
     assert (board["LLM unparsed"], board["LLM retries"]) == (3, 1)
+
+
+# ---------------------------------------------------------------- a local server that died
+class DeadHost:
+    model = "m"
+
+    def failure(self) -> str:
+        return "the local model (llama.cpp server, pid 7) was killed by SIGKILL (out of memory? ...)"
+
+
+def test_a_refused_connection_to_a_dead_local_server_says_how_it_died():
+    from baselines.field_llm import explain
+
+    endpoint = Endpoint("http://127.0.0.1:9/v1", "m", "no-key", local=True, host=DeadHost())
+    import httpx2
+
+    error = openai.APIConnectionError(request=httpx2.Request("POST", endpoint.base_url + "/chat/completions"))
+    assert "was killed by SIGKILL" in str(explain("mem0", endpoint, error))
