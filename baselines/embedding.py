@@ -5,21 +5,30 @@ padding. This forward reads the same safetensors, tokenizer and max_seq_length, 
 
 - exact-length batches: texts are grouped by their token count, so a batch holds no padding at all and
   needs no attention mask; sentence-transformers' mean pooling over the unpadded tokens is then a plain mean.
-- bf16 (precision "bf16", the default where the CPU has bf16 instructions): oneDNN's prepacked linear with
-  bias, GELU and the residual add fused in, activations in bf16 between fp32-accumulated layer norms,
-  pooling and normalisation in fp32: >= 0.9998 cosine against sentence-transformers' fp32 output on English,
-  Chinese and long texts (bench/dense.py reports the minimum). "fp32" keeps fp32 throughout.
+- bf16 (precision "bf16", the default where the CPU has native bf16 instructions: avx512_bf16 or AMX):
+  oneDNN's prepacked linear with bias, GELU and the residual add fused in, activations in bf16 between
+  fp32-accumulated layer norms, pooling and normalisation in fp32: >= 0.9998 cosine against
+  sentence-transformers' fp32 output on English, Chinese and long texts (bench/dense.py reports the
+  minimum). "fp32" keeps fp32 throughout (the default elsewhere: emulated bf16 is slower than fp32).
 - batches in parallel, not ops: with several batches, `threads` workers (torch's thread count) each run
   whole batches on one thread. Splitting every op over the threads instead synchronises them dozens of times a
   batch; exact-length batches are small (long texts spread over many lengths, a few texts a batch), and on a
   shared machine each barrier waits for the busiest core: long texts ran slower than the old path.
-  One batch alone runs in the caller on all threads, or on one if it is small (ONE_THREAD_TOKENS: a query).
+  A small call (ONE_THREAD_TOKENS: a query) runs in the caller, on one thread too.
 
-Determinism: with no padding, each row of a batch goes through the same kernels with no term from another
-row, so a text's vector is a pure function of the text (and the machine's kernels): it does not depend on
-which texts share its batch, the batch size or its position, nor on the thread count or which worker ran
-it. That is what lets a disk cache hand out vectors text by text (baselines/embed_cache.py);
-`batch_invariant` checks it on this machine at load time, tests/test_embedding.py on realistic texts.
+Determinism: a text's vector is a pure function of the text (and of the machine's kernels), by
+construction: it does not depend on which texts share its call or batch, the batch size or its position,
+the thread count or the worker. GEMM libraries choose their kernels by shape and thread count (oneDNN
+takes AMX tiles for large bf16 products and AVX-512 for small ones; MKL's fp32 kernels differ by row count
+and split work over threads), and different kernels round differently; so no product here ever sees a shape
+that depends on the company a text keeps, and every forward runs on one thread:
+- every linear runs on exactly LINEAR_ROWS token rows (the batch's rows in chunks, the last chunk padded);
+  a row of a product of fixed shape does not depend on the other rows or its position among them;
+- attention, the one step that mixes a text's tokens, runs on a fixed number of texts at a time
+  (SHORT_ATTENTION_TEXTS up to SHORT_ATTENTION tokens, padded with copies; one text at a time beyond);
+- layer norms, GELU, pooling and normalisation are row by row.
+That is what lets a disk cache hand out vectors text by text (baselines/embed_cache.py); `batch_invariant`
+re-checks it at load time, tests/test_embedding.py on realistic texts and under other CPUs' kernels.
 """
 
 from __future__ import annotations
@@ -43,8 +52,14 @@ EMBED_HINT = "pip install -e '.[embed]'"
 MAX_BATCH_TOKENS = 4096
 # bf16 forward: batches of up to this many tokens a text take the explicit attention (see _attention)
 SHORT_ATTENTION = 64
-# One small batch (a query) runs on one thread: split over two it gains little on an idle machine, and on a
-# busy one each of its dozens of barriers waits for the other core (a 4 ms query took 10-350 ms)
+# Every linear runs on exactly this many token rows, whatever the batch: the kernel a GEMM library picks,
+# and so the rounding, depends on the shape. Fewer rows run less efficiently (fp32 MKL: 62 GMAC/s at 64
+# rows, 51 at 32, 73 at 4,096), more make a query of 10-30 tokens pay for the padding (19 ms at 64 rows, 11
+# ms alone, fp32 on a 2-core Ice Lake)
+LINEAR_ROWS = 64
+# Texts of one length whose explicit attention (up to SHORT_ATTENTION tokens) runs in one product
+SHORT_ATTENTION_TEXTS = 8
+# A call of at most this many tokens (a query) runs in the caller: worth no worker threads
 ONE_THREAD_TOKENS = 512
 # Texts the load-time checks embed: two of one token length (with one more of another length beside them)
 PROBES = ("the cat sat on the mat", "my dog ran in the park", "明天下午三点和姑姑视频")
@@ -75,14 +90,20 @@ def import_torch():
 
 
 def default_precision() -> str:
-    """KEME_EMBED_PRECISION if set, else bf16 where oneDNN has native bf16 instructions, else fp32."""
+    """KEME_EMBED_PRECISION if set, else bf16 where the CPU has native bf16 instructions, else fp32."""
     chosen = os.environ.get("KEME_EMBED_PRECISION", "").strip().lower()
     if chosen:
         if chosen not in PRECISIONS:
             raise KemeError(f"KEME_EMBED_PRECISION={chosen!r}: choose one of {', '.join(PRECISIONS)}")
         return chosen
-    torch = import_torch()
-    return "bf16" if torch.ops.mkldnn._is_mkldnn_bf16_supported() else "fp32"
+    return "bf16" if native_bf16(import_torch()) else "fp32"
+
+
+def native_bf16(torch) -> bool:
+    """bf16 products in hardware (avx512_bf16, AMX) and oneDNN allowed to use them. oneDNN also runs bf16 on
+    plain AVX-512 by emulation, 2.5-3x slower than fp32 there (Ice Lake), so that is no reason to take it."""
+    hardware = torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+    return bool(hardware and torch.ops.mkldnn._is_mkldnn_bf16_supported())
 
 
 def file_digest(paths: list[Path]) -> str:
@@ -111,6 +132,10 @@ class MiniLMForward:
         self.precision = precision or default_precision()
         if self.precision not in PRECISIONS:
             raise KemeError(f"embedding precision {self.precision!r}: choose one of {', '.join(PRECISIONS)}")
+        if self.precision == "bf16" and not torch.ops.mkldnn._is_mkldnn_bf16_supported():
+            raise KemeError(
+                "embedding precision bf16: this CPU (or ONEDNN_MAX_CPU_ISA) has no bf16; use fp32"
+            )
         self.max_batch_tokens = max_batch_tokens
         self.threads = threads  # workers running batches in parallel; 0: torch's thread count at each call
         config = json.loads((root / "config.json").read_text())
@@ -170,51 +195,110 @@ class MiniLMForward:
     # -- forward
     def _forward(self, ids: np.ndarray) -> np.ndarray:
         """Unit vectors of a batch of equal-length token rows (no padding, so no mask)."""
-        if self.kernel == "bf16-fused":
-            return self._forward_fused(ids)
-        torch = self.torch
-        F = torch.nn.functional
-        batch, length = ids.shape
-        width = self.word.shape[1]
-        dtype = self.matmul_dtype
-        with torch.inference_mode():
-            x = self.word[torch.from_numpy(ids)] + self.position[:length] + self.token_type
-            x = F.layer_norm(x, (width,), *self.embedding_norm, eps=self.eps)
-            for layer in self.layers:
-                qkv = F.linear(x.to(dtype), *layer["qkv"])
-                qkv = qkv.view(batch, length, 3, self.heads, width // self.heads).permute(2, 0, 3, 1, 4)
-                attended = F.scaled_dot_product_attention(qkv[0], qkv[1], qkv[2])
-                attended = attended.transpose(1, 2).reshape(batch, length, width)
-                x = F.layer_norm(
-                    x + F.linear(attended, *layer["out"]).float(), (width,), *layer["norm1"], eps=self.eps
-                )
-                hidden = F.gelu(F.linear(x.to(dtype), *layer["up"]))
-                x = F.layer_norm(
-                    x + F.linear(hidden, *layer["down"]).float(), (width,), *layer["norm2"], eps=self.eps
-                )
-            return F.normalize(x.mean(dim=1), p=2, dim=1, eps=1e-12).numpy()
+        return self._forward_groups([ids])[0]
 
-    def _forward_fused(self, ids: np.ndarray) -> np.ndarray:
-        """`_forward` on oneDNN's fused bf16 linear: activations in bf16 between the layer norms."""
+    def _forward_groups(self, groups: list[np.ndarray]) -> list[np.ndarray]:
+        """Unit vectors of several batches, each of equal-length token rows, in one pass: their token rows
+        side by side through the linears (so that the padding of the last LINEAR_ROWS chunk is paid once),
+        each batch apart through attention and pooling."""
         torch = self.torch
         F = torch.nn.functional
-        pointwise = torch.ops.mkldnn._linear_pointwise
-        batch, length = ids.shape
         width = self.word.shape[1]
+        fused = self.kernel == "bf16-fused"
         with torch.inference_mode():
-            x = self.word[torch.from_numpy(ids)] + self.position[:length] + self.token_type
-            x = F.layer_norm(x, (width,), *self.embedding_norm, eps=self.eps).to(torch.bfloat16)
+            x = torch.cat(
+                [(self.word[torch.from_numpy(g)] + self.position[: g.shape[1]]).flatten(0, 1) for g in groups]
+            )
+            x = F.layer_norm(x + self.token_type, (width,), *self.embedding_norm, eps=self.eps)
+            x = x.to(torch.bfloat16) if fused else x
             for layer in self.layers:
-                qkv = pointwise(x, *layer["qkv"], "none", [], "")
-                qkv = qkv.view(batch, length, 3, self.heads, width // self.heads).permute(2, 0, 3, 1, 4)
-                attended = self._attention(*qkv, length)
-                attended = attended.transpose(1, 2).reshape(batch, length, width)
-                x = pointwise.binary(attended, x, *layer["out"], "add")  # x + attended @ W + b
-                x = F.layer_norm(x, (width,), *layer["norm1"], eps=self.eps)
-                hidden = pointwise(x, *layer["up"], "gelu", [], "none")  # exact (erf) GELU
-                x = pointwise.binary(hidden, x, *layer["down"], "add")
-                x = F.layer_norm(x, (width,), *layer["norm2"], eps=self.eps)
-            return F.normalize(x.float().mean(dim=1), p=2, dim=1, eps=1e-12).numpy()
+                qkv = self._linear(layer["qkv"], x)
+                attended = self._attend(qkv, groups)
+                x = F.layer_norm(
+                    self._linear(layer["out"], attended, x), (width,), *layer["norm1"], eps=self.eps
+                )
+                hidden = self._linear(layer["up"], x, gelu=True)
+                x = F.layer_norm(
+                    self._linear(layer["down"], hidden, x), (width,), *layer["norm2"], eps=self.eps
+                )
+            out, start = [], 0
+            for batch, length in (g.shape for g in groups):
+                pooled = x[start : start + batch * length].view(batch, length, width).float().mean(dim=1)
+                out.append(F.normalize(pooled, p=2, dim=1, eps=1e-12).numpy())
+                start += batch * length
+            return out
+
+    def _linear(self, weights: tuple, x, residual=None, gelu: bool = False):
+        """x @ W + b (then GELU, or + residual) over x's rows in chunks of exactly LINEAR_ROWS, the last one
+        padded with zeros: so each product has one shape, and a row's result is the same whatever rows
+        share its batch. bf16-fused: oneDNN's prepacked linear with the GELU or the add fused in."""
+        torch = self.torch
+        F = torch.nn.functional
+        if self.kernel == "bf16-fused":
+            pointwise = torch.ops.mkldnn._linear_pointwise
+            if residual is not None:
+                product = lambda rows, res: pointwise.binary(rows, res, *weights, "add")  # noqa: E731
+            elif gelu:
+                product = lambda rows: pointwise(rows, *weights, "gelu", [], "none")  # noqa: E731 (erf GELU)
+            else:
+                product = lambda rows: pointwise(rows, *weights, "none", [], "")  # noqa: E731
+            return self._by_rows(product, x, *(() if residual is None else (residual,)))
+        weight, bias = weights
+        out = x.new_empty(x.shape[0], weight.shape[0], dtype=self.matmul_dtype)
+        product = lambda rows, into: torch.addmm(bias, rows.to(weight.dtype), weight.t(), out=into)  # noqa: E731
+        self._by_rows(product, x, out=out)  # F.linear's own product, written in place
+        if gelu:
+            return F.gelu(out)
+        return out if residual is None else residual + out.float()
+
+    def _by_rows(self, product, *rows, out=None):
+        """`product` over the rows of `rows` (side by side) in chunks of exactly LINEAR_ROWS, the last one
+        padded with zeros. With `out`, each product writes its chunk of it (`into`) and `out` is returned."""
+        torch = self.torch
+        count = rows[0].shape[0]
+        full = count - count % LINEAR_ROWS
+        chunks = []
+        for start in range(0, full, LINEAR_ROWS):
+            into = () if out is None else (out[start : start + LINEAR_ROWS],)
+            chunks.append(product(*(r[start : start + LINEAR_ROWS] for r in rows), *into))
+        if full < count:
+            tails = [r.new_zeros(LINEAR_ROWS, r.shape[1]) for r in rows]
+            for tail, r in zip(tails, rows):
+                tail[: count - full] = r[full:]
+            into = () if out is None else (out.new_empty(LINEAR_ROWS, out.shape[1]),)
+            last = product(*tails, *into)[: count - full]
+            if out is not None:
+                out[full:] = last
+            chunks.append(last)
+        if out is not None:
+            return out
+        return chunks[0] if len(chunks) == 1 else torch.cat(chunks)
+
+    def _attend(self, qkv, groups: list[np.ndarray]):
+        """Each batch's attention (the one step that mixes a text's tokens), its texts a fixed number at a
+        time: SHORT_ATTENTION_TEXTS up to SHORT_ATTENTION tokens (the last group padded with copies of
+        its last text), one at a time beyond; so a text's attention never depends on the batch size."""
+        torch = self.torch
+        width = qkv.shape[1] // 3
+        attention = self._attention if self.kernel == "bf16-fused" else self._sdpa
+        out, start = [], 0
+        for batch, length in (g.shape for g in groups):
+            rows = qkv[start : start + batch * length]
+            start += batch * length
+            q, k, v = rows.view(batch, length, 3, self.heads, width // self.heads).permute(2, 0, 3, 1, 4)
+            group = SHORT_ATTENTION_TEXTS if length <= SHORT_ATTENTION else 1
+            for first in range(0, batch, group):
+                parts = [t[first : first + group] for t in (q, k, v)]
+                short = group - parts[0].shape[0]
+                if short:
+                    parts = [torch.cat([t, t[-1:].expand(short, *t.shape[1:])]) for t in parts]
+                attended = attention(*parts, length)[: group - short]
+                out.append(attended.transpose(1, 2).reshape(-1, width))
+        return torch.cat(out)
+
+    def _sdpa(self, q, k, v, length: int):
+        """fp32 (or plain bf16) attention: torch's kernel at every length."""
+        return self.torch.nn.functional.scaled_dot_product_attention(q, k, v)
 
     def _attention(self, q, k, v, length: int):
         """bf16 attention. Up to SHORT_ATTENTION tokens: bf16 score and value products with an fp32 softmax,
@@ -241,6 +325,21 @@ class MiniLMForward:
             out += [indices[start : start + rows] for start in range(0, len(indices), rows)]
         return out
 
+    def units(self, ids: list[list[int]], batches: list[list[int]], parts: int) -> list[list[list[int]]]:
+        """The batches dealt into units of about max_batch_tokens tokens (a worker runs a unit in one pass),
+        at least 4 a worker when there are several, the largest first so that no worker is left with a long
+        one at the end."""
+        tokens = [len(batch) * len(ids[batch[0]]) for batch in batches]
+        spread = min(4 * parts, len(batches)) if parts > 1 else 1  # several units a worker: they even out
+        count = max(-(-sum(tokens) // self.max_batch_tokens), spread)
+        units: list[list[list[int]]] = [[] for _ in range(count)]
+        load = [0] * count
+        for size, batch in sorted(zip(tokens, batches), key=lambda pair: -pair[0]):
+            lightest = load.index(min(load))
+            units[lightest].append(batch)
+            load[lightest] += size
+        return [unit for unit in units if unit]
+
     def embed(self, texts: list[str]) -> np.ndarray:
         """Unit-normalised float32 vectors, one row per text, in order."""
         out = np.zeros((len(texts), DIM), dtype=np.float32)
@@ -248,28 +347,27 @@ class MiniLMForward:
             return out
         ids = self.token_ids(texts)
         batches = self.batches(ids)
-        threads = self.threads or self.torch.get_num_threads()
+        workers = self.threads or self.torch.get_num_threads()
+        if sum(len(row) for row in ids) <= ONE_THREAD_TOKENS:
+            workers = 1
+        units = self.units(ids, batches, workers)
 
-        def run(batch: list[int]) -> np.ndarray:
-            return self._forward(np.array([ids[i] for i in batch], dtype=np.int64))
+        def run(unit: list[list[int]]) -> list[np.ndarray]:
+            return self._forward_groups([np.array([ids[i] for i in batch], dtype=np.int64) for batch in unit])
 
-        if len(batches) == 1 and len(ids) * len(ids[0]) <= ONE_THREAD_TOKENS:
-            with self._callers_threads_kept():
-                self.torch.set_num_threads(1)
-                return run(batches[0])
-        if threads == 1 or len(batches) == 1:
-            for batch in batches:
-                out[batch] = run(batch)
-            return out
-        # the largest batches first, so that no worker is left with a long one at the end
-        batches.sort(key=lambda batch: len(batch) * len(ids[batch[0]]), reverse=True)
-        workers = min(threads, len(batches))
-        with (
-            self._callers_threads_kept(),
-            ThreadPoolExecutor(workers, initializer=self.torch.set_num_threads, initargs=(1,)) as pool,
-        ):
-            for batch, vectors in zip(batches, pool.map(run, batches)):
-                out[batch] = vectors
+        with self._callers_threads_kept():
+            if workers == 1 or len(units) == 1:
+                self.torch.set_num_threads(1)  # every forward on one thread, here as in a worker
+                results = map(run, units)
+            else:
+                pool = ThreadPoolExecutor(
+                    min(workers, len(units)), initializer=self.torch.set_num_threads, initargs=(1,)
+                )
+                with pool:
+                    results = list(pool.map(run, units))
+            for unit, vectors in zip(units, results):
+                for batch, rows in zip(unit, vectors):
+                    out[batch] = rows
         return out
 
     @contextlib.contextmanager
@@ -285,15 +383,12 @@ class MiniLMForward:
 
     # -- load-time checks
     def _probe_batch_invariance(self) -> bool:
-        """Whether each probe's vector has the same bits alone (one batch, in the caller: on one thread as
-        `embed` runs a query, and on all threads as it runs a large batch) and among the others (two
-        batches: in parallel workers, one thread each, beside another row)."""
+        """Whether each probe's vector has the same bits alone (a call of its own, in the caller) and among
+        the others (two batches: in parallel workers, beside another row)."""
         first, second, other = PROBES
         alone = np.vstack([self.embed([text]) for text in (first, second, other)])
-        ids = self.token_ids([first, second, other])
-        threaded = np.vstack([self._forward(np.array([row], dtype=np.int64)) for row in ids])
         mixed = self.embed([second, other, first, second])
-        return bool(np.array_equal(alone, mixed[[2, 0, 1]]) and np.array_equal(alone, threaded))
+        return bool(np.array_equal(alone, mixed[[2, 0, 1]]))
 
     def _probe_digest(self) -> str:
         """Hash of the probes' vectors: a machine whose kernels round otherwise gets other cache keys."""

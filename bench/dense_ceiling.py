@@ -161,7 +161,9 @@ def int8_accuracy(torch, calibration: list[str], texts: list[str]) -> None:
     reference = MiniLMForward(precision="fp32")
     expected = reference.embed(texts)
     quant = FakeQuant(torch, reference)
-    reference._forward = quant  # the same batching and pooling, the fake-quantized layers
+    reference._forward_groups = lambda groups: [
+        quant(g) for g in groups
+    ]  # same batches, fake-quantized layers
     reference.embed(calibration)
     macs = {k: np.prod(_shape(k)) for k in KINDS}
     print(f"\nint8 (W8A8, per-token x per-channel, SmoothQuant), {len(texts)} texts: min cosine against fp32")

@@ -4,8 +4,11 @@ What is claimed and checked here:
 - the forward's vectors keep cosine >= 0.999 with sentence-transformers' (today's) on English, Chinese
   and long texts, with its tokenizer's very token ids (truncation at 256 included);
 - a text's vector has the same bits whatever shares its call or batch, in any order, batch size, thread
-  count or number of parallel workers (batches run in parallel, one thread each): so vectors are cached
-  text by text, and cold, warm and concurrent runs score alike; the caller's thread count is put back;
+  count or number of parallel workers (every forward on one thread, every product of a fixed shape): so
+  vectors are cached text by text, and cold, warm and concurrent runs score alike; the caller's thread
+  count is put back. This holds by construction on any x86-64 CPU, so it is checked under other CPUs'
+  kernels too (oneDNN's and MKL's ISA capped in a child process, a busy core beside it); across CPUs the
+  vectors differ in their last bits, so there only a cosine bound is asserted;
 - the cache returns stored bytes exactly, keeps the first writer's row, takes concurrent writers, and
   never hands out a damaged row (warned on stderr, recomputed); off, broken or unwritable, it steps aside.
 """
@@ -233,22 +236,35 @@ def test_embedding_puts_the_callers_thread_count_back(forward):
     assert (torch.get_num_threads(), seen) == (before, [before])
 
 
-def test_a_query_runs_on_one_thread_and_puts_the_callers_count_back(forward, monkeypatch):
-    """One small batch (a query) is not split over threads: each split waits for the busiest core."""
+@pytest.mark.parametrize("size", [1, 60])
+def test_every_forward_runs_on_one_thread_and_the_callers_count_is_put_back(forward, monkeypatch, size):
+    """A query (one text) as a larger call (parallel workers): the thread count is part of a product's
+    shape to a GEMM library (MKL's fp32 splits its sums over the threads)."""
     torch = forward.torch
     before = torch.get_num_threads()
     counts = []
-    real = forward._forward
-    monkeypatch.setattr(forward, "_forward", lambda ids: counts.append(torch.get_num_threads()) or real(ids))
-    forward.embed(["when did I last go swimming?"])
-    assert (counts, torch.get_num_threads()) == ([1], before)
+    real = forward._forward_groups
+    monkeypatch.setattr(
+        forward, "_forward_groups", lambda g: counts.append(torch.get_num_threads()) or real(g)
+    )
+    forward.embed([f"when did I last go swimming with friend number {i}?" for i in range(size)])
+    assert (set(counts), torch.get_num_threads()) == ({1}, before)
 
 
-def test_a_query_has_the_same_bits_on_one_thread_as_on_all(forward):
-    texts = ["when did I last go swimming?", "我上次去游泳是什么时候？"]
-    ids = forward.token_ids(texts)
-    on_all = np.vstack([forward._forward(np.array([row], dtype=np.int64)) for row in ids])
-    assert np.array_equal(np.vstack([forward.embed([text]) for text in texts]), on_all)
+def test_linears_see_one_shape_whatever_the_batch(forward, monkeypatch):
+    """Every product of a call has LINEAR_ROWS rows: a text alone and 60 texts of many lengths alike."""
+    from baselines.embedding import LINEAR_ROWS
+
+    shapes = set()
+    real = forward._by_rows
+
+    def spy(product, *rows, out=None):
+        return real(lambda *parts: shapes.add(parts[0].shape[0]) or product(*parts), *rows, out=out)
+
+    monkeypatch.setattr(forward, "_by_rows", spy)
+    forward.embed(["when?"])
+    forward.embed([" ".join(["word"] * (i % 40 + 1)) for i in range(60)])
+    assert shapes == {LINEAR_ROWS}
 
 
 @pytest.mark.slow
@@ -329,6 +345,70 @@ def test_a_vector_is_the_same_bits_on_one_thread_and_on_two(forward, realistic):
         for n in (1, 2)
     ]
     assert outputs[0] == outputs[1] == forward.embed(texts).tobytes()
+
+
+CAPPED = """
+import json, random, sys
+import numpy as np
+from baselines.embedding import MiniLMForward
+texts = json.loads(sys.stdin.read())
+forward = MiniLMForward()
+together = forward.embed(texts)
+order = list(range(len(texts)))
+random.Random(3).shuffle(order)
+step = len(texts) // 12
+alone = np.vstack([forward.embed([text]) for text in texts[::step]])
+ways = [forward.embed([texts[i] for i in order])[np.argsort(order)], alone]
+forward.max_batch_tokens, forward.threads = 300, 3  # other batches, more workers than cores
+ways.append(forward.embed(texts))
+bases = [together, together[::step], together]
+differ = [int((way != base).any(axis=1).sum()) for way, base in zip(ways, bases)]
+print(json.dumps({"precision": forward.precision, "invariant": forward.batch_invariant, "differ": differ}))
+sys.stdout.flush()
+np.save(sys.stdout.buffer, together)
+"""
+
+BUSY = "while True: pass"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "isa, precision",
+    [
+        ("AVX2", ""),
+        ("AVX512_CORE", "fp32"),
+        ("AVX512_CORE", "bf16"),
+        ("AVX512_CORE_BF16", ""),
+        ("AVX512_CORE_AMX", ""),
+    ],
+)
+def test_other_cpus_kernels_keep_the_bits_batch_invariant_and_the_cosine(forward, realistic, isa, precision):
+    """oneDNN's and MKL's ISA capped (as on a CPU that has no more; a cap above this CPU changes nothing),
+    in a child process beside a busy core: a text's vector has the same bits alone, in any order and
+    among other batches and workers; against this process's vectors (other kernels) only the cosine holds.
+    bf16 is asked for only where the capped CPU has it."""
+    import io
+
+    texts = realistic[::8]
+    env = os.environ | {"PYTHONPATH": str(ROOT), "ONEDNN_MAX_CPU_ISA": isa, "KEME_EMBED_CACHE": "off"}
+    env |= {"MKL_ENABLE_INSTRUCTIONS": "AVX2"} if isa == "AVX2" else {}
+    env |= {"KEME_EMBED_PRECISION": precision} if precision else {}
+    busy = subprocess.Popen([sys.executable, "-c", BUSY])
+    try:
+        child = subprocess.run(
+            [sys.executable, "-c", CAPPED], input=json.dumps(texts).encode(), capture_output=True, env=env
+        )
+    finally:
+        busy.kill()
+        busy.wait()
+    if precision == "bf16" and b"has no bf16" in child.stderr:
+        pytest.skip("this CPU has no bf16 under that cap")
+    assert child.returncode == 0, child.stderr.decode()[-2000:]
+    head, _, body = child.stdout.partition(b"\n")
+    report, vectors = json.loads(head), np.load(io.BytesIO(body))
+    assert (report["differ"], report["invariant"]) == ([0, 0, 0], True)
+    cosine = (vectors * forward.embed(texts)).sum(axis=1)
+    assert cosine.min() >= (0.9999 if report["precision"] == forward.precision else 0.999)
 
 
 # ---------------------------------------------------------------- the embedder dense and hybrid share
