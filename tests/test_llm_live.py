@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
 from conftest import ROOT
@@ -25,6 +26,30 @@ pytest.importorskip("openai")
 
 TINY = ROOT / "tests/fixtures/llm-tiny.yaml"
 SECRET = "sk-live-test-NEVER-WRITTEN-42"
+# What the synth runs below prove is that each provider's path works end to end (every agent asks the model,
+# the answers are checked, fall back, and the dataset validates), not what the model writes (it rarely
+# passes the checks). Each call takes 5-30 s on 2 cores, so: one episode a month and no moments (6
+# sessions, not 12), one bill, no feedback rounds (the retry rounds are tested with scripted doubles in
+# tests/test_llm_brain.py) and shorter replies.
+LIVE = {
+    "graph": {"episodes_per_month": 1, "max_depth": 1},
+    "brain": {"retries": 0},
+    "llm": {"max_tokens": 160},
+}
+
+
+def live_config(tmp_path, **llm) -> Path:
+    """tests/fixtures/llm-tiny.yaml made lighter (LIVE), with `llm` settings on top."""
+    import yaml
+
+    config = yaml.safe_load(TINY.read_text())
+    for section, values in LIVE.items():
+        config[section] |= values
+    config["anchors"]["per_month"]["calendar"] = 0  # one bill a month, the fixture's only other record
+    config["llm"] |= llm
+    path = tmp_path / "live.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
 
 
 def keme(*args: str, env: dict | None = None, timeout: int = 900) -> subprocess.CompletedProcess:
@@ -58,7 +83,7 @@ def test_synth_with_the_llm_brain_on_the_local_model(tmp_path):
     result = keme(
         "synth",
         "--config",
-        str(TINY),
+        str(live_config(tmp_path)),
         "--out",
         str(tmp_path / "d"),
         "--brain",
@@ -141,13 +166,13 @@ def llama_server():
 
 
 def test_synth_through_an_openai_compatible_server_on_loopback(tmp_path, llama_server):
-    config = tmp_path / "c.yaml"
-    config.write_text(
-        TINY.read_text().replace(
-            "  provider: local\n",
-            f"  provider: openai\n  base_url: {llama_server}\n  api_key_env: KEME_LIVE_KEY\n"
-            "  structured_output: json_object_schema\n  model: smollm2\n",
-        )
+    config = live_config(
+        tmp_path,
+        provider="openai",
+        base_url=llama_server,
+        api_key_env="KEME_LIVE_KEY",
+        structured_output="json_object_schema",
+        model="smollm2",
     )
     result = keme(
         "synth",
