@@ -170,7 +170,7 @@ class MiniLMEmbedder:
 
     def embed(self, text: str, memory_action: str | None = None) -> list[float]:
         with self.lock:
-            ready = self.prepared.pop(text, None)
+            ready = self.prepared.get(text)  # (a text said twice is asked for twice)
             if ready is not None:
                 return ready
             self.texts += 1

@@ -228,6 +228,18 @@ def test_mem0_raw_embeds_the_messages_of_a_flush_in_one_batch(fake_minilm):
     assert {m for h in hits for m in h.message_ids} <= {"s0:m0", "s0:m1", "s1:m0"}
 
 
+def test_mem0_raw_embeds_a_message_said_twice_once_and_stores_both(fake_minilm):
+    system = mem0_module.Mem0(infer=False)
+    try:
+        system.reset("p01")
+        system.ingest("p01", session(0, ["ok", "ok"]))
+        system.flush("p01")
+        stored = system.size("p01")
+    finally:
+        system.close()
+    assert (fake_minilm.calls, stored) == ([1], 2)
+
+
 def test_mem0_counts_a_reply_it_cannot_read_in_the_ingests_usage(fake_minilm):
     with ScriptedEndpoint("ok") as server:  # "I do not know.": mem0 logs a parse error and stores nothing
         system = mem0_module.Mem0(infer=True, base_url=server.url, structured_output="json_object")

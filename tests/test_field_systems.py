@@ -1,6 +1,6 @@
 """The field's memory systems — mem0 (mem0ai), mem0_raw, LangMem — end to end with their real libraries and
 the shipped SmolLM2 behind llama.cpp's server (one child per test process, shared: mem0's 8,600-token
-extraction prompt is evaluated once and then served from the server's prompt cache).
+extraction prompt is evaluated once, then reused as the common prefix of the next call).
 
 The tiny model makes them weak; what is asserted is that they really store, really trace each hit to the
 dataset's messages, and that the run's usage figures are the endpoint's own (calls and tokens > 0).
