@@ -755,7 +755,11 @@ def import_mobilemem_cmd(
 
 @import_app.command("mobilemem-omni")
 def import_mobilemem_omni_cmd(
-    directory: Path = typer.Argument(..., help="folder with data.jsonl, questions.jsonl and image.zip"),
+    directory: Path = typer.Argument(
+        ...,
+        help="a MobileMem-Omni release folder (data.jsonl, questions.jsonl, image.zip; also under omni/) or "
+        "the pipeline's stage5_*/stage6_* files",
+    ),
     out: Path = typer.Option(..., "--out", "-o", help="dataset directory to write"),
     force: bool = _FORCE_IMPORT,
 ) -> None:
