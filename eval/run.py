@@ -515,7 +515,7 @@ def build_system(name: str, settings: Settings) -> tuple[SystemSpec, MemorySyste
 def resolve_systems(arg: str) -> list[str]:
     """The systems named by --systems, in order, each once; a name that is no system is refused."""
     if arg.strip() == "all":  # the field's LLM systems are named explicitly (eval.registry.default_names)
-        return default_names()
+        return [n for n in default_names() if n not in unavailable_defaults()]
     names = list(dict.fromkeys(n.strip() for n in arg.split(",") if n.strip()))
     if not names:
         raise KemeError(f"--systems names no memory system; known: {', '.join(REGISTRY)}, or 'all'")
@@ -526,6 +526,15 @@ def resolve_systems(arg: str) -> list[str]:
     if bare:
         raise KemeError("--systems: subprocess: needs the name of the system to serve, e.g. subprocess:bm25")
     return names
+
+
+def unavailable_defaults() -> dict[str, tuple[str, ...]]:
+    """Systems `--systems all` would run that cannot run here, with the pip extras they miss (a core install
+    has no embeddings: dense, hybrid and OpenClaw need `[embed]`)."""
+    from eval.systems import availability
+
+    rows = {name: availability(REGISTRY[name]) for name in default_names()}
+    return {name: row.missing for name, row in rows.items() if row.missing}
 
 
 def calibrate_judges(settings: Settings, replay: Replay) -> None:

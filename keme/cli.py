@@ -597,6 +597,15 @@ def eval_cmd(
             judge_prompts=judge_prompts,
         )
         names = resolve_systems(systems)
+        if systems.strip() == "all":
+            from eval.run import unavailable_defaults
+
+            for name, missing in unavailable_defaults().items():
+                err.print(
+                    f"--systems all: {name} left out, it needs pip install -e '.[{','.join(missing)}]'",
+                    highlight=False,
+                    markup=False,
+                )
         system_params = load_params(params) if params is not None else (settings.params or {})
         dataset = _dataset_to_score(data, not no_verify, NO_VERIFY)
         if not given("k") and settings.k is not None:
@@ -1046,7 +1055,7 @@ def systems_cmd() -> None:
         table.add_column(column, overflow="fold")
     for row in all_systems():
         if row.missing:
-            state = "[red]no[/]: pip install -e '.[" + ",".join(row.missing) + "]'"
+            state = "[red]no[/]: " + escape("pip install -e '.[" + ",".join(row.missing) + "]'")
         else:
             state = "[green]yes[/]"
         if row.llm:

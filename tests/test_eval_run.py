@@ -15,7 +15,7 @@ from baselines.bm25 import FlatBM25
 from eval.metrics import KS
 from eval.registry import REGISTRY, default_names
 from eval.report import MEASURED
-from eval.run import RunError, Settings, run
+from eval.run import RunError, Settings, resolve_systems, run
 
 SAMPLE = ROOT / "data/sample"
 
@@ -301,3 +301,14 @@ def test_a_saved_state_is_put_in_place_whole(tmp_path):
     with pytest.raises(RuntimeError):
         system_run._save_state("p01", state)
     assert not state.exists()
+
+
+def test_all_leaves_out_the_systems_whose_extra_is_not_installed(monkeypatch):
+    """A core install has no embeddings: `--systems all` runs what can run and names what it left out."""
+    import eval.systems
+    from eval.run import unavailable_defaults
+
+    monkeypatch.setattr(eval.systems, "_present", lambda module: module not in ("sentence_transformers",))
+    names = resolve_systems("all")
+    assert "bm25" in names and "dense" not in names and "hybrid" not in names
+    assert unavailable_defaults()["dense"] == ("embed",)
