@@ -222,6 +222,17 @@ def source_date(
     return when
 
 
+def written_as(raw: Any, value: datetime, parse: Callable[[str], datetime]) -> bool:
+    """Whether a date as the source wrote it still says the time keme holds (to the minute): then an export
+    writes it back as it was written."""
+    if not isinstance(raw, str):
+        return False
+    try:
+        return parse(raw) == value.replace(second=0, microsecond=0)
+    except ValueError:
+        return False
+
+
 def arrange(
     starts: list[datetime], lengths: list[int], step: timedelta, gap: timedelta, notes: Notes
 ) -> list[tuple[int, datetime]]:

@@ -40,6 +40,7 @@ from eval.importers.common import (
     language_of,
     refuse_broken,
     source_date,
+    written_as,
 )
 from keme.dataset import Dataset
 from keme.dataset.findings import empty_gold
@@ -488,7 +489,7 @@ def _sample_of(view: Any, counts: Counter[str]) -> tuple[dict[str, Any], dict[st
         conversation[f"session_{number}"] = turns
         written = kept.get("date_time")
         conversation[f"session_{number}_date_time"] = (
-            written if _same_minute(written, session.start) else _when(session.start)
+            written if written_as(written, session.start, parse_when) else _when(session.start)
         )
     conversation |= source.get("conversation") or {}
     sample: dict[str, Any] = {"sample_id": _sample_name(view), "conversation": conversation}
@@ -539,15 +540,6 @@ def _keme_turn(message: Message, said_by_a: bool) -> dict[str, Any]:
     if message.smalltalk:
         own["smalltalk"] = True
     return own
-
-
-def _same_minute(written: Any, when: datetime) -> bool:
-    if not isinstance(written, str):
-        return False
-    try:
-        return parse_when(written) == when.replace(second=0, microsecond=0)
-    except ValueError:
-        return False
 
 
 def _when(moment: datetime) -> str:

@@ -36,6 +36,7 @@ from eval.importers.common import (
     language_of,
     refuse_broken,
     source_date,
+    written_as,
 )
 from keme.dataset.findings import empty_gold
 from keme.dataset.io import atomic_write_text
@@ -349,16 +350,6 @@ def _source(persona: Persona) -> dict[str, Any]:
     return source if source.get("format") == "longmemeval" else {}
 
 
-def _written(raw: Any, value: datetime) -> bool:
-    """Whether a date as the source wrote it is still the value keme holds (then it is written back)."""
-    if not isinstance(raw, str):
-        return False
-    try:
-        return parse_date(raw) == value.replace(second=0, microsecond=0)
-    except ValueError:
-        return False
-
-
 def _session_turns(session: Session, kept: dict[str, Any], evidence: set[str], asked: datetime) -> list[dict]:
     """A session's turns up to `asked`; an imported one with has_answer as the source wrote it (present,
     true or false, or absent) wherever that still marks keme's evidence."""
@@ -397,7 +388,8 @@ def _instance(view: Any, item: QAItem, role_of: dict[str, str], counts: dict[str
         counts["app_turns_as_user"] += sum(m.role == "system" for m in session.messages[: len(turns)])
         counts["captions_in_turn_text"] += sum(len(m.captions) for m in session.messages[: len(turns)])
         date = mine.get("date")
-        dates.append(date if _written(date, session.start) else session.start.strftime(DATE_FORMAT))
+        same = written_as(date, session.start, parse_date)
+        dates.append(date if same else session.start.strftime(DATE_FORMAT))
         haystack.append(turns)
         if source and isinstance(mine.get("id"), (str, int)):
             ids.append(mine["id"])
@@ -423,7 +415,7 @@ def _instance(view: Any, item: QAItem, role_of: dict[str, str], counts: dict[str
         "question": item.question + "".join(f"\n{'ABCDEFGH'[i]}. {o}" for i, o in enumerate(item.options)),
         "answer": raw_answer if raw_answer is not None and str(raw_answer) == item.answer else item.answer,
         "question_date": source["question_date"]
-        if _written(source.get("question_date"), item.asked_at)
+        if written_as(source.get("question_date"), item.asked_at, parse_date)
         else item.asked_at.strftime(DATE_FORMAT),
         "haystack_dates": dates,
         "haystack_session_ids": ids,
