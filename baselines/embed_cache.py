@@ -65,7 +65,7 @@ class EmbeddingCache:
         self.path = folder / FILENAME
         self.identity, self.dim = identity, dim
         self.db: sqlite3.Connection | None = None
-        # one connection for every thread of the process (sqlite3 refuses that by default), used under the lock
+        # one connection for every thread of the process (sqlite3 refuses that by default), used under a lock
         self.lock = threading.RLock()
         try:
             folder.mkdir(parents=True, exist_ok=True)
