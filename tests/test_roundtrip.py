@@ -48,10 +48,41 @@ def test_locomo_adversarial_questions_keep_their_category_and_bait(tmp_path):
     ]
 
 
-def test_a_category_5_question_with_an_answer_is_judged_by_that_answer(tmp_path):
+def test_a_category_5_question_is_scored_as_locomo_scores_it_even_with_an_answer(tmp_path):
+    """LoCoMo's evaluation.py scores every category-5 question by "not mentioned"; the two of locomo10.json
+    that also carry an answer are a label conflict, flagged, and written back with both."""
     import_locomo(FIXTURES / "locomo_published.json", tmp_path / "keme")
     bowl = next(q for q in Dataset.load(tmp_path / "keme").qa if "bowl" in q.question)
-    assert (bowl.answer, bowl.spec.kind, bowl.spec.value, bowl.type) == ("No", "yes_no", "no", "adversarial")
+    assert (bowl.spec.kind, bowl.type) == ("abstain", "adversarial")
+    assert bowl.flags == ["label_conflict: category 5 (nothing to answer) with answer 'No' as well"]
+
+
+def test_a_hard_set_goes_out_with_its_own_sessions_numbered_afresh(tmp_path):
+    """A dataset whose sessions are no longer the source's (keme hardneg) must not take the source's
+    session numbers, dates or annotations: evidence would point at other turns."""
+    from typer.testing import CliRunner
+
+    from keme.cli import app
+
+    import_locomo(FIXTURES / "locomo_published.json", tmp_path / "keme")
+    assert (
+        CliRunner()
+        .invoke(app, ["hardneg", str(tmp_path / "keme"), "--out", str(tmp_path / "hard")])
+        .exit_code
+        == 0
+    )
+    hard = Dataset.load(tmp_path / "hard")
+    export_locomo(hard, tmp_path / "hard.json")
+    import_locomo(tmp_path / "hard.json", tmp_path / "back")
+    back = Dataset.load(tmp_path / "back")
+    text = {m.id: m.content for s in hard.sessions for m in s.messages}
+    again = {m.id: m.content for s in back.sessions for m in s.messages}
+    assert sorted(text.values()) == sorted(again.values())
+    by_question = {q.question: q for q in back.qa}
+    for item in hard.qa:
+        assert [text[m] for m in item.evidence] == [again[m] for m in by_question[item.question].evidence]
+    written = json.loads((tmp_path / "hard.json").read_text())
+    assert all(s["observation"] == {} and s["session_summary"] == {} for s in written)
 
 
 def test_what_keme_changed_goes_out_changed(tmp_path):

@@ -327,10 +327,10 @@ def _question(
     unresolved = junk + [i for i in ids if i not in known]
     notes.count("evidence_resolved", len(resolved))
     notes.count("evidence_unresolved", len(ids) - len(resolved))
-    if qa.category == 5 and qa.answer is None:
+    if qa.category == 5:  # LoCoMo scores every adversarial question by "not mentioned" (its evaluation.py)
         answer = NOT_MENTIONED
         spec = AnswerSpec(kind="abstain", value="abstain")
-    else:  # category 5 with an answer too ("Did Caroline make the bowl?" -> "No", baited with "Yes")
+    else:
         answer = str(qa.answer)
         spec = infer_spec(answer, end.year)
         if empty_gold(answer):
@@ -338,8 +338,8 @@ def _question(
     messages = [m for m, _ in resolved]
     written = [i for i in ids if i in known]
     fields = {}  # what the source wrote in another form than keme keeps it
-    if not isinstance(qa.answer, str) and qa.answer is not None:
-        fields["answer"] = qa.answer
+    if (not isinstance(qa.answer, str) or qa.category == 5) and qa.answer is not None:
+        fields["answer"] = qa.answer  # a number, or an answer beside category 5 (a label conflict: flagged)
     if not isinstance(qa.adversarial_answer, str) and qa.adversarial_answer is not None:
         fields["adversarial_answer"] = qa.adversarial_answer
     if qa.evidence != written:
@@ -455,11 +455,19 @@ def _source(persona: Persona) -> dict[str, Any]:
 
 
 def _sample_of(view: Any, counts: Counter[str]) -> tuple[dict[str, Any], dict[str, str]]:
-    """A persona's sample without its questions, and each message's turn id."""
+    """A persona's sample without its questions, and each message's turn id.
+
+    What a LoCoMo import kept (session numbers and dates as written, turn ids, the sample's observations
+    and summaries) is written back only while the persona has exactly the sessions it came with: a
+    dataset that dropped, added or renamed sessions (`keme hardneg`) is numbered afresh by position,
+    and the annotations, which describe the other conversation, are left out and counted."""
     persona = view.persona
     source = _source(persona)
     kept_sessions = source.get("sessions") or {}
     kept_turns = source.get("turns") or {}
+    intact = bool(source) and {s.id for s in view.sessions} == set(kept_sessions)
+    if source and not intact:
+        counts["samples_renumbered"] += 1
     speaker_b = source.get("speaker_b") or next(
         (m.speaker for s in view.sessions for m in s.messages if m.role == "assistant" and m.speaker),
         "Assistant",
@@ -467,12 +475,12 @@ def _sample_of(view: Any, counts: Counter[str]) -> tuple[dict[str, Any], dict[st
     conversation: dict[str, Any] = {"speaker_a": persona.name, "speaker_b": speaker_b}
     dia: dict[str, str] = {}
     for position, session in enumerate(view.sessions, start=1):
-        kept = kept_sessions.get(session.id) or {}
+        kept = (kept_sessions.get(session.id) or {}) if intact else {}
         number = kept.get("number") if isinstance(kept.get("number"), int) else position
         turns = []
         for place, message in enumerate(session.messages, start=1):
-            extra = dict(kept_turns.get(message.id) or {})
-            turn_id = _turn_id(message.id, persona.id) if source else None
+            extra = {k: v for k, v in (kept_turns.get(message.id) or {}).items() if intact or k != "dia_id"}
+            turn_id = _turn_id(message.id, persona.id) if intact else None
             dia[message.id] = turn_id or f"D{number}:{place}"
             speaker = _speaker(message, persona.name, speaker_b)
             turn = {"speaker": speaker, "dia_id": dia[message.id], "text": message.content}
@@ -491,12 +499,13 @@ def _sample_of(view: Any, counts: Counter[str]) -> tuple[dict[str, Any], dict[st
         conversation[f"session_{number}_date_time"] = (
             written if written_as(written, session.start, parse_when) else _when(session.start)
         )
-    conversation |= source.get("conversation") or {}
+    if intact:
+        conversation |= source.get("conversation") or {}
     sample: dict[str, Any] = {"sample_id": _sample_name(view), "conversation": conversation}
-    kept_sample = source.get("sample")
+    kept_sample = source.get("sample") if intact else None
     if isinstance(kept_sample, dict) and kept_sample:
         sample |= kept_sample
-    else:  # LoCoMo's annotations: keme has none to give
+    else:  # LoCoMo's annotations: keme has none to give (or they describe the conversation before an edit)
         sample |= {"observation": {}, "session_summary": {}, "event_summary": {}}
     if not source:
         sample["keme"] = {"language": persona.language, "country": persona.country}
@@ -557,9 +566,11 @@ def _qa_of(item: QAItem, dia: dict[str, str], persona: Persona, counts: Counter[
     abstain = item.spec.kind == "abstain"
     category = args.category if from_locomo else (5 if abstain else TYPE_CATEGORY.get(item.type, 3))
     record: dict[str, Any] = {"question": item.question}
+    raw = fields.get("answer")
     if not (category == 5 and abstain):
-        raw = fields.get("answer")
         record["answer"] = raw if raw is not None and str(raw) == item.answer else item.answer
+    elif raw is not None:  # category 5 that also gave an answer, as published
+        record["answer"] = raw
     if category == 5:
         bait = args.adversarial_answer if args is not None else None
         if bait is not None:
