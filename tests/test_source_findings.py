@@ -60,8 +60,14 @@ def test_a_turn_id_written_with_a_stray_colon_resolves(locomo):
     assert item.evidence == ["conv-26:D2:2"] and not item.flags
 
 
+def test_a_category_5_question_that_also_has_an_answer_is_a_label_conflict(locomo):
+    assert _flags(locomo)["conv-26:q9"] == [
+        "label_conflict: category 5 (nothing to answer) with answer 'No' as well"
+    ]
+
+
 def test_only_the_defective_questions_are_flagged(locomo):
-    assert sorted(_flags(locomo)) == ["conv-26:q11", "conv-26:q12", "conv-26:q7", "conv-26:q8"]
+    assert sorted(_flags(locomo)) == ["conv-26:q11", "conv-26:q12", "conv-26:q7", "conv-26:q8", "conv-26:q9"]
 
 
 def test_the_manifest_counts_the_findings_by_kind(locomo):
@@ -70,7 +76,8 @@ def test_the_manifest_counts_the_findings_by_kind(locomo):
         "same_text_other_gold": 2,
         "duplicate_question": 1,
         "evidence_unresolved": 1,
-        "flagged_items": 4,
+        "label_conflict": 1,
+        "flagged_items": 5,
     }
 
 
@@ -78,10 +85,16 @@ def test_eval_leaves_flagged_questions_out_and_names_them(locomo, tmp_path):
     data = verified_dataset(locomo)
     summary = run(Settings(data=data, out=tmp_path / "run", systems=["bm25"], bootstrap=10))
     findings = summary["source_findings"]
-    assert (findings["flagged"], findings["left_out"]) == (4, 4)
-    assert sorted(findings["items"]) == ["conv-26:q11", "conv-26:q12", "conv-26:q7", "conv-26:q8"]
+    assert (findings["flagged"], findings["left_out"]) == (5, 5)
+    assert sorted(findings["items"]) == [
+        "conv-26:q11",
+        "conv-26:q12",
+        "conv-26:q7",
+        "conv-26:q8",
+        "conv-26:q9",
+    ]
     asked = {json.loads(line)["question_id"] for line in (tmp_path / "run/results.jsonl").open()}
-    assert asked.isdisjoint(findings["items"]) and len(asked) == len(data.qa) - 4
+    assert asked.isdisjoint(findings["items"]) and len(asked) == len(data.qa) - 5
     assert "left out of the scores (--include-flagged keeps them)" in summary["note"]
 
 
@@ -103,7 +116,13 @@ def test_a_flag_removed_by_hand_is_an_integrity_violation(locomo):
     data = Dataset.load(locomo)
     data.qa = [type(data.qa[0]).model_validate(item) for item in edited]
     problems = check_scoring(data)
-    assert {v.where for v in problems} == {"conv-26:q11", "conv-26:q12", "conv-26:q7", "conv-26:q8"}
+    assert {v.where for v in problems} == {
+        "conv-26:q11",
+        "conv-26:q12",
+        "conv-26:q7",
+        "conv-26:q8",
+        "conv-26:q9",
+    }
     assert all("differ from its source findings" in v.message for v in problems)
 
 
@@ -182,6 +201,7 @@ def test_a_one_word_gold_the_conversation_never_says_is_flagged(tmp_path):
         ("Four", "I won my fourth video game tournament on Friday!"),  # an ordinal says the number
         ("at an early age", "My dad took me to my first car show when I was 10."),  # a paraphrase
         ("trophies", "I got a trophy from the contest."),
+        ("cats", "Caroline adopted a cat."),  # a plural gold meets its singular
     ],
 )
 def test_a_gold_the_conversation_says_in_other_words_is_not_flagged(tmp_path, answer, said):
@@ -231,3 +251,21 @@ def test_every_command_takes_locomo_as_published_without_an_override(locomo, tmp
     args = [a.format(d=locomo, t=tmp_path) for a in command]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output
+
+
+def test_a_visual_gold_is_not_held_to_the_text(tmp_path):
+    """A visual question's gold is read off the image, which the text need not describe."""
+    from keme.dataset.findings import source_findings
+
+    import_locomo(FIXTURES / "locomo_published.json", tmp_path / "locomo")
+    data = Dataset.load(tmp_path / "locomo")
+    item = next(q for q in data.qa if q.id == "conv-26:q3").model_copy(update={"answer": "War"})
+    visual = item.model_copy(update={"type": "visual_reasoning", "id": "visual", "question": "Which album?"})
+    kinds = {f.item_id: f.kind for f in source_findings([item, visual], data.sessions)}
+    assert kinds == {item.id: "gold_not_stated"}
+
+
+def test_an_empty_question_text_is_flagged(tmp_path):
+    qa = [{"question": " ", "answer": "fourth", "evidence": ["D1:1"], "category": 4}]
+    root = _one_sample(tmp_path, qa, ["I won my fourth tournament!", "Wow."])
+    assert _flags(root) == {"conv-42:q1": ["empty_question: the question text is empty"]}

@@ -31,6 +31,8 @@ KINDS = (
     "same_text_other_gold",
     "duplicate_question",
     "evidence_unresolved",
+    "label_conflict",
+    "empty_question",
     "empty_gold",
     "gold_not_stated",
 )
@@ -85,9 +87,13 @@ def _gold_terms(answer: str) -> set[str]:
     return terms
 
 
-def _stem(term: str) -> str:
-    """A crude stem (the first five letters) so "painted" meets "painting" and "trophies" "trophy"."""
-    return term if has_han(term) or term.isdigit() else term[:_STEM]
+def _stems(term: str) -> set[str]:
+    """Crude stems (the first five letters, with and without a plural s) so "painted" meets "painting",
+    "trophies" "trophy" and "cats" "cat"."""
+    if has_han(term) or term.isdigit():
+        return {term}
+    singular = term[:-1] if term.endswith("s") and len(term) > _MIN_LETTERS else term
+    return {term[:_STEM], singular[:_STEM]}
 
 
 def _prefixes(terms: Iterable[str]) -> set[str]:
@@ -142,13 +148,25 @@ def source_findings(items: list[QAItem], sessions: list[Session]) -> list[Findin
         if unresolved:
             shown = ", ".join(repr(e[:40]) for e in unresolved[:5])
             out.append(Finding(item.id, "evidence_unresolved", f"{shown}: no turn or session has that id"))
+        fields = getattr(item.proof.args, "source_fields", None) or {}
+        if getattr(item.proof.args, "category", None) == 5 and fields.get("answer") is not None:
+            out.append(
+                Finding(
+                    item.id,
+                    "label_conflict",
+                    f"category 5 (nothing to answer) with answer {str(fields['answer'])[:60]!r} as well",
+                )
+            )
+        if not item.question.strip():
+            out.append(Finding(item.id, "empty_question", "the question text is empty"))
         if item.spec.kind == "abstain":
             continue
         if empty_gold(item.answer):
             out.append(Finding(item.id, "empty_gold", f"the gold answer is {item.answer!r}"))
             continue
-        terms = {_stem(t) for t in _gold_terms(item.answer)}
-        if len(terms) == 1 and not terms & vocabulary[item.persona_id] and _extractive(item):
+        terms = _gold_terms(item.answer)
+        stems = {stem for t in terms for stem in _stems(t)}
+        if len(terms) == 1 and not stems & vocabulary[item.persona_id] and _extractive(item):
             out.append(
                 Finding(
                     item.id, "gold_not_stated", f"no word of {item.answer[:60]!r} occurs in the conversation"
@@ -167,7 +185,11 @@ def _extractive(item: QAItem) -> bool:
     computed, and LoCoMo's open-domain golds are world knowledge). Only a gold of one content word is held
     to it: a longer one may paraphrase ("at an early age" for "when I was 10"), which a word check cannot
     tell from a gold the text never states."""
-    return item.spec.kind in ("entity", "set") and _COMPUTED.match(item.type) is None
+    return (
+        item.spec.kind in ("entity", "set")
+        and _COMPUTED.match(item.type) is None
+        and item.type != "visual_reasoning"  # read off an image, which the text need not describe
+    )
 
 
 def flags_of(findings: list[Finding]) -> dict[str, list[str]]:
