@@ -231,6 +231,12 @@ QA = Table(
         _json_col("queries", "what the question asks in claim-ledger terms (keme.models.qa.Query)"),
         _col("source_question_id", STRING, "a hard-negative item: the question it was made around"),
         _col("distractor_kinds", STRINGS, "a hard-negative item: kinds of the distractor sessions"),
+        _col(
+            "flags",
+            STRINGS,
+            "an imported item's source findings ('kind: detail'): the benchmark's own label defects; "
+            "keme eval leaves flagged items out of the scores unless --include-flagged",
+        ),
     ),
 )
 
@@ -297,6 +303,7 @@ PERSONAS = Table(
             "dimensions",
             "dimension -> attribute -> {key, mutable, versions: [{value, valid_from, evidence}]}",
         ),
+        _json_col("source", "an imported persona: its source record's fields keme has no model for"),
     ),
 )
 
