@@ -115,7 +115,7 @@ def verified_dataset(root: Path, questions: bool | None = True, hint: str = "") 
     violations = check_scoring(dataset, questions=bool(dataset.qa) if questions is None else questions)
     if violations:
         raise DatasetError(root, violations, hint)
-    dataset.checked = True  # what a run's `verified` reports (eval.replay)
+    dataset.mark_checked()  # what a run's `verified` reports (eval.replay)
     return dataset
 
 

@@ -71,6 +71,12 @@ def test_a_run_is_verified_only_when_the_harness_checked_the_dataset_it_scores(s
     assert replay_of(checked).verified is False
 
 
+def test_a_question_edited_in_place_after_the_check_is_not_verified(sample):
+    checked = verified_dataset(sample)
+    checked.qa[0].answer = "something else"  # pydantic records can be changed in place
+    assert replay_of(checked).verified is False
+
+
 def test_the_content_hash_follows_the_content_not_the_path(sample):
     before = Dataset.load(sample).content_sha256()
     assert Dataset.load(SAMPLE).content_sha256() == before

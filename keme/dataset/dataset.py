@@ -54,8 +54,9 @@ class Dataset:
         # parts whose file on disk is theirs: loaded (or skipped) and not replaced
         self._kept: set[str] = set()
         self._views: list[PersonaView] | None = None
-        # True once keme.validate.check_scoring found nothing; any part replaced since makes it False
-        self.checked = False
+        # the questions' digest when keme.validate.check_scoring found nothing (None: never checked, or a
+        # part was replaced since); `checked` compares it with the questions as they are now
+        self._checked_qa: str | None = None
 
     # ---------------------------------------------------------------- parts
     def records(self, part: Part[Any]) -> list[Any]:
@@ -68,7 +69,23 @@ class Dataset:
         self._records[part.name] = list(records)
         self._kept.discard(part.name)
         self._views = None
-        self.checked = False
+        self._checked_qa = None
+
+    def mark_checked(self) -> None:
+        """Record that the dataset, as it is now, passed the scoring checks (validate.verified_dataset)."""
+        self._checked_qa = self._qa_digest()
+
+    @property
+    def checked(self) -> bool:
+        """Whether the dataset passed the scoring checks and its parts are still the ones checked: a part
+        replaced since, or a question edited in place (a gold, its evidence or flags), makes it False."""
+        return self._checked_qa is not None and self._checked_qa == self._qa_digest()
+
+    def _qa_digest(self) -> str:
+        digest = hashlib.sha256()
+        for item in self.qa:
+            digest.update(item.model_dump_json().encode())
+        return digest.hexdigest()
 
     def has(self, part: Part[Any]) -> bool:
         return part.name in self._records or part.name in self._kept
