@@ -115,3 +115,14 @@ def test_a_manifest_may_list_files_in_subdirectories(tmp_path):
         '{"name": "x", "files": {"images/p01-img001.png": {"sha256": "0", "records": 1, "bytes": 3}}}'
     )
     assert list(read_manifest(tmp_path).files) == ["images/p01-img001.png"]
+
+
+def test_a_written_file_is_readable_by_others_as_the_umask_allows(tmp_path):
+    """mkstemp makes private 0600 files; a dataset or an export is meant to be shared like any file."""
+    import os
+
+    from keme.dataset import io
+
+    atomic_write_text(tmp_path / "out.json", "{}")
+    assert (tmp_path / "out.json").stat().st_mode & 0o777 == 0o666 & ~io._UMASK
+    assert os.access(tmp_path / "out.json", os.R_OK)

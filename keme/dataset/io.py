@@ -19,11 +19,25 @@ from keme.errors import KemeError
 M = TypeVar("M", bound=BaseModel)
 
 
+def _read_umask() -> int:
+    """The process's umask (read once, at import: reading it means setting it, which is not thread-safe)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write via a temp file in the same directory, fsync, then rename: readers never see half a file."""
+    """Write via a temp file in the same directory, fsync, then rename: readers never see half a file.
+
+    The file gets the mode any new file gets here (0666 less the umask): mkstemp's private 0600 would make
+    a dataset or an export unreadable to everyone but its writer."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
