@@ -90,7 +90,8 @@ def test_a_persona_keeps_what_keme_has_no_model_for_verbatim(imported):
 def test_sessions_keep_the_release_ids_and_event_times(imported):
     sessions = {s.id: s for s in imported[2].sessions}
     assert set(sessions) == {"10_0", "10_1", "0_0", "0_1"}
-    assert sessions["10_0"].start == datetime(2025, 1, 1, 10, 0) and len(sessions["10_0"].messages) == 14
+    assert sessions["10_0"].messages[1].timestamp == datetime(2025, 1, 1, 10, 0)  # after the album's record
+    assert len(sessions["10_0"].messages) == 15
     assert sessions["10_1"].event_id == "1_1"
     assert [s.language for s in sessions.values()] == ["en", "en", "zh", "zh"]
 
@@ -114,19 +115,24 @@ def test_an_image_without_a_description_is_captioned_by_its_kind_in_the_users_la
     assert _message(data, "0_0:t11").captions == ["电子书页面截图"]
 
 
-def test_the_images_a_session_holds_beyond_its_turns_ride_on_its_first_user_message(imported):
+def test_the_images_a_session_holds_beyond_its_turns_open_it_as_the_albums_record(imported):
+    """No turn is made to share an image it never shared: the session's other images (avatar, event scene)
+    are one app record of the phone's album, the session's first message."""
     data = imported[2]
-    opening = _message(data, "10_0:t1")
+    opening = _message(data, "10_0:album")
+    assert (opening.role, opening.app, opening.content) == ("system", "Photos", "")
+    assert next(s for s in data.sessions if s.id == "10_0").messages[0] == opening
+    assert _message(data, "10_0:t1").images == []
     assert opening.captions == [
         "A man eating a burrito alone at a small table by the window.",
         "a chat member's profile photo",
     ]
-    shared = {r.about["source_path"]: r.about["shared"] for r in data.images if r.message_id == "10_0:t1"}
+    shared = {r.about["source_path"]: r.about["shared"] for r in data.images if r.message_id == "10_0:album"}
     assert shared == {
         "image/uid10/camera_photos/10_event_0.png": "with_session",
         "image/uid10/kg_reference_photos/10_Liam O'Brien_avatar.png": "with_session",
     }
-    assert _message(data, "10_1:t1").captions == ["the user's profile photo"]
+    assert _message(data, "10_1:album").captions == ["the user's profile photo"]
 
 
 def test_an_image_shared_in_several_sessions_is_one_file(imported):
@@ -311,7 +317,7 @@ def test_keme_import_reports_the_release(tmp_path):
     )
     said = " ".join(done.output.split())
     assert done.exit_code == 0, said
-    assert "2 personas, 4 sessions, 44 messages, 11 QA items" in said and "evidence_by_quote 4" in said
+    assert "2 personas, 4 sessions, 48 messages, 11 QA items" in said and "evidence_by_quote 4" in said
 
 
 def test_keme_import_of_an_empty_folder_fails_without_a_traceback(tmp_path):

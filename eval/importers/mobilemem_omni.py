@@ -38,8 +38,9 @@ What the real files hold (read in github.com/zjunlp/MobileMem; `Dataset-Explorer
 keme's form: a user becomes a persona (its record, less the dialogue, kept verbatim in `Persona.source`);
 a session's turns are spread over its event's time. A turn that shares an image carries it, with the
 image's description in `image_refs` as caption (or, with none, its kind); the session's other images
-(avatar, event scene, extra images no turn shares) ride on its first user message, so a memory system
-sees every image the session holds. Image paths from the data are only looked up among the archive's
+(avatar, event scene, extra images no turn shares) open the session as one app record of the phone's
+album (role system, app Photos / 相册), so a memory system sees every image the session holds and no turn
+is made to share an image it never shared. Image paths from the data are only looked up among the archive's
 entries, never opened. A question belongs to its user; its evidence is the message that shares the
 named image, else the turn its explanation quotes (word for word, else by a normalized prefix), else its
 session (all counted). Each question is asked just after the user's last session ends, as MemBase asks.
@@ -80,6 +81,7 @@ from keme.models.proof import ImportedArgs, ImportedProof
 
 SOURCE = "mobilemem_omni"
 STEP = timedelta(seconds=30)
+ALBUM = {"en": "Photos", "zh": "相册"}  # the app whose record shows a session's images no turn shares
 ASKED_AFTER = timedelta(minutes=1)  # MemBase asks at the last session's end
 MAX_IMAGE_BYTES = 50 * 2**20
 IMAGE_SUFFIXES = {".png": ".png", ".jpg": ".jpg", ".jpeg": ".jpg", ".webp": ".webp", ".gif": ".gif"}
@@ -581,7 +583,18 @@ def _session(
 ) -> Session:
     """One session: its turns as messages, every image it holds shared by a message."""
     refs = {image_key(r.file): r for r in _session_images(plan.source.image_refs, where, notes)}
+    shared_in_turns = {image_key(p) for turn in plan.turns for p in _turn_images(turn)}
+    album = [ref for key, ref in refs.items() if key not in shared_in_turns]
     messages, texts, shared_here = [], [], set()
+    if album:  # the session's images no turn shares: the phone's album shows them, no one says them
+        # a second before the first turn, so the turns keep the event's times
+        when = start - timedelta(seconds=1)
+        holder = Message(
+            id=f"{sid}:album", role="system", app=ALBUM[user.language], content="", timestamp=when
+        )
+        for ref in album:
+            _attach(holder, ref, "with_session", sid, user, copies, notes)
+        messages.append(holder)
     for n, turn in enumerate(plan.turns):
         if turn.role not in ("user", "assistant"):
             said = f"role {turn.role[:20]!r}; read as user"
@@ -601,10 +614,6 @@ def _session(
         if message.content.strip():
             texts.append((message.id, message.content))
         messages.append(message)
-    rest = [ref for key, ref in refs.items() if key not in shared_here]
-    holder = next((m for m in messages if m.role == "user"), messages[0])
-    for ref in rest:
-        _attach(holder, ref, "with_session", sid, user, copies, notes)
     built = imported_session(sid, user.pid, SOURCE, messages)
     built.language = user.language  # the record says it; a few English words do not make it English
     if plan.source.event_id is not None:
@@ -832,7 +841,7 @@ def resolve_evidence(pieces: list[Any], user: User, copies: Copies, notes: Notes
             mid = mid or user.first_share.get(key)
             if mid is not None:
                 out.messages.append(mid)
-                out.sessions.append(mid.rsplit(":t", 1)[0])
+                out.sessions.append(mid.rsplit(":", 1)[0])  # "<session>:t<n>" or "<session>:album"
                 out.quotes.append(Quote(message_id=mid))
                 notes.count("evidence_by_image")
                 continue
