@@ -130,7 +130,7 @@ class Endpoint:
         return httpx2.Client(transport=transport, timeout=httpx2.Timeout(self.deadline_s, connect=10.0))
 
 
-class DeadlineExceeded(httpx2.ReadTimeout):
+class DeadlineExceeded(httpx2.ReadTimeout, KemeError):
     """An attempt ran past its wall-clock deadline (a timeout to the SDK, which retries it)."""
 
 

@@ -64,6 +64,7 @@ from eval.replay import Plan, Replay, replay_of
 from eval.report import write_reports
 from eval.rundir import check_fingerprint, check_places, open_run
 from eval.subprocess_adapter import SubprocessSystem
+from eval.systems import availability
 from eval.uncertainty import B_DEFAULT
 from keme.dataset import Dataset
 from keme.dataset.io import atomic_write_text, dump_json
@@ -531,8 +532,6 @@ def resolve_systems(arg: str) -> list[str]:
 def unavailable_defaults() -> dict[str, tuple[str, ...]]:
     """Systems `--systems all` would run that cannot run here, with the pip extras they miss (a core install
     has no embeddings: dense, hybrid and OpenClaw need `[embed]`)."""
-    from eval.systems import availability
-
     rows = {name: availability(REGISTRY[name]) for name in default_names()}
     return {name: row.missing for name, row in rows.items() if row.missing}
 

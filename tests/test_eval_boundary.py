@@ -67,7 +67,9 @@ def test_only_an_llm_judge_adds_its_prompts_and_runs_to_the_run_identity(tmp_pat
     settings = Settings(
         data=sample_dataset(), out=tmp_path, systems=["bm25"], judges=[RuleJudge(), Counting(), llm]
     )
-    identity = settings.identity(SimpleNamespace(dataset_sha="x", roles=None, speakers=True))
+    identity = settings.identity(
+        SimpleNamespace(dataset_sha="x", roles=None, speakers=True, include_flagged=False)
+    )
     assert identity["judges"] == ["rule", "counting", "llm:locomo:2"]
 
 

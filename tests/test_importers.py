@@ -303,6 +303,30 @@ def test_a_lone_surrogate_is_replaced_and_counted(tmp_path):
     assert "\ufffd" in (tmp_path / "d/sessions.jsonl").read_text(encoding="utf-8")
 
 
+def test_a_lone_surrogate_in_a_value_kept_as_published_is_replaced_and_counted(tmp_path):
+    """Ids, unresolved evidence and unknown fields go into the dataset verbatim (for a lossless export),
+    past the text fields' cleaning; a lone surrogate there must still be written, not crash the import."""
+    instance = {
+        "question_id": "q\udc00",
+        "question_type": "single-session-user",
+        "question": "Where do I work?",
+        "answer": "Acme",
+        "question_date": "2023/05/30 (Tue) 23:40",
+        "haystack_session_ids": ["s\udc00"],
+        "haystack_dates": ["2023/05/20 (Sat) 02:21"],
+        "haystack_sessions": [[{"role": "user", "content": "I work at Acme", "has_answer": True}]],
+        "answer_session_ids": ["gone\udc00"],
+        "annotator": "a\udc00",
+    }
+    path = tmp_path / "lme.json"
+    path.write_text(json.dumps([instance]))  # \\udc00 escapes, as a JSON file may hold
+    stats = import_longmemeval(path, tmp_path / "d")
+    assert stats["import"]["lone_surrogates_replaced"] >= 3
+    assert validate(tmp_path / "d") == []
+    persona = Dataset.load(tmp_path / "d").personas[0]
+    assert persona.source["instance"]["annotator"] == "a\ufffd"
+
+
 def test_a_file_with_a_byte_order_mark_is_read(tmp_path):
     path = tmp_path / "l.json"
     path.write_bytes(b"\xef\xbb\xbf" + json.dumps([_locomo_sample("c1")]).encode())

@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from itertools import pairwise
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ValidationError, ValidationInfo
+from pydantic_core import PydanticSerializationError
 
 from keme.dataset import PART_FILES, Dataset
 from keme.dataset.commit import recover
@@ -33,6 +34,7 @@ from keme.models import AnswerSpec, ImageRecord, Message, Persona, QAItem, Sessi
 from keme.text.dates import dates_in
 from keme.text.tokens import han_count
 
+_Record = TypeVar("_Record", bound=BaseModel)
 _NUMBER = re.compile(r"^\s*-?\d+(?:\.\d+)?\s*$")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 MAX_PROBLEMS = 100  # kept in the manifest; the counts are always complete
@@ -356,6 +358,30 @@ def _owned_files(out: Path) -> list[Path]:
     return owned + [inside(out, MANIFEST)]
 
 
+def _scrubbed(value: Any, replaced: Counter) -> Any:
+    """`value` (JSON-like) with each lone surrogate, in keys and strings, replaced by U+FFFD (counted)."""
+    if isinstance(value, str):
+        text, n = _SURROGATE.subn("\ufffd", value)
+        replaced["n"] += n
+        return text
+    if isinstance(value, dict):
+        return {_scrubbed(k, replaced): _scrubbed(v, replaced) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_scrubbed(v, replaced) for v in value]
+    return value
+
+
+def _writable(record: _Record, replaced: Counter) -> _Record:
+    """`record` as UTF-8 can hold it. Source values kept verbatim (a persona's `source`, a question's
+    `source_fields`, unresolved evidence) bypass the `Text` fields' cleaning; this catches them all."""
+    try:
+        record.model_dump_json()
+        return record
+    except PydanticSerializationError:
+        data = _scrubbed(record.model_dump(mode="json", fallback=str), replaced)
+        return type(record).model_validate(data)
+
+
 def write_dataset(
     out: Path,
     name: str,
@@ -376,6 +402,15 @@ def write_dataset(
     """
     if out.exists() and not out.is_dir():
         prepare_output(out, force)  # names what `out` is
+    replaced = Counter()
+    personas, sessions, qa, images = (
+        [_writable(record, replaced) for record in records]
+        for records in (personas, sessions, qa, images or [])
+    )
+    if replaced:  # a source value kept as published (a persona's source, a question's fields) held one
+        counts = dict(stats.get("import", {}))
+        counts["lone_surrogates_replaced"] = counts.get("lone_surrogates_replaced", 0) + replaced["n"]
+        stats = {**stats, "import": dict(sorted(counts.items()))}
     qa = flag_items(qa, sessions)
     stats = {**stats, "source_findings": finding_counts(qa)}
     with directory_lock(out, f"keme import {name}"):
