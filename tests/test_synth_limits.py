@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from keme.cli import synthesize_dataset
@@ -99,14 +99,16 @@ def test_the_worst_case_bounds_the_anchors_every_seed_draws(seed):
 
 @st.composite
 def valid_configs(draw) -> str:
-    """Small random configs within the stated limits, as YAML text."""
+    """Random configs within the stated limits, as YAML text: persona counts, months and seeds over their
+    whole documented range, but few long personas (each synthesized month costs time)."""
     personas = []
-    for _ in range(draw(st.integers(1, 2))):
+    count = draw(st.integers(1, 3))
+    for _ in range(count):
         start = FIRST_START + timedelta(days=draw(st.integers(0, (LAST_START - FIRST_START).days)))
         persona = {
             "language": draw(st.sampled_from(["en", "zh"])),
             "start": start.isoformat(),
-            "months": draw(st.integers(1, 2)),
+            "months": draw(st.sampled_from([1, 2, 24]) if count == 1 else st.integers(1, 2)),
         }
         if draw(st.booleans()):
             persona["country"] = draw(st.sampled_from(["US", "CN", "GB", "DE", "JP", "FR", "BR", "IN"]))
@@ -146,6 +148,37 @@ def valid_configs(draw) -> str:
 )
 @given(valid_configs())
 def test_a_random_config_within_the_limits_synthesizes_and_validates(text):
+    _synthesizes_and_validates(text)
+
+
+def _three_for_two_years(seed: int) -> str:
+    """The documented limits' long end: 3 personas x 24 months, default rates."""
+    personas = [{"language": lang, "start": "2026-01-01", "months": 24} for lang in ("en", "zh", "en")]
+    return yaml.safe_dump({"name": "long", "seed": seed, "personas": personas}, sort_keys=False)
+
+
+@pytest.mark.slow
+@settings(max_examples=2, deadline=None, derandomize=True, database=None)
+@given(st.integers(0, 2**63 - 1))
+@example(11)  # the seed whose third persona ran out of room: an own anchor took an episode's first moment
+def test_three_personas_for_two_years_are_planned_with_any_seed(seed):
+    """The planner's part: every persona's trajectory is planned and realized, every anchor grounded."""
+    cfg = parse_config(_three_for_two_years(seed))
+    for index in range(3):
+        traj = synthesize_persona(index, cfg)
+        assert {e.anchor_id for e in traj.graph.events if e.anchor_id} == {a.id for a in traj.anchors}
+
+
+def test_a_moment_never_takes_the_block_its_later_moments_need():
+    """p03-c10-e04 of seed 11: two moments, and its own anchor on the window's last block."""
+    cfg = parse_config(_three_for_two_years(11))
+    traj = synthesize_persona(2, cfg)
+    leaves = [e for e in traj.graph.events if e.parent_id == "p03-c10-e04" and e.kind.startswith("work_")]
+    assert [leaf.kind for leaf in leaves] == ["work_deadline", "work_meeting_prep"]
+    assert leaves[0].end < leaves[1].start
+
+
+def _synthesizes_and_validates(text: str) -> None:
     try:
         cfg = parse_config(text)
     except KemeError as exc:  # only the up-front anchor limit may refuse a config drawn within the bounds

@@ -9,6 +9,7 @@ calendar (workdays, weekends, holidays). An episode expands into leaf moments
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import random
 from collections.abc import Callable
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
 from keme.config import SynthConfig
-from keme.days import Slot, block_window, days, holidays_between, is_workday
+from keme.days import BLOCKS, Slot, block_window, days, holidays_between, is_workday
 from keme.errors import NoFit
 from keme.models import Event, Persona
 from keme.models.catalog import CHANGES, EPISODE_KINDS, Change, EpisodeKind
@@ -930,6 +931,13 @@ def place_moments(
 
     ranges = [fixed.get(i, (lo, hi)) for i in range(len(moments))]
     anchor_days = {traj.anchor_slot(a): a for a in own}
+    free = free_slots(traj, lo, hi, own)
+
+    def leaves_room(i: int, slot: Slot) -> bool:
+        # greedy placement must not paint itself into a corner: the moments after this one need as many free
+        # blocks after it (without this, an own anchor on the window's last block took the first moment)
+        return len(free) - bisect.bisect_right(free, slot_key(slot)) >= len(moments) - 1 - i
+
     chosen: list[Slot] = []
     previous: Slot | None = None
     for i, moment in enumerate(moments):
@@ -948,7 +956,7 @@ def place_moments(
         ]
         if anchored and rng.random() < 0.5:
             found = min(anchored, key=slot_key)
-            if found in traj.occupied or not allowed(moment, found):
+            if found in traj.occupied or not allowed(moment, found) or not leaves_room(i, found):
                 found = None
         # strict: anywhere in the moment's range; relaxed: as early as possible, leaving room for the rest
         spread = (last - first).days if strict else min(1, (last - first).days)
@@ -964,7 +972,11 @@ def place_moments(
                     slot = (day, block)
                     if previous is not None and slot_key(slot) <= slot_key(previous):
                         continue
-                    if traj.slot_free(slot, own_anchors=own) and allowed(moment, slot):
+                    if (
+                        traj.slot_free(slot, own_anchors=own)
+                        and allowed(moment, slot)
+                        and leaves_room(i, slot)
+                    ):
                         found = slot
                         break
                 if found:
@@ -974,6 +986,17 @@ def place_moments(
         chosen.append(found)
         previous = found
     return chosen
+
+
+def free_slots(traj: Trajectory, lo: date, hi: date, own: frozenset[str]) -> list[tuple[date, int]]:
+    """The keys (`slot_key`) of the free day blocks in [lo, hi], in order (own pending anchors' blocks are
+    free)."""
+    return [
+        slot_key((day, block))
+        for day in days(lo, hi)
+        for block in BLOCKS
+        if traj.slot_free((day, block), own_anchors=own)
+    ]
 
 
 def _fewer(moments: list[str], optional: tuple[str, ...]) -> list[tuple[int, ...]]:
