@@ -49,7 +49,9 @@ def measure(data, systems: list[str], work: Path) -> dict[str, dict[str, float]]
     depth = max(messages for _, messages, _ in sizes.values())
     run(Settings(data=data, out=work, systems=systems, depth=depth, bootstrap=200))
     rows: dict[str, list[dict]] = {s: [] for s in systems}
-    for line in (work / "results.jsonl").read_text().splitlines():
+    for line in (work / "results.jsonl").read_text().split("\n"):
+        if not line.strip():
+            continue
         record = json.loads(line)
         if record["system"] in rows and "mrr" in record:
             rows[record["system"]].append(record)

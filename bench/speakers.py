@@ -32,7 +32,9 @@ def measure(data, systems: list[str], work: Path, speakers: bool) -> dict[str, d
         replay_of(data, speakers=speakers),
     )
     rows: dict[str, list[dict]] = {s: [] for s in systems}
-    for line in (work / "results.jsonl").read_text().splitlines():
+    for line in (work / "results.jsonl").read_text().split("\n"):
+        if not line.strip():
+            continue
         record = json.loads(line)
         if record["system"] in rows and "mrr" in record:
             rows[record["system"]].append(record)

@@ -34,7 +34,7 @@ SYSTEMS = 11
 def widen(out: Path, copies: int) -> None:
     """The bm25 run copied under `copies` more names: its folder, its summary row, its results rows."""
     summary = json.loads((out / "summary.json").read_text())
-    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().split("\n") if line.strip()]
     for i in range(copies):
         name = f"bm25_copy{i + 1}"
         shutil.copytree(out / "bm25", out / name)

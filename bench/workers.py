@@ -98,7 +98,9 @@ def eval_result(out: Path) -> dict:
     summary = json.loads((out / "summary.json").read_text())["systems"]
     hits = {}
     for system in SYSTEMS:
-        for line in (out / system / "retrieve.jsonl").read_text().splitlines():
+        for line in (out / system / "retrieve.jsonl").read_text().split("\n"):
+            if not line.strip():
+                continue
             record = json.loads(line)
             hits[(system, record["question_id"])] = record["hits"]
     skip = MEASURED | {"storage_bytes"}  # factmem's database grows with its random nonces

@@ -26,6 +26,7 @@ from pydantic_core import PydanticSerializationError
 from keme.dataset import PART_FILES, Dataset
 from keme.dataset.commit import recover
 from keme.dataset.findings import finding_counts, flag_items
+from keme.dataset.io import text_lines
 from keme.dataset.lock import directory_lock
 from keme.dataset.manifest import MANIFEST, Manifest
 from keme.dataset.paths import PathEscape, inside
@@ -186,7 +187,7 @@ def read_json_records(path: Path) -> list[Any]:
         except (ValueError, RecursionError):
             pass  # not one object: JSON lines, checked line by line below
     records = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text_lines(text), start=1):
         if line.strip():
             records.append(_loads(path, line, number))
     if not any(isinstance(r, dict) for r in records):

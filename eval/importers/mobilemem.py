@@ -43,6 +43,7 @@ from eval.importers.common import (
     source_date,
 )
 from keme.dataset import Dataset
+from keme.dataset.findings import empty_gold
 from keme.dataset.io import atomic_write_text
 from keme.errors import KemeError
 from keme.models import AnswerSpec, Message, Persona, QAItem, Quote, Session
@@ -495,10 +496,12 @@ def _question(
     if qa is None:
         return None
     # an empty gold imports flagged (keme.dataset.findings) rather than vanishing from the count
-    answers = [str(a) for a in qa.golden_answers if str(a).strip()]
+    # (a NaN or blank among the alternatives is not the gold when a real one is there)
+    answers = [str(a) for a in qa.golden_answers if not empty_gold(str(a))]
     if not answers:
+        said = [str(a) for a in qa.golden_answers][:1]
         notes.problem("empty_golds", where, "golden_answers is empty; imported flagged (empty_gold)")
-        answers = [""]
+        answers = said or [""]
     kind = question_type(qa.question_type)
     if kind is None:
         notes.problem("unknown_question_type", where, f"{qa.question_type[:40]!r}; imported as single_hop")

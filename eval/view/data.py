@@ -17,6 +17,7 @@ from typing import Any
 from eval.failures import CATEGORIES, LABELS
 from eval.report import leaderboard_cells
 from keme.dataset.dataset import Dataset
+from keme.dataset.io import text_lines
 from keme.errors import KemeError
 
 PAGE_SESSIONS = 20  # sessions per page file: a persona-year (~450 sessions) is ~23 pages
@@ -43,7 +44,7 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     out = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(text_lines(path.read_text(encoding="utf-8")), start=1):
         if not line.strip():
             continue
         try:

@@ -14,7 +14,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from keme.errors import KemeError
+from keme.errors import KemeError, write_failed
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -34,8 +34,11 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
     The file gets the mode any new file gets here (0666 less the umask): mkstemp's private 0600 would make
     a dataset or an export unreadable to everyone but its writer."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise write_failed(path, exc) from exc
     try:
         os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as handle:
@@ -43,8 +46,10 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and not isinstance(exc, KemeError):
+            raise write_failed(path, exc) from exc  # a full disk, a size limit: named, not a crash
         raise
 
 
@@ -84,6 +89,15 @@ def _unreadable(path: Path, exc: OSError) -> KemeError:
     return KemeError(
         f"{path}: cannot read ({exc.strerror or exc}); restore the file or re-create the dataset"
     )
+
+
+def text_lines(text: str) -> list[str]:
+    """The lines of a JSON Lines text: split at \\n only (and a \\r before it dropped). `str.splitlines` also
+    splits at U+2028, U+2029, \\x1c-\\x1e, \\x85 and \\x0b, which JSON allows raw inside a string."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.removesuffix("\r") for line in lines]
 
 
 def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
