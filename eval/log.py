@@ -10,6 +10,7 @@ from typing import Any
 import orjson
 
 from eval.errors import RunError
+from keme.errors import KemeError, write_failed
 
 SYNC_EVERY = 1.0  # seconds between fsyncs of a log being appended to
 # datetimes and dataclasses go to `_plain`, so a line reads as json.dumps(default=str) wrote it
@@ -108,21 +109,32 @@ class Log:
             os.fsync(handle.fileno())
 
     def append(self, record: dict[str, Any]) -> None:
-        if self._fd is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._cut_torn_tail()
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        line = memoryview(encode(record))
-        while line:  # one write, unbuffered: the record is in the kernel when append returns
-            line = line[os.write(self._fd, line) :]
-        now = time.monotonic()
-        if now - self._synced >= SYNC_EVERY:
-            os.fsync(self._fd)
-            self._synced = now
+        """One record, whole; a full disk or a size limit is a WriteFailed naming the log (the torn tail it
+        may leave is cut on the next open, so the run resumes from the last whole record)."""
+        try:
+            if self._fd is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._cut_torn_tail()
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            line = memoryview(encode(record))
+            while line:  # one write, unbuffered: the record is in the kernel when append returns
+                line = line[os.write(self._fd, line) :]
+            now = time.monotonic()
+            if now - self._synced >= SYNC_EVERY:
+                os.fsync(self._fd)
+                self._synced = now
+        except KemeError:
+            raise
+        except OSError as exc:
+            raise write_failed(self.path, exc) from exc
 
     def close(self) -> None:
         """Put what was appended on disk and let the file go."""
         if self._fd is not None:
-            os.fsync(self._fd)
-            os.close(self._fd)
-            self._fd = None
+            fd, self._fd = self._fd, None
+            try:
+                os.fsync(fd)
+            except OSError as exc:
+                raise write_failed(self.path, exc) from exc
+            finally:
+                os.close(fd)

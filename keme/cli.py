@@ -7,6 +7,7 @@ defers a first-party import (tests/test_layers.py).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -23,7 +24,7 @@ from rich.table import Table
 
 from eval.options import Images, JudgeKind, Mode, ReaderKind
 from keme.dataset.lock import directory_lock
-from keme.errors import KemeError
+from keme.errors import KemeError, write_failed
 
 if TYPE_CHECKING:
     from eval.judge import Judge
@@ -1143,6 +1144,7 @@ def demo(
     console.print(f"4. the viewer: open {site / 'index.html'} in a browser (keme view)")
 
 
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS}
 INTERNAL_ERROR = 70  # EX_SOFTWARE: a bug in keme, not in the user's input
 DEBUG_ENV = "KEME_DEBUG"  # set to 1 to see the traceback of an internal error
 
@@ -1166,6 +1168,12 @@ def main() -> None:
     except Exception as exc:  # the boundary: no traceback reaches the user unless asked for
         if os.environ.get(DEBUG_ENV):
             raise
+        if isinstance(exc, OSError) and exc.errno in _WRITE_ERRNOS:
+            # a full or read-only disk met on a path no caller named: the user's to fix, not a bug
+            try:
+                _fail(write_failed(exc.filename or "a file keme was writing", exc))
+            except typer.Exit as done:
+                sys.exit(done.exit_code)
         err.print(
             f"[bold red]internal error[/] (a bug in keme, please report it with the command you ran): "
             f"{escape(type(exc).__name__)}: {escape(str(exc)[:500])}; "
