@@ -391,7 +391,7 @@ def write_dataset(
     stats: dict[str, Any],
     force: bool = False,
     images: list[ImageRecord] | None = None,
-    blobs: dict[str, bytes] | None = None,
+    blobs: dict[str, bytes | Path] | None = None,
 ) -> Manifest:
     """Write the imported dataset into `out` as one change (keme.dataset.commit), holding its lock.
 
