@@ -236,7 +236,7 @@ def _with_message(tmp_path: Path, size: int) -> tuple[Path, str]:
     return out, message.id
 
 
-@pytest.mark.parametrize("kind", ["longmemeval", "locomo", "mobilemem"])
+@pytest.mark.parametrize("kind", ["longmemeval", "locomo", "mobilemem", "hf"])
 def test_a_message_over_the_limit_stops_the_export_naming_it(tmp_path, kind):
     dataset, mid = _with_message(tmp_path, 5000)
     refuses(
