@@ -320,16 +320,21 @@ class Archive:
         """The bytes of an entry, or why an image that large is skipped; a damaged archive member is an
         ArchiveError naming it."""
         entry = self.entries[key]
-        size = entry.file_size if isinstance(entry, zipfile.ZipInfo) else entry.stat().st_size
-        if size > min(MAX_IMAGE_BYTES, self.limits.image_bytes):
-            cap = min(MAX_IMAGE_BYTES, self.limits.image_bytes)
+        try:
+            size = entry.file_size if isinstance(entry, zipfile.ZipInfo) else entry.stat().st_size
+        except OSError as exc:
+            return f"unreadable ({exc.strerror or exc})"
+        cap = min(MAX_IMAGE_BYTES, self.limits.image_bytes)
+        if size > cap:
             return f"{size} bytes, more than the {cap} an image may have ({env_name('image_bytes')})"
         if isinstance(entry, zipfile.ZipInfo):
             return read_member(self.zip, entry, self.path, size)  # type: ignore[arg-type]
         try:
-            return entry.read_bytes()
+            with entry.open("rb") as handle:  # at most the cap, should the file grow meanwhile
+                data = handle.read(cap + 1)
         except OSError as exc:
             return f"unreadable ({exc.strerror or exc})"
+        return data if len(data) <= cap else f"more than the {cap} bytes an image may have"
 
 
 def _size(data: bytes) -> tuple[int, int]:
