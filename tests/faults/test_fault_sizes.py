@@ -126,15 +126,16 @@ def test_a_sound_archive_imports_whatever_else_it_holds(tmp_path_factory, member
     assert (tmp / "out" / "images" / "omni-00001.png").read_bytes() == PNG
 
 
-def _bomb(path: Path, name: str, size: int) -> None:
-    """A member of `size` zero bytes, compressed (about a thousandth of it), written a chunk at a time."""
+def _bomb(path: Path, names: list[str], size: int) -> None:
+    """Members of `size` zero bytes each, compressed (about a thousandth), written a chunk at a time."""
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as out:
-        info = zipfile.ZipInfo(name)
-        info.compress_type = zipfile.ZIP_DEFLATED
-        with out.open(info, "w", force_zip64=True) as member:
-            chunk = bytes(2**20)
-            for _ in range(size // len(chunk)):
-                member.write(chunk)
+        for name in names:
+            info = zipfile.ZipInfo(name)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            with out.open(info, "w", force_zip64=True) as member:
+                chunk = bytes(2**20)
+                for _ in range(size // len(chunk)):
+                    member.write(chunk)
 
 
 def _peak_rss(args: list[str], env: dict[str, str] | None = None) -> tuple[int, str]:
@@ -162,8 +163,13 @@ def test_a_zip_bomb_is_refused_before_it_is_expanded(tmp_path):
     sound = omni_release(tmp_path / "sound")
     base, output = _peak_rss(["import", "mobilemem-omni", str(sound), "--out", str(tmp_path / "sound-out")])
     assert output.startswith("exit 0"), output
-    release = omni_release(tmp_path / "release")
-    _bomb(release / "image.zip", SHOT, 256 * 2**20)  # 256 MiB of zeros in about 250 kB
+    # eight images of 40 MiB (each under the cap of one image), all shown in a session, in about 320 kB
+    names = [f"image/uid1/camera_photos/bomb_{n}.png" for n in range(8)]
+    extra = [{"type": "camera_photo", "file": name} for name in names]
+    release = omni_release(
+        tmp_path / "release", lambda u, q: u[0]["sessions"][1]["image_refs"]["extra_images"].extend(extra)
+    )
+    _bomb(release / "image.zip", [SHOT, *names], 40 * 2**20)
     assert (release / "image.zip").stat().st_size < 2**20
     args = ["import", "mobilemem-omni", str(release), "--out", str(tmp_path / "out")]
     peak, output = _peak_rss(args)
