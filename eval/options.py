@@ -8,10 +8,20 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from eval.llm_judge import PROMPT_SETS
 from eval.registry import REGISTRY, check_params
+from eval.uncertainty import B_DEFAULT
+from keme.dataset.limits import Limits, check
 from keme.errors import KemeError
 from keme.models import Role
 
@@ -20,6 +30,7 @@ Mode = Literal["offline", "online"]
 Images = Literal["caption", "none"]  # shared screenshots reach text systems as their caption, or not at all
 ReaderKind = Literal["none", "local", "openai"]  # the CLI's --reader
 JudgeKind = Literal["rule", "llm", "both"]  # the CLI's --judge
+BOUNDS = {"k": "count", "depth": "count", "limit": "count", "judge_runs": "runs", "bootstrap": "bootstrap"}
 
 
 class Options(BaseModel):
@@ -35,6 +46,14 @@ class Options(BaseModel):
     images: Images = "caption"
     judge_runs: int = Field(3, ge=1)
     judge_prompts: str = "mobilemem"
+    bootstrap: int = Field(B_DEFAULT, ge=1)
+
+    @field_validator("k", "depth", "limit", "judge_runs", "bootstrap")
+    @classmethod
+    def _bounded(cls, value: int | None, info: ValidationInfo) -> int | None:
+        """Counts that size memory or work are bounded (keme.dataset.limits), not only from below."""
+        name = BOUNDS[str(info.field_name)]
+        return value if value is None else check("the value", value, name, Limits.from_env())
 
     @field_validator("judge_prompts")
     @classmethod

@@ -25,6 +25,8 @@ from typing import Literal
 
 import numpy as np
 
+from keme.dataset.limits import Limits, check
+
 Scheme = Literal["persona", "cluster", "question"]
 Missing = Literal["exclude", "zero"]
 B_DEFAULT = 2000
@@ -118,12 +120,21 @@ def resamples(
     b: int = B_DEFAULT,
     seed: int = SEED_DEFAULT,
     scheme: Scheme = "persona",
+    limits: Limits | None = None,
 ) -> Resamples:
     """Inclusion counts of `b` replicates. The same ids, seed and scheme give the same replicates."""
     if len(question_ids) != len(persona_ids):
         raise ValueError("one persona id per question id")
     if b < 1:
         raise ValueError(f"the number of bootstrap replicates must be at least 1, not {b}")
+    limits = Limits.from_env() if limits is None else limits
+    check("bootstrap replicates", b, "bootstrap", limits)
+    check(
+        f"bootstrap replicates x {len(question_ids)} questions",
+        b * len(question_ids),
+        "bootstrap_cells",
+        limits,
+    )
     rng = np.random.default_rng(seed)
     n = len(question_ids)
     personas = sorted(set(persona_ids))

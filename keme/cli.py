@@ -151,6 +151,7 @@ _WORKERS = typer.Option(
     None,
     "--workers",
     min=1,
+    max=4096,
     help="run the work as N Ray tasks at a time (the ray extra); default 1: in this process, without Ray; "
     "with --ray-address: the cluster's CPUs. The output is the sequential run's",
 )
@@ -558,6 +559,7 @@ def eval_cmd(
     from eval.run import Settings, resolve_systems, run
     from eval.workers import systems_on
     from keme.cluster import require_ray, wanted
+    from keme.dataset.limits import check as check_size
 
     try:
         if wanted(workers, ray_address):
@@ -596,6 +598,7 @@ def eval_cmd(
             images=images,
             judge_runs=judge_runs,
             judge_prompts=judge_prompts,
+            bootstrap=bootstrap,
         )
         names = resolve_systems(systems)
         if systems.strip() == "all":
@@ -616,6 +619,12 @@ def eval_cmd(
                 modality = "Omni: the dataset has screenshots" if dataset.images else "text: no screenshots"
                 err.print(f"k={k} from --config ({modality})", highlight=False)
         replay = replay_of(dataset, kept, limit, images, include_flagged=include_flagged)
+        # the reports' bootstrap holds replicates x questions counts: refused now, not after the run
+        check_size(
+            f"--bootstrap {bootstrap} x {len(replay.questions)} questions",
+            bootstrap * len(replay.questions),
+            "bootstrap_cells",
+        )
         llm = llm_config if llm_config is not None else settings.llm
         answerer, judges = _reader_and_judges(
             reader,
@@ -911,7 +920,7 @@ def hardneg(
     out: Path = typer.Option(..., "--out", "-o", help="dataset directory to write the hard set to"),
     questions: Optional[str] = typer.Option(None, "--questions", help="comma-separated question ids"),
     sample: Optional[int] = typer.Option(
-        None, "--sample", min=1, help="or this many questions, drawn by --seed"
+        None, "--sample", min=1, max=1_000_000, help="or this many questions, drawn by --seed"
     ),
     seed: int = typer.Option(0, "--seed", help="the draw and every choice of distractor"),
     brain: str = typer.Option(
@@ -929,10 +938,14 @@ def hardneg(
         None, "--without", help="distractor kinds not to make, comma-separated (other_ask, asked_before, ...)"
     ),
     asks: int = typer.Option(
-        3, "--asks", min=0, help="other people who asked the same question, per question"
+        3, "--asks", min=0, max=1000, help="other people who asked the same question, per question"
     ),
     likes: int = typer.Option(
-        2, "--likes", min=0, help="questions like it that the user asked before, unanswered, per question"
+        2,
+        "--likes",
+        min=0,
+        max=1000,
+        help="questions like it that the user asked before, unanswered, per question",
     ),
     force: bool = typer.Option(False, "--force", help="replace the keme dataset already in OUT"),
 ) -> None:

@@ -27,6 +27,7 @@ from keme.dataset import PART_FILES, Dataset
 from keme.dataset.commit import recover
 from keme.dataset.findings import finding_counts, flag_items
 from keme.dataset.io import text_lines
+from keme.dataset.limits import Limits, check
 from keme.dataset.lock import directory_lock
 from keme.dataset.manifest import MANIFEST, Manifest
 from keme.dataset.paths import PathEscape, inside
@@ -168,8 +169,12 @@ def read_json_records(path: Path) -> list[Any]:
     Records are returned as parsed: the importer checks each one against its
     format and notes the ones it cannot use.
     """
+    limits = Limits.from_env()
     try:
-        data = path.read_bytes()
+        check(f"{path}: bytes", path.stat().st_size, "file_bytes", limits)  # before it is read whole
+        with path.open("rb") as handle:  # at most the limit, whatever stat said (a device has no size)
+            data = handle.read(limits.file_bytes + 1)
+        check(f"{path}: bytes", len(data), "file_bytes", limits)
     except OSError as exc:
         raise KemeError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     text = _decode(path, data)
@@ -392,7 +397,7 @@ def write_dataset(
     stats: dict[str, Any],
     force: bool = False,
     images: list[ImageRecord] | None = None,
-    blobs: dict[str, bytes] | None = None,
+    blobs: dict[str, bytes | Path] | None = None,
 ) -> Manifest:
     """Write the imported dataset into `out` as one change (keme.dataset.commit), holding its lock.
 

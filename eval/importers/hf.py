@@ -40,6 +40,7 @@ import pyarrow.parquet as pq
 import yaml
 from pydantic_core import to_jsonable_python
 
+from eval.importers.export_io import refuse_oversized
 from keme.dataset import Dataset
 from keme.dataset.io import atomic_write_bytes, dump_json, read_bytes
 from keme.dataset.manifest import MANIFEST, Manifest, manifest_bytes
@@ -682,6 +683,7 @@ def export_hf(data: Dataset, out: Path, force: bool = False) -> dict[str, Any]:
     problem = _refusal(data, out, force)
     if problem is not None:
         raise KemeError(problem)
+    refuse_oversized(data)
     files, counts = export_files(data)
     images = _image_paths(data)
     staged = out.parent / f".{out.name}.partial-{secrets.token_hex(4)}"

@@ -19,7 +19,7 @@ dates would make them overlap.
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -38,8 +38,8 @@ from eval.importers.common import (
     source_date,
     written_as,
 )
+from eval.importers.export_io import refuse_oversized, write_json_array
 from keme.dataset.findings import empty_gold
-from keme.dataset.io import atomic_write_text
 from keme.errors import KemeError
 from keme.models import AnswerSpec, Message, Persona, QAItem, Quote, Session
 from keme.models.proof import ImportedArgs, ImportedProof
@@ -438,25 +438,31 @@ def _evidence_sessions(written: list[Any], kept: dict[str, dict[str, Any]]) -> s
 
 
 def to_longmemeval(data: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """One LongMemEval instance per question: the persona's messages up to the moment it is asked.
+    """One LongMemEval instance per question (longmemeval_instances), as a list, and their counts."""
+    stats: dict[str, Any] = {}
+    instances = list(longmemeval_instances(data, stats))
+    return instances, stats
+
+
+def longmemeval_instances(data: Any, stats: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """One LongMemEval instance per question: the persona's messages up to the moment it is asked; made
+    one at a time (each holds its persona's history), `stats` counted as they go.
 
     Session ids follow LongMemEval's convention, which its retrieval scripts score by: an evidence
     session is `answer_<id>`, and no other session id contains "answer". An imported LongMemEval
     instance comes back as it was written (ids, dates, session order, has_answer), wherever keme still
     holds the same values."""
-    instances = []
     counts = {"app_turns_as_user": 0, "captions_in_turn_text": 0}
+    stats.update(instances=0, abstention=0, **counts, sessions=0)
     for view in data.views():
         role_of = {m.id: m.role for s in view.sessions for m in s.messages}
         for item in sorted(view.qa, key=lambda q: (q.asked_at, q.id)):
-            instances.append(_instance(view, item, role_of, counts))
-    stats = {
-        "instances": len(instances),
-        "abstention": sum(str(i["question_id"]).endswith("_abs") for i in instances),
-        **counts,
-        "sessions": sum(len(i["haystack_sessions"]) for i in instances),
-    }
-    return instances, stats
+            instance = _instance(view, item, role_of, counts)
+            stats["instances"] += 1
+            stats["abstention"] += str(instance["question_id"]).endswith("_abs")
+            stats["sessions"] += len(instance["haystack_sessions"])
+            stats.update(counts)
+            yield instance
 
 
 def export_longmemeval(data: Any, out: Path) -> dict[str, Any]:
@@ -467,9 +473,7 @@ def export_longmemeval(data: Any, out: Path) -> dict[str, Any]:
     if data.root is not None and data.root.resolve() in out.resolve().parents:
         raise KemeError(f"--out {out} is inside the dataset {data.root}; write the export elsewhere")
     refuse_broken(data)
-    instances, stats = to_longmemeval(data)
-    try:
-        atomic_write_text(out, json.dumps(instances, ensure_ascii=False))
-    except OSError as exc:
-        raise KemeError(f"{out}: cannot write ({exc.strerror or exc})") from exc
+    refuse_oversized(data)
+    stats: dict[str, Any] = {}
+    write_json_array(out, longmemeval_instances(data, stats))
     return stats

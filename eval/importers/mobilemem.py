@@ -42,9 +42,9 @@ from eval.importers.common import (
     refuse_broken,
     source_date,
 )
+from eval.importers.export_io import refuse_oversized, write_json_array
 from keme.dataset import Dataset
 from keme.dataset.findings import empty_gold
-from keme.dataset.io import atomic_write_text
 from keme.errors import KemeError
 from keme.models import AnswerSpec, Message, Persona, QAItem, Quote, Session
 from keme.models.proof import ImportedArgs, ImportedProof
@@ -367,11 +367,9 @@ def export_mobilemem(data: Dataset, out: Path) -> dict[str, Any]:
     if data.root is not None and data.root.resolve() in out.resolve().parents:
         raise KemeError(f"--out {out} is inside the dataset {data.root}; write the export elsewhere")
     refuse_broken(data)
+    refuse_oversized(data)
     samples, stats = to_mobilemem(data)
-    try:
-        atomic_write_text(out, json.dumps(samples, ensure_ascii=False, indent=1))
-    except OSError as exc:
-        raise KemeError(f"{out}: cannot write ({exc.strerror or exc})") from exc
+    write_json_array(out, samples, indent=1)
     return stats
 
 

@@ -52,9 +52,9 @@ import hashlib
 import json
 import re
 import struct
+import tempfile
 import unicodedata
 import zipfile
-import zlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -63,6 +63,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, StrictFloat, StrictInt
 
+from eval.importers.archive import open_archive, read_member
 from eval.importers.common import (
     Notes,
     Text,
@@ -75,6 +76,7 @@ from eval.importers.common import (
     write_dataset,
 )
 from eval.importers.mobilemem import parse_time, question_type
+from keme.dataset.limits import Limits, check, env_name
 from keme.errors import KemeError
 from keme.models import AnswerSpec, ImageRecord, Message, Persona, QAItem, Quote, Session, safe_id
 from keme.models.proof import ImportedArgs, ImportedProof
@@ -278,23 +280,23 @@ class Archive:
     """The images of a folder by key, from its `image.zip` or an extracted `image/` folder. A path from
     the data is only ever looked up among these entries, never opened."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, limits: Limits) -> None:
         self.entries: dict[str, zipfile.ZipInfo | Path] = {}
         self.zip: zipfile.ZipFile | None = None
-        archive = root / "image.zip"
-        if archive.is_file():
-            try:
-                self.zip = zipfile.ZipFile(archive)
-            except (zipfile.BadZipFile, OSError) as exc:
-                raise KemeError(f"{archive}: not a zip archive ({exc}); download image.zip again") from exc
+        self.path = root / "image.zip"
+        self.limits = limits
+        if self.path.is_file():
+            self.zip = open_archive(self.path, limits)
             for info in self.zip.infolist():
                 if not info.is_dir():
                     self.entries.setdefault(image_key(_zip_name(info)), info)
         elif (root / "image").is_dir():
             folder = (root / "image").resolve()
+            self.path = folder
             for path in sorted(folder.rglob("*")):
                 if path.is_file() and not path.is_symlink() and path.resolve().is_relative_to(folder):
                     self.entries.setdefault(image_key(path.relative_to(folder).as_posix()), path)
+                    check(f"{folder}: files", len(self.entries), "archive_members", limits)
         self.folded = {key.casefold(): key for key in self.entries}
 
     def find(self, ref: str, notes: Notes) -> str | None:
@@ -315,17 +317,24 @@ class Archive:
         return None
 
     def read(self, key: str) -> bytes | str:
-        """The bytes of an entry, or why they cannot be read."""
+        """The bytes of an entry, or why an image that large is skipped; a damaged archive member is an
+        ArchiveError naming it."""
         entry = self.entries[key]
-        size = entry.file_size if isinstance(entry, zipfile.ZipInfo) else entry.stat().st_size
-        if size > MAX_IMAGE_BYTES:
-            return f"{size} bytes, more than the {MAX_IMAGE_BYTES} an image may have"
         try:
-            if isinstance(entry, zipfile.ZipInfo):
-                return self.zip.read(entry)  # type: ignore[union-attr]
-            return entry.read_bytes()
-        except (zipfile.BadZipFile, zlib.error, NotImplementedError, RuntimeError, OSError, EOFError) as exc:
-            return f"unreadable ({exc})"
+            size = entry.file_size if isinstance(entry, zipfile.ZipInfo) else entry.stat().st_size
+        except OSError as exc:
+            return f"unreadable ({exc.strerror or exc})"
+        cap = min(MAX_IMAGE_BYTES, self.limits.image_bytes)
+        if size > cap:
+            return f"{size} bytes, more than the {cap} an image may have ({env_name('image_bytes')})"
+        if isinstance(entry, zipfile.ZipInfo):
+            return read_member(self.zip, entry, self.path, size)  # type: ignore[arg-type]
+        try:
+            with entry.open("rb") as handle:  # at most the cap, should the file grow meanwhile
+                data = handle.read(cap + 1)
+        except OSError as exc:
+            return f"unreadable ({exc.strerror or exc})"
+        return data if len(data) <= cap else f"more than the {cap} bytes an image may have"
 
 
 def _size(data: bytes) -> tuple[int, int]:
@@ -397,7 +406,9 @@ class Copies:
     """The images written so far, once per archive entry however often they are shared."""
 
     archive: Archive
-    blobs: dict[str, bytes] = field(default_factory=dict)
+    stage: Path  # where the images wait for the dataset's commit: one in memory at a time, not all
+    blobs: dict[str, Path] = field(default_factory=dict)
+    total: int = 0  # bytes copied so far, bounded by the limit `images_bytes`
     saved: dict[str, tuple[str, str, int, int]] = field(default_factory=dict)  # key -> path, sha, w, h
     found: dict[str, str | None] = field(default_factory=dict)  # path key -> archive key
     failed: set[str] = field(default_factory=set)
@@ -428,8 +439,15 @@ class Copies:
             self.failed.add(key)
             notes.problem("images_unreadable", where, f"{ref[:80]!r}: {data}")
             return None
+        self.total += len(data)
+        check(f"{self.archive.path}: images copied", self.total, "images_bytes", self.archive.limits)
         path = f"images/omni-{len(self.saved) + 1:05d}{suffix}"
-        self.blobs[path] = data
+        staged = self.stage / PurePosixPath(path).name
+        try:
+            staged.write_bytes(data)
+        except OSError as exc:
+            raise KemeError(f"{staged}: cannot stage an image ({exc.strerror or exc})") from exc
+        self.blobs[path] = staged
         self.saved[key] = (path, hashlib.sha256(data).hexdigest(), *_size(data))
         notes.count("images_copied")
         return (key, *self.saved[key])
@@ -965,12 +983,35 @@ def import_question(
 
 
 # -------------------------------------------------------------------------------------------- entry
-def import_mobilemem_omni(root: Path, out: Path, force: bool = False) -> dict[str, Any]:
+def import_mobilemem_omni(
+    root: Path, out: Path, force: bool = False, limits: Limits | None = None
+) -> dict[str, Any]:
     """Import a MobileMem-Omni folder into `out`: the release (data.jsonl, questions.jsonl, image.zip) or
     the pipeline's stage 5 and stage 6 files, whichever it holds."""
     layout = find_layout(root)
+    archive = Archive(layout.root, Limits.from_env() if limits is None else limits)
+    try:
+        staging = tempfile.TemporaryDirectory(prefix=".keme-images-", dir=_existing(out.parent))
+    except OSError as exc:
+        raise KemeError(f"{out}: cannot stage the images beside it ({exc.strerror or exc})") from exc
+    try:
+        with staging as stage:
+            return _import(layout, archive, Path(stage), out, force)
+    finally:
+        if archive.zip is not None:
+            archive.zip.close()
+
+
+def _existing(directory: Path) -> Path:
+    """`directory`, or its nearest ancestor that exists (the images are staged on the output's disk)."""
+    while not directory.is_dir() and directory != directory.parent:
+        directory = directory.parent
+    return directory
+
+
+def _import(layout: Layout, archive: Archive, stage: Path, out: Path, force: bool) -> dict[str, Any]:
     notes = Notes()
-    copies = Copies(Archive(layout.root))
+    copies = Copies(archive, stage)
     used: dict[str, set[str]] = defaultdict(set)
     personas, users = [], {}
     read_from: dict[str, Path] = {}  # a user or question id -> the file it was first read from

@@ -25,7 +25,7 @@ import signal
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from keme.dataset.io import atomic_write_bytes, atomic_write_text, sha256_file
+from keme.dataset.io import atomic_copy, atomic_write_bytes, atomic_write_text, sha256_file
 from keme.dataset.lock import DirectoryLocked, directory_lock
 from keme.dataset.manifest import MANIFEST, Manifest, manifest_bytes, read_manifest
 from keme.dataset.paths import inside
@@ -74,11 +74,14 @@ def _checked(root: Path, name: str) -> str:
     return name
 
 
-def _holds(path: Path, data: bytes) -> bool:
-    """Whether `path` is a plain file with exactly these bytes already (then it is not written again)."""
-    if path.is_symlink() or not path.is_file() or path.stat().st_size != len(data):
+def _holds(path: Path, data: bytes | Path) -> bool:
+    """Whether `path` is a plain file with exactly these bytes (or the bytes of the file `data`) already
+    (then it is not written again)."""
+    size = data.stat().st_size if isinstance(data, Path) else len(data)
+    if path.is_symlink() or not path.is_file() or path.stat().st_size != size:
         return False
-    return sha256_file(path) == hashlib.sha256(data).hexdigest()
+    digest = sha256_file(data) if isinstance(data, Path) else hashlib.sha256(data).hexdigest()
+    return sha256_file(path) == digest
 
 
 def _listed(root: Path) -> list[str]:
@@ -100,8 +103,10 @@ def _sync(directory: Path) -> None:
         os.close(fd)
 
 
-def commit(root: Path, files: dict[str, bytes], manifest: Manifest) -> list[str]:
+def commit(root: Path, files: dict[str, bytes | Path], manifest: Manifest) -> list[str]:
     """Put `files` and then `manifest` into `root` as one change; returns what was written.
+
+    A file's content is its bytes, or a file (copied a chunk at a time: large images never sit in memory).
 
     A file that already holds its bytes is left alone (nothing at all is written when nothing
     changed); the files the manifest on disk lists and `manifest` does not are removed. The
@@ -112,7 +117,9 @@ def commit(root: Path, files: dict[str, bytes], manifest: Manifest) -> list[str]
         _checked(root, name)
         if (root / name).is_dir() and not (root / name).is_symlink():
             raise KemeError(f"{root / name} is a directory where the dataset keeps a file; move it away")
-    writes = {name: data for name, data in files.items() if not _holds(root / name, data)}
+    writes: dict[str, bytes | Path] = {
+        name: data for name, data in files.items() if not _holds(root / name, data)
+    }
     listing = manifest_bytes(manifest)
     if not _holds(root / MANIFEST, listing):
         writes[MANIFEST] = listing  # last: the plan moves the files in this order
@@ -124,7 +131,10 @@ def commit(root: Path, files: dict[str, bytes], manifest: Manifest) -> list[str]
     faults = _Faults.from_env()
     stage = root / STAGE
     for name, data in writes.items():
-        atomic_write_bytes(stage / name, data)
+        if isinstance(data, Path):
+            atomic_copy(stage / name, data)
+        else:
+            atomic_write_bytes(stage / name, data)
         faults.step()
     for directory in {(stage / name).parent for name in writes} - {stage}:
         _sync(directory)

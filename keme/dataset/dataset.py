@@ -32,6 +32,14 @@ def _entry(data: bytes, records: int) -> FileEntry:
     return FileEntry(sha256=hashlib.sha256(data).hexdigest(), records=records, bytes=len(data))
 
 
+def _file_entry(path: Path) -> FileEntry:
+    """The entry of a one-record file, read a chunk at a time; a KemeError naming it if it cannot be."""
+    try:
+        return FileEntry(sha256=sha256_file(path), records=1, bytes=path.stat().st_size)
+    except OSError as exc:
+        raise KemeError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+
+
 class Dataset:
     """Every part of a dataset (one attribute each), its manifest, its screenshots, and where it lives."""
 
@@ -246,7 +254,7 @@ class Dataset:
         if target is None:
             raise ValueError("a dataset that was never on disk needs a directory to be written to")
         in_place = self.root is not None and target.resolve() == self.root.resolve()
-        files: dict[str, bytes] = {}
+        files: dict[str, bytes | Path] = {}
         entries: dict[str, FileEntry] = {}
         for part in PARTS:
             if not self.has(part):
@@ -266,9 +274,10 @@ class Dataset:
             if isinstance(blob, Path):
                 if in_place and blob == self.root / name:  # type: ignore[operator]
                     known = self.manifest.files.get(name)
-                    entries[name] = known if known is not None else _entry(read_bytes(blob), 1)
+                    entries[name] = known if known is not None else _file_entry(blob)
                     continue
-                blob = read_bytes(blob)
+                entries[name], files[name] = _file_entry(blob), blob  # copied, never read whole
+                continue
             entries[name], files[name] = _entry(blob, 1), blob
         manifest = self.manifest.model_copy(update={"files": dict(sorted(entries.items()))})
         try:

@@ -29,8 +29,9 @@ def _read_umask() -> int:
 _UMASK = _read_umask()
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write via a temp file in the same directory, fsync, then rename: readers never see half a file.
+def atomic_write_chunks(path: Path, chunks: Iterable[bytes | str]) -> None:
+    """Write `chunks` (str as UTF-8) via a temp file in the same directory, fsync, then rename: readers
+    never see half a file, and a large file never has to be whole in memory.
 
     The file gets the mode any new file gets here (0666 less the umask): mkstemp's private 0600 would make
     a dataset or an export unreadable to everyone but its writer."""
@@ -42,7 +43,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     try:
         os.fchmod(fd, 0o666 & ~_UMASK)
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            for chunk in chunks:
+                handle.write(chunk.encode("utf-8") if isinstance(chunk, str) else chunk)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -51,6 +53,36 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         if isinstance(exc, OSError) and not isinstance(exc, KemeError):
             raise write_failed(path, exc) from exc  # a full disk, a size limit: named, not a crash
         raise
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """`data` into `path` atomically (atomic_write_chunks)."""
+    atomic_write_chunks(path, [data])
+
+
+def atomic_copy(path: Path, source: Path) -> None:
+    """The bytes of the file `source` into `path` atomically, a chunk at a time."""
+    atomic_write_chunks(path, file_chunks(source))
+
+
+def file_chunks(source: Path, size: int = 1 << 20) -> Iterator[bytes]:
+    with source.open("rb") as handle:
+        while chunk := handle.read(size):
+            yield chunk
+
+
+def json_array_chunks(items: Iterable[object], indent: int | None = None) -> Iterator[str]:
+    """A JSON array of `items` (UTF-8 kept, as json.dumps(ensure_ascii=False) writes it) as text chunks,
+    one item encoded at a time: an export's memory stays that of its largest item, not of the file."""
+    encoder = json.JSONEncoder(ensure_ascii=False, indent=indent)
+    inner = "" if indent is None else "\n" + " " * indent
+    first = True
+    for item in items:
+        yield ("[" if first else ("," if indent is not None else ", ")) + inner
+        first = False
+        for chunk in encoder.iterencode(item):
+            yield chunk.replace("\n", inner) if indent is not None else chunk
+    yield "[]" if first else ("" if indent is None else "\n") + "]"
 
 
 def atomic_write_text(path: Path, text: str) -> None:

@@ -507,14 +507,18 @@ def test_omni_an_image_larger_than_allowed_is_skipped_and_counted(tmp_path, monk
     notes_it(import_mobilemem_omni, omni_release(tmp_path / "release"), tmp_path / "out", "images_unreadable")
 
 
-def test_omni_a_corrupt_image_in_the_zip_is_skipped_and_counted(tmp_path):
+def test_omni_a_corrupt_image_in_the_zip_is_refused_naming_it(tmp_path):
     release = omni_release(tmp_path / "release")
     with zipfile.ZipFile(release / "image.zip", "w", zipfile.ZIP_STORED) as archive:
         archive.writestr(SHOT, b"\x89PNG\r\n\x1a\n" + b"\x00" * 16)
     data = (release / "image.zip").read_bytes()
     at = data.index(b"\x89PNG") + 10
     (release / "image.zip").write_bytes(data[:at] + b"\x01" + data[at + 1 :])  # its CRC no longer matches
-    notes_it(import_mobilemem_omni, release, tmp_path / "out", "images_unreadable")
+    raises_clearly(
+        lambda: import_mobilemem_omni(release, tmp_path / "out"),
+        KemeError,
+        match=f"member '{SHOT}' is damaged",
+    )
 
 
 def test_omni_a_broken_image_zip_is_refused(tmp_path):
