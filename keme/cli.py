@@ -375,17 +375,14 @@ def qa(dataset: Path = typer.Argument(..., help="dataset directory made by `keme
 def _load_llm_config(source: Path | dict | None, provider: str | None, where: str = "LLM settings"):
     """LLM settings from an --llm file (a Path), a --config's inline `llm` (a dict) or the defaults (None);
     `provider` (the reader's kind) overrides the one they name."""
-    import yaml
-
     from keme.config import _describe
     from keme.llm import LLMConfig
+    from keme.yamlload import load
 
     if isinstance(source, Path):
-        where = str(source)
-        try:
-            data = yaml.safe_load(source.read_text()) or {}
-        except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
-            raise KemeError(f"{source}: cannot read LLM settings: {exc}") from exc
+        where = f"--llm {source}"
+        data = load(source, where).data
+        data = {} if data is None else data
     else:
         data = dict(source or {})
     if not isinstance(data, dict):
