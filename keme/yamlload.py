@@ -75,11 +75,15 @@ class Document:
         return f"{self.source}:{line}" if line else self.source
 
 
-def load(path: Path | str, source: str | None = None, limit: int = MAX_BYTES) -> Document:
+def load(
+    path: Path | str, source: str | None = None, limit: int = MAX_BYTES, shipped: bool = False
+) -> Document:
     """The YAML file at `path`, read and parsed within the bounds above; `source` names it in errors
-    (default: the path; e.g. "--params p.yaml")."""
+    (default: the path; e.g. "--params p.yaml"). `shipped`: a file of keme's own, parsed by libyaml
+    (ten times faster: the filler banks are megabytes), with every check but the nesting bound's
+    RecursionError guard."""
     where = source or str(path)
-    return parse(read_text(path, where, limit), where)
+    return parse(read_text(path, where, limit), where, shipped)
 
 
 def read_text(path: Path | str, source: str | None = None, limit: int = MAX_BYTES) -> str:
@@ -119,11 +123,12 @@ def _check_regular(info: os.stat_result, where: str, limit: int) -> None:
         raise YamlError(f"{where}: {info.st_size} bytes, more than the {limit} a YAML file here may have")
 
 
-def parse(text: str, source: str = "<yaml>") -> Document:
-    """One YAML document from `text`, checked as the module says; a YamlError names `source:line:column`."""
-    loader: _Loader | None = None
+def parse(text: str, source: str = "<yaml>", shipped: bool = False) -> Document:
+    """One YAML document from `text`, checked as the module says; a YamlError names `source:line:column`.
+    `shipped`: see `load`."""
+    loader: Any = None
     try:
-        loader = _Loader(text)
+        loader = (_FastLoader if shipped else _Loader)(text)
         root = loader.get_single_node()
         if root is None:
             return Document(None, source)
@@ -168,7 +173,7 @@ def _check_shape(root: yaml.Node, source: str) -> None:
             raise YamlError(f"{at}: nested too deeply (more than {MAX_DEPTH} levels of lists and mappings)")
         if node.tag not in _JSON_TAGS:
             raise YamlError(
-                f"{at}: the tag {node.tag.replace('tag:yaml.org,2002:', '!!')} is not accepted here; values "
+                f"{at}: the tag {_short(node.tag)} is not accepted here; values "
                 "are text, numbers, true/false, null, lists and mappings"
             )
         total = 1
@@ -190,8 +195,13 @@ def _check_shape(root: yaml.Node, source: str) -> None:
     size(root, 0)
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader without implicit dates, refusing duplicate keys and integers of too many digits."""
+def _short(tag: str) -> str:
+    return tag.replace("tag:yaml.org,2002:", "!!")
+
+
+class _Strict:
+    """What both loaders build differently from PyYAML's safe one: no implicit dates, duplicate keys and
+    integers of too many digits refused, surrogate escapes paired, a value that cannot be read named."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, int] = {}
@@ -222,10 +232,10 @@ class _Loader(yaml.SafeLoader):
                 f"an integer of {digits} digits; at most {MAX_INT_DIGITS} are read (quote it if it is text)",
                 node.start_mark,
             )
-        return SafeConstructor.construct_yaml_int(self, node)
+        return SafeConstructor.construct_yaml_int(self, node)  # type: ignore[arg-type]
 
     def construct_yaml_str(self, node: yaml.ScalarNode) -> str:
-        value = self.construct_scalar(node)
+        value = self.construct_scalar(node)  # type: ignore[attr-defined]
         if not any("\ud800" <= ch <= "\udfff" for ch in value):
             return value
         try:  # "\ud83d\ude00", as JSON writes an emoji: one character
@@ -243,14 +253,26 @@ class _Loader(yaml.SafeLoader):
             return super().construct_object(node, deep=deep)
         except (ValueError, KeyError, OverflowError) as exc:  # `!!float abc`, `!!bool maybe`
             raise ConstructorError(
-                None, None, f"{str(node.value)[:40]!r} cannot be read as {node.tag} ({exc})", node.start_mark
+                None,
+                None,
+                f"{str(node.value)[:40]!r} cannot be read as {_short(node.tag)} ({exc})",
+                node.start_mark,
             ) from None
 
 
-_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
-_Loader.add_constructor("tag:yaml.org,2002:str", _Loader.construct_yaml_str)
+class _Loader(_Strict, yaml.SafeLoader):
+    """Pure Python: a document nested too deeply ends in a RecursionError, not in a crash of the process."""
+
+
+class _FastLoader(_Strict, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+    """libyaml's parser, for the large files keme ships (its composer recurses in C: not for input)."""
+
+
 _TEXT_TAGS = {"tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:value"}  # `2026-01-01` and `=` stay text
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, pattern) for tag, pattern in resolvers if tag not in _TEXT_TAGS]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
+for _cls in (_Loader, _FastLoader):
+    _cls.add_constructor("tag:yaml.org,2002:int", _Strict.construct_yaml_int)
+    _cls.add_constructor("tag:yaml.org,2002:str", _Strict.construct_yaml_str)
+    _cls.yaml_implicit_resolvers = {
+        first: [(tag, pattern) for tag, pattern in resolvers if tag not in _TEXT_TAGS]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
