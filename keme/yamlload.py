@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from yaml.composer import ComposerError
 from yaml.constructor import ConstructorError, SafeConstructor
 
 from keme.errors import KemeError
@@ -261,7 +262,24 @@ class _Strict:
 
 
 class _Loader(_Strict, yaml.SafeLoader):
-    """Pure Python: a document nested too deeply ends in a RecursionError, not in a crash of the process."""
+    """Pure Python, refusing a node nested beyond MAX_DEPTH as soon as it starts (the scanner's cost grows
+    with the square of the depth, and the composer recurses)."""
+
+    _depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH + 1:  # the root is at depth 0
+                raise ComposerError(
+                    None,
+                    None,
+                    f"nested too deeply (more than {MAX_DEPTH} levels of lists and mappings)",
+                    self.peek_event().start_mark,
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 class _FastLoader(_Strict, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):

@@ -60,7 +60,7 @@ def test_an_alias_inside_the_value_it_names_is_refused():
 
 def test_nesting_beyond_the_bound_is_refused_with_its_line():
     deep = "x: 1\ny: " + "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1) + "\n"
-    with pytest.raises(YamlError, match=rf"d\.yaml:2:\d+: nested too deeply \(more than {MAX_DEPTH} levels"):
+    with pytest.raises(YamlError, match=rf"d\.yaml:2:\d+: .*nested too deeply \(more than {MAX_DEPTH}"):
         parse(deep, "d.yaml")
 
 
