@@ -448,8 +448,8 @@ def _reader_and_judges(
 
 
 def _dataset_to_score(path: Path, verify: bool, hint: str) -> Dataset:
-    """The dataset `keme eval` or `keme export` reads, loaded once: checked first (`check_scoring`) unless not
-    `verify`."""
+    """The dataset `keme eval`, `keme export` or `keme view` reads, loaded once: checked first (validate's own
+    `check_dataset`) unless not `verify`."""
     from keme.dataset import Dataset
     from keme.validate import verified_dataset
 
@@ -555,7 +555,7 @@ def eval_cmd(
     """Replay DATA through memory systems, score retrieval (and answers, with a reader) and print the
     leaderboard.
 
-    DATA is checked first (manifest hashes, ids, references, time order, QA proofs); a dataset that fails
+    DATA is checked first, exactly as `keme validate` checks it; a dataset that fails
     is refused, naming each problem, unless --no-verify.
     """
     from eval.config import EvalConfig, load_eval_config
