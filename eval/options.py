@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -24,6 +23,7 @@ from eval.uncertainty import B_DEFAULT
 from keme.dataset.limits import Limits, check
 from keme.errors import KemeError
 from keme.models import Role
+from keme.yamlload import load
 
 # offline: ask after the whole trajectory; online: ask each at its asked_at
 Mode = Literal["offline", "online"]
@@ -81,23 +81,9 @@ def check_options(**values: Any) -> Options:
 
 
 def read_yaml(path: Path, flag: str) -> Any:
-    """A YAML file's data, or a KemeError naming the flag, the file and the line of the problem."""
-    try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise KemeError(f"{flag} {path}: cannot read ({exc.strerror or exc})") from exc
-    except UnicodeDecodeError as exc:
-        raise KemeError(
-            f"{flag} {path}: not valid UTF-8 (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
-        ) from exc
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}:{mark.column + 1}" if mark is not None else ""
-        raise KemeError(
-            f"{flag} {path}{where}: not valid YAML ({getattr(exc, 'problem', None) or exc})"
-        ) from exc
-    except RecursionError as exc:
-        raise KemeError(f"{flag} {path}: nested too deeply to read") from exc
+    """A YAML (or JSON) file's data, or a KemeError naming the flag, the file and the line of the problem
+    (keme.yamlload: the one reader, with its bounds)."""
+    return load(path, f"{flag} {path}").data
 
 
 def load_params(path: Path | None) -> dict[str, dict[str, Any]]:

@@ -53,7 +53,7 @@ class Replay:
     dataset_sha: str  # the content replayed (Dataset.content_sha256): a resumed run must see the same
     roles: tuple[str, ...] | None
     plans: list[Plan]
-    verified: bool = False  # the dataset passed keme.validate.check_scoring unchanged (Dataset.checked)
+    verified: bool = False  # the dataset passed keme.validate.check_dataset unchanged (Dataset.checked)
     speakers: bool = True  # a named speaker's turn reads "name: text"
     include_flagged: bool = False  # imported questions with source findings are asked too
     flagged: list[QAItem] = field(default_factory=list)  # those left out (include_flagged False)
@@ -132,7 +132,7 @@ def replay_of(
 ) -> Replay:
     """What to replay from a loaded dataset; `roles` defaults to the dataset's convention (all roles if none).
 
-    The replay is `verified` only when the dataset itself passed keme.validate.check_scoring and no part
+    The replay is `verified` only when the dataset itself passed keme.validate.check_dataset and no part
     was replaced since (`Dataset.checked`: `keme eval` checks it unless --no-verify); whatever the caller
     says, an unchecked dataset is reported as not verified. Imported questions flagged with source
     findings (keme.dataset.findings) are left out unless `include_flagged`, and listed in `flagged`.

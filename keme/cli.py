@@ -374,24 +374,31 @@ def qa(dataset: Path = typer.Argument(..., help="dataset directory made by `keme
     )
 
 
-def _load_llm_config(source: Path | dict | None, provider: str | None, where: str = "LLM settings"):
-    """LLM settings from an --llm file (a Path), a --config's inline `llm` (a dict) or the defaults (None);
-    `provider` (the reader's kind) overrides the one they name."""
-    import yaml
+def _read_llm_file(path: Path | None, used: bool, why_unused: str) -> dict | None:
+    """An --llm file's settings, read as soon as the command's options are, whether or not it will be used
+    (a broken file is never passed over in silence); a note when it will not be."""
+    from keme.yamlload import load
 
+    if path is None:
+        return None
+    data = load(path, f"--llm {path}").data
+    data = {} if data is None else data
+    if not isinstance(data, dict):
+        raise KemeError(
+            f"--llm {path}: LLM settings are a mapping of setting to value, not {type(data).__name__}"
+        )
+    if not used:
+        err.print(f"note: --llm {path} is not used ({why_unused})", highlight=False, markup=False)
+    return data
+
+
+def _load_llm_config(source: dict | None, provider: str | None, where: str = "LLM settings"):
+    """LLM settings from an --llm file or a --config's inline `llm` (a dict), or the defaults (None);
+    `provider` (the reader's kind) overrides the one they name."""
     from keme.config import _describe
     from keme.llm import LLMConfig
 
-    if isinstance(source, Path):
-        where = str(source)
-        try:
-            data = yaml.safe_load(source.read_text()) or {}
-        except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
-            raise KemeError(f"{source}: cannot read LLM settings: {exc}") from exc
-    else:
-        data = dict(source or {})
-    if not isinstance(data, dict):
-        raise KemeError(f"{where}: LLM settings are a mapping of setting to value, not {type(data).__name__}")
+    data = dict(source or {})
     if provider is not None:
         data["provider"] = provider
     try:
@@ -416,7 +423,7 @@ def _reader_and_judges(
     judge: JudgeKind,
     prompts: str,
     runs: int,
-    llm_config: Path | dict | None,
+    llm_config: dict | None,
     data: Dataset,
     where: str = "LLM settings",
 ) -> tuple[Reader | None, list[Judge]]:
@@ -443,8 +450,8 @@ def _reader_and_judges(
 
 
 def _dataset_to_score(path: Path, verify: bool, hint: str) -> Dataset:
-    """The dataset `keme eval` or `keme export` reads, loaded once: checked first (`check_scoring`) unless not
-    `verify`."""
+    """The dataset `keme eval`, `keme export` or `keme view` reads, loaded once: checked first (validate's own
+    `check_dataset`) unless not `verify`."""
     from keme.dataset import Dataset
     from keme.validate import verified_dataset
 
@@ -550,7 +557,7 @@ def eval_cmd(
     """Replay DATA through memory systems, score retrieval (and answers, with a reader) and print the
     leaderboard.
 
-    DATA is checked first (manifest hashes, ids, references, time order, QA proofs); a dataset that fails
+    DATA is checked first, exactly as `keme validate` checks it; a dataset that fails
     is refused, naming each problem, unless --no-verify.
     """
     from eval.config import EvalConfig, load_eval_config
@@ -585,6 +592,7 @@ def eval_cmd(
         images = pick("images", images, settings.images)
         reader = pick("reader", reader, settings.reader)
         judge = pick("judge", judge, settings.judge)
+        llm_file = _read_llm_file(llm_config, reader != "none", "no --reader: retrieval only")
         judge_prompts = pick("judge_prompts", judge_prompts, settings.judge_prompts)
         judge_runs = pick("judge_runs", judge_runs, settings.judge_runs)
         bootstrap = pick("bootstrap", bootstrap, settings.bootstrap)
@@ -625,7 +633,7 @@ def eval_cmd(
             bootstrap * len(replay.questions),
             "bootstrap_cells",
         )
-        llm = llm_config if llm_config is not None else settings.llm
+        llm = llm_file if llm_file is not None else settings.llm
         answerer, judges = _reader_and_judges(
             reader,
             judge,
@@ -633,7 +641,7 @@ def eval_cmd(
             judge_runs,
             llm,
             dataset,
-            f"--config {config}: llm" if config else "",
+            f"--llm {llm_config}" if llm_config else f"--config {config}: llm" if config else "LLM settings",
         )
         total = len(replay.questions)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -961,6 +969,7 @@ def hardneg(
     try:
         if brain not in ("procedural", "llm", "hybrid"):
             raise KemeError(f"--brain must be procedural, llm or hybrid, not {brain!r}")
+        llm_file = _read_llm_file(llm_config, brain != "procedural", "--brain procedural")
         ids = [q.strip() for q in questions.split(",") if q.strip()] if questions is not None else None
         if questions is not None and not ids:
             raise KemeError("--questions: no ids given; pass comma-separated question ids")
@@ -981,7 +990,13 @@ def hardneg(
         except ValidationError as exc:
             raise KemeError(f"--without: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
         data = verified_dataset(dataset, hint="; `keme validate` names every problem")
-        client = None if brain == "procedural" else LLMClient(_load_llm_config(llm_config, None))
+        client = (
+            None
+            if brain == "procedural"
+            else LLMClient(
+                _load_llm_config(llm_file, None, f"--llm {llm_config}" if llm_config else "LLM settings")
+            )
+        )
         try:
             hard, stats = harden(data, settings, client)
         finally:

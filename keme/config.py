@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import holidays
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from keme.errors import KemeError
@@ -28,6 +27,7 @@ from keme.models.anchor import APP_TYPES
 from keme.models.catalog import CHANGES, EPISODE_KINDS
 from keme.models.image import SCREEN_TEMPLATES
 from keme.models.qa import QA_TYPES
+from keme.yamlload import Document, parse, read_text
 
 MAX_PERSONAS = 99  # persona ids are p01..p99
 MAX_MONTHS = 24
@@ -360,25 +360,6 @@ class SynthConfig(_Strict):
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
-def _line_of(root: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
-    """Line (1-based) of the YAML node at `loc`, or of its deepest existing parent."""
-    node = root
-    line = node.start_mark.line + 1 if node is not None else None
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            match = next((v for k, v in node.value if k.value == part), None)
-            if match is None:
-                key = next((k for k, _ in node.value if k.value == part), None)
-                return key.start_mark.line + 1 if key is not None else line
-            node = match
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            node = node.value[part]
-        else:
-            break
-        line = node.start_mark.line + 1
-    return line
-
-
 def _describe(err: dict[str, Any]) -> str:
     kind = err["type"]
     if kind == "extra_forbidden":
@@ -394,78 +375,21 @@ def _describe(err: dict[str, Any]) -> str:
     )
 
 
-class _ConfigLoader(yaml.SafeLoader):
-    """Safe YAML that refuses duplicate keys and leaves dates as text, so that pydantic names a bad one
-
-    (PyYAML's own date parsing raises a bare ValueError on `2026-02-30`)."""
-
-    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
-        seen: dict[Any, int] = {}
-        for key_node, _ in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
-                continue
-            key = self.construct_object(key_node, deep=True)
-            try:
-                first = seen.get(key)
-            except TypeError:  # an unhashable key: the base class says so
-                continue
-            if first is not None:
-                raise yaml.constructor.ConstructorError(
-                    None,
-                    None,
-                    f"duplicate key {key!r} (first given on line {first}); keep one of them",
-                    key_node.start_mark,
-                )
-            seen[key] = key_node.start_mark.line + 1
-        return super().construct_mapping(node, deep=deep)
-
-
-_ConfigLoader.yaml_implicit_resolvers = {
-    first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-
-
-def _read_yaml(text: str, source: str) -> tuple[Any, yaml.Node | None]:
-    """The document and its node tree (for line numbers), or a KemeError naming file, line and column."""
-    loader = _ConfigLoader(text)
-    try:
-        root = loader.get_single_node()
-        return (loader.construct_document(root) if root is not None else None), root
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
-        what = ", ".join(part for part in (exc.context, exc.problem) if part)
-        raise KemeError(f"{where}: not valid YAML: {what}") from exc
-    except yaml.YAMLError as exc:
-        raise KemeError(f"{source}: not valid YAML: {exc}") from exc
-    except ValueError as exc:  # e.g. an integer of more than 4300 digits
-        raise KemeError(
-            f"{source}: not a usable config: a value cannot be read ({str(exc).split(';')[0][:200]})"
-        ) from exc
-    except RecursionError as exc:
-        raise KemeError(f"{source}: not a usable config: it is nested too deeply to read") from exc
-    finally:
-        loader.dispose()
-
-
-def _where(source: str, root: yaml.Node | None, loc: tuple[Any, ...]) -> str:
-    line = _line_of(root, loc)
-    return f"{source}:{line}" if line else source
-
-
 @dataclass(frozen=True)
 class ConfigRead:
     """A config that passed the schema, and the way back to its lines for problems found later (the
     limits)."""
 
     config: SynthConfig
-    source: str
-    root: yaml.Node | None = field(default=None, repr=False)
+    document: Document = field(repr=False)
+
+    @property
+    def source(self) -> str:
+        return self.document.source
 
     def where(self, loc: tuple[Any, ...]) -> str:
         """`file:line` of the YAML node at `loc` (or of its deepest existing parent)."""
-        return _where(self.source, self.root, loc)
+        return self.document.where(loc)
 
 
 def read_config(text: str, source: str = "<config>", seed: int | None = None) -> ConfigRead:
@@ -474,14 +398,15 @@ def read_config(text: str, source: str = "<config>", seed: int | None = None) ->
     `seed` replaces the config's own (`keme synth --seed`). The planner's limits are not checked here
     (see `keme.synth.limits.parse_config`).
     """
-    data, root = _read_yaml(text, source)
+    document = parse(text, source)
+    data = document.data
     if data is None:
         raise KemeError(
             f"{source}: the config is empty; it needs at least `name` and `personas` (see configs/demo.yaml)"
         )
     if not isinstance(data, dict):
         raise KemeError(
-            f"{_where(source, root, ())}: expected a mapping of keys (name, personas, ...) at the top "
+            f"{document.where()}: expected a mapping of keys (name, personas, ...) at the top "
             f"level, got a {type(data).__name__} (see configs/demo.yaml)"
         )
     try:
@@ -495,13 +420,13 @@ def read_config(text: str, source: str = "<config>", seed: int | None = None) ->
                 if not (isinstance(p, str) and (p.startswith("function-") or p == "[key]"))
             )
             key = ".".join(str(p) for p in loc) or "(top level)"
-            lines.append(f"  {_where(source, root, loc)}: {key}: {_describe(err)}")
+            lines.append(f"  {document.where(loc)}: {key}: {_describe(err)}")
         raise KemeError("\n".join(lines)) from exc
     if seed is not None:
         if not 0 <= seed <= MAX_SEED:
             raise KemeError(f"--seed must be between 0 and 2^63-1 ({MAX_SEED}), not {seed}")
         cfg = cfg.model_copy(update={"seed": seed})
-    return ConfigRead(cfg, source, root)
+    return ConfigRead(cfg, document)
 
 
 def config_from_manifest(data: object, source: str) -> SynthConfig:
@@ -522,19 +447,5 @@ def config_from_manifest(data: object, source: str) -> SynthConfig:
 
 
 def read_config_file(path: Path | str) -> str:
-    """A config file's text; a directory, an unreadable file and bad UTF-8 are named (with the line)."""
-    path = Path(path)
-    if path.is_dir():
-        raise KemeError(f"{path}: is a directory; pass a YAML config file (see configs/)")
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise KemeError(f"{path}: cannot read config ({exc.strerror})") from exc
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise KemeError(
-            f"{path}:{line}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); "
-            "save the config as UTF-8"
-        ) from exc
+    """A config file's text; what is not a regular UTF-8 file of a sane size is named (keme.yamlload)."""
+    return read_text(path)

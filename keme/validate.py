@@ -1,11 +1,13 @@
 """`keme validate`: prove a dataset's invariants, naming every violation.
 
-Two layers. `check_scoring` holds what a score depends on, for synthesized and
-imported datasets alike: manifest hashes and counts, every line loading, unique
-ids, references resolving within their persona, sessions and questions present,
-time order, every QA proof re-derived. `keme eval`, `keme stats` and
-`keme export` refuse a dataset that fails it. `validate` adds what synthesis
-promises on top: the event hierarchy and DAG (depth, child windows inside
+One check, `check_dataset`, for `keme validate` and for every command that uses a
+dataset (`verified_dataset`: eval, export, stats, view, hardneg), so none of them
+scores or passes on what validate refuses. It has two layers. `check_scoring` holds
+what a score depends on, for synthesized and imported datasets alike: manifest
+hashes and counts, every file a regular file inside the dataset
+(keme.dataset.paths.file_problem), every line loading, unique ids, references
+resolving within their persona, sessions and questions present, time order, every
+QA proof re-derived. On top, what synthesis promises: the event hierarchy and DAG (depth, child windows inside
 parents, 2-15 children per expanded event, edges between siblings from an
 earlier to a later event); one session per leaf inside its window with no
 overlap between sessions; anchors unchanged (hash) and embedded verbatim
@@ -29,8 +31,8 @@ import networkx as nx
 from keme.dataset import PART_FILES, Dataset, DatasetError, Scan, Violation
 from keme.dataset.findings import flags_of, imported, source_findings
 from keme.dataset.io import sha256_file
-from keme.dataset.manifest import MANIFEST, Manifest
-from keme.dataset.paths import PathEscape, inside
+from keme.dataset.manifest import MANIFEST, Manifest, read_manifest
+from keme.dataset.paths import file_problem, inside
 from keme.errors import KemeError
 from keme.models import Anchor, EventGraph, Persona, QAItem, Session
 from keme.omni.render import Renderer
@@ -107,12 +109,19 @@ def check_coherence(data: Dataset) -> list[Violation]:
 
 
 def verified_dataset(root: Path, questions: bool | None = True, hint: str = "") -> Dataset:
-    """The dataset, loaded once, when `check_scoring` finds nothing; else a DatasetError naming each problem.
+    """The dataset, loaded once, when `check_dataset` — the very check `keme validate` makes, screenshots
+    re-rendered aside — finds nothing; else a DatasetError naming each problem. What validate refuses,
+    eval, export, stats, view and hardneg refuse too.
 
     `questions`: True demands QA items (eval, export); None checks them when there are any (stats).
     """
-    dataset = Dataset.load(root)
-    violations = check_scoring(dataset, questions=bool(dataset.qa) if questions is None else questions)
+    root = Path(root)
+    if not root.is_dir():
+        read_manifest(root)  # says what `root` is instead
+    scan = scan_dataset(root)
+    dataset = scan.dataset
+    wanted = "qa.jsonl" in scan.unreadable or bool(dataset.qa) if questions is None else questions
+    violations = check_dataset(scan, questions=wanted)
     if violations:
         raise DatasetError(root, violations, hint)
     dataset.mark_checked()  # what a run's `verified` reports (eval.replay)
@@ -621,15 +630,12 @@ def check_images(data: Dataset, rerender: bool = False) -> list[Violation]:
     messages = {m.id: m for s in data.sessions for m in s.messages}
     session_of = {m.id: s.id for s in data.sessions for m in s.messages}
     for record in data.images:
-        try:
-            path = inside(data.root, record.path)
-        except PathEscape as exc:  # the model keeps paths under images/; a symlink can still point out
-            out.append(Violation("image", record.id, f"{record.path} leaves the dataset: {exc}"))
+        # the model keeps paths under images/; a symlink can still point out, a FIFO block the hash
+        problem = file_problem(data.root, record.path)
+        if problem is not None:
+            out.append(Violation("image", record.id, f"{record.path} {problem}"))
             continue
-        if not path.exists():
-            out.append(Violation("image", record.id, f"{record.path} is missing"))
-            continue
-        if sha256_file(path) != record.sha256:
+        if sha256_file(inside(data.root, record.path)) != record.sha256:
             out.append(
                 Violation(
                     "image", record.id, f"{record.path} does not match its SHA-256 (changed after rendering)"

@@ -52,7 +52,7 @@ def test_unknown_change_is_rejected():
 
 
 def test_missing_file_is_reported(tmp_path):
-    with pytest.raises(KemeError, match="cannot read config"):
+    with pytest.raises(KemeError, match="cannot read"):
         load_config(tmp_path / "nope.yaml")
 
 

@@ -18,6 +18,7 @@ TREES = ("keme", "eval", "baselines")
 # (except PEERS, which form one unit of work: the planner and the brains that drive it).
 KEME_LAYERS: list[set[str]] = [
     {"keme", "keme.errors"},  # the package (its version) and the exception root
+    {"keme.yamlload"},  # the one YAML reader, bounded and strict
     {"keme.cluster"},  # Ray for distributed runs (--workers): connection, tasks, their errors
     {"keme.days", "keme.seeding"},  # calendars and holidays; seeded random streams
     {"keme.models"},  # the records on disk and the vocabularies (attribute keys, the life catalog)
@@ -43,6 +44,7 @@ RANK = {unit: i for i, layer in enumerate(KEME_LAYERS) for unit in layer}
 EVAL_MAY_IMPORT = {
     "keme",
     "keme.errors",
+    "keme.yamlload",
     "keme.cluster",
     "keme.models",
     "keme.text",

@@ -44,7 +44,7 @@ from eval.importers.export_io import refuse_oversized
 from keme.dataset import Dataset
 from keme.dataset.io import atomic_write_bytes, dump_json, read_bytes
 from keme.dataset.manifest import MANIFEST, Manifest, manifest_bytes
-from keme.dataset.paths import PathEscape, inside
+from keme.dataset.paths import PathEscape, file_problem, inside
 from keme.errors import KemeError
 from keme.models import Message, Session
 
@@ -628,13 +628,13 @@ def _image_bytes(data: Dataset, path: str) -> bytes:
     blob = data.blobs.get(path)
     if isinstance(blob, bytes):
         return blob
-    source = blob if blob is not None else (data.root / path if data.root is not None else None)
-    if source is None or not source.is_file():
+    problem = "missing" if data.root is None else file_problem(data.root, path)
+    if problem is not None:  # the check `keme validate` makes, with --no-verify too
         raise KemeError(
-            f"{data.root}: {path} is named by the dataset but missing; run `keme validate {data.root}` "
+            f"{data.root}: {path} is named by the dataset but {problem}; run `keme validate {data.root}` "
             "and restore it (or re-render the dataset)"
         )
-    return read_bytes(source)
+    return read_bytes(inside(data.root, path))
 
 
 def export_files(data: Dataset) -> tuple[dict[str, bytes], dict[str, int]]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from eval.view.data import Run, build
 from keme.dataset.dataset import Dataset
-from keme.dataset.paths import PathEscape, inside
+from keme.dataset.paths import file_problem, inside
 from keme.errors import KemeError
 
 STATIC = ("index.html", "app.js", "style.css")
@@ -48,8 +48,9 @@ def script(name: str, data: Any) -> str:
 
 
 def _copy_images(dataset: Dataset, out: Path) -> dict[str, str]:
-    """Screenshots copied to images/<n>.png; dataset path -> site path. A path that leaves the dataset, or
-    a file that is missing, is refused (`keme validate` names both)."""
+    """Screenshots copied to images/<n>.png; dataset path -> site path. A path that leaves the dataset, a
+    file that is missing or not a regular file is refused (keme.dataset.paths.file_problem, the check
+    `keme validate` makes), with --no-verify too."""
     mapping: dict[str, str] = {}
     if not dataset.images:
         return mapping
@@ -57,14 +58,10 @@ def _copy_images(dataset: Dataset, out: Path) -> dict[str, str]:
     for n, record in enumerate(dataset.images):
         if record.path in mapping:
             continue
-        try:
-            source = inside(dataset.root, record.path)
-        except PathEscape as exc:
-            raise KemeError(
-                f"image {record.id}: {record.path} leaves the dataset ({exc}): run keme validate"
-            ) from exc
-        if not source.is_file():
-            raise KemeError(f"image {record.id}: {record.path} is missing: run keme validate")
+        problem = file_problem(dataset.root, record.path)
+        if problem is not None:
+            raise KemeError(f"image {record.id}: {record.path} {problem}: run keme validate")
+        source = inside(dataset.root, record.path)
         suffix = source.suffix.lower()
         target = f"images/{n}{suffix if suffix in ('.png', '.jpg', '.jpeg', '.webp') else '.png'}"
         shutil.copyfile(source, out / target)

@@ -10,6 +10,7 @@ Per-persona views (`views`, `persona`) carry the indexes the stages share.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +23,7 @@ from keme.dataset.io import count_records, jsonl_bytes, nonblank_lines, read_byt
 from keme.dataset.lock import directory_lock
 from keme.dataset.manifest import MANIFEST, FileEntry, Manifest, load_manifest, manifest_bytes, read_manifest
 from keme.dataset.parts import Part, parts_of
+from keme.dataset.paths import file_problem
 from keme.dataset.problems import DatasetError, Violation
 from keme.dataset.views import PersonaView
 from keme.errors import KemeError
@@ -62,7 +64,7 @@ class Dataset:
         # parts whose file on disk is theirs: loaded (or skipped) and not replaced
         self._kept: set[str] = set()
         self._views: list[PersonaView] | None = None
-        # the questions' digest when keme.validate.check_scoring found nothing (None: never checked, or a
+        # the questions' digest when keme.validate.check_dataset found nothing (None: never checked, or a
         # part was replaced since); `checked` compares it with the questions as they are now
         self._checked_qa: str | None = None
 
@@ -144,10 +146,11 @@ class Dataset:
             if part.file in skip:
                 dataset._kept.add(part.name)
                 continue
-            if not path.exists():
+            if not path.exists() and not path.is_symlink():
                 continue
-            if not path.is_file():
-                problems.append(Violation("load", str(path), "is not a file"))
+            problem = file_problem(root, part.file)
+            if problem is not None:  # never read: a symlink out, a FIFO, a device, a dangling link
+                problems.append(Violation("load", str(path), problem))
                 unreadable.add(part.file)
                 continue
             try:
@@ -193,11 +196,9 @@ class Dataset:
             if name in skip:
                 continue
             path = self.root / name
-            if not path.exists():
-                out.append(Violation("manifest", name, "listed in the manifest but missing"))
-                continue
-            if not path.is_file():
-                out.append(Violation("manifest", name, "listed in the manifest but not a file"))
+            problem = file_problem(self.root, name)
+            if problem is not None:
+                out.append(Violation("manifest", name, f"listed in the manifest but {problem}"))
                 continue
             found = self.on_disk.get(name)
             try:
@@ -223,7 +224,7 @@ class Dataset:
             if path.suffix == ".jsonl" and records != entry.records:
                 out.append(Violation("manifest", name, f"{records} records, manifest says {entry.records}"))
         for name in PART_FILES:
-            if name not in skip and name not in self.manifest.files and (self.root / name).exists():
+            if name not in skip and name not in self.manifest.files and os.path.lexists(self.root / name):
                 out.append(
                     Violation(
                         "manifest", name, "present but not listed in the manifest (its content is unverified)"

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from keme import SCHEMA_VERSION, __version__
 from keme.dataset.io import dump_json
+from keme.dataset.paths import file_problem
 from keme.errors import KemeError
 from keme.models.ids import relative_file_problem
 
@@ -79,11 +80,14 @@ def load_manifest(directory: Path) -> tuple[Manifest, bytes]:
         raise KemeError(f"{directory}: no such directory; pass a keme dataset directory")
     if not directory.is_dir():
         raise KemeError(f"{directory}: not a directory; pass a keme dataset directory")
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         raise KemeError(
             f"{path}: no manifest; is {directory} a keme dataset? "
             "(create one with `keme synth` or `keme import`)"
         )
+    problem = file_problem(directory, MANIFEST)
+    if problem is not None:
+        raise KemeError(f"{path}: cannot read the manifest ({problem}); {fix}")
     try:
         raw = path.read_bytes()
     except OSError as exc:

@@ -10,6 +10,7 @@ per-scope paths with `scope_path`.
 from __future__ import annotations
 
 import re
+import stat
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from keme.errors import KemeError
@@ -43,6 +44,24 @@ def inside(root: Path, relative: str | Path) -> Path:
     if target == base or base not in target.parents:
         raise PathEscape(f"{root}: refusing {text!r}: it resolves to {target}, outside {base}")
     return target
+
+
+def file_problem(root: Path, name: str) -> str | None:
+    """Why `root/name` is not one of the dataset's files as it must be, or None when it is: a regular file
+    inside `root`. A symlink to elsewhere in the dataset is followed; one out of it is refused (its bytes
+    would be somebody else's), and so is anything that is not a regular file (a FIFO would block the
+    reader, a device never end). The one check every reader of a dataset's files goes through."""
+    try:
+        path = inside(root, name)
+    except PathEscape as exc:
+        return f"leaves the dataset: {str(exc).removeprefix(f'{root}: ')}"
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "missing"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    return None if stat.S_ISREG(mode) else "not a regular file"
 
 
 def file_name(text: str) -> str:

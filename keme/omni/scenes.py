@@ -17,8 +17,6 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
-import yaml
-
 from keme.models import Anchor, Event, Persona, Session
 from keme.omni import images
 from keme.omni.screens import (
@@ -42,6 +40,7 @@ from keme.omni.screens import (
 from keme.text import lang as fmt
 from keme.text.fill import fill
 from keme.text.normalize import parse_money
+from keme.yamlload import load
 
 RESOURCES = Path(__file__).resolve().parent / "resources"
 
@@ -92,7 +91,7 @@ GENERIC = (
 
 @functools.cache
 def resources(lang: str) -> dict:
-    return yaml.safe_load((RESOURCES / f"{lang}.yaml").read_text(encoding="utf-8"))
+    return load(RESOURCES / f"{lang}.yaml", shipped=True).data
 
 
 @dataclass

@@ -11,13 +11,12 @@ import re
 import sys
 from pathlib import Path
 
-import yaml
-
 from keme.models.attributes import ATTRIBUTES, BY_KEY, IMMUTABLE_KEYS, ROUTINE
 from keme.models.catalog import ANCHOR_SLOTS, CHANGES, all_moments
 from keme.text import resources as r
 from keme.text.slots import SESSION_SLOTS
 from keme.text.template import Template, compile_template
+from keme.yamlload import load
 
 UPDATE_MOMENTS = frozenset(change.moments[change.update_index] for change in CHANGES.values())
 REQUIRED_LISTS = {
@@ -278,7 +277,7 @@ def check_patterns(folder: Path, only: set[str] | None = None) -> list[str]:
 
 def _keys(path: Path) -> list[str]:
     """The top-level keys of a YAML file (the moments a patterns file defines)."""
-    raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    raw = load(path, shipped=True).data or {}
     return [str(key) for key in raw] if isinstance(raw, dict) else []
 
 

@@ -20,15 +20,12 @@ import functools
 import re
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from keme.errors import KemeError
+from keme.yamlload import YamlError, load
 
 ROOT = Path(__file__).parent
-
-
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: the banks are large
 
 
 class FillerError(KemeError, ValueError):
@@ -89,11 +86,11 @@ class _Common(_Strict):
 
 def _read(path: Path, model: type[BaseModel]) -> BaseModel:
     try:
-        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=_LOADER)
-    except FileNotFoundError:
-        raise FillerError(f"{path}: missing; every language needs a filler bank") from None
-    except yaml.YAMLError as exc:
-        raise FillerError(f"{path}: not valid YAML: {exc}") from None
+        if not path.exists():
+            raise FillerError(f"{path}: missing; every language needs a filler bank")
+        raw = load(path, shipped=True).data  # libyaml: the banks are large
+    except YamlError as exc:
+        raise FillerError(str(exc)) from None
     try:
         return model.model_validate(raw)
     except ValidationError as exc:
@@ -148,14 +145,14 @@ def vocabulary(lang: str, root: Path = ROOT) -> set[str]:
                 walk(value)
 
     folder = root / lang
-    walk(yaml.safe_load((folder / "pools.yaml").read_text(encoding="utf-8")))
-    persona = yaml.safe_load((folder / "persona.yaml").read_text(encoding="utf-8"))
+    walk(load(folder / "pools.yaml", shipped=True).data)
+    persona = load(folder / "persona.yaml", shipped=True).data
     for entry in persona.get("attributes", {}).values():
         walk(entry.get("values", []))
         walk(entry.get("fits", {}))
     catalog = root.parent / "world" / "catalog" / f"{lang}.yaml"
     if catalog.exists():
-        walk(yaml.safe_load(catalog.read_text(encoding="utf-8")))
+        walk(load(catalog, shipped=True).data)
     return {v for v in found if v and not v.isdigit() and len(v) >= (2 if lang == "zh" else 3)}
 
 

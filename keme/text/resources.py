@@ -11,11 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Union, cast
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from keme.errors import KemeError
 from keme.text.template import Template, TemplateError, compile_template
+from keme.yamlload import YamlError
+from keme.yamlload import load as load_yaml
 
 ROOT = Path(__file__).parent
 LANGUAGES = ("en", "zh")
@@ -305,12 +306,12 @@ class Resources:
 
 
 def _read_yaml(path: Path) -> object:
+    if not path.exists():
+        raise ResourceError(f"{path}: missing resource file")
     try:
-        return yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError as exc:
-        raise ResourceError(f"{path}: missing resource file") from exc
-    except yaml.YAMLError as exc:
-        raise ResourceError(f"{path}: not valid YAML: {exc}") from exc
+        return load_yaml(path, shipped=True).data
+    except YamlError as exc:
+        raise ResourceError(str(exc)) from exc
 
 
 def parse_file(model: type[BaseModel], path: Path) -> BaseModel:

@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from keme.errors import KemeError
@@ -32,6 +31,7 @@ from keme.world.slots import (
     SESSION_SLOTS,
     event_predicate,
 )
+from keme.yamlload import YamlError, load
 
 PATH = Path(__file__).parent / "predicates.yaml"
 Scope = Literal["persona", "event", "session", "anchor", "general"]
@@ -64,11 +64,11 @@ Predicates = dict[str, Predicate]
 
 def load_predicates(path: Path = PATH) -> Predicates:
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError as exc:
-        raise PredicateError(f"{path}: missing predicate registry") from exc
-    except yaml.YAMLError as exc:
-        raise PredicateError(f"{path}: not valid YAML: {exc}") from exc
+        if not path.exists():
+            raise PredicateError(f"{path}: missing predicate registry")
+        raw = load(path, shipped=True).data or {}
+    except YamlError as exc:
+        raise PredicateError(str(exc)) from exc
     if not isinstance(raw, dict):
         raise PredicateError(f"{path}: expected a mapping of predicate name -> {{scope, type, about}}")
     registry: Predicates = {}

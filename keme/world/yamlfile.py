@@ -6,10 +6,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from keme.errors import KemeError
+from keme.yamlload import YamlError, load
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -24,11 +24,11 @@ def read_model(
     """`path` parsed as YAML and validated as `model`; `error(<path>: <what>)` when it is absent
     (`missing` says what), not YAML, or not the model. `prepare` adjusts the parsed mapping first."""
     try:
-        data = prepare(yaml.safe_load(path.read_text(encoding="utf-8")) or {})
-    except FileNotFoundError:
-        raise error(f"{path}: {missing}") from None
-    except yaml.YAMLError as exc:
-        raise error(f"{path}: not valid YAML: {exc}") from None
+        if not path.exists():
+            raise error(f"{path}: {missing}")
+        data = prepare(load(path, shipped=True).data or {})
+    except YamlError as exc:
+        raise error(str(exc)) from None
     try:
         return model.model_validate(data)
     except ValidationError as exc:

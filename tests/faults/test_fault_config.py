@@ -142,7 +142,7 @@ BAD: dict[str, tuple[str | bytes, str]] = {
     "two_documents": (VALID + "---\nname: u\n", r"not valid YAML: expected a single document"),
     "python_tag": (
         VALID + "x: !!python/object/apply:os.system [ls]\n",
-        r"not valid YAML: could not determine a constructor",
+        r"the tag !!python/object/apply:os.system is not accepted",
     ),
     "nested_too_deeply": ("name: " + "[" * 20000 + "]" * 20000 + "\n", r"nested too deeply"),
     "empty_file": ("", r"the config is empty"),
@@ -151,7 +151,10 @@ BAD: dict[str, tuple[str | bytes, str]] = {
         VALID.replace("seed: 1", "seed: 1000000000000000000000000000"),
         r"c\.yaml:2: seed: .*less than or equal to 9223372036854775807",
     ),
-    "seed_thousands_of_digits": (VALID.replace("seed: 1", "seed: " + "7" * 5000), r"a value cannot be read"),
+    "seed_thousands_of_digits": (
+        VALID.replace("seed: 1", "seed: " + "7" * 5000),
+        r"c\.yaml:2:7: not valid YAML: an integer of 5000 digits",
+    ),
     "seed_negative": (
         VALID.replace("seed: 1", "seed: -1"),
         r"seed: Input should be greater than or equal to 0",
@@ -326,7 +329,7 @@ def test_a_seed_override_out_of_range_is_refused(tmp_path):
 def test_a_directory_as_config_is_refused(tmp_path):
     code, output = keme("synth", "--config", str(tmp_path), "--out", str(tmp_path / "out"))
     record("clear" if code == 2 else ("silent" if code == 0 else "crash"))
-    assert code == 2 and "is a directory; pass a YAML config file" in " ".join(output.split())
+    assert code == 2 and "is a directory; pass a YAML file" in " ".join(output.split())
 
 
 def test_an_unreadable_config_is_refused(tmp_path):
@@ -334,7 +337,7 @@ def test_an_unreadable_config_is_refused(tmp_path):
     link.symlink_to(tmp_path / "nowhere.yaml")
     code, output = keme("synth", "--config", str(link), "--out", str(tmp_path / "out"))
     record("clear" if code == 2 else ("silent" if code == 0 else "crash"))
-    assert code == 2 and "cannot read config (No such file or directory)" in " ".join(output.split())
+    assert code == 2 and "cannot read (No such file or directory)" in " ".join(output.split())
 
 
 def test_an_existing_file_as_out_is_refused(tmp_path):

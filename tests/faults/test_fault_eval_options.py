@@ -130,7 +130,9 @@ def test_an_unreadable_params_file_is_named(tmp_path):
         evaluate(tmp_path, "--params", str(tmp_path / "nowhere.yaml")),
         match=r"--params .*nowhere.yaml: cannot read",
     )
-    refused(evaluate(tmp_path, "--params", str(tmp_path)), match=r"--params .*: cannot read")
+    refused(
+        evaluate(tmp_path, "--params", str(tmp_path)), match=r"--params .*: is a directory; pass a YAML file"
+    )
 
 
 def test_declared_params_reach_the_system(tmp_path):

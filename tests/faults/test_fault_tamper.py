@@ -481,7 +481,8 @@ def test_the_untouched_copy_passes_every_command(tmp_path):
     assert json.loads((tmp_path / "run/summary.json").read_text())["verified"] is True
 
 
-def test_an_altered_anchor_fails_validate_but_not_the_scoring_checks(tmp_path):
+def test_an_altered_anchor_fails_validate_and_eval_alike(tmp_path):
+    """Eval runs validate's own check (keme.validate.verified_dataset): what one refuses, the other does."""
     root = tmp_path / "d"
     shutil.copytree(SAMPLE, root)
     edit(  # a record with a title (a bill has none): the forgery must still load
@@ -491,7 +492,10 @@ def test_an_altered_anchor_fails_validate_but_not_the_scoring_checks(tmp_path):
     )
     reseal(root)
     refused(["validate", str(root)], match=r"\[anchor\] .*does not match its sealed hash", code=1)
-    worked(["eval", "--data", str(root), "--systems", "bm25", "--out", str(tmp_path / "run"), "--limit", "2"])
+    refused(
+        ["eval", "--data", str(root), "--systems", "bm25", "--out", str(tmp_path / "run"), "--limit", "2"],
+        match=r"\[anchor\] .*does not match its sealed hash",
+    )
 
 
 def test_validate_names_every_bad_line_of_every_file(tmp_path):
