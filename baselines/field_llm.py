@@ -156,8 +156,7 @@ class DeadlineExceeded(httpx2.ReadTimeout, KemeError):
     """An attempt ran past its wall-clock deadline (a timeout to the SDK, which retries it)."""
 
 
-class BudgetSpent(DeadlineExceeded):
-    """A call's attempts spent its whole budget: no time is left for another."""
+SPENT = "keme: the call's budget_s is spent"  # the stand-in reply's message when no time is left
 
 
 def within(seconds: float, work: Callable[[], Any], request: Any) -> Any:
@@ -218,7 +217,13 @@ class _MeteredTransport(httpx2.BaseTransport):
             self.calls.began = now
         left = self.budget_s - (now - self.calls.began)
         if left <= 0:
-            raise BudgetSpent(f"the call's {self.budget_s:g} s budget is spent", request=request)
+            # an answer the SDK does not retry (an exception it would, after its back-off, max_retries times)
+            return httpx2.Response(
+                504,
+                headers={"x-should-retry": "false"},
+                json={"error": {"message": f"{SPENT}: {self.budget_s:g} s", "type": "keme"}},
+                request=request,
+            )
         seconds = min(self.deadline_s, left)
         chat = request.method == "POST" and request.url.path.endswith("/chat/completions")
         if not chat:  # embeddings, model lists: bounded all the same
@@ -426,12 +431,6 @@ def explain(system: str, endpoint: Endpoint, exc: BaseException) -> KemeError | 
     seen: BaseException | None = exc
     while seen is not None:
         name = type(seen).__name__
-        if name in ("APITimeoutError", "DeadlineExceeded", "ConnectTimeout", "ReadTimeout"):
-            return KemeError(
-                f"{system}: the LLM endpoint {endpoint.where} gave no complete reply in {endpoint.bound} "
-                f"({name}): a busy, dripping or too slow endpoint; raise the system's deadline_s, budget_s "
-                "or max_retries parameters (--params), or give it a faster endpoint (base_url)"
-            )
         if name in ("APIConnectionError", "ConnectError"):
             died = _death(endpoint)
             if died is not None:
@@ -441,6 +440,17 @@ def explain(system: str, endpoint: Endpoint, exc: BaseException) -> KemeError | 
                 f"({name}: {str(seen)[:160]}): check that it is running and the system's base_url parameter"
             )
         status = getattr(seen, "status_code", None)
+        if SPENT in str(seen) or name in (
+            "APITimeoutError",
+            "DeadlineExceeded",
+            "ConnectTimeout",
+            "ReadTimeout",
+        ):
+            return KemeError(
+                f"{system}: the LLM endpoint {endpoint.where} gave no complete reply in {endpoint.bound} "
+                f"({name}): a busy, dripping or too slow endpoint; raise the system's deadline_s, budget_s "
+                "or max_retries parameters (--params), or give it a faster endpoint (base_url)"
+            )
         if name.endswith("Error") and isinstance(status, int):
             hint = {
                 401: "check the key in the variable api_key_env names",
