@@ -12,10 +12,12 @@ ignores the former and would generate up to its context), and a request that nee
 gets a decoding constraint llama.cpp does support (a JSON schema; a named tool). Each translation is named
 where it is made; a capable endpoint gets the libraries' requests unchanged.
 
-Every call is bounded: each attempt has a wall-clock deadline (`deadline_s`, enforced by the transport, not
-only between bytes), and the `openai` SDK makes at most `max_retries` more attempts (its default, 2, is what
-both libraries' own clients use) on a timeout, a dropped connection, 429 or 5xx; then the library gets the
-SDK's error and the system raises one KemeError naming the deadline and the attempts. The transport also
+Every request is bounded: each attempt has a wall-clock deadline (`deadline_s`, enforced by the transport
+for every request, headers and body, not only between bytes), each call a total one over its attempts
+(`budget_s`: an attempt gets no more than is left of it, and none starts when it is spent), and the `openai`
+SDK makes at most `max_retries` more attempts (its default, 2, is what both libraries' own clients use) on
+a timeout, a dropped connection, 429 or 5xx; then the library gets the SDK's error and the system raises
+one KemeError naming the endpoint, the limits and the parameters to raise. The transport also
 counts, per reply, whether the library can read it (`Replies`: the library's own parser decides) and which
 requests are retries (the SDK's retry counter, or the library asking again after a reply it rejected).
 """
@@ -94,8 +96,24 @@ class Replies:
 Rewrite = Callable[[dict[str, Any]], dict[str, Any]]
 
 
-DEADLINE_S = 600.0  # an attempt's wall-clock limit: openai's default timeout, what both libraries wait
+DEADLINE_S = 300.0  # an attempt's wall-clock limit: the CPU-bound local model may need minutes for a reply
+BUDGET_S = 600.0  # one call's wall-clock limit over all its attempts (openai's 600 s bounds each read)
 MAX_RETRIES = 2  # more attempts after a failed one: openai's default, which both libraries' clients keep
+PROBE_S = 10.0  # how long the endpoint may take to answer the first look at it
+
+
+def check_limits(system: str, deadline_s: float, budget_s: float, max_retries: int) -> None:
+    """Refuse limits that cannot bound a call (ValueError: the harness reports a bad parameter)."""
+    if not deadline_s > 0 or not budget_s > 0 or max_retries < 0:
+        raise ValueError(
+            f"{system}: deadline_s and budget_s must be > 0 and max_retries >= 0, "
+            f"not {deadline_s}, {budget_s}, {max_retries}"
+        )
+    if budget_s < deadline_s:
+        raise ValueError(
+            f"{system}: budget_s ({budget_s:g} s) is shorter than one attempt's deadline_s "
+            f"({deadline_s:g} s): raise budget_s or lower deadline_s"
+        )
 
 
 @dataclass
@@ -109,6 +127,7 @@ class Endpoint:
     meter: Meter = field(default_factory=Meter)
     host: Any = None  # the LocalModel serving a local endpoint (it can say how its server died)
     deadline_s: float = DEADLINE_S
+    budget_s: float = BUDGET_S
     max_retries: int = MAX_RETRIES
 
     @property
@@ -118,13 +137,16 @@ class Endpoint:
     @property
     def bound(self) -> str:
         """The limits of one call, as an error message states them."""
-        return f"{self.max_retries + 1} attempts of at most {self.deadline_s:g} s each"
+        return (
+            f"{self.max_retries + 1} attempts of at most {self.deadline_s:g} s each (deadline_s), "
+            f"{self.budget_s:g} s in all (budget_s)"
+        )
 
     def http_client(self, rewrite: Rewrite | None = None, replies: Replies | None = None):
         """An httpx2 client (what `openai` uses) that meters every chat completion, applies `rewrite` and
         enforces the per-attempt deadline."""
         transport = _MeteredTransport(
-            httpx2.HTTPTransport(), self.meter, rewrite, replies or Replies(), self.deadline_s
+            httpx2.HTTPTransport(), self.meter, rewrite, replies or Replies(), self.deadline_s, self.budget_s
         )
         # the socket timeouts end an abandoned attempt's thread no later than the deadline ends the attempt
         return httpx2.Client(transport=transport, timeout=httpx2.Timeout(self.deadline_s, connect=10.0))
@@ -132,6 +154,9 @@ class Endpoint:
 
 class DeadlineExceeded(httpx2.ReadTimeout, KemeError):
     """An attempt ran past its wall-clock deadline (a timeout to the SDK, which retries it)."""
+
+
+SPENT = "keme: the call's budget_s is spent"  # the stand-in reply's message when no time is left
 
 
 def within(seconds: float, work: Callable[[], Any], request: Any) -> Any:
@@ -170,18 +195,39 @@ def within(seconds: float, work: Callable[[], Any], request: Any) -> Any:
 
 class _MeteredTransport(httpx2.BaseTransport):
     """Wraps a transport: rewrites chat-completion requests (local dialect), bounds each attempt by a
-    wall-clock deadline, counts replies (readable or not) and retries."""
+    wall-clock deadline and each call (its first attempt and the SDK's retries of it, in one thread) by a
+    budget, counts replies (readable or not) and retries."""
 
     def __init__(
-        self, inner: Any, meter: Meter, rewrite: Rewrite | None, replies: Replies, deadline_s: float
+        self,
+        inner: Any,
+        meter: Meter,
+        rewrite: Rewrite | None,
+        replies: Replies,
+        deadline_s: float,
+        budget_s: float = BUDGET_S,
     ):
         self.inner, self.meter, self.rewrite, self.replies = inner, meter, rewrite, replies
-        self.deadline_s = deadline_s
+        self.deadline_s, self.budget_s = deadline_s, budget_s
+        self.calls = threading.local()  # when the current call of this thread began
 
     def handle_request(self, request):
+        now = time.monotonic()
+        if _retry_count(request) == 0 or getattr(self.calls, "began", None) is None:
+            self.calls.began = now
+        left = self.budget_s - (now - self.calls.began)
+        if left <= 0:
+            # an answer the SDK does not retry (an exception it would, after its back-off, max_retries times)
+            return httpx2.Response(
+                504,
+                headers={"x-should-retry": "false"},
+                json={"error": {"message": f"{SPENT}: {self.budget_s:g} s", "type": "keme"}},
+                request=request,
+            )
+        seconds = min(self.deadline_s, left)
         chat = request.method == "POST" and request.url.path.endswith("/chat/completions")
-        if not chat:
-            return self.inner.handle_request(request)
+        if not chat:  # embeddings, model lists: bounded all the same
+            return self._bounded(request, seconds)
         body = json.loads(request.read())
         if _retry_count(request) > 0 or self.replies.asks_again(body):
             self.meter.retried()
@@ -193,12 +239,20 @@ class _MeteredTransport(httpx2.BaseTransport):
                 content=json.dumps(self.rewrite(body)).encode(),
                 extensions=request.extensions,
             )
-        started = time.monotonic()
-        response = within(self.deadline_s, lambda: self.inner.handle_request(request), request)
+        response = self._bounded(request, seconds)
         if response.status_code == 200:
-            left = self.deadline_s - (time.monotonic() - started)
-            within(max(left, 0.0), response.read, request)  # the body too, within the same deadline
             self._count(body, response.content)
+        return response
+
+    def _bounded(self, request, seconds: float):
+        """The response, headers and body (whatever its status), read within `seconds` of wall clock."""
+        started = time.monotonic()
+        response = within(seconds, lambda: self.inner.handle_request(request), request)
+        try:
+            within(max(seconds - (time.monotonic() - started), 0.0), response.read, request)
+        except BaseException:
+            response.close()
+            raise
         return response
 
     def _count(self, body: dict[str, Any], content: bytes) -> None:
@@ -346,12 +400,23 @@ def open_endpoint(
 
 
 def _probe(system: str, base_url: str) -> None:
-    """Fail now, naming the endpoint, when nothing answers there (any HTTP reply counts as alive)."""
-    try:
-        with urllib.request.urlopen(f"{base_url.rstrip('/')}/models", timeout=10):
+    """Fail now, naming the endpoint, when nothing answers there within PROBE_S of wall clock (any HTTP reply
+    counts as alive)."""
+    url = f"{base_url.rstrip('/')}/models"
+
+    def look() -> None:
+        with urllib.request.urlopen(url, timeout=PROBE_S):
             return
+
+    try:
+        within(PROBE_S, look, None)
     except urllib.error.HTTPError:
         return  # it answered: 401/404 are the library's to report
+    except DeadlineExceeded as exc:
+        raise KemeError(
+            f"{system}: the OpenAI-compatible endpoint {base_url} sent no complete answer to GET /models "
+            f"within {PROBE_S:g} s: check that the server is healthy, or fix the system's base_url parameter"
+        ) from exc
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
         raise KemeError(
@@ -366,12 +431,6 @@ def explain(system: str, endpoint: Endpoint, exc: BaseException) -> KemeError | 
     seen: BaseException | None = exc
     while seen is not None:
         name = type(seen).__name__
-        if name in ("APITimeoutError", "DeadlineExceeded", "ConnectTimeout", "ReadTimeout"):
-            return KemeError(
-                f"{system}: the LLM endpoint {endpoint.where} gave no reply in {endpoint.bound} "
-                f"({name}): a busy or too slow endpoint; raise the system's timeout_s or max_retries "
-                "parameters, or give it a faster endpoint (base_url)"
-            )
         if name in ("APIConnectionError", "ConnectError"):
             died = _death(endpoint)
             if died is not None:
@@ -381,6 +440,17 @@ def explain(system: str, endpoint: Endpoint, exc: BaseException) -> KemeError | 
                 f"({name}: {str(seen)[:160]}): check that it is running and the system's base_url parameter"
             )
         status = getattr(seen, "status_code", None)
+        if SPENT in str(seen) or name in (
+            "APITimeoutError",
+            "DeadlineExceeded",
+            "ConnectTimeout",
+            "ReadTimeout",
+        ):
+            return KemeError(
+                f"{system}: the LLM endpoint {endpoint.where} gave no complete reply in {endpoint.bound} "
+                f"({name}): a busy, dripping or too slow endpoint; raise the system's deadline_s, budget_s "
+                "or max_retries parameters (--params), or give it a faster endpoint (base_url)"
+            )
         if name.endswith("Error") and isinstance(status, int):
             hint = {
                 401: "check the key in the variable api_key_env names",

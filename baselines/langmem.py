@@ -34,11 +34,13 @@ from typing import Any
 
 from baselines.dense import shared_minilm
 from baselines.field_llm import (
+    BUDGET_S,
     DEADLINE_S,
     MAX_RETRIES,
     Endpoint,
     LocalModel,
     Replies,
+    check_limits,
     explain,
     local_dialect,
     open_endpoint,
@@ -142,17 +144,19 @@ class LangMem:
         temperature: float = 0.1,
         query_limit: int = 5,
         force_tool: bool | None = None,
-        timeout_s: float = DEADLINE_S,  # one attempt's wall-clock deadline
+        deadline_s: float = DEADLINE_S,  # one attempt's wall-clock deadline (connect, headers, whole body)
+        budget_s: float = BUDGET_S,  # one call's wall-clock limit over all its attempts
         max_retries: int = MAX_RETRIES,  # attempts after a failed one (timeout, connection, 429, 5xx)
+        timeout_s: float | None = None,  # the earlier name of deadline_s
         local_model: LocalModel | None = None,  # injected by the harness: the endpoint without base_url
     ):
-        if timeout_s <= 0 or max_retries < 0:
-            raise ValueError(f"timeout_s must be > 0 and max_retries >= 0, not {timeout_s}, {max_retries}")
+        deadline_s = deadline_s if timeout_s is None else timeout_s
+        check_limits("langmem", deadline_s, budget_s, max_retries)
         self.name = "langmem"
         self.base_url, self.model, self.api_key_env = base_url, model, api_key_env
         self.max_tokens, self.temperature, self.query_limit = max_tokens, temperature, query_limit
         self.force_tool = force_tool  # None: only for the local model
-        self.timeout_s, self.max_retries = timeout_s, max_retries
+        self.deadline_s, self.budget_s, self.max_retries = deadline_s, budget_s, max_retries
         self.local_model = local_model
         self.manager: Any = None  # built on first use
         self.store: Any = None
@@ -181,7 +185,8 @@ class LangMem:
         self.endpoint = open_endpoint(
             self.name, self.base_url, self.model, self.api_key_env, self.local_model
         )
-        self.endpoint.deadline_s, self.endpoint.max_retries = self.timeout_s, self.max_retries
+        self.endpoint.deadline_s, self.endpoint.budget_s = self.deadline_s, self.budget_s
+        self.endpoint.max_retries = self.max_retries
         embedder = shared_minilm()  # a KemeError naming the `embed` extra when it is missing
         chat = ChatOpenAI(
             model=self.endpoint.model,

@@ -36,11 +36,13 @@ from typing import Any, Literal
 
 from baselines.dense import shared_minilm, vectors_of
 from baselines.field_llm import (
+    BUDGET_S,
     DEADLINE_S,
     MAX_RETRIES,
     Endpoint,
     LocalModel,
     Replies,
+    check_limits,
     explain,
     local_dialect,
     open_endpoint,
@@ -195,20 +197,22 @@ class Mem0:
         temperature: float = 0.1,
         threshold: float = 0.1,
         structured_output: Literal["auto", "json_object", "json_object_schema"] = "auto",
-        timeout_s: float = DEADLINE_S,  # one attempt's wall-clock deadline
+        deadline_s: float = DEADLINE_S,  # one attempt's wall-clock deadline (connect, headers, whole body)
+        budget_s: float = BUDGET_S,  # one call's wall-clock limit over all its attempts
         max_retries: int = MAX_RETRIES,  # attempts after a failed one (timeout, connection, 429, 5xx)
+        timeout_s: float | None = None,  # the earlier name of deadline_s
         local_model: LocalModel | None = None,  # injected by the harness: the endpoint without base_url
     ):
         if not 0 <= threshold <= 1:
             raise ValueError(f"threshold must be between 0 and 1, not {threshold}")
-        if timeout_s <= 0 or max_retries < 0:
-            raise ValueError(f"timeout_s must be > 0 and max_retries >= 0, not {timeout_s}, {max_retries}")
+        deadline_s = deadline_s if timeout_s is None else timeout_s
+        check_limits("mem0" if infer else "mem0_raw", deadline_s, budget_s, max_retries)
         self.name = "mem0" if infer else "mem0_raw"
         self.infer = infer
         self.base_url, self.model, self.api_key_env = base_url, model, api_key_env
         self.max_tokens, self.temperature, self.threshold = max_tokens, temperature, threshold
         self.structured_output = structured_output
-        self.timeout_s, self.max_retries = timeout_s, max_retries
+        self.deadline_s, self.budget_s, self.max_retries = deadline_s, budget_s, max_retries
         self.local_model = local_model
         self.memory: Any = None  # built on first use: constructing a system starts no model
         self.endpoint: Endpoint | None = None
@@ -248,7 +252,8 @@ class Mem0:
             self.endpoint = open_endpoint(
                 self.name, self.base_url, self.model, self.api_key_env, self.local_model
             )
-            self.endpoint.deadline_s, self.endpoint.max_retries = self.timeout_s, self.max_retries
+            self.endpoint.deadline_s, self.endpoint.budget_s = self.deadline_s, self.budget_s
+            self.endpoint.max_retries = self.max_retries
         llm = {
             "model": self.endpoint.model if self.endpoint else "unused",
             # infer=False never calls the LLM; mem0 still builds a client, pointed nowhere

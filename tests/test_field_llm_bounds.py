@@ -254,10 +254,10 @@ def test_mem0_counts_a_reply_it_cannot_read_in_the_ingests_usage(fake_minilm):
 
 def test_mem0_with_an_endpoint_that_never_answers_raises_naming_the_bound(fake_minilm):
     with ScriptedEndpoint("hang") as server:
-        system = mem0_module.Mem0(infer=True, base_url=server.url, timeout_s=0.3, max_retries=1)
+        system = mem0_module.Mem0(infer=True, base_url=server.url, deadline_s=0.3, max_retries=1)
         try:
             system.reset("p01")
-            with pytest.raises(KemeError, match=r"no reply in 2 attempts of at most 0\.3 s each"):
+            with pytest.raises(KemeError, match=r"no complete reply in 2 attempts of at most 0\.3 s each"):
                 system.ingest("p01", session(0, ["I adopted a cat"]))
         finally:
             system.close()
@@ -266,8 +266,8 @@ def test_mem0_with_an_endpoint_that_never_answers_raises_naming_the_bound(fake_m
 
 
 def test_mem0_refuses_an_unbounded_call():
-    with pytest.raises(ValueError, match="timeout_s must be > 0"):
-        mem0_module.Mem0(timeout_s=0)
+    with pytest.raises(ValueError, match="deadline_s and budget_s must be > 0"):
+        mem0_module.Mem0(deadline_s=0)
 
 
 # ---------------------------------------------------------------- LangMem

@@ -1,9 +1,10 @@
 """The LLM client every stage uses: cache first, then the provider with bounded retries.
 
-Retries (timeouts, 429, 5xx) are bounded by `max_retries` and by a total time budget: no retry
-starts after `retry_budget_s` and none runs past it, so one call takes at most max(timeout_s,
-retry_budget_s). Only replies are cached, never failures, so a rerun after fixing the endpoint asks
-again. The failure gate (keme.llm.health) turns a dead endpoint into an error
+Every attempt has a wall-clock deadline (`deadline_s`: connect and every read of however slow a reply),
+and every call a total one (`budget_s`: all its attempts and back-off; no attempt runs past it). Retries
+(timeouts, 429, 5xx) are bounded by `max_retries`, and none starts after `retry_budget_s` or with less than
+MIN_ATTEMPT_S of the budget left. Only replies are cached, never failures, so a rerun after fixing the
+endpoint asks again. The failure gate (keme.llm.health) turns a dead endpoint into an error
 instead of a run of fallbacks.
 
 Structured output: a pydantic model becomes a JSON Schema, sent to the provider
@@ -33,6 +34,7 @@ from keme.llm.providers import Provider, make_provider, schema_instructions
 
 T = TypeVar("T", bound=BaseModel)
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
+MIN_ATTEMPT_S = 0.5  # a retry with less of the budget left than this would only fail again
 
 
 class StructuredOutputError(LLMError):
@@ -146,13 +148,12 @@ class LLMClient:
                     stage, exc if isinstance(exc, FatalError) else FatalError(str(exc)), exc, transient=False
                 )
         begun = self.clock()
-        deadline = begun + config.retry_budget_s  # no retry starts after it; a retry's timeout ends at it
+        ends = begun + config.budget_s  # the call's total: no attempt runs past it
+        retries_end = begun + config.retry_budget_s  # no retry starts after it
         attempt = 0
         while True:
             started = time.perf_counter()
-            timeout = (
-                config.timeout_s if attempt == 0 else max(0.5, min(config.timeout_s, deadline - self.clock()))
-            )
+            timeout = min(config.deadline_s, ends - self.clock())
             try:
                 with self.in_flight:
                     response = provider.complete(messages, params, schema, timeout=timeout)
@@ -171,14 +172,14 @@ class LLMClient:
                 self.gate.succeeded()
                 return response, time.perf_counter() - started
             delay = min(config.backoff_max_s, config.backoff_base_s * 2**attempt) * random.uniform(0.5, 1.0)
-            if attempt >= config.max_retries or self.clock() + delay >= deadline:
-                spent = self.clock() - begun
+            now = self.clock()
+            if attempt >= config.max_retries or now + delay >= min(retries_end, ends - MIN_ATTEMPT_S):
                 tries = f"{attempt + 1} attempt" + ("s" if attempt else "")
                 raise self._failed(
                     stage,
                     CallFailed(
-                        f"{error} (gave up after {tries} in {spent:.0f}s; "
-                        "llm.max_retries, llm.retry_budget_s)"
+                        f"{error} (gave up after {tries} in {now - begun:.0f}s of the call's "
+                        f"{config.budget_s:g}s budget; raise llm.deadline_s, llm.budget_s or llm.max_retries)"
                     ),
                     error,
                 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class Price(BaseModel):
@@ -50,7 +50,23 @@ class LLMConfig(BaseModel):
     repeat_penalty: float = Field(
         default=1.15, ge=1, description="local: discourages the loops small models fall into"
     )
-    timeout_s: float = Field(default=120, gt=0, description="one attempt (and the local model's start-up)")
+    timeout_s: float = Field(
+        default=120,
+        gt=0,
+        description="silence between two bytes of a reply (a read), and the local model's start-up",
+    )
+    deadline_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="one attempt's wall clock: connect, headers and every read of the reply, however "
+        "slowly it drips (default: timeout_s)",
+    )
+    budget_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="one call's wall clock over all its attempts, retries and back-off "
+        "(default: deadline_s + retry_budget_s); at least deadline_s",
+    )
     connect_timeout_s: float = Field(
         default=10,
         gt=0,
@@ -60,8 +76,8 @@ class LLMConfig(BaseModel):
     retry_budget_s: float = Field(
         default=60,
         ge=0,
-        description="total time one call may spend retrying timeouts, "
-        "429 and 5xx; after it (or max_retries) the call counts as failed",
+        description="time after a call's start in which a retry (timeouts, "
+        "429, 5xx) may begin; after it (or max_retries) the call counts as failed",
     )
     max_retries: int = Field(default=4, ge=0, description="for timeouts, 429 and 5xx; never for 401/403/404")
     max_failure_fraction: float = Field(
@@ -84,12 +100,28 @@ class LLMConfig(BaseModel):
         default_factory=dict, description="model name -> price, for cost estimates"
     )
 
+    @model_validator(mode="after")
+    def _limits(self) -> LLMConfig:
+        """Fill the defaults of the deadline and the budget, and refuse a budget one attempt cannot fit in."""
+        if self.deadline_s is None:
+            self.deadline_s = self.timeout_s
+        if self.budget_s is None:
+            self.budget_s = self.deadline_s + self.retry_budget_s
+        elif self.budget_s < self.deadline_s:
+            raise ValueError(
+                f"llm.budget_s ({self.budget_s:g} s) is shorter than one attempt's llm.deadline_s "
+                f"({self.deadline_s:g} s): raise budget_s or lower deadline_s"
+            )
+        return self
+
     def identity(self) -> dict:
         """What shapes the outputs (for fingerprints): not where the cache lives or how patiently we retry."""
         return self.model_dump(
             exclude={
                 "cache_dir",
                 "timeout_s",
+                "deadline_s",
+                "budget_s",
                 "max_retries",
                 "backoff_base_s",
                 "backoff_max_s",

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from urllib.parse import urlparse
 
 from keme.llm.config import LLMConfig
+from keme.llm.deadline import within
 from keme.llm.errors import CallFailed, FatalError, LLMError, RetryableError, Unreachable
 from keme.llm.redact import redact
 from keme.llm.server import LocalServer, llama_server_command, missing_modules
@@ -125,19 +126,30 @@ class OpenAIProvider:
             options["response_format"] = {"type": "json_object", "schema": schema}
         if self.extra_body:
             options["extra_body"] = self.extra_body
-        if timeout is not None:
-            options["timeout"] = self._timeout(timeout)
+        deadline = timeout or self.config.deadline_s
+        # a read may last timeout_s; the attempt as a whole ends at its deadline, however the reply drips
+        options["timeout"] = self._timeout(min(self.config.timeout_s, deadline))
         try:
-            result = self.client.chat.completions.create(
-                model=self.config.model, messages=messages, **options
+            result = within(
+                deadline,
+                lambda: self.client.chat.completions.create(
+                    model=self.config.model, messages=messages, **options
+                ),
+                lambda: RetryableError(
+                    f"{self.where}: no complete reply within the attempt's {deadline:g}s deadline "
+                    "(llm.deadline_s)"
+                ),
             )
         except openai.APITimeoutError as exc:
             connecting = _caused_by(exc, "ConnectTimeout")
             kind = Unreachable if connecting else RetryableError
-            seconds = self.config.connect_timeout_s if connecting else timeout or self.config.timeout_s
+            read = min(self.config.timeout_s, deadline)
+            seconds = self.config.connect_timeout_s if connecting else read
+            key = "llm.connect_timeout_s" if connecting else "llm.timeout_s"
+            if not connecting and deadline < self.config.timeout_s:
+                key = "llm.deadline_s"
             raise kind(
-                f"{self.where}: no {'connection' if connecting else 'reply'} within {seconds:.1f}s "
-                f"({'llm.connect_timeout_s' if connecting else 'llm.timeout_s'})"
+                f"{self.where}: no {'connection' if connecting else 'reply'} within {seconds:.1f}s ({key})"
             ) from exc
         except openai.APIConnectionError as exc:
             reason = self._text(exc.__cause__ or exc, 200)

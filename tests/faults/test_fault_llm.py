@@ -32,7 +32,7 @@ REFUSALS = {
     "404": r"not found \(404\).*check llm.model and llm.base_url",
     "500-echo": r"server error \(500\).*\[redacted\].*has not answered a single request",
     "closed-port": r"cannot connect.*is the server running\? check llm.base_url",
-    "hang": r"no reply within [\d.]+s \(llm.timeout_s\).*has not answered a single request",
+    "hang": r"no (complete )?reply within .*\(llm.(timeout|deadline)_s\).*has not answered a single request",
     "garbage": r"did not reply as an OpenAI-compatible API.*check llm.base_url",
 }
 REFUSALS = {mode: pattern.replace(" ", r"\s+") for mode, pattern in REFUSALS.items()}
