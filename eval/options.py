@@ -10,6 +10,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
+from eval.disagreement import THRESHOLD_DEFAULT
 from eval.llm_judge import PROMPT_SETS
 from eval.registry import REGISTRY, check_params
 from keme.errors import KemeError
@@ -35,6 +36,7 @@ class Options(BaseModel):
     images: Images = "caption"
     judge_runs: int = Field(3, ge=1)
     judge_prompts: str = "mobilemem"
+    disagreement_threshold: float = Field(THRESHOLD_DEFAULT, ge=0, le=1)
 
     @field_validator("judge_prompts")
     @classmethod
