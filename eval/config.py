@@ -43,6 +43,7 @@ class EvalConfig(BaseModel):
     judge: JudgeKind | None = None
     judge_prompts: str | None = None
     judge_runs: int | None = Field(None, ge=1)
+    disagreement_threshold: float | None = Field(None, ge=0, le=1)
     bootstrap: int | None = Field(None, ge=1)
     params: dict[str, Any] | None = None
     llm: dict[str, Any] | None = None

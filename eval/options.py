@@ -17,6 +17,7 @@ from pydantic import (
     field_validator,
 )
 
+from eval.disagreement import THRESHOLD_DEFAULT
 from eval.llm_judge import PROMPT_SETS
 from eval.registry import REGISTRY, check_params
 from eval.uncertainty import B_DEFAULT
@@ -46,6 +47,7 @@ class Options(BaseModel):
     images: Images = "caption"
     judge_runs: int = Field(3, ge=1)
     judge_prompts: str = "mobilemem"
+    disagreement_threshold: float = Field(THRESHOLD_DEFAULT, ge=0, le=1)
     bootstrap: int = Field(B_DEFAULT, ge=1)
 
     @field_validator("k", "depth", "limit", "judge_runs", "bootstrap")

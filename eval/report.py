@@ -18,6 +18,7 @@ from statistics import mean, pstdev
 from typing import TYPE_CHECKING, Any
 
 from eval.contract import Hit
+from eval.disagreement import THRESHOLD_DEFAULT, disagree, disagreement_summary
 from eval.failures import (
     CATEGORIES,
     LABELS,
@@ -218,6 +219,9 @@ def question_results(
             }
             judged = verdicts.get(qid, {})
             row["verdicts"] = {name: v["correct"] for name, v in judged.items()}
+            parted = disagree(row["verdicts"])
+            if parted is not None:
+                row["judges_disagree"] = parted
             if "rule" in judged:
                 row["accuracy"] = float(judged["rule"]["correct"])
             if "llm" in judged:
@@ -242,7 +246,9 @@ def _means(rows: list[dict[str, Any]], keys: list[str]) -> dict[str, float]:
     return out
 
 
-def summarize(system_dir: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
+def summarize(
+    system_dir: Path, rows: list[dict[str, Any]], disagreement_threshold: float = THRESHOLD_DEFAULT
+) -> dict[str, Any]:
     retrieval_keys = [
         f"{m}@{k}" for m in ("recall_any", "recall_all", "ndcg_any", "locomo_recall") for k in KS
     ] + ["mrr"]
@@ -254,6 +260,7 @@ def summarize(system_dir: Path, rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
     summary |= _means(rows, keys)
     summary |= llm_judge_summary(rows)
+    summary |= disagreement_summary(rows, disagreement_threshold)
     latencies = [r["retrieve_ms"] for r in rows]
     summary["retrieve_p50_ms"] = round(percentile(latencies, 50), 3)
     summary["retrieve_p95_ms"] = round(percentile(latencies, 95), 3)
@@ -751,7 +758,9 @@ def write_reports(settings: Settings, replay: Replay) -> dict[str, Any]:
     for name in settings.systems:
         directory = settings.out / name
         rows = scored[name] = question_results(directory, questions, session_of, failures)
-        summary["systems"][name] = summarize(directory, rows)
+        summary["systems"][name] = summarize(directory, rows, settings.disagreement_threshold)
+        if "judge_disagreement_warning" in summary["systems"][name]:
+            summary["note"] += f"; WARNING: {name}: {summary['systems'][name]['judge_disagreement_warning']}"
         summary["systems"][name]["failures"] = breakdown(r.get("failure") for r in rows)
         if settings.reader is not None:
             gaps = missing_answers(rows)
@@ -798,7 +807,23 @@ def _markdown(summary: dict[str, Any]) -> str:
         f"\n{markdown_text(summary['note'])}. "
         "Retrieval metrics at message granularity unless prefixed `sess`.\n"
     )
-    return warning + header + body + sure + note + _failure_markdown(summary)
+    parted = _disagreement_markdown(summary)
+    return warning + parted + header + body + sure + note + _failure_markdown(summary)
+
+
+def _disagreement_markdown(summary: dict[str, Any], shown: int = 20) -> str:
+    """A warning above the table for each system whose judges disagree too often, with the questions."""
+    lines = []
+    for name, metrics in summary["systems"].items():
+        if "judge_disagreement_warning" not in metrics:
+            continue
+        ids = metrics["judge_disagreements"]
+        more = f", and {len(ids) - shown} more" if len(ids) > shown else ""
+        lines.append(
+            f"**WARNING — {markdown_text(name)}: {markdown_text(metrics['judge_disagreement_warning'])}.** "
+            f"Questions: {markdown_text(', '.join(ids[:shown]))}{more}.\n\n"
+        )
+    return "".join(lines)
 
 
 def _failure_markdown(summary: dict[str, Any]) -> str:

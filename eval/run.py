@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.contract import Answering, Closeable, MemorySystem, Persistent, Query, Retrieval, Sized, Usage
+from eval.disagreement import THRESHOLD_DEFAULT
 from eval.errors import RunError
 from eval.judge import Judge, RuleJudge
 from eval.llm_judge import LLMJudge, calibrate
@@ -97,12 +98,19 @@ class Settings:
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
     force: bool = False
     include_flagged: bool = False  # imported questions with source findings are scored too
+    disagreement_threshold: float = THRESHOLD_DEFAULT  # judges parting on more questions flag the run
     bootstrap: int = B_DEFAULT  # replicates of the reports' 95 % intervals (they are recomputed, not resumed)
     on_progress: Callable[[str, int, int], None] = lambda system, done, total: None
 
     def __post_init__(self) -> None:
         check_options(
-            k=self.k, depth=self.depth, mode=self.mode, roles=self.roles, limit=self.limit, images=self.images
+            k=self.k,
+            depth=self.depth,
+            mode=self.mode,
+            roles=self.roles,
+            limit=self.limit,
+            images=self.images,
+            disagreement_threshold=self.disagreement_threshold,
         )
 
     def identity(self, replay: Replay) -> dict[str, Any]:

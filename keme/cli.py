@@ -527,6 +527,9 @@ def eval_cmd(
         "mobilemem", help="LLM judge prompt set: mobilemem (strict), longmemeval, locomo"
     ),
     judge_runs: int = typer.Option(3, help="LLM judge runs per answer (accuracy is reported as mean ± std)"),
+    disagreement_threshold: float = typer.Option(
+        0.2, help="with two judges: the share of questions they may disagree on before the report warns"
+    ),
     llm_config: Optional[Path] = typer.Option(
         None, "--llm", help="YAML of LLM settings (provider, model, base_url, ...)"
     ),
@@ -595,6 +598,9 @@ def eval_cmd(
         llm_file = _read_llm_file(llm_config, reader != "none", "no --reader: retrieval only")
         judge_prompts = pick("judge_prompts", judge_prompts, settings.judge_prompts)
         judge_runs = pick("judge_runs", judge_runs, settings.judge_runs)
+        disagreement_threshold = pick(
+            "disagreement_threshold", disagreement_threshold, settings.disagreement_threshold
+        )
         bootstrap = pick("bootstrap", bootstrap, settings.bootstrap)
         kept = tuple(r.strip() for r in roles.split(",") if r.strip()) if roles is not None else None
         check_options(
@@ -607,6 +613,7 @@ def eval_cmd(
             judge_runs=judge_runs,
             judge_prompts=judge_prompts,
             bootstrap=bootstrap,
+            disagreement_threshold=disagreement_threshold,
         )
         names = resolve_systems(systems)
         if systems.strip() == "all":
@@ -672,6 +679,7 @@ def eval_cmd(
                     on_progress=on_progress,
                     reader=answerer,
                     judges=judges,
+                    disagreement_threshold=disagreement_threshold,
                 ),
                 replay,
                 systems_on(workers, ray_address) if wanted(workers, ray_address) else None,
