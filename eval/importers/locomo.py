@@ -45,6 +45,7 @@ from eval.importers.common import (
 from keme.dataset import Dataset
 from keme.dataset.findings import empty_gold
 from keme.dataset.io import atomic_write_text
+from keme.dataset.lock import target_lock
 from keme.errors import KemeError
 from keme.models import AnswerSpec, Message, Persona, QAItem, Quote, Session
 from keme.models.proof import ImportedArgs, ImportedProof
@@ -437,7 +438,8 @@ def export_locomo(data: Dataset, out: Path) -> dict[str, Any]:
         sample["qa"] = [_qa_of(item, dia, view.persona, counts) for item in view.qa]
         samples.append(sample)
     try:
-        atomic_write_text(out, json.dumps(samples, ensure_ascii=False, indent=1))
+        with target_lock(out, "keme export locomo"):  # a second export to the same file is refused
+            atomic_write_text(out, json.dumps(samples, ensure_ascii=False, indent=1))
     except OSError as exc:
         raise KemeError(f"{out}: cannot write ({exc.strerror or exc})") from exc
     return {

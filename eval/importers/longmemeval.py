@@ -40,6 +40,7 @@ from eval.importers.common import (
 )
 from keme.dataset.findings import empty_gold
 from keme.dataset.io import atomic_write_text
+from keme.dataset.lock import target_lock
 from keme.errors import KemeError
 from keme.models import AnswerSpec, Message, Persona, QAItem, Quote, Session
 from keme.models.proof import ImportedArgs, ImportedProof
@@ -469,7 +470,8 @@ def export_longmemeval(data: Any, out: Path) -> dict[str, Any]:
     refuse_broken(data)
     instances, stats = to_longmemeval(data)
     try:
-        atomic_write_text(out, json.dumps(instances, ensure_ascii=False))
+        with target_lock(out, "keme export longmemeval"):  # a second export to the same file is refused
+            atomic_write_text(out, json.dumps(instances, ensure_ascii=False))
     except OSError as exc:
         raise KemeError(f"{out}: cannot write ({exc.strerror or exc})") from exc
     return stats

@@ -44,6 +44,7 @@ from eval.importers.common import (
 )
 from keme.dataset import Dataset
 from keme.dataset.io import atomic_write_text
+from keme.dataset.lock import target_lock
 from keme.errors import KemeError
 from keme.models import AnswerSpec, Message, Persona, QAItem, Quote, Session
 from keme.models.proof import ImportedArgs, ImportedProof
@@ -368,7 +369,8 @@ def export_mobilemem(data: Dataset, out: Path) -> dict[str, Any]:
     refuse_broken(data)
     samples, stats = to_mobilemem(data)
     try:
-        atomic_write_text(out, json.dumps(samples, ensure_ascii=False, indent=1))
+        with target_lock(out, "keme export mobilemem"):  # a second export to the same file is refused
+            atomic_write_text(out, json.dumps(samples, ensure_ascii=False, indent=1))
     except OSError as exc:
         raise KemeError(f"{out}: cannot write ({exc.strerror or exc})") from exc
     return stats
