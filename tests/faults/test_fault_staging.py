@@ -406,3 +406,36 @@ def test_a_second_run_into_a_target_in_use_is_refused(name, sources, tmp_path):
         record("escape")
     assert not leftovers, leftovers
     intact(decoys)
+
+
+# ---------------------------------------------------------------- a run directory started over
+
+
+def _eval(out: Path, limit: str) -> list[str]:
+    return [
+        "keme",
+        "eval",
+        "--data",
+        str(SAMPLE),
+        "--systems",
+        "recency",
+        "--out",
+        str(out),
+        "--limit",
+        limit,
+    ]
+
+
+def test_a_forced_restart_of_a_run_deletes_only_what_the_run_wrote(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    out = work / "run"
+    beside = [plant(work, name) for name in sibling_names("run")]
+    first = watched(_eval(out, "3"), expect="ok", parent=work, own=[out], in_process=True)
+    _check(first, beside, ("ok",))
+    # the user's own files in the run directory, one of them a folder holding a file a system's logs name
+    inside = [plant(out, "notes.txt"), plant(out, "mine/keep.txt"), plant(out, "archive/state")]
+    again = watched(
+        [*_eval(out, "4"), "--force"], expect="ok", parent=work, own=[out], keep=inside, in_process=True
+    )
+    _check(again, [*beside, *inside], ("ok",))
