@@ -28,7 +28,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from probe import ROOT, classify, record, run, watched
 
+from keme.cli import synthesize_dataset
 from keme.dataset import lock
+from keme.synth.limits import load_config
 
 pytestmark = pytest.mark.fault
 
@@ -439,3 +441,43 @@ def test_a_forced_restart_of_a_run_deletes_only_what_the_run_wrote(tmp_path):
         [*_eval(out, "4"), "--force"], expect="ok", parent=work, own=[out], keep=inside, in_process=True
     )
     _check(again, [*beside, *inside], ("ok",))
+
+
+# ---------------------------------------------------------------- a dataset rewritten in place
+
+
+@pytest.fixture(scope="module")
+def tiny(sources, tmp_path_factory) -> Path:
+    """A one-month dataset (keme qa on it takes a moment, on the sample many)."""
+    out = tmp_path_factory.mktemp("tiny") / "ds"
+    synthesize_dataset(load_config(sources / "tiny.yaml"), out)
+    return out
+
+
+@pytest.fixture
+def dataset(tiny, tmp_path) -> Path:
+    """A copy of the tiny dataset, in a directory of its own (keme qa rewrites its questions in place)."""
+    shutil.copytree(tiny, tmp_path / "work" / "ds")
+    return tmp_path / "work" / "ds"
+
+
+def test_a_users_hidden_files_inside_a_dataset_survive_its_rewrite(dataset):
+    decoys = [plant(dataset, name) for name in (".notes", ".git/HEAD", ".keme-stage.bak", ".qa.jsonl.tmp")]
+    result = watched(
+        ["keme", "qa", str(dataset)], expect="ok", parent=dataset.parent, own=[dataset], keep=decoys
+    )
+    _check(result, decoys, ("ok",))
+
+
+@pytest.mark.parametrize("where", [DIRECTORY_LOCK, ".keme-stage"])
+def test_a_users_lock_or_stage_inside_a_dataset_is_refused_by_its_rewrite_and_kept(where, dataset):
+    decoys = _stage_decoy(dataset) if where == ".keme-stage" else [plant(dataset, where)]
+    result = watched(
+        ["keme", "qa", str(dataset)],
+        expect="error",
+        parent=dataset.parent,
+        own=[dataset],
+        keep=decoys,
+        in_process=True,
+    )
+    _check(result, decoys, ("clear",))
