@@ -159,3 +159,12 @@ def test_synth_refuses_a_work_folder_it_did_not_make(tmp_path):
         prepare_output(tmp_path, small_config(), resume=False, force=True)
     remove_work(tmp_path)
     assert (tmp_path / WORK / "todo.txt").read_text() == "the user's list"
+
+
+def test_synth_refuses_a_work_folder_whose_identity_file_is_not_its_own(tmp_path):
+    (tmp_path / WORK).mkdir()
+    (tmp_path / WORK / "identity.json").write_text("my own notes")
+    with pytest.raises(KemeError, match="not made by keme synth"):
+        prepare_output(tmp_path, small_config(), resume=False, force=True)
+    remove_work(tmp_path)
+    assert (tmp_path / WORK / "identity.json").read_text() == "my own notes"

@@ -602,6 +602,8 @@ def _refusal(data: Dataset, out: Path, force: bool) -> str | None:
             return f"--out {out} is inside the dataset {data.root}; write the export elsewhere"
         if target in root.parents:
             return f"--out {out} contains the dataset {data.root}; write the export elsewhere"
+    if out.is_symlink():
+        return f"--out {out} is a symbolic link; name the directory itself (the export replaces it whole)"
     if out.exists() and not out.is_dir():
         return f"--out {out} exists and is not a directory; choose a directory for the export"
     if not out.is_dir() or not any(out.iterdir()):

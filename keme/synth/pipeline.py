@@ -213,10 +213,14 @@ def _identity(cfg: SynthConfig) -> dict[str, object]:
 
 
 def _read_identity(marker: Path) -> dict | None:
+    """The identity keme synth wrote into its work area, or None when `marker` holds anything else."""
     try:
-        return json.loads(marker.read_text(encoding="utf-8"))
+        identity = json.loads(marker.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    if not isinstance(identity, dict) or set(identity) != {"config_fingerprint", "seed"}:
+        return None
+    return identity
 
 
 def _present(out: Path) -> list[str]:
@@ -400,15 +404,15 @@ def record_brain(dataset: Dataset, brain: Brain) -> None:
 def _check_work(work: Path, marker: Path) -> None:
     """`work` is a checkpoint area keme synth made (it holds `marker`, or nothing yet): anything else at
     that name is the user's, refused rather than removed."""
-    if work.is_symlink() or not work.is_dir() or (not marker.is_file() and any(work.iterdir())):
+    if work.is_symlink() or not work.is_dir() or (_read_identity(marker) is None and any(work.iterdir())):
         raise KemeError(
-            f"{work} was not made by keme synth (it holds no {marker.name}); keme will neither use nor "
-            "remove it: move it away or choose another --out"
+            f"{work} was not made by keme synth (it holds no {marker.name} keme wrote); keme will neither "
+            "use nor remove it: move it away or choose another --out"
         )
 
 
 def remove_work(out: Path) -> None:
     """The checkpoints, once the dataset they led to is written (only an area keme synth marked)."""
     work = out / WORK
-    if not work.is_symlink() and (work / WORK_MARK).is_file():
+    if not work.is_symlink() and _read_identity(work / WORK_MARK) is not None:
         shutil.rmtree(work, ignore_errors=True)
