@@ -43,7 +43,6 @@ import gc
 import json
 import os
 import resource
-import shutil
 import signal
 import time
 from collections.abc import Callable
@@ -71,6 +70,7 @@ from keme.dataset import Dataset
 from keme.dataset.io import atomic_write_text, dump_json
 from keme.dataset.lock import directory_lock
 from keme.dataset.paths import scope_path
+from keme.dataset.staging import Made
 from keme.errors import KemeError
 from keme.llm import CallFailed
 from keme.models import QAItem, Role
@@ -256,11 +256,13 @@ class SystemRun:
     def _save_state(self, scope: str, state: Path) -> None:
         """The system's snapshot of `scope`, put in place whole (a kill leaves the old one or none)."""
 
-        partial = state.with_name(f".{state.name}.partial")
-        shutil.rmtree(partial, ignore_errors=True)
-        self.system.save(scope, partial)
-        shutil.rmtree(state, ignore_errors=True)
-        partial.rename(state)
+        made = Made()  # a fresh marked directory: a path the run did not make is never removed
+        try:
+            partial = made.directory(state.parent, f"{state.name}.partial")
+            self.system.save(scope, partial)
+            made.swap_in(partial, state)
+        finally:
+            made.cleanup()
 
     # -- retrieve
     def _query(self, question: QAItem) -> Query:

@@ -64,7 +64,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     tally = probe.counts()
     terminalreporter.write_sep("-", "fault suite")
     terminalreporter.write_line(", ".join(f"{k} {v}" for k, v in tally.items()))
-    bad = [(name, outcome) for name, outcome in probe.OUTCOMES if outcome in ("crash", "silent", "hang")]
+    bad = [
+        (name, outcome)
+        for name, outcome in probe.OUTCOMES
+        if outcome in ("crash", "silent", "hang", "escape")
+    ]
     for name, outcome in bad:
         terminalreporter.write_line(f"  {outcome}: {name}")
     if os.environ.get("KEME_FAULT_REPORT"):

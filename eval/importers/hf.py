@@ -25,9 +25,6 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-import os
-import secrets
-import shutil
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -43,8 +40,10 @@ from pydantic_core import to_jsonable_python
 from eval.importers.export_io import refuse_oversized
 from keme.dataset import Dataset
 from keme.dataset.io import atomic_write_bytes, dump_json, read_bytes
+from keme.dataset.lock import target_lock
 from keme.dataset.manifest import MANIFEST, Manifest, manifest_bytes
 from keme.dataset.paths import PathEscape, file_problem, inside
+from keme.dataset.staging import Made
 from keme.errors import KemeError
 from keme.models import Message, Session
 
@@ -604,6 +603,8 @@ def _refusal(data: Dataset, out: Path, force: bool) -> str | None:
             return f"--out {out} is inside the dataset {data.root}; write the export elsewhere"
         if target in root.parents:
             return f"--out {out} contains the dataset {data.root}; write the export elsewhere"
+    if out.is_symlink():
+        return f"--out {out} is a symbolic link; name the directory itself (the export replaces it whole)"
     if out.exists() and not out.is_dir():
         return f"--out {out} exists and is not a directory; choose a directory for the export"
     if not out.is_dir() or not any(out.iterdir()):
@@ -655,23 +656,6 @@ def export_files(data: Dataset) -> tuple[dict[str, bytes], dict[str, int]]:
     return files, counts
 
 
-def _swap_in(staged: Path, out: Path) -> None:
-    """Put the finished `staged` directory at `out`; a replaced export is moved aside, then removed."""
-    if out.is_dir() and not any(out.iterdir()):
-        out.rmdir()
-    if not out.exists():
-        os.replace(staged, out)
-        return
-    old = out.parent / f".{out.name}.replaced-{secrets.token_hex(4)}"
-    os.replace(out, old)
-    try:
-        os.replace(staged, out)
-    except OSError:
-        os.replace(old, out)  # the earlier export stays where it was
-        raise
-    shutil.rmtree(old, ignore_errors=True)
-
-
 def export_hf(data: Dataset, out: Path, force: bool = False) -> dict[str, Any]:
     """Write `data` as a Hugging Face dataset directory at `out` (see the module docstring).
 
@@ -680,29 +664,28 @@ def export_hf(data: Dataset, out: Path, force: bool = False) -> dict[str, Any]:
     non-empty directory that is not an earlier export, and an earlier export without `force`.
     Returns the rows of each table written and the number of screenshots copied.
     """
-    problem = _refusal(data, out, force)
-    if problem is not None:
-        raise KemeError(problem)
-    refuse_oversized(data)
-    files, counts = export_files(data)
-    images = _image_paths(data)
-    staged = out.parent / f".{out.name}.partial-{secrets.token_hex(4)}"
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        staged.mkdir()
-        for name, content in sorted(files.items()):
-            atomic_write_bytes(staged / name, content)
-        for path in images:
-            atomic_write_bytes(inside(staged, path), _image_bytes(data, path))
-        _swap_in(staged, out)
-    except PathEscape as exc:
-        raise KemeError(f"{data.root}: {exc}; run `keme validate {data.root}`") from exc
-    except OSError as exc:
-        raise KemeError(
-            f"--out {out}: cannot write the export ({exc.strerror or exc}); nothing was changed there "
-            "(check the disk and the permissions, then run the command again)"
-        ) from exc
-    finally:
-        if staged.exists():
-            shutil.rmtree(staged, ignore_errors=True)
+    with target_lock(out, "keme export hf"):
+        problem = _refusal(data, out, force)
+        if problem is not None:
+            raise KemeError(problem)
+        refuse_oversized(data)
+        files, counts = export_files(data)
+        images = _image_paths(data)
+        made = Made()
+        try:
+            staged = made.directory(out.parent, f"{out.name}.partial")
+            for name, content in sorted(files.items()):
+                atomic_write_bytes(staged / name, content)
+            for path in images:
+                atomic_write_bytes(inside(staged, path), _image_bytes(data, path))
+            made.swap_in(staged, out)
+        except PathEscape as exc:
+            raise KemeError(f"{data.root}: {exc}; run `keme validate {data.root}`") from exc
+        except OSError as exc:
+            raise KemeError(
+                f"--out {out}: cannot write the export ({exc.strerror or exc}); nothing was changed there "
+                "(check the disk and the permissions, then run the command again)"
+            ) from exc
+        finally:
+            made.cleanup()
     return {"tables": counts, "images": len(images)}

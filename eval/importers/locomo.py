@@ -45,6 +45,7 @@ from eval.importers.common import (
 from eval.importers.export_io import refuse_oversized, write_json_array
 from keme.dataset import Dataset
 from keme.dataset.findings import empty_gold
+from keme.dataset.lock import target_lock
 from keme.errors import KemeError
 from keme.models import AnswerSpec, Message, Persona, QAItem, Quote, Session
 from keme.models.proof import ImportedArgs, ImportedProof
@@ -437,7 +438,11 @@ def export_locomo(data: Dataset, out: Path) -> dict[str, Any]:
         sample, dia = _sample_of(view, counts)
         sample["qa"] = [_qa_of(item, dia, view.persona, counts) for item in view.qa]
         samples.append(sample)
-    write_json_array(out, samples, indent=1)
+    try:
+        with target_lock(out, "keme export locomo"):  # a second export to the same file is refused
+            write_json_array(out, samples, indent=1)
+    except OSError as exc:
+        raise KemeError(f"{out}: cannot write ({exc.strerror or exc})") from exc
     return {
         "samples": len(samples),
         "qa": sum(len(s["qa"]) for s in samples),

@@ -40,6 +40,7 @@ from eval.importers.common import (
 )
 from eval.importers.export_io import refuse_oversized, write_json_array
 from keme.dataset.findings import empty_gold
+from keme.dataset.lock import target_lock
 from keme.errors import KemeError
 from keme.models import AnswerSpec, Message, Persona, QAItem, Quote, Session
 from keme.models.proof import ImportedArgs, ImportedProof
@@ -475,5 +476,9 @@ def export_longmemeval(data: Any, out: Path) -> dict[str, Any]:
     refuse_broken(data)
     refuse_oversized(data)
     stats: dict[str, Any] = {}
-    write_json_array(out, longmemeval_instances(data, stats))
+    try:
+        with target_lock(out, "keme export longmemeval"):  # a second export to the same file is refused
+            write_json_array(out, longmemeval_instances(data, stats))
+    except OSError as exc:
+        raise KemeError(f"{out}: cannot write ({exc.strerror or exc})") from exc
     return stats

@@ -16,7 +16,9 @@ from typing import Any
 
 from eval.view.data import Run, build
 from keme.dataset.dataset import Dataset
+from keme.dataset.lock import target_lock
 from keme.dataset.paths import file_problem, inside
+from keme.dataset.staging import Made
 from keme.errors import KemeError
 
 STATIC = ("index.html", "app.js", "style.css")
@@ -70,30 +72,31 @@ def _copy_images(dataset: Dataset, out: Path) -> dict[str, str]:
 
 
 def write_site(dataset: Dataset, runs: list[Run], out: Path, force: bool = False) -> SiteStats:
-    """Write the site to `out` (staged in a sibling directory and swapped in whole)."""
-    if out.exists() and not force:
-        if not (out / "index.html").exists() or not (out / "data" / "index.js").exists():
-            raise KemeError(f"--out {out}: exists and is not a keme site: choose another directory")
-        raise KemeError(f"--out {out}: a site is already there: pass --force to replace it")
-    staging = out.with_name(out.name + ".tmp-site")
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir(parents=True)
-    try:
-        stats = _write(dataset, runs, staging)
-        if out.exists():
-            old = out.with_name(out.name + ".old-site")
-            if old.exists():
-                shutil.rmtree(old)
-            out.rename(old)
-            staging.rename(out)
-            shutil.rmtree(old)
-        else:
-            staging.rename(out)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    """Write the site to `out`: staged in a fresh hidden directory beside it and swapped in whole, under
+    `out`'s lock (a second run into the same `out` is refused). Only directories this call made are ever
+    removed (keme.dataset.staging)."""
+    with target_lock(out, "keme view"):
+        _check_out(out, force)
+        made = Made()
+        try:
+            staging = made.directory(out.parent, f"{out.name}.site")
+            stats = _write(dataset, runs, staging)
+            made.swap_in(staging, out)
+        finally:
+            made.cleanup()
     return stats
+
+
+def _check_out(out: Path, force: bool) -> None:
+    """`out` may receive a site: new, empty, or (with --force) an earlier keme site."""
+    if out.is_symlink() or (out.exists() and not out.is_dir()):
+        raise KemeError(f"--out {out}: exists and is not a directory: choose another directory")
+    if not out.exists() or not any(out.iterdir()):
+        return
+    if not (out / "index.html").exists() or not (out / "data" / "index.js").exists():
+        raise KemeError(f"--out {out}: exists and is not a keme site: choose another directory")
+    if not force:
+        raise KemeError(f"--out {out}: a site is already there: pass --force to replace it")
 
 
 def _write(dataset: Dataset, runs: list[Run], out: Path) -> SiteStats:

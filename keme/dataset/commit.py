@@ -34,6 +34,7 @@ from keme.models.ids import relative_file_problem
 
 STAGE = ".keme-stage"
 PLAN = ".plan.json"  # a hidden name: no file a manifest lists can have it
+MARK = ".keme-stage-made"  # written first into a stage keme made: only a marked stage is ever removed
 FAULT_AFTER_ENV = "KEME_FAULT_AFTER_WRITES"
 FAULT_MANIFEST_ENV = "KEME_FAULT_BEFORE_MANIFEST"
 
@@ -130,6 +131,8 @@ def commit(root: Path, files: dict[str, bytes | Path], manifest: Manifest) -> li
         return []
     faults = _Faults.from_env()
     stage = root / STAGE
+    stage.mkdir()  # recover() left no stage: this one is ours
+    (stage / MARK).write_bytes(b"keme\n")
     for name, data in writes.items():
         if isinstance(data, Path):
             atomic_copy(stage / name, data)
@@ -200,18 +203,34 @@ def _remove(root: Path, name: str) -> None:
             break  # not empty (a file of the user's, say): it stays
 
 
+def _ours(stage: Path) -> bool | None:
+    """Whether `stage` is one keme made (True), is empty (None: a kill came between making and marking
+    it), or is something else at that name (False: a user's, never removed)."""
+    if stage.is_symlink() or not stage.is_dir():
+        return False
+    if (stage / MARK).is_file():
+        return True
+    return None if not any(stage.iterdir()) else False
+
+
 def recover(root: Path) -> str | None:
     """Finish (roll forward) or discard (roll back) what a killed write left in `root`; the caller holds the
-    lock."""
+    lock. A `.keme-stage` keme did not make is refused, never removed."""
     stage = root / STAGE
     if not stage.exists() and not stage.is_symlink():
         return None
-    if stage.is_dir() and not stage.is_symlink() and (stage / PLAN).is_file():
+    ours = _ours(stage)
+    if ours is False:
+        raise KemeError(
+            f"{stage} was not made by keme (it holds no {MARK}); keme will neither use nor remove it: "
+            "move it out of the dataset and run the command again"
+        )
+    if ours and (stage / PLAN).is_file():
         _finish(root, _Faults())
         log.warning("%s: finished writing the dataset a killed command had left half moved into place", root)
         return "rolled forward"
-    if stage.is_symlink() or not stage.is_dir():
-        stage.unlink()
+    if ours is None:
+        stage.rmdir()
     else:
         shutil.rmtree(stage)
     log.warning("%s: discarded the files a killed command had staged; the dataset is as it was before", root)
@@ -221,8 +240,8 @@ def recover(root: Path) -> str | None:
 def recover_for_reading(root: Path) -> None:
     """What a reader does first: recover a killed write, unless a live writer holds the directory (it is its
     stage)."""
-    if not (root / STAGE).exists():
-        return
+    if not (root / STAGE).exists() or _ours(root / STAGE) is False:
+        return  # no stage, or a user's directory at that name: the writer that meets it says so
     try:
         with directory_lock(root, create=False):
             recover(root)

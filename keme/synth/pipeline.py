@@ -43,6 +43,7 @@ from keme.world.predicates import checked_predicates
 from keme.world.schedule import schedule_of
 
 WORK = ".work"
+WORK_MARK = "identity.json"  # written when the checkpoint area is made: only a marked area is removed
 IMAGES = "images"
 FAULT_ENV = "KEME_FAULT_AFTER_CHECKPOINTS"  # test hook: SIGKILL the process after N checkpoints
 
@@ -212,10 +213,14 @@ def _identity(cfg: SynthConfig) -> dict[str, object]:
 
 
 def _read_identity(marker: Path) -> dict | None:
+    """The identity keme synth wrote into its work area, or None when `marker` holds anything else."""
     try:
-        return json.loads(marker.read_text(encoding="utf-8"))
+        identity = json.loads(marker.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    if not isinstance(identity, dict) or set(identity) != {"config_fingerprint", "seed"}:
+        return None
+    return identity
 
 
 def _present(out: Path) -> list[str]:
@@ -248,7 +253,7 @@ def prepare_output(out: Path, cfg: SynthConfig, *, resume: bool, force: bool) ->
     recover(out)
     identity = _identity(cfg)
     work = out / WORK
-    marker = work / "identity.json"
+    marker = work / WORK_MARK
     current = _read_identity(marker) if work.exists() else None
     if (out / MANIFEST).exists():
         try:
@@ -275,7 +280,8 @@ def prepare_output(out: Path, cfg: SynthConfig, *, resume: bool, force: bool) ->
             f"{out} is not empty and holds no keme dataset ({shown}); keme deletes only files a "
             "dataset of its own lists, even with --force: choose another --out or empty it yourself"
         )
-    if work.exists():
+    if work.exists() or work.is_symlink():
+        _check_work(work, marker)
         if resume and current != identity and not force:
             raise KemeError(
                 f"{work} belongs to another config or seed; rerun without --resume, or pass --force"
@@ -395,6 +401,18 @@ def record_brain(dataset: Dataset, brain: Brain) -> None:
     dataset.manifest.stages["synth"] = entry
 
 
+def _check_work(work: Path, marker: Path) -> None:
+    """`work` is a checkpoint area keme synth made (it holds `marker`, or nothing yet): anything else at
+    that name is the user's, refused rather than removed."""
+    if work.is_symlink() or not work.is_dir() or (_read_identity(marker) is None and any(work.iterdir())):
+        raise KemeError(
+            f"{work} was not made by keme synth (it holds no {marker.name} keme wrote); keme will neither "
+            "use nor remove it: move it away or choose another --out"
+        )
+
+
 def remove_work(out: Path) -> None:
-    """The checkpoints, once the dataset they led to is written."""
-    shutil.rmtree(out / WORK, ignore_errors=True)
+    """The checkpoints, once the dataset they led to is written (only an area keme synth marked)."""
+    work = out / WORK
+    if not work.is_symlink() and _read_identity(work / WORK_MARK) is not None:
+        shutil.rmtree(work, ignore_errors=True)

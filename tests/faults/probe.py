@@ -1,19 +1,23 @@
 """The fault suite's probe: run one bad input or fault, classify what the toolkit did, remember it.
 
-Every probe ends in one of five outcomes:
+Every probe ends in one of six outcomes:
 
 - `clear`: the command refused with a message and a non-zero exit (what we want for bad input);
 - `ok`: it worked (what we want for valid input, or a fault the toolkit recovers from);
 - `crash`: a traceback, an internal error, or death by a signal;
 - `silent`: it exited 0 (or returned normally) although it should have refused;
-- `hang`: it did not finish within its time limit.
+- `hang`: it did not finish within its time limit;
+- `escape`: it wrote, replaced or deleted a path that is not its own (outside its output, or a user's file
+  planted inside it), whatever its exit code: `watched` compares snapshots taken before and after.
 
 Tests assert the outcome they expect; `pytest_terminal_summary` in tests/conftest.py prints the
-counts (tried / clear / ok / crash / silent / hang) and writes them to `$KEME_FAULT_REPORT` if set.
+counts (tried / clear / ok / crash / silent / hang / escape) and writes them to `$KEME_FAULT_REPORT` if
+set.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import re
@@ -37,6 +41,7 @@ class Run:
     returncode: int | None
     stdout: str
     stderr: str
+    escaped: list[str] | None = None  # with `watched`: the paths not its own that changed
 
     @property
     def output(self) -> str:
@@ -182,8 +187,72 @@ def raises_clearly(
     raise AssertionError("silent: no error raised")
 
 
+# ---------------------------------------------------------------- escape: what changed that is not its own
+
+Snapshot = dict[str, tuple]
+
+
+def snapshot(parent: Path, own: list[Path] = (), keep: list[Path] = ()) -> Snapshot:
+    """Every path under `parent` but the command's own outputs `own` (and what they hold), each with its
+    kind, inode, size, mtime and content hash (a symlink: its target); the paths `keep` (a user's files
+    planted inside an output) are taken whatever `own` says."""
+    parent = Path(parent)
+    skipped = {Path(p).absolute() for p in own}
+    found: Snapshot = {}
+
+    def take(path: Path) -> None:
+        found[str(path)] = _state(path)
+        if path.is_dir() and not path.is_symlink():
+            for child in sorted(path.iterdir()):
+                if child.absolute() not in skipped:
+                    take(child)
+
+    for child in sorted(parent.iterdir()) if parent.is_dir() else []:
+        if child.absolute() not in skipped:
+            take(child)
+    for path in keep:
+        path = Path(path)
+        if path.exists() or path.is_symlink():
+            take(path)
+        else:
+            found[str(path)] = ("missing",)
+    return found
+
+
+def _state(path: Path) -> tuple:
+    stat = path.lstat()
+    if path.is_symlink():
+        return ("link", stat.st_ino, os.readlink(path))
+    if path.is_dir():
+        return ("dir", stat.st_ino)
+    digest = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else ""
+    return ("file", stat.st_ino, stat.st_size, stat.st_mtime_ns, digest)
+
+
+def changes(before: Snapshot, after: Snapshot) -> list[str]:
+    """What was written, replaced, created or deleted between two snapshots, one line each."""
+    lines = [f"deleted {p}" for p in before if p not in after]
+    lines += [f"created {p}" for p in after if p not in before]
+    lines += [f"changed {p}" for p in before if p in after and before[p] != after[p]]
+    return sorted(lines)
+
+
+def watched(
+    args: list[str], *, expect: str, parent: Path, own: list[Path], keep: list[Path] = (), **options: Any
+) -> Run:
+    """`run` under a watcher on `parent`: anything that changed there but the command's own outputs `own`,
+    or any of the user's paths `keep`, makes the outcome `escape` (the changes are in `Run.escaped`)."""
+    before = snapshot(parent, own, keep)
+    result = run(args, expect=expect, **options)
+    result.escaped = changes(before, snapshot(parent, own, keep))
+    if result.escaped and result.outcome != "escape":
+        name, _ = OUTCOMES.pop()
+        result.outcome = record("escape", name)
+    return result
+
+
 def counts() -> dict[str, int]:
-    tally = {"tried": len(OUTCOMES), "clear": 0, "ok": 0, "crash": 0, "silent": 0, "hang": 0}
+    tally = {"tried": len(OUTCOMES), "clear": 0, "ok": 0, "crash": 0, "silent": 0, "hang": 0, "escape": 0}
     for _, outcome in OUTCOMES:
         tally[outcome] += 1
     return tally
