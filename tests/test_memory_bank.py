@@ -390,6 +390,15 @@ def test_mcp_server_serves_search_save_and_delete_to_a_real_client(tmp_path):
     assert after.structured_content["result"] == []
 
 
+def test_the_servers_default_bank_is_per_user_not_per_working_directory(tmp_path):
+    pytest.importorskip("mcp")
+    from baselines.memory_bank.mcp_server import default_db
+
+    assert default_db({"XDG_DATA_HOME": str(tmp_path)}) == tmp_path / "keme" / "memory-bank.sqlite"
+    assert default_db({"KEME_MEMORY_BANK_DB": "~/banks/a.sqlite"}).name == "a.sqlite"
+    assert default_db({}).is_absolute()
+
+
 # ---------------------------------------------------------------- the harness system
 def test_the_system_removes_its_temporary_root_when_closed():
     from baselines.memory_bank.system import MemoryBankSystem

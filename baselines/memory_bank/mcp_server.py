@@ -166,7 +166,10 @@ def main(argv: list[str] | None = None) -> None:
         "else ~/.local/share/keme/memory-bank.sqlite); several servers may share one",
     )
     args = parser.parse_args(argv)
-    db = (args.db or default_db()).expanduser().absolute()
+    try:
+        db = (args.db or default_db()).expanduser().absolute()
+    except RuntimeError as exc:  # no home directory to put the default bank in
+        parser.error(f"{exc}; give the bank's file with --db or ${DB_ENV}")
     bank = open_bank(db)
     print(f"Memory Bank MCP server: database {db}", file=sys.stderr, flush=True)
     server = build_server(bank)
