@@ -390,6 +390,15 @@ def test_mcp_server_serves_search_save_and_delete_to_a_real_client(tmp_path):
     assert after.structured_content["result"] == []
 
 
+def test_the_servers_default_bank_is_per_user_not_per_working_directory(tmp_path):
+    pytest.importorskip("mcp")
+    from baselines.memory_bank.mcp_server import default_db
+
+    assert default_db({"XDG_DATA_HOME": str(tmp_path)}) == tmp_path / "keme" / "memory-bank.sqlite"
+    assert default_db({"KEME_MEMORY_BANK_DB": "~/banks/a.sqlite"}).name == "a.sqlite"
+    assert default_db({}).is_absolute()
+
+
 # ---------------------------------------------------------------- the harness system
 def test_the_system_removes_its_temporary_root_when_closed():
     from baselines.memory_bank.system import MemoryBankSystem
@@ -446,26 +455,3 @@ def test_limits_below_one_are_refused():
 
     with pytest.raises(KemeError, match="semantic_limit"):
         MemoryBankSystem(semantic_limit=0)
-
-
-# ---------------------------------------------------------------- MCP frames
-def test_a_frame_check_names_where_a_lone_surrogate_is():
-    from baselines.memory_bank.stdio import check_frame
-
-    reply = check_frame(
-        b'{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"arguments":{"tags":["ok","\\udfff"]}}}'
-    )
-    assert reply.id == 9 and reply.error.code == -32602 and "params.arguments.tags[1]" in reply.error.message
-
-
-def test_a_frame_check_passes_a_valid_request_through():
-    from baselines.memory_bank.stdio import check_frame
-
-    message = check_frame(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}')
-    assert type(message).__name__ == "JSONRPCRequest" and message.method == "tools/list"
-
-
-def test_a_surrogate_pair_is_not_a_lone_surrogate():
-    from baselines.memory_bank.stdio import lone_surrogate
-
-    assert lone_surrogate({"q": "\U0001f600 latte"}) is None

@@ -26,12 +26,24 @@ Disk and memory hold the same entries: an add writes the new entry and deletes
 its victims in one transaction before memory changes, so a failed write
 (storage.StorageError) leaves both as they were; opening a database that holds more
 than the limits (written by an older version) evicts down to them, on disk too.
+
+Several processes on one file (MCP servers sharing a `--db`): the database is the
+authority (`storage.py`). Every write runs in `transaction()`, which takes the
+file's write lock and first applies what other processes wrote since (their
+saves, deletes, evictions and hits), so limits, evictions and ids are decided
+on the whole bank and no acknowledged write is overwritten or forgotten. Ids
+come from the database's counter. Reads outside a transaction see this
+process's memory as of its last transaction: the harness (the only writer of
+its bank) reads that way, the MCP server reads inside one. Uses recorded by
+`inject` are kept as pending additions until `commit()` and survive a sync.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -68,10 +80,20 @@ class MemoryBank:
     ):
         self.store = store
         self.boosts = boosts
+        self.weights = weights
         self.semantic_limit, self.episodic_limit = semantic_limit, episodic_limit
+        self.counter = itertools.count(1)  # ids of a bank without storage; a stored bank's come from its file
+        self.pending: dict[str, tuple[int, int | None]] = {}  # uses not yet written: id -> (hits, lastUsedAt)
+        self._reset()
+        if store is not None:  # rebuilt from storage at start (the transaction's sync loads it)
+            with self.transaction():
+                self._enforce_limits()
+
+    def _reset(self) -> None:
+        """Empty memory and indexes (before a rebuild from storage)."""
         self.semantic: dict[str, SemanticEntry] = {}
         self.episodes: dict[str, Episode] = {}
-        self.index = FieldIndex(weights)
+        self.index = FieldIndex(self.weights)
         # per index slot, for vectorised boosting and quotas
         self.hits = np.zeros(0, dtype=np.int64)
         self.created = np.zeros(0, dtype=np.int64)
@@ -79,23 +101,52 @@ class MemoryBank:
         self.app_code = np.zeros(0, dtype=np.int64)
         self.apps: dict[str, int] = {}
         self.episode_index = FieldIndex(Weights(3.0, 2.0, 1.0))
-        self.counter = itertools.count(1)
-        if store is not None:  # rebuilt from storage at start
-            semantic, episodes = store.load()
-            for entry in semantic:
-                self._index(entry)
-            for episode in episodes:
-                self.episodes[episode.id] = episode
-                self.episode_index.add(episode.id, episode.goal, [], episode.text())
-            numbers = [
-                int(i.split("-")[-1])
-                for i in list(self.semantic) + list(self.episodes)
-                if i.split("-")[-1].isdigit()
-            ]
-            self.counter = itertools.count(max(numbers, default=0) + 1)
-            self._enforce_limits()
 
     available = True  # False for the no-op bank that stands in for unusable storage
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Hold the database's write lock with memory up to date: what runs inside sees every write
+        other processes committed, and none can interleave with it. Nested calls join the outer one."""
+        if self.store is None:
+            yield
+            return
+        outer = not self.store.in_transaction
+        with self.store.transaction():
+            if outer:
+                self.sync()
+            yield
+
+    def sync(self) -> None:
+        """Apply what other processes wrote since this one last looked (or rebuild from the tables)."""
+        changes = self.store.changes()
+        if changes is None:
+            semantic, episodes = self.store.load()
+            self._reset()
+            for entry in semantic:
+                self._index(self._with_pending(entry))
+            for episode in episodes:
+                self._remember(episode)
+            return
+        for table, entry_id in dict.fromkeys(changes):
+            record = self.store.get(table, entry_id)
+            self._forget(entry_id, table)
+            if isinstance(record, SemanticEntry):
+                self._index(self._with_pending(record))
+            elif isinstance(record, Episode):
+                self._remember(record)
+
+    def _with_pending(self, entry: SemanticEntry) -> SemanticEntry:
+        """A stored entry with this process's uses not yet written added on."""
+        if entry.id in self.pending:
+            hits, used = self.pending[entry.id]
+            entry.hits += hits
+            entry.last_used_at = used
+        return entry
+
+    def _remember(self, episode: Episode) -> None:
+        self.episodes[episode.id] = episode
+        self.episode_index.add(episode.id, episode.goal, [], episode.text())
 
     def _enforce_limits(self) -> None:
         """Evict down to the limits (a database from before they were kept on disk may hold more)."""
@@ -127,6 +178,10 @@ class MemoryBank:
         self.app_code[slot] = self.apps.setdefault(entry.app, len(self.apps)) if entry.app else -1
 
     def new_id(self, kind: str) -> str:
+        """A fresh id `kind-N`; with storage, allocated by the database, so no other process on the
+        file gets it too."""
+        if self.store is not None:
+            return self.store.allocate(kind)
         return f"{kind}-{next(self.counter)}"
 
     def _semantic_victims(self, count: int, keep: str | None = None) -> list[str]:
@@ -146,73 +201,94 @@ class MemoryBank:
             e.id for e in heapq.nsmallest(count, self.episodes.values(), key=lambda e: (e.created_at, e.id))
         ]
 
-    def _forget(self, entry_id: str) -> None:
+    def _forget(self, entry_id: str, table: str | None = None) -> None:
         """Drop an entry from memory and its index (the caller has dealt with storage)."""
-        if self.semantic.pop(entry_id, None) is not None:
+        if table != "episodic" and self.semantic.pop(entry_id, None) is not None:
             self.index.delete(entry_id)
-        elif self.episodes.pop(entry_id, None) is not None:
+        elif table != "semantic" and self.episodes.pop(entry_id, None) is not None:
             self.episode_index.delete(entry_id)
 
     def add_semantic(self, entry: SemanticEntry) -> list[str]:
         """Store an entry; returns the ids evicted by LRU to stay within the limit (never the new entry's)."""
-        replacing = entry.id in self.semantic
-        victims = self._semantic_victims(
-            len(self.semantic) + (not replacing) - self.semantic_limit, keep=entry.id
-        )
-        if self.store is not None:
-            self.store.write(semantic=[entry], delete={"semantic": victims})
-        for victim in victims:
-            self._forget(victim)
-        if replacing:
-            self._forget(entry.id)
-        self._index(entry)
+        with self.transaction():
+            replacing = entry.id in self.semantic
+            victims = self._semantic_victims(
+                len(self.semantic) + (not replacing) - self.semantic_limit, keep=entry.id
+            )
+            if self.store is not None:
+                self.store.write(semantic=[entry], delete={"semantic": victims}, replace=replacing)
+            for victim in victims:
+                self._forget(victim, "semantic")
+            if replacing:
+                self._forget(entry.id, "semantic")
+            self._index(entry)
         return victims
 
     def add_episode(self, episode: Episode) -> list[str]:
         """Store an episode; returns the ids evicted first-in-first-out (oldest createdAt, the new one
         included)."""
-        if episode.id in self.episodes:
-            self._forget(episode.id)
-        incoming = {**self.episodes, episode.id: episode}
-        over = len(incoming) - self.episodic_limit
-        victims = [
-            e.id for e in heapq.nsmallest(max(over, 0), incoming.values(), key=lambda e: (e.created_at, e.id))
-        ]
-        stored = episode.id not in victims
-        if self.store is not None:
-            self.store.write(
-                episodes=[episode] if stored else [],
-                delete={"episodic": [v for v in victims if v != episode.id]},
-            )
-        for victim in victims:
-            self._forget(victim)
-        if stored:
-            self.episodes[episode.id] = episode
-            self.episode_index.add(episode.id, episode.goal, [], episode.text())
+        with self.transaction():
+            replacing = episode.id in self.episodes
+            incoming = {**self.episodes, episode.id: episode}
+            over = len(incoming) - self.episodic_limit
+            victims = [
+                e.id
+                for e in heapq.nsmallest(max(over, 0), incoming.values(), key=lambda e: (e.created_at, e.id))
+            ]
+            stored = episode.id not in victims
+            if self.store is not None:
+                self.store.write(
+                    episodes=[episode] if stored else [],
+                    delete={"episodic": [v for v in victims if v != episode.id or replacing]},
+                    replace=replacing,
+                )
+            if replacing:
+                self._forget(episode.id, "episodic")
+            for victim in victims:
+                self._forget(victim, "episodic")
+            if stored:
+                self._remember(episode)
         return victims
 
     def delete(self, entry_id: str) -> bool:
-        if entry_id in self.semantic:
-            table = "semantic"
-        elif entry_id in self.episodes:
-            table = "episodic"
-        else:
-            return False
-        if self.store is not None:
-            self.store.write(delete={table: [entry_id]})
-        self._forget(entry_id)
+        with self.transaction():
+            if entry_id in self.semantic:
+                table = "semantic"
+            elif entry_id in self.episodes:
+                table = "episodic"
+            else:
+                return False
+            if self.store is not None:
+                self.store.write(delete={table: [entry_id]})
+            self._forget(entry_id, table)
         return True
 
     def clear(self) -> None:
-        if self.store is not None:
-            self.store.write(delete={"semantic": list(self.semantic), "episodic": list(self.episodes)})
-        for entry_id in list(self.semantic) + list(self.episodes):
-            self._forget(entry_id)
+        with self.transaction():
+            if self.store is not None:
+                self.store.write(delete={"semantic": list(self.semantic), "episodic": list(self.episodes)})
+            for entry_id in list(self.semantic):
+                self._forget(entry_id, "semantic")
+            for entry_id in list(self.episodes):
+                self._forget(entry_id, "episodic")
+            self.pending.clear()
+
+    def use(self, entries: list[SemanticEntry], now_ms: int) -> None:
+        """Mark entries used (hits + 1, lastUsedAt = now); written at `commit()`."""
+        for entry in entries:
+            entry.hits += 1
+            entry.last_used_at = now_ms
+            self.hits[self.index.slot_of[entry.id]] = entry.hits
+            hits, _ = self.pending.get(entry.id, (0, None))
+            self.pending[entry.id] = (hits + 1, now_ms)
 
     def commit(self) -> None:
         """Write back pending hit counts and lastUsedAt values."""
-        if self.store is not None:
-            self.store.touch(list(self.semantic.values()))
+        if self.store is not None and self.pending:
+            with self.transaction():
+                self.store.touch({i: use for i, use in self.pending.items() if i in self.semantic})
+                self.pending.clear()
+        self.pending.clear()
 
     # ---------------------------------------------------------------- reading
     def boost(self, entry: SemanticEntry, now_ms: int) -> float:
@@ -265,11 +341,7 @@ class MemoryBank:
         chosen = self._top(scores, slots[of_app], QUOTAS["app"])
         chosen += self._top(scores, slots[~of_app & ~negative], QUOTAS["positive"])
         chosen += self._top(scores, slots[~of_app & negative], QUOTAS["negative"])
-        now_ms = ms(now)
-        for scored in chosen:
-            scored.entry.hits += 1
-            scored.entry.last_used_at = now_ms
-            self.hits[self.index.slot_of[scored.entry.id]] = scored.entry.hits
+        self.use([scored.entry for scored in chosen], ms(now))
         return chosen
 
 

@@ -1,23 +1,31 @@
 """Memory Bank over MCP (stdio): the seed's three tools, search_memory, save_memory and delete_memory.
 
-    python -m baselines.memory_bank.mcp_server --db memory.sqlite
+    python -m baselines.memory_bank.mcp_server [--db memory.sqlite]
+
+Without --db the bank is per user (`default_db`), not in whatever directory the MCP client
+happened to start the server in; the path in use is printed to stderr at start. Several
+servers may share one database: ids come from the database and every write is one transaction
+that first applies the others' writes (`bank.py`, `storage.py`), so none is overwritten.
 
 Tools are coroutines, so they run on the server's one event-loop thread with the bank's SQLite
 connection. A live MCP client has no replay clock: this server uses the wall clock for
 createdAt, lastUsedAt and the 7-day recency boost.
 
-Every request gets an answer. Frames are checked before the SDK sees them (`stdio.py`:
-malformed JSON, bytes that are not UTF-8 and lone surrogates get their JSON-RPC error instead
-of silence). When the database cannot be opened the bank is the seed's no-op memory, but a
-client must not be told "saved" for a memory that is dropped: every tool then fails with a tool
-error naming the database and the cause (the server keeps running, so the client can show
-it). A write that fails later is a tool error too, and nothing of it is kept.
+Every request gets an answer. Frames are judged before the SDK sees them (`frames.py`,
+`stdio.py`: a parse error, an invalid request or invalid params gets its JSON-RPC error instead
+of silence, an id of any JSON-RPC type is echoed as sent, requests in flight when stdin closes
+are answered before the server stops). When the database cannot be opened the bank is the
+seed's no-op memory, but a client must not be told "saved" for a memory that is dropped: every
+tool then fails with a tool error naming the database and the cause (the server keeps running,
+so the client can show it). A write that fails later is a tool error too, and nothing of it is kept.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
@@ -28,6 +36,8 @@ from baselines.memory_bank.bank import MemoryBank, open_bank
 from baselines.memory_bank.records import SemanticEntry, ms
 from baselines.memory_bank.stdio import serve_lines
 from baselines.memory_bank.storage import StorageError
+
+DB_ENV = "KEME_MEMORY_BANK_DB"
 
 
 class Saved(BaseModel):
@@ -59,18 +69,16 @@ def build_server(bank: MemoryBank):
     ) -> list[dict]:
         """Search memories: semantic experience (default) or episodic task logs, best first."""
         usable("searched")
-        if type == "episodic":
-            return [
-                {"id": e.id, "goal": e.goal, "summary": e.summary, "score": round(score, 4)}
-                for e, score in bank.search_episodes(query, limit)
-            ]
-        found = bank.search(query, datetime.now(), limit)
-        now = ms(datetime.now())
-        for scored in found:  # a hit is a use: hits + 1, lastUsedAt = now
-            scored.entry.hits += 1
-            scored.entry.last_used_at = now
         try:
-            bank.commit()
+            with bank.transaction():  # sees what other servers on this database saved
+                if type == "episodic":
+                    return [
+                        {"id": e.id, "goal": e.goal, "summary": e.summary, "score": round(score, 4)}
+                        for e, score in bank.search_episodes(query, limit)
+                    ]
+                found = bank.search(query, datetime.now(), limit)
+                bank.use([s.entry for s in found], ms(datetime.now()))  # a hit is a use
+                bank.commit()
         except StorageError as exc:
             raise ToolError(str(exc)) from exc
         return [
@@ -96,17 +104,18 @@ def build_server(bank: MemoryBank):
     ) -> Saved:
         """Write a semantic memory; returns its id (and any ids evicted to stay within 500)."""
         usable("saved")
-        entry = SemanticEntry(
-            id=bank.new_id("sem"),
-            title=title,
-            content=content,
-            keywords=keywords or [],
-            polarity=polarity,
-            app=app,
-            created_at=ms(datetime.now()),
-        )
         try:
-            evicted = bank.add_semantic(entry)
+            with bank.transaction():  # the id and the row in one transaction: no other server gets the id
+                entry = SemanticEntry(
+                    id=bank.new_id("sem"),
+                    title=title,
+                    content=content,
+                    keywords=keywords or [],
+                    polarity=polarity,
+                    app=app,
+                    created_at=ms(datetime.now()),
+                )
+                evicted = bank.add_semantic(entry)
         except StorageError as exc:
             raise ToolError(str(exc)) from exc
         return Saved(id=entry.id, evicted=evicted)
@@ -126,7 +135,7 @@ def build_server(bank: MemoryBank):
 def _claim_stdio() -> tuple[object, object]:
     """The protocol's own stdin/stdout; fd 0 and 1 then point at /dev/null and stderr, so nothing else
     (a library's print, a child process) can read a frame or write into the stream."""
-    wire_in = os.fdopen(os.dup(0), "rb", buffering=0)
+    wire_in = os.fdopen(os.dup(0), "rb")
     wire_out = os.fdopen(os.dup(1), "wb")
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
@@ -135,20 +144,48 @@ def _claim_stdio() -> tuple[object, object]:
     return wire_in, wire_out
 
 
+def default_db(environ: Mapping[str, str] = os.environ) -> Path:
+    """$KEME_MEMORY_BANK_DB, else $XDG_DATA_HOME/keme/memory-bank.sqlite, else
+    ~/.local/share/keme/memory-bank.sqlite: one bank per user, wherever a client starts the server
+    (MCP clients start it in a directory of their choosing, often not one the user would look in)."""
+    if environ.get(DB_ENV):
+        return Path(environ[DB_ENV]).expanduser()
+    base = Path(environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "keme" / "memory-bank.sqlite"
+
+
 def main(argv: list[str] | None = None) -> None:
     import anyio
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--db", type=Path, default=Path("memory-bank.sqlite"), help="SQLite file of the bank")
+    parser.add_argument(
+        "--db",
+        type=Path,
+        default=None,
+        help=f"SQLite file of the bank (default: ${DB_ENV}, else $XDG_DATA_HOME/keme/memory-bank.sqlite, "
+        "else ~/.local/share/keme/memory-bank.sqlite); several servers may share one",
+    )
     args = parser.parse_args(argv)
-    server = build_server(open_bank(args.db))
+    try:
+        db = (args.db or default_db()).expanduser().absolute()
+    except RuntimeError as exc:  # no home directory to put the default bank in
+        parser.error(f"{exc}; give the bank's file with --db or ${DB_ENV}")
+    bank = open_bank(db)
+    print(f"Memory Bank MCP server: database {db}", file=sys.stderr, flush=True)
+    server = build_server(bank)
     low = server._lowlevel_server  # the SDK's stdio transport drops bad frames; ours answers them
     wire_in, wire_out = _claim_stdio()
 
     async def serve(read, write) -> None:
         await low.run(read, write, low.create_initialization_options())
 
-    anyio.run(serve_lines, serve, wire_in, wire_out)
+    try:
+        anyio.run(serve_lines, serve, wire_in, wire_out)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # noqa: BLE001 - said in one line, not a traceback
+        print(f"Memory Bank MCP server stopped: {type(exc).__name__}: {exc}", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":
