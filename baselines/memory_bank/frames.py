@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,7 @@ from pydantic import ValidationError
 
 MAX_DEPTH = 64  # arrays and objects inside one another; every MCP message this server takes has < 10
 NULL = "null"
+SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -126,7 +128,7 @@ def problem(value: Any, where: str = "") -> tuple[str, str] | None:
         if depth > MAX_DEPTH:
             return path, f"nests more than {MAX_DEPTH} arrays or objects deep"
         if isinstance(item, str):
-            if any("\ud800" <= ch <= "\udfff" for ch in item):
+            if SURROGATE.search(item):
                 return path, (
                     "holds a lone surrogate (an unpaired \\ud800-\\udfff escape), which is not a Unicode "
                     "character; send valid UTF-16 pairs"
@@ -139,7 +141,7 @@ def problem(value: Any, where: str = "") -> tuple[str, str] | None:
         elif isinstance(item, dict):
             for key, child in reversed(item.items()):
                 child_path = f"{path}.{key}" if path != "$" else str(key)
-                if any("\ud800" <= ch <= "\udfff" for ch in key):
+                if SURROGATE.search(key):
                     return child_path, "is a key holding a lone surrogate, which is not a Unicode character"
                 stack.append((child, child_path, depth + 1))
         elif isinstance(item, list):
