@@ -26,13 +26,41 @@ REPORTS = (
 )
 LABELS = {"dataset_sha256": "the dataset's content (sha256)"}
 SYSTEM_LOGS = ("ingest.jsonl", "retrieve.jsonl", "answer.jsonl", "judge.jsonl", "system.json", "state")
+OWNED = ".keme-system"  # written into each system directory a run makes: what --force may delete
+OWNED_TEXT = "a system's directory of a keme eval run; --force deletes it\n"
+
+
+def owned(directory: Path) -> bool:
+    """`directory` was made by a run (it holds the mark the run wrote), not merely named like one."""
+    mark = directory / OWNED
+    try:
+        return mark.is_file() and not mark.is_symlink() and mark.read_text(encoding="utf-8") == OWNED_TEXT
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def system_dirs(out: Path) -> list[Path]:
     """Directories of `out` that hold a system's run (what a run owns besides its reports)."""
-    return [
-        child for child in out.iterdir() if child.is_dir() and any((child / n).exists() for n in SYSTEM_LOGS)
-    ]
+    return [child for child in out.iterdir() if child.is_dir() and not child.is_symlink() and owned(child)]
+
+
+def claim(out: Path, name: str) -> None:
+    """Make (or keep) `out/name` as this run's system directory. One that exists without the run's mark is
+    a user's, or logs of unknown settings: refused, never used or deleted."""
+    directory = out / name
+    if directory.is_symlink() or (directory.exists() and not directory.is_dir()):
+        raise KemeError(
+            f"{directory}: not a directory keme made for {name}; move it away or choose another --out"
+        )
+    if directory.is_dir() and not owned(directory):
+        if any(directory.iterdir()):
+            raise KemeError(
+                f"{directory} holds files no keme run marked as its own (a folder of yours, or logs from "
+                "a run of unknown settings); move it away or choose another --out"
+            )
+    directory.mkdir(exist_ok=True)
+    if not owned(directory):
+        atomic_write_text(directory / OWNED, OWNED_TEXT)
 
 
 def clear(out: Path) -> None:
@@ -113,6 +141,8 @@ def check_fingerprint(out: Path, state: dict[str, Any], name: str, fingerprint: 
                 f"now {short(fingerprint)}); resuming would mix two systems: choose another --out, or pass "
                 f"--force to redo {name}"
             )
-        shutil.rmtree(out / name, ignore_errors=True)
+        if owned(out / name):
+            shutil.rmtree(out / name)
+    claim(out, name)
     state["fingerprints"][name] = fingerprint
     atomic_write_text(out / MARKER, dump_json(state))

@@ -208,14 +208,16 @@ def directory_lock(directory: Path, command: str | None = None, *, create: bool 
         finally:
             _held[key] -= 1
         return
-    with path_lock(directory / LOCK_FILE, directory, command):
-        _held[key] = 1
-        try:
-            yield directory
-        finally:
-            del _held[key]
-            if made:
-                try:
-                    directory.rmdir()  # nothing was written: leave no empty directory behind
-                except OSError:
-                    pass
+    try:
+        with path_lock(directory / LOCK_FILE, directory, command):
+            _held[key] = 1
+            try:
+                yield directory
+            finally:
+                del _held[key]
+    finally:
+        if made:  # after the lock file is gone: nothing else written leaves no empty directory behind
+            try:
+                directory.rmdir()
+            except OSError:
+                pass
