@@ -15,7 +15,7 @@ from eval.replay import NO_VERIFY, replay_of
 from eval.run import Settings, run
 from keme.dataset import Dataset, DatasetError
 from keme.errors import KemeError
-from keme.validate import check_scoring, validate, verified_dataset
+from keme.validate import check_dataset, check_scoring, validate, verified_dataset
 
 SAMPLE = ROOT / "data/sample"
 
@@ -69,6 +69,20 @@ def test_a_run_is_verified_only_when_the_harness_checked_the_dataset_it_scores(s
     assert replay_of(Dataset.load(sample)).verified is False  # a library caller's dataset, never checked
     checked.qa = checked.qa[:3]  # a part replaced after the check
     assert replay_of(checked).verified is False
+
+
+def test_a_dataset_validated_whole_is_verified_for_the_run_that_follows(sample):
+    """keme demo validates (check_dataset) then evaluates the same object: its run is a verified one."""
+    scan = Dataset.scan(sample)
+    assert check_dataset(scan) == []
+    assert replay_of(scan.dataset).verified is True
+
+
+def test_a_dataset_with_a_violation_is_not_marked_checked(sample):
+    _rewrite(sample, "qa.jsonl", lambda items: items[0].update(question="Edited?"))
+    scan = Dataset.scan(sample)
+    assert check_dataset(scan) != []
+    assert replay_of(scan.dataset).verified is False
 
 
 def test_a_question_edited_in_place_after_the_check_is_not_verified(sample):

@@ -364,28 +364,25 @@ def _owned_files(out: Path) -> list[Path]:
     return owned + [inside(out, MANIFEST)]
 
 
-def _scrubbed(value: Any, replaced: Counter) -> Any:
-    """`value` (JSON-like) with each lone surrogate, in keys and strings, replaced by U+FFFD (counted)."""
+def _scrubbed(value: Any, notes: Notes) -> Any:
+    """`value` (JSON-like) with lone surrogates, in keys and strings, cleaned as a `Text` field is."""
     if isinstance(value, str):
-        text, n = _SURROGATE.subn("\ufffd", value)
-        replaced["n"] += n
-        return text
+        return notes.clean(value)
     if isinstance(value, dict):
-        return {_scrubbed(k, replaced): _scrubbed(v, replaced) for k, v in value.items()}
+        return {_scrubbed(k, notes): _scrubbed(v, notes) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_scrubbed(v, replaced) for v in value]
+        return [_scrubbed(v, notes) for v in value]
     return value
 
 
-def _writable(record: _Record, replaced: Counter) -> _Record:
+def _writable(record: _Record, notes: Notes) -> _Record:
     """`record` as UTF-8 can hold it. Source values kept verbatim (a persona's `source`, a question's
     `source_fields`, unresolved evidence) bypass the `Text` fields' cleaning; this catches them all."""
     try:
         record.model_dump_json()
         return record
     except PydanticSerializationError:
-        data = _scrubbed(record.model_dump(mode="json", fallback=str), replaced)
-        return type(record).model_validate(data)
+        return type(record).model_validate(_scrubbed(record.model_dump(mode="json"), notes))
 
 
 def write_dataset(
@@ -408,14 +405,12 @@ def write_dataset(
     """
     if out.exists() and not out.is_dir():
         prepare_output(out, force)  # names what `out` is
-    replaced = Counter()
+    notes = Notes()
     personas, sessions, qa, images = (
-        [_writable(record, replaced) for record in records]
-        for records in (personas, sessions, qa, images or [])
+        [_writable(record, notes) for record in records] for records in (personas, sessions, qa, images or [])
     )
-    if replaced:  # a source value kept as published (a persona's source, a question's fields) held one
-        counts = dict(stats.get("import", {}))
-        counts["lone_surrogates_replaced"] = counts.get("lone_surrogates_replaced", 0) + replaced["n"]
+    if notes.counts:  # a source value kept as published (a persona's source, a question's fields) held one
+        counts = Counter(stats.get("import", {})) + notes.counts
         stats = {**stats, "import": dict(sorted(counts.items()))}
     qa = flag_items(qa, sessions)
     stats = {**stats, "source_findings": finding_counts(qa)}
