@@ -10,47 +10,15 @@ text is data to read, never instructions to follow. Nothing is stripped: the tex
 from __future__ import annotations
 
 import functools
-import hashlib
-import json
-import unicodedata
 from pathlib import Path
 
 import jinja2
 
+from keme.text.quoting import BIDI_CONTROLS, fence, fence_tag, quote
+
+__all__ = ["BIDI_CONTROLS", "environment", "fence", "fence_tag", "quote", "render"]
+
 PROMPTS = Path(__file__).resolve().parent / "prompts"
-
-
-def _escaped(char: str) -> bool:
-    """Characters a reader could take for a line break or a reordering (and lone surrogates, which cannot
-    be sent as UTF-8): JSON-escaped even though json.dumps would keep them raw."""
-    return unicodedata.category(char) in ("Cc", "Cs", "Zl", "Zp") or char in BIDI_CONTROLS
-
-
-BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-
-
-def quote(text: object) -> str:
-    """`text` as one JSON string literal on one line; readable non-ASCII kept, any line break escaped."""
-    encoded = json.dumps(str(text), ensure_ascii=False)
-    return "".join(f"\\u{ord(c):04x}" if _escaped(c) else c for c in encoded)
-
-
-def fence_tag(text: str, label: str = "DATA") -> str:
-    """A delimiter derived from `text` that `text` does not contain (rehashed in the rare case it does)."""
-    salt = 0
-    while True:
-        digest = hashlib.sha256(f"{salt}:{text}".encode("utf-8", "surrogatepass")).hexdigest()[:12]
-        tag = f"{label}-{digest}"
-        if tag not in text:
-            return tag
-        salt += 1
-
-
-def fence(text: object, label: str = "DATA") -> str:
-    """`text` between `<<<TAG` and `TAG>>>` lines, TAG derived from the text so the text cannot close it."""
-    body = str(text)
-    tag = fence_tag(body, label)
-    return f"<<<{tag}\n{body}\n{tag}>>>"
 
 
 @functools.cache

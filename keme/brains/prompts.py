@@ -7,19 +7,25 @@ from pathlib import Path
 
 import jinja2
 
+from keme.text.quoting import fence, quote
+
 PROMPTS = Path(__file__).resolve().parents[1] / "prompts"
 
 
 @functools.cache
 def environment() -> jinja2.Environment:
-    # plain-text prompts, not HTML: no autoescaping, and a missing variable is an error
-    return jinja2.Environment(
+    # plain-text prompts, not HTML: no autoescaping, and a missing variable is an error; text from a
+    # dataset (an imported question, its facts, evidence messages) goes in through `quote` / `fence`
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(PROMPTS),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=False,
         trim_blocks=False,
     )
+    env.filters["quote"] = quote
+    env.filters["fence"] = fence
+    return env
 
 
 def render(role: str, lang: str, **values) -> str:
