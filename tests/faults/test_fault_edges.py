@@ -177,7 +177,8 @@ def test_cli_eval_on_a_full_disk_names_the_file_not_an_internal_error(tmp_path, 
     text = done.stdout + done.stderr
     outcome = record(classify(done.returncode, text, "error"))
     assert outcome == "clear" and done.returncode == 2, f"{outcome} (exit {done.returncode}):\n{text[-2000:]}"
-    assert "cannot write (File too large)" in text, text  # the file, where a writer names it
+    # the file that could not be written (the run's lock or an output), named with the reason
+    assert "(File too large)" in text and str(out) in text, text
 
 
 def _no_space(*args: Any) -> None:
