@@ -398,7 +398,7 @@ def test_a_hostile_benchmark_evaluated_with_memory_bank_writes_only_into_its_run
     # the run lives here; ../ chains from it and its state land on sentinels
     work = tmp_path / "w1" / "w2" / "w3"
     plant(tmp_path)
-    # not inside run/memory_bank: eval refuses a system folder holding files no run marked (tests/test_rundir.py)
+    # none inside run/memory_bank: eval refuses a system folder holding files no run marked
     for level in (work, work / "run", tmp_path / "w1", tmp_path / "w1" / "w2"):
         plant(level)
     source = tmp_path / f"{fmt}.json"
