@@ -1,0 +1,171 @@
+"""What a persona has said: a memory of content sentences, and lines composed from clause-level variants.
+
+A year reads as a template when its sentences come back word for word. The realizer keeps, per persona,
+the sentences it has said (in the usage counter, under `SAID`), each as its template sentence with every
+value masked, and steers each draw towards options none of whose sentences were said before. Supply comes
+from keme/text/<lang>/variants.yaml: for the exact text of a sentence in a pattern line, other wordings
+with the same slots. A line is composed sentence by sentence, each from its least said wording, so one
+pattern line yields many lines that say the same thing in other words.
+
+The splitting and masking rule is the issue's measure (#36): sentences of >= 6 words (English), clauses
+of >= 6 characters (Chinese), values -> <E>, digit runs -> #, case and spacing folded.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from keme.text.template import Template, compile_template
+
+SAID = "§"  # prefix of a sentence key in the usage counter: never a line key's first character
+MIN_WORDS_EN = 6
+MIN_CHARS_ZH = 6
+MAX_COMPOSED = 24  # compositions of one line considered at most (its sentences' variants multiply)
+
+_SPLIT = {
+    "en": re.compile(r"(?<=[.!?…])[\"')\]]*\s+|\n+"),
+    "zh": re.compile(r"[。！？；，,!?～…;\n]+"),
+}
+_SLOT = re.compile(r"\{[^{}]*\}")
+_DIGITS = re.compile(r"\d+")
+_SPACE = re.compile(r"\s+")
+_EDGE = " \t.!?…,;:—-\"'()。！？，；：～、"
+ROOT = Path(__file__).resolve().parents[1] / "text"
+
+
+def pieces(text: str, lang: str) -> list[str]:
+    """`text` cut at its sentence ends (English) or clause ends (Chinese), every piece kept."""
+    return [p for p in _SPLIT["zh" if lang == "zh" else "en"].split(text) if p.strip()]
+
+
+def long_enough(sentence: str, lang: str) -> bool:
+    """Whether the measure counts `sentence`: >= 6 words, or >= 6 Chinese characters."""
+    if lang == "zh":
+        return len(_SPACE.sub("", sentence.strip(_EDGE))) >= MIN_CHARS_ZH
+    return len(sentence.split()) >= MIN_WORDS_EN
+
+
+def sentences(text: str, lang: str) -> list[str]:
+    """The sentences of `text` the measure counts."""
+    return [p for p in pieces(text, lang) if long_enough(p, lang)]
+
+
+def fold(text: str) -> str:
+    """Digit runs -> #, case and spacing folded, edge punctuation dropped."""
+    return _SPACE.sub(" ", _DIGITS.sub("#", text)).strip(_EDGE).lower()
+
+
+def masker(values: Iterable[str]) -> Callable[[str], str]:
+    """A sentence with each of `values` (longest first) -> <E>, then folded."""
+    names = sorted({v for v in values if v and not v.isdigit()}, key=lambda v: (-len(v), v))
+    pattern = re.compile("|".join(re.escape(v) for v in names)) if names else None
+
+    def mask(sentence: str) -> str:
+        if pattern is not None:
+            sentence = pattern.sub("<E>", sentence)
+        return fold(sentence)
+
+    return mask
+
+
+def template_key(sentence: str) -> str:
+    """A template sentence as the memory keeps it: every slot -> <E>, then folded."""
+    return SAID + fold(_SLOT.sub("<E>", sentence))
+
+
+def slot_set(sentence: str) -> frozenset[str]:
+    """The slots a template sentence says ({pool.x}, {num:2-5@p} and the like, as written)."""
+    return frozenset(_SLOT.findall(sentence))
+
+
+@dataclass(frozen=True)
+class Composed:
+    """One wording of a template line: the template, and the memory keys of the sentences it counts."""
+
+    template: Template
+    keys: tuple[str, ...]
+
+
+class Variants:
+    """Clause-level variants of pattern sentences, and the wordings of a line they compose."""
+
+    def __init__(self, bank: Mapping[str, list[str]], lang: str):
+        self.bank = {k: tuple(v) for k, v in bank.items()}
+        self.lang = lang
+
+    @functools.cache  # noqa: B019 - one bank per language, kept for the process
+    def wordings(self, source: str) -> tuple[Composed, ...]:
+        """Every composition of `source` from its sentences' variants (the original first), capped."""
+        spans = _spans(source, self.lang)
+        choices = [(body, *self.bank.get(body.strip(), ())) for body, _ in spans]
+        found = []
+        for combo in itertools.islice(itertools.product(*choices), MAX_COMPOSED):
+            text = "".join(_lead(b) + c.strip() + _trail(b) + sep for (b, sep), c in zip(spans, combo))
+            keys = tuple(template_key(c) for c in combo if long_enough(_SLOT.sub("x", c), self.lang))
+            found.append(Composed(compile_template(text), keys))
+        return tuple(found)
+
+    def least_said(
+        self, template: Template, count: Callable[[str], int], pick: Callable[[list[Composed]], Composed]
+    ) -> Composed:
+        """The wording of `template` whose sentences were said least (`count`: times a key was said),
+        ties broken by `pick`."""
+        options = self.wordings(template.source)
+        scored = [(said_before(o.keys, count), o) for o in options]
+        best = min(s for s, _ in scored)
+        return pick([o for s, o in scored if s == best])
+
+
+def said_before(keys: Iterable[str], count: Callable[[str], int]) -> int:
+    """How many times a line's sentences were said before, all told."""
+    return sum(count(k) for k in keys)
+
+
+def _spans(source: str, lang: str) -> list[tuple[str, str]]:
+    """`source` as (sentence, separator) pairs: cut at each sentence (or clause) end, every character
+    kept, slots left whole. An English sentence keeps its end mark; a Chinese clause's mark is its
+    separator."""
+    splitter = _SPLIT["zh" if lang == "zh" else "en"]
+    guarded = _SLOT.sub(lambda m: "\0" * len(m.group()), source)  # never cut inside a slot
+    out, pos = [], 0
+    for m in splitter.finditer(guarded):
+        out.append((source[pos : m.start()], source[m.start() : m.end()]))
+        pos = m.end()
+    if pos < len(source):
+        out.append((source[pos:], ""))
+    return out
+
+
+def _lead(body: str) -> str:
+    return body[: len(body) - len(body.lstrip())]
+
+
+def _trail(body: str) -> str:
+    return body[len(body.rstrip()) :]
+
+
+def spans_of(source: str, lang: str) -> list[str]:
+    """The sentences of a pattern line as variants.yaml keys them (its exact text, trimmed)."""
+    return [body.strip() for body, _ in _spans(source, lang) if body.strip()]
+
+
+def load_bank(lang: str, root: Path = ROOT) -> dict[str, list[str]]:
+    """keme/text/<lang>/variants.yaml: exact pattern sentence -> its other wordings ({} if absent)."""
+    path = root / lang / "variants.yaml"
+    if not path.exists():
+        return {}
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return {str(k): [str(v) for v in vs] for k, vs in data.items()}
+
+
+@functools.cache
+def variants(lang: str) -> Variants:
+    """The variant bank of `lang`, loaded once per process."""
+    return Variants(load_bank(lang), lang)
