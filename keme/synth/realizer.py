@@ -34,6 +34,7 @@ from keme.synth.variety import (
     Talk,
     choose_style,
     exchange_lines,
+    fresh,
     line_key,
     split_line,
 )
@@ -68,6 +69,7 @@ class Draft:
     key: str = ""  # the line as the usage budget counts it (keme.synth.variety.line_key)
     shown: tuple[str, ...] = ()  # every value the line shows, small talk's included (for the budget key)
     smalltalk: bool = False  # asserts nothing: a message of small-talk parts only (keme/text/*/parts.yaml)
+    sentences: tuple[str, ...] = ()  # said-memory keys of its content sentences (keme.synth.said)
 
 
 def _persona_values(persona: Persona, when: datetime) -> dict[str, str]:
@@ -146,6 +148,7 @@ def _say(
                 # a pattern line asserts what its words say even when no value is a slot: only a line
                 # of small-talk parts is marked as asserting nothing
                 smalltalk=False,
+                sentences=line.sentences,
             )
         )
     return True
@@ -378,7 +381,8 @@ def compose(
                 continue
             keep = beat.p if style.shape != THREAD else min(1.0, beat.p + THREAD_EXTRA_P)
             talk.final = i == last  # only the session's last reply may end on a wish
-            if rng.random() < keep:
+            # an optional beat whose every wording was said before is dropped rather than said again
+            if rng.random() < keep and (beat.p >= 1.0 or fresh(talk, fit(beat.options), ctx)):
                 _say(talk, fit(beat.options), ctx, drafts, record=record)
     for _ in range(style.bursts):
         _burst(drafts, talk, lang)
@@ -499,6 +503,7 @@ def commit(
     traj.ledger.keep(leaf.id)
     traj.dialogues.add(digest)
     traj.usage.update(d.key or line_key(d.content, ()) for d in drafts if d.role != "system")
+    traj.usage.update(k for d in drafts for k in d.sentences)  # the persona's said memory (keme.synth.said)
     traj.sessions.append(session)
     leaf.session_id = session_id
     return session

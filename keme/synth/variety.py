@@ -16,6 +16,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from keme.seeding import derive_seed
+from keme.synth.said import Variants, said_before
+from keme.synth.said import variants as variant_bank
 from keme.text.resources import Exchange, Parts, TalkPart
 from keme.text.template import Context, Template, render
 
@@ -26,6 +28,7 @@ BURST_P = {THREAD: (0.9, 0.75, 0.4), QUICK: (0.3, 0.0, 0.0)}  # a first, second,
 CLOSING = {THREAD: (0.25, 0.08, 0.67), QUICK: (0.0, 0.35, 0.65)}  # keep, drop, closer-part the last beat
 THREAD_EXTRA_P = 0.25  # a planning thread keeps its optional beats a little more often: it runs long
 CASUAL_LEAN = (0.85, 0.6, 0.3)  # personas lean casual, mixed, or polite
+LINE_WEIGHT = 3  # a line said again whole, against one sentence of it said again (exchange_lines)
 
 DIGITS = re.compile(r"\d+")
 ACK_LIKE_EN = frozenset(
@@ -113,6 +116,7 @@ class Line:
     body: str = ""  # the template line as rendered, before small talk dresses it (bench/diversity.py)
     source: str = ""  # the template line's source text
     asks: str = "statement"  # request | question | statement: what a reply to the line answers
+    sentences: tuple[str, ...] = ()  # the said-memory keys of its content sentences (keme.synth.said)
 
 
 class Talk:
@@ -133,8 +137,10 @@ class Talk:
         usage: Counter[str],
         lang: str,
         part_of_day: str | None = None,
+        variants: Variants | None = None,
     ):
         self.parts = parts
+        self.variants = variants if variants is not None else variant_bank(lang)
         # parts see only the time of day, and only when the whole session window lies in one part of it
         slots = {"part_of_day": part_of_day} if part_of_day else {}
         self.ctx = Context(lang=lang, rng=rng, persona={}, slots=slots)
@@ -154,6 +160,7 @@ class Talk:
     def accept(self, *lines: Line) -> None:
         for line in lines:
             self.session[line.key] += 1
+            self.session.update(line.sentences)
             self.parts_said.update(line.parts)
             self.heard = line.asks
 
@@ -223,7 +230,8 @@ class Talk:
         `heard`: whether the line it answers asked (question) or told (statement)."""
         links: set[str] = set()
         reports: list[tuple[str, str, str, str]] = []
-        core = render(template, ctx, links.add, on_said=lambda *heard: reports.append(heard))
+        wording = self.variants.least_said(template, self.used, self.rng.choice)  # in words not said yet
+        core = render(wording.template, ctx, links.add, on_said=lambda *heard: reports.append(heard))
         keep_case = bool(template.parts) and template.parts[0].kind != "text"
         text, extra, sources = self.dress(core, role, force, keep_case, heard)
         values = tuple(r[3] for r in reports) + extra
@@ -236,6 +244,7 @@ class Talk:
             tuple(reports),
             body=core,
             source=template.source,
+            sentences=wording.keys,
         )
         line.asks = reply_to(core, self.lang)
         return line
@@ -349,17 +358,24 @@ def exchange_lines(
     eligible = [ex for ex in options if ctx.can_render(ex.u) and (user_only or ctx.can_render(ex.a))]
     if not eligible:
         return None
+    said = [said_count(talk, ex, user_only) for ex in eligible]
+    unsaid = [ex for ex, n in zip(eligible, said) if n == min(said)]  # options in words not said yet
     best: list[Line] | None = None
     best_score = 0
     for attempt in range(talk.TRIES):
-        chosen = talk.rng.choice(eligible)
+        # the options in new words first; a line said whole before (one too short to count a sentence
+        # of) may still send the draw to another option
+        chosen = talk.rng.choice(unsaid if attempt < talk.BARE_TRIES else eligible)
         pairs = [("user", chosen.u)] if user_only else [("user", chosen.u), ("assistant", chosen.a)]
         lines: list[Line] = []
         for role, template in pairs:
             heard = lines[-1].asks if lines else talk.heard
             lines.append(talk.line(template, role, ctx, force=attempt >= talk.BARE_TRIES, heard=heard))
         lines[0].says = chosen.says
-        score = sum(talk.used(line.key) for line in lines)
+        # a whole line said again weighs more than one of its sentences: it is the copy a reader sees
+        score = sum(
+            LINE_WEIGHT * talk.used(line.key) + said_before(line.sentences, talk.used) for line in lines
+        )
         if best is None or score < best_score:
             best, best_score = lines, score
         if score == 0:
@@ -368,3 +384,16 @@ def exchange_lines(
     talk.accept(*best)
     talk.opened = True
     return best
+
+
+def said_count(talk: Talk, exchange: Exchange, user_only: bool = False) -> int:
+    """How many times the sentences of `exchange`'s least said wording were said before (0: all new)."""
+    templates = (exchange.u,) if user_only else (exchange.u, exchange.a)
+    return sum(
+        min(said_before(w.keys, talk.used) for w in talk.variants.wordings(t.source)) for t in templates
+    )
+
+
+def fresh(talk: Talk, options: tuple[Exchange, ...], ctx: Context) -> bool:
+    """Whether some option of a beat can still be said in words not said before."""
+    return any(said_count(talk, ex) == 0 for ex in options if ctx.can_render(ex.u) and ctx.can_render(ex.a))
