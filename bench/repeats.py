@@ -3,7 +3,8 @@ come from (issue #36, point 4).
 
 Every user and assistant message is split into sentences (English: at sentence ends, kept when >= 6
 words; Chinese: at clause ends, kept when >= 6 characters), the persona's own names, places and numbers
-masked (keme.stats.entity_strings -> <E>, digit runs -> #; case and spacing folded). The splitting and
+masked (keme.stats.entity_strings -> <E>, digit runs -> #; case and spacing folded), and counted only if
+still long enough once masked. The splitting and
 masking rule is keme.synth.said's, the one the realizer steers by (a copy of the issue's rule: the measure
 worker's keme.stats sentence measure was not available on this branch).
 
@@ -61,7 +62,7 @@ def measure(language: str, months: int, seed: int | None, top: int) -> dict:
     from keme.stats import entity_strings
     from keme.synth.limits import load_config
     from keme.synth.pipeline import synthesize_persona
-    from keme.synth.said import masker, sentences
+    from keme.synth.said import long_enough, masker, sentences
 
     cfg = load_config(ROOT / "configs/year.yaml")
     persona = cfg.personas[0].model_copy(update={"language": language, "months": months})
@@ -73,17 +74,23 @@ def measure(language: str, months: int, seed: int | None, top: int) -> dict:
         traj = synthesize_persona(0, cfg)
     view = traj.view()
     mask = masker(entity_strings(view))
+
+    def said(text: str) -> list[str]:
+        """The masked sentences the measure counts: long enough once the values are masked (a clause
+        that is only an amount, "¥128.00", is no sentence)."""
+        return [m for m in (mask(s) for s in sentences(text, language)) if long_enough(m, language)]
+
     origin: dict[str, Counter[str]] = defaultdict(Counter)
     for source, body in bodies:
-        for sentence in sentences(body, language):
-            origin[mask(sentence)][source] += 1
+        for sentence in said(body):
+            origin[sentence][source] += 1
     row: dict = {"language": language, "months": months, "sessions": len(traj.sessions)}
     for role in ("user", "assistant"):
         counts: Counter[str] = Counter()
         for session in view.sessions:
             for message in session.messages:
                 if message.role == role:
-                    counts.update(mask(s) for s in sentences(message.content, language))
+                    counts.update(said(message.content))
         total = sum(counts.values())
         again = sum(n - 1 for n in counts.values())
         lined = Counter({k: n for k, n in counts.items() if k in origin})

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import yaml
 
+from keme.text.resources import Resources
 from keme.text.template import Template, compile_template
 
 SAID = "§"  # prefix of a sentence key in the usage counter: never a line key's first character
@@ -99,6 +100,7 @@ class Variants:
     def __init__(self, bank: Mapping[str, list[str]], lang: str):
         self.bank = {k: tuple(v) for k, v in bank.items()}
         self.lang = lang
+        self.filler = "xxx" if lang == "zh" else "x"  # what a slot weighs in the length rule: a word, 3 汉字
 
     @functools.cache  # noqa: B019 - one bank per language, kept for the process
     def wordings(self, source: str) -> tuple[Composed, ...]:
@@ -108,7 +110,8 @@ class Variants:
         found = []
         for combo in itertools.islice(itertools.product(*choices), MAX_COMPOSED):
             text = "".join(_lead(b) + c.strip() + _trail(b) + sep for (b, sep), c in zip(spans, combo))
-            keys = tuple(template_key(c) for c in combo if long_enough(_SLOT.sub("x", c), self.lang))
+            said = [piece for c in combo for piece in spans_of(c, self.lang)]  # a variant may say two
+            keys = tuple(template_key(c) for c in said if long_enough(_SLOT.sub(self.filler, c), self.lang))
             found.append(Composed(compile_template(text), keys))
         return tuple(found)
 
@@ -169,3 +172,30 @@ def load_bank(lang: str, root: Path = ROOT) -> dict[str, list[str]]:
 def variants(lang: str) -> Variants:
     """The variant bank of `lang`, loaded once per process."""
     return Variants(load_bank(lang), lang)
+
+
+def dialogue_sources(res: Resources) -> set[str]:
+    """Every dialogue line of a language's banks: the pattern beats, the reveals, the updates and the
+    app-record mentions (the lines the realizer says through keme.synth.variety.Talk.line)."""
+    exchanges = [
+        ex for p in res.patterns.values() for b in p.beats if not isinstance(b, str) for ex in b.options
+    ]
+    for group in (res.reveals, res.updates, res.anchor_mentions):
+        exchanges += [ex for options in group.values() for ex in options]
+    return {t.source for ex in exchanges for t in (ex.u, ex.a)}
+
+
+def bank_problems(bank: Mapping[str, list[str]], sources: Iterable[str], lang: str) -> list[str]:
+    """Why a variant bank does not fit its dialogue lines: a key that is not the exact text of a sentence
+    of one, a variant whose slots differ from its key's, a variant that repeats its key or another."""
+    known = {sentence for source in sources for sentence in spans_of(source, lang)}
+    problems = []
+    for key, wordings in bank.items():
+        if key not in known:
+            problems.append(f"{key!r}: not the exact text of a sentence of a dialogue line")
+        if len(set(wordings)) != len(wordings) or key in wordings:
+            problems.append(f"{key!r}: a variant repeats the sentence or another variant")
+        for wording in wordings:
+            if slot_set(wording) != slot_set(key):
+                problems.append(f"{key!r}: variant {wording!r} has slots {sorted(slot_set(wording))}")
+    return problems

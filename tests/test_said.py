@@ -1,0 +1,167 @@
+"""A year that does not repeat itself: the said memory and the clause-level variant banks (issue 36.4)."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+
+from keme.synth.said import (
+    Variants,
+    bank_problems,
+    dialogue_sources,
+    load_bank,
+    sentences,
+    spans_of,
+    template_key,
+)
+from keme.synth.variety import THREAD, Style, Talk, exchange_lines, fresh
+from keme.text import resources
+from keme.text.resources import Exchange
+from keme.text.template import Context, compile_template
+
+EN_LINE = "Would {merchant} give me a discount if I asked? I feel like I spend a lot there."
+ZH_LINE = "{merchant}附近吃饭的地方不少，要不要叫上{person}一起"
+
+
+def _exchange(u: str, a: str) -> Exchange:
+    return Exchange(compile_template(u), compile_template(a))
+
+
+def _talk(lang: str, usage: Counter[str], variants: Variants) -> Talk:
+    style = Style(THREAD, "casual")
+    return Talk(resources.get(lang).parts, style, random.Random(1), usage, lang, variants=variants)
+
+
+# -- the banks ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_variant_key_is_a_sentence_of_a_dialogue_line_and_keeps_its_slots(lang):
+    bank = load_bank(lang)
+    assert len(bank) >= 100
+    assert bank_problems(bank, dialogue_sources(resources.get(lang)), lang) == []
+
+
+def test_a_key_that_is_no_sentence_of_a_line_is_named():
+    bank = {"Would {merchant} give me a discount?": ["Could {merchant} knock something off?"]}
+    assert bank_problems(bank, [EN_LINE], "en") == [
+        "'Would {merchant} give me a discount?': not the exact text of a sentence of a dialogue line"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("lang", "line", "key", "wrong"),
+    [
+        ("en", EN_LINE, "Would {merchant} give me a discount if I asked?", "Would they give me a discount?"),
+        ("zh", ZH_LINE, "{merchant}附近吃饭的地方不少", "{venue}附近吃饭的地方不少"),
+    ],
+)
+def test_a_variant_whose_slots_differ_from_its_sentence_is_named(lang, line, key, wrong):
+    problems = bank_problems({key: [wrong]}, [line], lang)
+    assert len(problems) == 1 and "has slots" in problems[0]
+
+
+# -- composing lines ------------------------------------------------------------------------------
+def test_a_line_is_composed_sentence_by_sentence_from_its_variants_en():
+    bank = Variants(
+        {
+            "Would {merchant} give me a discount if I asked?": [
+                "Is it worth asking {merchant} for a discount?"
+            ],
+            "I feel like I spend a lot there.": ["Half my money goes there, it feels like."],
+        },
+        "en",
+    )
+    texts = [w.template.source for w in bank.wordings(EN_LINE)]
+    assert texts == [
+        EN_LINE,
+        "Would {merchant} give me a discount if I asked? Half my money goes there, it feels like.",
+        "Is it worth asking {merchant} for a discount? I feel like I spend a lot there.",
+        "Is it worth asking {merchant} for a discount? Half my money goes there, it feels like.",
+    ]
+
+
+def test_a_line_is_composed_clause_by_clause_from_its_variants_zh():
+    bank = Variants({"要不要叫上{person}一起": ["叫不叫{person}一块去"]}, "zh")
+    texts = [w.template.source for w in bank.wordings(ZH_LINE)]
+    assert texts == [ZH_LINE, "{merchant}附近吃饭的地方不少，叫不叫{person}一块去"]
+
+
+@pytest.mark.parametrize(
+    ("lang", "line", "key", "variant"),
+    [
+        ("en", EN_LINE, "I feel like I spend a lot there.", "Half my money goes there, it feels like."),
+        ("zh", ZH_LINE, "要不要叫上{person}一起", "叫不叫{person}一块去"),
+    ],
+)
+def test_the_least_said_wording_is_taken(lang, line, key, variant):
+    bank = Variants({key: [variant]}, lang)
+    said = Counter({template_key(key): 1})
+    wording = bank.least_said(compile_template(line), said.__getitem__, random.Random(0).choice)
+    assert variant in wording.template.source and key not in wording.template.source
+
+
+# -- the realizer's draws -------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("lang", "said", "new", "reply"),
+    [
+        (
+            "en",
+            "Can you log today's run for me?",
+            "Please save the run I did today.",
+            "Okay, it's in your log now.",
+        ),
+        ("zh", "帮我把今天跑步记一下吧", "今天跑的那次帮我存上", "好的，已经记到你的运动记录里了"),
+    ],
+)
+def test_an_option_in_words_not_said_yet_is_preferred(lang, said, new, reply):
+    options = (_exchange(said, reply), _exchange(new, reply + ("!" if lang == "en" else "！")))
+    ctx = Context(lang=lang, rng=random.Random(0), persona={})
+    usage = Counter({template_key(said): 1, template_key(reply): 1})
+    lines = exchange_lines(_talk(lang, usage, Variants({}, lang)), options, ctx)
+    assert lines is not None and lines[0].body == new
+
+
+@pytest.mark.parametrize(
+    ("lang", "u", "a"),
+    [
+        ("en", "Can you log today's run for me?", "Okay, it's in your log now."),
+        ("zh", "帮我把今天跑步记一下吧", "好的，已经记到你的运动记录里了"),
+    ],
+)
+def test_a_beat_whose_every_wording_was_said_has_nothing_fresh(lang, u, a):
+    options = (_exchange(u, a),)
+    ctx = Context(lang=lang, rng=random.Random(0), persona={})
+    talk = _talk(lang, Counter({template_key(u): 1}), Variants({}, lang))
+    assert not fresh(talk, options, ctx)
+    assert fresh(_talk(lang, Counter(), Variants({}, lang)), options, ctx)
+
+
+def test_a_said_line_with_an_unsaid_variant_stays_fresh():
+    u, a = "Can you log today's run for me?", "Okay, it's in your log now."
+    options = (_exchange(u, a),)
+    ctx = Context(lang="en", rng=random.Random(0), persona={})
+    talk = _talk(
+        "en", Counter({template_key(u): 1}), Variants({u: ["Please put today's run in my log."]}, "en")
+    )
+    assert fresh(talk, options, ctx)
+    lines = exchange_lines(talk, options, ctx)
+    assert lines is not None and lines[0].body == "Please put today's run in my log."
+
+
+# -- the rule the memory and the measure share ------------------------------------------------------
+def test_english_sentences_of_six_words_or_more_are_counted():
+    assert sentences("Okay. So I went to the store with Bob. It was fine!", "en") == [
+        "So I went to the store with Bob."
+    ]
+
+
+def test_chinese_clauses_of_six_characters_or_more_are_counted():
+    assert sentences("好的，我在日程后面给你加一条。谢谢", "zh") == ["我在日程后面给你加一条"]
+
+
+def test_a_slot_is_never_cut_when_a_line_is_split():
+    assert spans_of("Flights {money:320-480@f}. Landing {fact:1.5@h} hours later.", "en") == [
+        "Flights {money:320-480@f}.",
+        "Landing {fact:1.5@h} hours later.",
+    ]
