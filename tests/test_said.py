@@ -165,3 +165,14 @@ def test_a_slot_is_never_cut_when_a_line_is_split():
         "Flights {money:320-480@f}.",
         "Landing {fact:1.5@h} hours later.",
     ]
+
+
+def test_a_wording_that_starts_with_a_value_keeps_its_capital_after_a_lead_in():
+    key = "Food at {restaurant} was fine but the service was sloooow."
+    bank = Variants({key: ["{restaurant} had decent food but sooo slow service."]}, "en")
+    ctx = Context(lang="en", rng=random.Random(0), persona={}, slots={"restaurant": "Luca's Trattoria"})
+    talk = _talk("en", Counter({template_key(key): 1}), bank)
+    talk.opened = True  # a segue leads the line in
+    texts = [talk.line(compile_template(key), "user", ctx, force=True).text for _ in range(6)]
+    led = [t for t in texts if not t.startswith("Luca's")]
+    assert led and all("Luca's Trattoria had decent food" in t for t in led)

@@ -164,7 +164,8 @@ def load_bank(lang: str, root: Path = ROOT) -> dict[str, list[str]]:
     path = root / lang / "variants.yaml"
     if not path.exists():
         return {}
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser when built: a bank is large
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}  # noqa: S506 - a safe loader
     return {str(k): [str(v) for v in vs] for k, vs in data.items()}
 
 

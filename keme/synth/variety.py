@@ -232,7 +232,7 @@ class Talk:
         reports: list[tuple[str, str, str, str]] = []
         wording = self.variants.least_said(template, self.used, self.rng.choice)  # in words not said yet
         core = render(wording.template, ctx, links.add, on_said=lambda *heard: reports.append(heard))
-        keep_case = bool(template.parts) and template.parts[0].kind != "text"
+        keep_case = bool(wording.template.parts) and wording.template.parts[0].kind != "text"
         text, extra, sources = self.dress(core, role, force, keep_case, heard)
         values = tuple(r[3] for r in reports) + extra
         line = Line(
@@ -378,7 +378,7 @@ def exchange_lines(
         )
         if best is None or score < best_score:
             best, best_score = lines, score
-        if score == 0:
+        if score <= min(said):  # as new as these options can be: no more draws
             break
     assert best is not None
     talk.accept(*best)
