@@ -19,6 +19,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -28,7 +29,7 @@ from keme.text.template import Template, compile_template
 SAID = "§"  # prefix of a sentence key in the usage counter: never a line key's first character
 MIN_WORDS_EN = 6
 MIN_CHARS_ZH = 6
-MAX_COMPOSED = 24  # compositions of one line considered at most (its sentences' variants multiply)
+MAX_COMPOSED = 24  # compositions of a line that `wordings` lists (the draw takes each sentence on its own)
 
 _SPLIT = {
     "en": re.compile(r"(?<=[.!?…])[\"')\]]*\s+|\n+"),
@@ -103,27 +104,59 @@ class Variants:
         self.filler = "xxx" if lang == "zh" else "x"  # what a slot weighs in the length rule: a word, 3 汉字
 
     @functools.cache  # noqa: B019 - one bank per language, kept for the process
-    def wordings(self, source: str) -> tuple[Composed, ...]:
-        """Every composition of `source` from its sentences' variants (the original first), capped."""
-        spans = _spans(source, self.lang)
-        choices = [(body, *self.bank.get(body.strip(), ())) for body, _ in spans]
+    def choices(self, source: str) -> tuple[tuple[tuple[str, str, tuple[str, ...]], ...], ...]:
+        """Per sentence of `source`, its wordings (the original first) as (text, separator, memory keys)."""
         found = []
-        for combo in itertools.islice(itertools.product(*choices), MAX_COMPOSED):
-            text = "".join(_lead(b) + c.strip() + _trail(b) + sep for (b, sep), c in zip(spans, combo))
-            said = [piece for c in combo for piece in spans_of(c, self.lang)]  # a variant may say two
-            keys = tuple(template_key(c) for c in said if long_enough(_SLOT.sub(self.filler, c), self.lang))
-            found.append(Composed(compile_template(text), keys))
+        for body, sep in _spans(source, self.lang):
+            alts = []
+            for text in (body, *self.bank.get(body.strip(), ())):
+                said = spans_of(text, self.lang)  # a variant may say two sentences
+                keys = tuple(
+                    template_key(c) for c in said if long_enough(_SLOT.sub(self.filler, c), self.lang)
+                )
+                alts.append(
+                    (_lead(body) + text.strip() + _trail(body) if text is not body else body, sep, keys)
+                )
+            found.append(tuple(alts))
         return tuple(found)
 
+    def counted(self, sentence: str) -> bool:
+        """Whether the measure would count a template sentence (a slot weighs a word, or 3 汉字)."""
+        return long_enough(_SLOT.sub(self.filler, sentence), self.lang)
+
+    def wordings(self, source: str) -> tuple[Composed, ...]:
+        """Every composition of `source` from its sentences' variants (the original first), capped."""
+        found = []
+        for combo in itertools.islice(itertools.product(*self.choices(source)), MAX_COMPOSED):
+            text = "".join(t + sep for t, sep, _ in combo)
+            found.append(Composed(_compiled(text), tuple(k for _, _, keys in combo for k in keys)))
+        return tuple(found)
+
+    def least_count(self, source: str, count: Callable[[str], int]) -> int:
+        """How many times the least said wording of `source` was said before (0: it can be said anew)."""
+        return sum(min(said_before(keys, count) for _, _, keys in alts) for alts in self.choices(source))
+
     def least_said(
-        self, template: Template, count: Callable[[str], int], pick: Callable[[list[Composed]], Composed]
+        self, template: Template, count: Callable[[str], int], pick: Callable[[list], Any]
     ) -> Composed:
-        """The wording of `template` whose sentences were said least (`count`: times a key was said),
-        ties broken by `pick`."""
-        options = self.wordings(template.source)
-        scored = [(said_before(o.keys, count), o) for o in options]
-        best = min(s for s, _ in scored)
-        return pick([o for s, o in scored if s == best])
+        """The wording of `template` whose sentences were said least (`count`: times a key was said), each
+        sentence on its own, ties broken by `pick`."""
+        chosen = []
+        for alts in self.choices(template.source):
+            if len(alts) == 1:
+                chosen.append(alts[0])
+                continue
+            scores = [said_before(keys, count) for _, _, keys in alts]
+            chosen.append(pick([a for a, n in zip(alts, scores) if n == min(scores)]))
+        keys = tuple(k for _, _, ks in chosen for k in ks)
+        if all(c is alts[0] for c, alts in zip(chosen, self.choices(template.source))):
+            return Composed(template, keys)
+        return Composed(_compiled("".join(t + sep for t, sep, _ in chosen)), keys)
+
+
+@functools.lru_cache(maxsize=65536)
+def _compiled(text: str) -> Template:
+    return compile_template(text)
 
 
 def said_before(keys: Iterable[str], count: Callable[[str], int]) -> int:

@@ -389,9 +389,7 @@ def exchange_lines(
 def said_count(talk: Talk, exchange: Exchange, user_only: bool = False) -> int:
     """How many times the sentences of `exchange`'s least said wording were said before (0: all new)."""
     templates = (exchange.u,) if user_only else (exchange.u, exchange.a)
-    return sum(
-        min(said_before(w.keys, talk.used) for w in talk.variants.wordings(t.source)) for t in templates
-    )
+    return sum(talk.variants.least_count(t.source, talk.used) for t in templates)
 
 
 def fresh(talk: Talk, options: tuple[Exchange, ...], ctx: Context) -> bool:
