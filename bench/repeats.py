@@ -93,7 +93,8 @@ def measure(language: str, months: int, seed: int | None, top: int) -> dict:
                     counts.update(said(message.content))
         total = sum(counts.values())
         again = sum(n - 1 for n in counts.values())
-        lined = Counter({k: n for k, n in counts.items() if k in origin})
+        # a sentence small talk says too (「有问题随时喊我」) counts only as often as pattern lines said it
+        lined = Counter({k: min(n, sum(origin[k].values())) for k, n in counts.items() if k in origin})
         row[role] = {
             "sentences": total,
             # the same share over the sentences pattern lines said (small talk left out)
