@@ -111,6 +111,26 @@ def own_words(template: Template) -> str:
     return "".join(out)
 
 
+def bank_problems(res: Resources) -> list[tuple[str, str, str]]:
+    """(where, word, line source) for each line of a language's patterns, reveals and updates that names an
+    event, a time or a value in its own words while its exchange declares no presupposition."""
+    groups = [
+        (f"patterns:{name}", [ex for b in p.beats if not isinstance(b, str) for ex in b.options])
+        for name, p in res.patterns.items()
+    ]
+    groups += [(f"persona:{k}", list(v)) for table in (res.reveals, res.updates) for k, v in table.items()]
+    out = []
+    for where, exchanges in groups:
+        for ex in exchanges:
+            if not ex.presup.empty:
+                continue
+            for role, template in (("user", ex.u), ("assistant", ex.a)):
+                word = undeclared(own_words(template), res.lang, role)
+                if word is not None:
+                    out.append((where, word, template.source))
+    return out
+
+
 @dataclass(frozen=True)
 class Line:
     """A pattern line as the checker recognizes it in a message."""
