@@ -52,7 +52,8 @@ RULES: list[Rule] = [
     ("en", "apartment_hunt", r"Need a place by next month", {"planned": "relocate"}),
     ("en", "apartment_hunt|moving_day", r"tonight|tomorrow", WAKING),
     # --- en: health, fitness, food, social
-    ("en", "health_symptom", r"this morning", {"part": "morning"}),
+    # a report on this morning is said once the morning has come, any time of the waking day
+    ("en", "health_symptom", r"this morning", WAKING),
     ("en", "health_symptom|health_followup", r"tomorrow|last night|yesterday", ANY),
     ("en", "fitness_plan|fitness_log", r"tomorrow|Thursday|thursday", WAKING),
     ("en", "fitness_log", r"last week|a month ago|next month", {"happened": "fitness_plan"}),
@@ -79,8 +80,8 @@ RULES: list[Rule] = [
     ("en", "show_recommend|learning_session|mood_checkin|anchor_note", r"tonight|Saturday", WAKING),
     ("en", "learning_session", r"from last week", {"happened": "learning_session"}),
     ("en", "learning_session", r"next month|tomorrow", ANY),
-    ("en", "pet_adopt", r"tonight|tomorrow|next week", {"happened": "adopt_pet"}),
-    ("en", "pet_care", r"this morning", {"part": "morning"}),
+    ("en", "pet_adopt", r"tonight|tomorrow|next week", WAKING),  # the adoption is this session's own
+    ("en", "pet_care", r"this morning", WAKING),
     ("en", "pet_care", r"yesterday|tomorrow", ANY),
     ("en", "weekend_plan", r"Saturday", ANY),
     ("en", "tech_help", r"ago", ANY),
