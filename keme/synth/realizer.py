@@ -24,6 +24,8 @@ from keme.models.attributes import attribute_key
 from keme.models.catalog import ANCHOR_MOMENTS, CHANGES
 from keme.prior.anchors import anchor_message_text, anchor_slots
 from keme.synth.planner import SET
+from keme.synth.presup import Moment, dated, holds
+from keme.synth.presup import said as presup_said
 from keme.synth.state import Trajectory, dialogue_hash
 from keme.synth.variety import (
     QUICK,
@@ -70,6 +72,7 @@ class Draft:
     shown: tuple[str, ...] = ()  # every value the line shows, small talk's included (for the budget key)
     smalltalk: bool = False  # asserts nothing: a message of small-talk parts only (keme/text/*/parts.yaml)
     sentences: tuple[str, ...] = ()  # said-memory keys of its content sentences (keme.synth.said)
+    presup: bool = False  # its line declares a presupposition (keme.world.presup): kept whole
 
 
 def _persona_values(persona: Persona, when: datetime) -> dict[str, str]:
@@ -126,6 +129,7 @@ def _say(
     user_only: bool = False,
     reveal: str | None = None,
     record: dict[str, str] | None = None,
+    moment: Moment | None = None,
 ) -> bool:
     """Append one exchange (or its user line) drawn under the usage budget; False if none renders.
     `{value}` of a reveal says attribute `reveal`, and a slot showing the app record's field (`record`:
@@ -133,6 +137,10 @@ def _say(
     lines = exchange_lines(talk, options, ctx, user_only=user_only)
     if lines is None:
         return False
+    chosen = next((ex for ex in options if ex.u.source == lines[0].source), None)
+    if chosen is not None and moment is not None:
+        presup_said(chosen.presup, moment)
+    declared = chosen is not None and not chosen.presup.empty
     for role, line in zip(("user", "assistant"), lines):
         said = [_report(r, reveal, record) for r in line.reports]
         said += [Report("says", predicate, value, "") for predicate, value in line.says]
@@ -149,6 +157,7 @@ def _say(
                 # of small-talk parts is marked as asserting nothing
                 smalltalk=False,
                 sentences=line.sentences,
+                presup=declared,
             )
         )
     return True
@@ -200,6 +209,7 @@ def _burst(drafts: list[Draft], talk: Talk, lang: str) -> None:
         and not d.update
         and not d.links
         and not d.smalltalk
+        and not d.presup
         and not any(r.kind == "says" for r in d.said)
     ]
     if not plain:
@@ -277,6 +287,7 @@ def compose(
     recall: Recall | None = None,
     place: dict[str, str] | None = None,
     usage: Counter[str] | None = None,
+    situation: Moment | None = None,
 ) -> list[Draft]:
     """The messages of a session, in order, without timestamps. Named quantities come from `recall`;
     `place` holds the schedule's `{where}` and `{city}` for the leaf (keme.world.schedule.where_slots);
@@ -315,7 +326,11 @@ def compose(
 
     def fit(options: tuple[Exchange, ...]) -> tuple[Exchange, ...]:
         """The options whose declared facts the world allows (keme.world.rules)."""
-        return tuple(ex for ex in options if allows(ex.says, anchor, catalog))
+        return tuple(
+            ex
+            for ex in options
+            if allows(ex.says, anchor, catalog) and (situation is None or holds(ex.presup, situation))
+        )
 
     if anchor is not None:
         drafts.append(anchor_draft(anchor, res))
@@ -342,10 +357,11 @@ def compose(
                     drafts,
                     user_only=True,
                     record=record,
+                    moment=situation,
                 )
             return drafts
         if not own:
-            _say(talk, fit(res.anchor_mentions[anchor.app]), actx, drafts, record=record)
+            _say(talk, fit(res.anchor_mentions[anchor.app]), actx, drafts, record=record, moment=situation)
     beats = _beats(pattern, change, style)
     last = max((i for i, b in enumerate(beats) if isinstance(b, Beat)), default=-1)
     for i, beat in enumerate(beats):
@@ -360,7 +376,9 @@ def compose(
                     recall=recall,
                 )
                 before = len(drafts)
-                if not _say(talk, fit(res.reveals[key]), rctx, drafts, reveal=key, record=record):
+                if not _say(
+                    talk, fit(res.reveals[key]), rctx, drafts, reveal=key, record=record, moment=situation
+                ):
                     continue
                 for draft in drafts[before:]:
                     if values[key] in draft.content:
@@ -372,7 +390,15 @@ def compose(
             new = {key: params[SET + key] for key in change.attributes}
             ctx.old = {key: values[key] for key in change.attributes if key in values}
             values.update(new)
-            if not _say(talk, fit(res.updates[change.name]), ctx, drafts, update=change.name, record=record):
+            if not _say(
+                talk,
+                fit(res.updates[change.name]),
+                ctx,
+                drafts,
+                update=change.name,
+                record=record,
+                moment=situation,
+            ):
                 raise RealizationError(f"{leaf.id}: no renderable update phrasing for {change.name}")
         elif isinstance(beat, Beat):
             if i == last and i > 0 and style.closing != "keep":
@@ -383,7 +409,7 @@ def compose(
             talk.final = i == last  # only the session's last reply may end on a wish
             # an optional beat whose every wording was said before is dropped rather than said again
             if rng.random() < keep and (beat.p >= 1.0 or fresh(talk, fit(beat.options), ctx)):
-                _say(talk, fit(beat.options), ctx, drafts, record=record)
+                _say(talk, fit(beat.options), ctx, drafts, record=record, moment=situation)
     for _ in range(style.bursts):
         _burst(drafts, talk, lang)
     return drafts
@@ -436,13 +462,44 @@ def realize(leaf: Event, traj: Trajectory, cfg: SynthConfig, res: Resources, rng
     for _ in range(MAX_ATTEMPTS):
         probe_start = anchor.timestamp if anchor is not None else leaf.start
         traj.ledger.begin(scene_of(leaf, traj))
+        situation = moment_of(leaf, traj, probe_start)
         drafts = compose(
-            leaf, parent, anchor, persona, probe_start, cfg, res, rng, traj.ledger.recall, place, traj.usage
+            leaf,
+            parent,
+            anchor,
+            persona,
+            probe_start,
+            cfg,
+            res,
+            rng,
+            traj.ledger.recall,
+            place,
+            traj.usage,
+            situation,
         )
         session = commit(leaf, drafts, traj, rng)
         if session is not None:
             return session
     raise RealizationError(f"{leaf.id}: could not produce a dialogue unlike the earlier ones")
+
+
+def moment_of(leaf: Event, traj: Trajectory, start: datetime) -> Moment:
+    """The session's place in the world for its lines' presuppositions (keme.synth.presup)."""
+    params = merged_params(leaf, traj)
+    own, event = set(), leaf
+    while event is not None:
+        own.add(event.id)
+        event = traj.events.get(event.parent_id or "")
+    anchor = traj.anchor_by_id[leaf.anchor_id] if leaf.anchor_id else None
+    return Moment(
+        start=start,
+        end=leaf.end,
+        events=tuple(traj.graph.events),
+        params=params,
+        persona=traj.persona,
+        own=frozenset(own),
+        dates=dated(params, anchor, start),
+    )
 
 
 def merged_params(leaf: Event, traj: Trajectory) -> dict[str, str]:

@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from keme.errors import KemeError
 from keme.text.template import Template, TemplateError, compile_template
+from keme.world.presup import Presup, PresupError
+from keme.world.presup import parse as parse_presup
 from keme.yamlload import YamlError
 from keme.yamlload import load as load_yaml
 
@@ -32,6 +34,8 @@ class ExchangeText(_Strict):
     # what the user line states without a slot ({purpose: shared}): recorded as claims, and the option
     # is only drawn where the world allows it (keme.world.rules)
     says: dict[str, str] = Field(default_factory=dict)
+    # what the line takes for granted (keme.world.presup): drawn only where the world holds it
+    presup: dict[str, str] = Field(default_factory=dict)
 
 
 class BeatText(_Strict):
@@ -245,6 +249,7 @@ class Exchange:
     u: Template
     a: Template
     says: tuple[tuple[str, str], ...] = ()
+    presup: Presup = Presup()
 
 
 @dataclass(frozen=True)
@@ -333,12 +338,20 @@ def _compile(source: str, where: str) -> Template:
         raise ResourceError(f"{where}: {exc}") from exc
 
 
+def _presup(decl: dict[str, str], where: str) -> Presup:
+    try:
+        return parse_presup(decl)
+    except PresupError as exc:
+        raise ResourceError(f"{where}.presup: {exc}") from exc
+
+
 def _exchanges(items: list[ExchangeText], where: str) -> tuple[Exchange, ...]:
     return tuple(
         Exchange(
             _compile(item.u, f"{where}[{i}].u"),
             _compile(item.a, f"{where}[{i}].a"),
             tuple(sorted(item.says.items())),
+            _presup(item.presup, f"{where}[{i}]"),
         )
         for i, item in enumerate(items)
     )
