@@ -23,6 +23,7 @@ from keme.models import Event, Persona
 from keme.models.catalog import CHANGES, EPISODE_KINDS, Change, EpisodeKind
 from keme.prior.people import distinct_names
 from keme.seeding import rng_for
+from keme.synth import lifecycle
 from keme.synth.capacity import ROOMY_PER_KIND, chapter_windows, roomy_kinds
 from keme.synth.state import Trajectory
 from keme.synth.timing import DEFAULT_TIMING, TIMING, block_order, candidate_days, day_ok, slot_key
@@ -98,8 +99,11 @@ def schedule_changes(persona: Persona, chapters: list[Event], ctx: PlanContext, 
     count = max(1, round(ctx.cfg.changes.per_month * months)) if ctx.cfg.changes.allowed else 0
     pool = [c for c in ctx.cfg.changes.allowed if c not in FOLLOW_UP_ONLY]
     pool = [c for c in pool if all(not persona.attribute(k).versions for k in CHANGES[c].requires_absent)]
+    life = ctx.catalog.lifecycle
+    if not lifecycle.can_promote(life, persona.value_at("career.job_title", persona.start)):
+        pool = [c for c in pool if c != "promotion"]
     rng.shuffle(pool)
-    chosen = pool[:count]
+    chosen = lifecycle.pair_relocation(pool[:count], ctx.cfg.changes.allowed)
     slots: list[list[str]] = [[] for _ in chapters]
     for i, change in enumerate(chosen):
         position = (i + rng.uniform(0.15, 0.85)) * len(chapters) / max(1, len(chosen))
@@ -111,6 +115,7 @@ def schedule_changes(persona: Persona, chapters: list[Event], ctx: PlanContext, 
         ):
             index += 1
         slots[index].append(change)
+    lifecycle.place_job_with_move(slots, lambda i: holds_changes(chapters[i]))
     _pace_career(chapters, slots)
     for chapter, changes in zip(chapters, slots):
         chapter.params["changes"] = ",".join(changes)
@@ -249,7 +254,9 @@ def episode_params(
     if kind in ("work_project", "promotion"):
         company = persona.value_at("career.company", when) or ""
         return {
-            "project": rng.choice(lists["projects"]),
+            "project": lifecycle.project_for(
+                rng, traj.events.values(), catalog.lifecycle, lists["projects"], when
+            ),
             "colleague": rng.choice(colleagues(ctx.cfg.seed, persona, company, res)),
         }
     if kind == "health":
@@ -330,7 +337,14 @@ def social_params(
     gift from a store that sells it, at its price."""
     catalog, lang = ctx.catalog, ctx.lang
     held = _yearly_held(traj, catalog, person, when)
-    occasion = rng.choice([o for o in catalog.occasions_in(when.month, role) if o.yearly not in held])
+    once = lifecycle.once_held(traj.events.values(), catalog.lifecycle, person)
+    occasion = rng.choice(
+        [
+            o
+            for o in catalog.occasions_in(when.month, role)
+            if o.yearly not in held and lifecycle.open_occasion(catalog.lifecycle, o.name, once)
+        ]
+    )
     venue = rng.choice(catalog.venues_of(occasion.venue_types))
     restaurant = venue if venue.type in DINING else rng.choice(catalog.venues_of(MEAL_AFTER))
     gift = rng.choice([p for p in catalog.products if p.category == GIFT_LABEL[lang]])
@@ -451,6 +465,11 @@ def change_params(
             fits = res.persona.attributes[key].fits
             held = {k: new.get(k) or persona.value_at(k, when) or "" for k in fits}
             new[key] = _new_value(key, rng, current[key], res, held, after[key])
+    if change.name == "promotion":  # up the ladder the persona stands on, not into another career
+        title = lifecycle.promotion_title(
+            rng, ctx.catalog.lifecycle, current["career.job_title"], [after["career.job_title"] or ""]
+        )
+        new["career.job_title"] = title or new["career.job_title"]
     if change.name == "new_sport":
         params["goal"] = _goal(rng, ctx.catalog, new["sport.main_sport"])
     if change.name == "job_change":

@@ -23,6 +23,7 @@ from keme.models import Anchor, AttributeVersion, Claim, Event, Message, Persona
 from keme.models.attributes import attribute_key
 from keme.models.catalog import ANCHOR_MOMENTS, CHANGES
 from keme.prior.anchors import anchor_message_text, anchor_slots
+from keme.synth.lifecycle import gate_for
 from keme.synth.planner import SET
 from keme.synth.state import Trajectory, dialogue_hash
 from keme.synth.variety import (
@@ -274,10 +275,12 @@ def compose(
     recall: Recall | None = None,
     place: dict[str, str] | None = None,
     usage: Counter[str] | None = None,
+    gate: Callable[[str], bool] | None = None,
 ) -> list[Draft]:
     """The messages of a session, in order, without timestamps. Named quantities come from `recall`;
     `place` holds the schedule's `{where}` and `{city}` for the leaf (keme.world.schedule.where_slots);
-    `usage` (the persona's lines so far, by budget key) steers the draws away from lines already said."""
+    `usage` (the persona's lines so far, by budget key) steers the draws away from lines already said;
+    `gate` refuses user lines the catalog's lifecycles do not allow now (keme.synth.lifecycle)."""
     lang = res.lang
     values = _persona_values(persona, start)
     recall = routines_first(values, recall)
@@ -311,8 +314,11 @@ def compose(
     catalog = load_catalog(lang)
 
     def fit(options: tuple[Exchange, ...]) -> tuple[Exchange, ...]:
-        """The options whose declared facts the world allows (keme.world.rules)."""
-        return tuple(ex for ex in options if allows(ex.says, anchor, catalog))
+        """The options whose declared facts the world allows (keme.world.rules) and whose user line the
+        lifecycles allow now."""
+        return tuple(
+            ex for ex in options if allows(ex.says, anchor, catalog) and (gate is None or gate(ex.u.source))
+        )
 
     if anchor is not None:
         drafts.append(anchor_draft(anchor, res))
@@ -432,8 +438,20 @@ def realize(leaf: Event, traj: Trajectory, cfg: SynthConfig, res: Resources, rng
     for _ in range(MAX_ATTEMPTS):
         probe_start = anchor.timestamp if anchor is not None else leaf.start
         traj.ledger.begin(scene_of(leaf, traj))
+        gate = gate_for(traj, load_catalog(res.lang), probe_start)
         drafts = compose(
-            leaf, parent, anchor, persona, probe_start, cfg, res, rng, traj.ledger.recall, place, traj.usage
+            leaf,
+            parent,
+            anchor,
+            persona,
+            probe_start,
+            cfg,
+            res,
+            rng,
+            traj.ledger.recall,
+            place,
+            traj.usage,
+            gate,
         )
         session = commit(leaf, drafts, traj, rng)
         if session is not None:
