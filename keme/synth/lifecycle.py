@@ -167,7 +167,9 @@ class LifeMemory:
                 return False
             return not past or rule.told_again(line)
         if isinstance(rule, After):
-            versions = [(v.valid_from, v.value) for v in persona.attribute(rule.attribute).versions]
+            dimension, name = rule.attribute.split(".", 1)
+            attribute = persona.dimensions.get(dimension, {}).get(name)
+            versions = [(v.valid_from, v.value) for v in attribute.versions] if attribute else []
             return changed_within(versions, when - timedelta(days=rule.within), when)
         if isinstance(rule, Workday):
             return not day_off(when.date(), persona.country)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import date, datetime, timedelta
 
-from keme.models import Event, Message, Session
+from keme.models import AttributeVersion, Event, Message, Session
 from keme.world.check.base import Finding, World, quote
 from keme.world.lifecycle import (
     After,
@@ -241,7 +241,7 @@ def _recurring(world: World, rule: Recurring, found: list[tuple[Session, Message
 
 
 def _after(world: World, rule: After, found: list[tuple[Session, Message]]) -> list[Finding]:
-    versions = world.view.persona.attribute(rule.attribute).versions
+    versions = _versions(world, rule.attribute)
     out = []
     for _, message in found:
         at = message.timestamp
@@ -272,9 +272,16 @@ def _workday(world: World, rule: Workday, found: list[tuple[Session, Message]]) 
 
 
 # ---------------------------------------------------------------- the persona's changes
+def _versions(world: World, key: str) -> list[AttributeVersion]:
+    """The versions of `key`; none for an attribute the persona does not have."""
+    dimension, name = key.split(".", 1)
+    attribute = world.view.persona.dimensions.get(dimension, {}).get(name)
+    return list(attribute.versions) if attribute is not None else []
+
+
 def _changes(world: World, key: str) -> list[tuple[datetime, str, str, list[str]]]:
     """(when, old, new, evidence) of each change of `key` within the trajectory."""
-    versions = world.view.persona.attribute(key).versions
+    versions = _versions(world, key)
     return [(b.valid_from, a.value, b.value, list(b.evidence)) for a, b in zip(versions, versions[1:])]
 
 
