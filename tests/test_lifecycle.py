@@ -499,3 +499,17 @@ def test_the_realizer_says_a_seasonal_line_only_in_its_season(lang, line, off, o
     memory, who = gen.LifeMemory(), persona(lang)
     assert not memory.allows(line, off, who, lang, life)
     assert memory.allows(line, on, who, lang, life)
+
+
+@pytest.mark.parametrize(
+    ("lang", "pool", "when", "kept"),
+    [
+        ("zh", ["双十二", "春节前的年货大促"], at(4, 11), ["双十二"]),
+        ("zh", ["双十二", "春节前的年货大促"], at(1, 20), ["双十二", "春节前的年货大促"]),
+    ],
+)
+def test_a_pool_value_out_of_its_season_is_not_drawn(lang, pool, when, kept):
+    life = load_catalog(lang).lifecycle
+    memory, who = gen.LifeMemory(), persona(lang)
+    pools = {"sales": pool, "other": ["a"]}
+    assert gen.gated_pools(pools, life, lambda v: memory.allows(v, when, who, lang, life))["sales"] == kept

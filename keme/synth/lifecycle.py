@@ -187,6 +187,34 @@ def gate_for(traj: Trajectory, catalog: Catalog, when: datetime) -> Callable[[st
     return lambda line: memory.allows(line, when, persona, lang, life)
 
 
+def gated_pools(
+    pools: dict[str, list[str]], life: Lifecycle, allows: Callable[[str], bool]
+) -> dict[str, list[str]]:
+    """`pools` without the values `allows` refuses now ("春节前的年货大促" in April), a pool never emptied:
+    a line's words come from its pools too."""
+    out = pools
+    for name, values in _cued_values(pools, life).items():
+        kept = [v for v in pools[name] if v not in values or allows(v)]
+        if kept and len(kept) < len(pools[name]):
+            out = dict(out) if out is pools else out
+            out[name] = kept
+    return out
+
+
+_CUED: dict[tuple[int, int], dict[str, set[str]]] = {}
+
+
+def _cued_values(pools: dict[str, list[str]], life: Lifecycle) -> dict[str, set[str]]:
+    """The pool values that carry a cue, by pool (found once per pools and rules)."""
+    key = (id(pools), id(life))
+    found = _CUED.get(key)
+    if found is None:
+        pattern = _any_cue(life)
+        found = {n: {v for v in vs if pattern.search(v)} for n, vs in pools.items()}
+        found = _CUED[key] = {n: vs for n, vs in found.items() if vs}
+    return found
+
+
 _ANY: dict[int, re.Pattern[str]] = {}
 
 

@@ -30,7 +30,7 @@ from keme.synth.timing import DEFAULT_TIMING, TIMING, block_order, candidate_day
 from keme.text import lang as fmt
 from keme.text.resources import ResourceError, Resources
 from keme.text.titles import leaf_title, title_and_summary
-from keme.world.catalog import DINING, Catalog, Product, Role, load_catalog
+from keme.world.catalog import DINING, Catalog, Occasion, Product, Role, load_catalog
 from keme.world.places import OCCASION_EPISODES, TripSpan, slot_allowed, where
 from keme.world.schedule import trip_spans
 
@@ -272,7 +272,9 @@ def episode_params(
         people += [(persona.value_at("social_circle.partner", when), "partner")] * 2
         known = {persona.name, *(p for p, _ in people if p)}
         people += [(name, "acquaintance") for name in distinct_names(rng, res, 1, known)] * 2
-        person, role = rng.choice([p for p in people if p[0]])
+        people = [p for p in people if p[0]]
+        # someone with an occasion left to have (a once-only one is not held twice)
+        person, role = rng.choice([p for p in people if _occasions(traj, catalog, when, *p)] or people)
         return social_params(rng, traj, ctx, when, person, role)
     if kind == "shopping":
         goods = [p for p in catalog.products if p.category not in (PHONE_LABEL[lang], GIFT_LABEL[lang])]
@@ -328,6 +330,18 @@ def _yearly_held(traj: Trajectory, catalog: Catalog, person: str, when: datetime
     }
 
 
+def _occasions(traj: Trajectory, catalog: Catalog, when: datetime, person: str, role: Role) -> list[Occasion]:
+    """`person`'s occasions that can fall at `when`: of the season, theirs by `role`, no yearly kind they had
+    this year, no once-only one they had (keme.synth.lifecycle)."""
+    held = _yearly_held(traj, catalog, person, when)
+    once = lifecycle.once_held(traj.events.values(), catalog.lifecycle, person)
+    return [
+        o
+        for o in catalog.occasions_in(when.month, role)
+        if o.yearly not in held and lifecycle.open_occasion(catalog.lifecycle, o.name, once)
+    ]
+
+
 def social_params(
     rng: random.Random, traj: Trajectory, ctx: PlanContext, when: datetime, person: str, role: Role
 ) -> dict[str, str]:
@@ -337,13 +351,9 @@ def social_params(
     gift from a store that sells it, at its price."""
     catalog, lang = ctx.catalog, ctx.lang
     held = _yearly_held(traj, catalog, person, when)
-    once = lifecycle.once_held(traj.events.values(), catalog.lifecycle, person)
     occasion = rng.choice(
-        [
-            o
-            for o in catalog.occasions_in(when.month, role)
-            if o.yearly not in held and lifecycle.open_occasion(catalog.lifecycle, o.name, once)
-        ]
+        _occasions(traj, catalog, when, person, role)
+        or [o for o in catalog.occasions_in(when.month, role) if o.yearly not in held]
     )
     venue = rng.choice(catalog.venues_of(occasion.venue_types))
     restaurant = venue if venue.type in DINING else rng.choice(catalog.venues_of(MEAL_AFTER))

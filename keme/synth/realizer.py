@@ -23,7 +23,7 @@ from keme.models import Anchor, AttributeVersion, Claim, Event, Message, Persona
 from keme.models.attributes import attribute_key
 from keme.models.catalog import ANCHOR_MOMENTS, CHANGES
 from keme.prior.anchors import anchor_message_text, anchor_slots
-from keme.synth.lifecycle import gate_for
+from keme.synth.lifecycle import gate_for, gated_pools
 from keme.synth.planner import SET
 from keme.synth.state import Trajectory, dialogue_hash
 from keme.synth.variety import (
@@ -284,12 +284,14 @@ def compose(
     lang = res.lang
     values = _persona_values(persona, start)
     recall = routines_first(values, recall)
+    catalog = load_catalog(lang)
+    pools = res.flat_pools if gate is None else gated_pools(res.flat_pools, catalog.lifecycle, gate)
     ctx = Context(
         lang=lang,
         rng=rng,
         persona=values,
         slots=_slots(leaf, parent, persona, start, lang, place),
-        pools=res.flat_pools,
+        pools=pools,
         recall=recall,
     )
     moment = leaf.kind
@@ -311,7 +313,6 @@ def compose(
     )
     drafts: list[Draft] = []
     record = anchor_slots(anchor, lang, res) if anchor is not None else {}
-    catalog = load_catalog(lang)
 
     def fit(options: tuple[Exchange, ...]) -> tuple[Exchange, ...]:
         """The options whose declared facts the world allows (keme.world.rules) and whose user line the
@@ -332,7 +333,7 @@ def compose(
                 rng=rng,
                 persona=values,
                 slots=ctx.slots | anchor_slots(anchor, lang, res),
-                pools=res.flat_pools,
+                pools=pools,
                 recall=recall,
             )
         if style.shape == SHARE:  # the record, and at most one user line with it: no reply
@@ -359,7 +360,7 @@ def compose(
                     rng=rng,
                     persona=values,
                     slots=ctx.slots | {REVEAL_SLOT: values[key]},
-                    pools=res.flat_pools,
+                    pools=pools,
                     recall=recall,
                 )
                 before = len(drafts)
