@@ -513,3 +513,24 @@ def test_a_pool_value_out_of_its_season_is_not_drawn(lang, pool, when, kept):
     memory, who = gen.LifeMemory(), persona(lang)
     pools = {"sales": pool, "other": ["a"]}
     assert gen.gated_pools(pools, life, lambda v: memory.allows(v, when, who, lang, life))["sales"] == kept
+
+
+@pytest.mark.parametrize(
+    ("lang", "plain", "again"),
+    [
+        (
+            "en",
+            "My badge at {value} stopped working, so I've been tailgating coworkers through the door "
+            "all day.",
+            "My badge at {value} stopped working again. Second time — I think the chip just hates me.",
+        ),
+        ("zh", "最近{value}练得有点多，膝盖有点不舒服", "{value}练完膝盖又不舒服了，老毛病，跟上回一个位置"),
+    ],
+)
+def test_a_later_incident_past_its_gap_is_told_only_as_a_repeat(lang, plain, again):
+    life = load_catalog(lang).lifecycle
+    memory, who = gen.LifeMemory(), persona(lang)
+    memory.catch_up(said([(at(1, 10), plain.replace("{value}", "X"))], lang), life)
+    later = at(8, 1)
+    assert not memory.allows(plain, later, who, lang, life)
+    assert memory.allows(again, later, who, lang, life)
