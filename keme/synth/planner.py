@@ -25,6 +25,7 @@ from keme.prior.people import distinct_names
 from keme.seeding import rng_for
 from keme.synth import lifecycle
 from keme.synth.capacity import ROOMY_PER_KIND, chapter_windows, roomy_kinds
+from keme.synth.changes import schedule_changes
 from keme.synth.state import Trajectory
 from keme.synth.timing import DEFAULT_TIMING, TIMING, block_order, candidate_days, day_ok, slot_key
 from keme.text import lang as fmt
@@ -34,17 +35,12 @@ from keme.world.catalog import DINING, Catalog, Occasion, Product, Role, load_ca
 from keme.world.places import OCCASION_EPISODES, TripSpan, slot_allowed, where
 from keme.world.schedule import trip_spans
 
-FOLLOW_UP_ONLY = frozenset({"commute_change", "gym_change"})
-BIG_CHANGES = frozenset({"job_change", "relocate"})
 PHONE_LABEL = {"en": "phone", "zh": "手机"}  # the catalog category of phones (bought only in new_phone)
 GIFT_LABEL = {"en": "gift", "zh": "礼物"}  # the catalog category of gifts (social episodes)
 MEAL_AFTER = ("restaurant", "hotpot", "bbq")  # where the dinner after a non-dining occasion is had
 PER_HEAD = {"en": (25, 80), "zh": (60, 200)}  # what an occasion meal costs a head
 SHOW_GENRE = {"en": "series", "zh": "剧集"}
 SET = "set:"  # params prefix for the new value of a changed attribute
-MIN_CHANGE_DAYS = 7  # shorter chapters get no life change
-CAREER_CHANGES = ("job_change", "promotion")
-CAREER_GAP_DAYS = 60  # the least time between two career changes (a new job, a promotion)
 
 
 class NoRoom(NoFit):
@@ -91,66 +87,6 @@ def plan_chapters(persona: Persona, ctx: PlanContext, rng: random.Random) -> lis
     for chapter in chapters:
         _describe_chapter(chapter, persona, ctx)
     return chapters
-
-
-def schedule_changes(persona: Persona, chapters: list[Event], ctx: PlanContext, rng: random.Random) -> None:
-    """Pick the life changes of the trajectory and spread them over the chapters."""
-    months = (persona.end - persona.start).days / 30.4
-    count = max(1, round(ctx.cfg.changes.per_month * months)) if ctx.cfg.changes.allowed else 0
-    pool = [c for c in ctx.cfg.changes.allowed if c not in FOLLOW_UP_ONLY]
-    pool = [c for c in pool if all(not persona.attribute(k).versions for k in CHANGES[c].requires_absent)]
-    life = ctx.catalog.lifecycle
-    if not lifecycle.can_promote(life, persona.value_at("career.job_title", persona.start)):
-        pool = [c for c in pool if c != "promotion"]
-    rng.shuffle(pool)
-    chosen = lifecycle.pair_relocation(pool[:count], ctx.cfg.changes.allowed)
-    slots: list[list[str]] = [[] for _ in chapters]
-    for i, change in enumerate(chosen):
-        position = (i + rng.uniform(0.15, 0.85)) * len(chapters) / max(1, len(chosen))
-        index = _long_enough(chapters, min(len(chapters) - 1, int(position)))
-        while (
-            change in BIG_CHANGES
-            and any(c in BIG_CHANGES for c in slots[index])
-            and index + 1 < len(chapters)
-        ):
-            index += 1
-        slots[index].append(change)
-    lifecycle.place_job_with_move(slots, lambda i: holds_changes(chapters[i]))
-    _pace_career(chapters, slots)
-    for chapter, changes in zip(chapters, slots):
-        chapter.params["changes"] = ",".join(changes)
-
-
-def _pace_career(chapters: list[Event], slots: list[list[str]]) -> None:
-    """A second career change (a job change, a promotion) goes to the first chapter that starts
-    CAREER_GAP_DAYS after the chapter of the first ends, or is dropped: titles do not change every month."""
-    placed = [(i, c) for i, names in enumerate(slots) for c in names if c in CAREER_CHANGES]
-    if len(placed) < 2:
-        return
-    (first, _), (index, name) = placed[0], placed[1]
-    slots[index].remove(name)
-    gap = timedelta(days=CAREER_GAP_DAYS)
-    later = [
-        k
-        for k in range(index, len(chapters))
-        if chapters[k].start - chapters[first].end >= gap and holds_changes(chapters[k])
-    ]
-    if later:
-        slots[later[0]].append(name)
-
-
-def holds_changes(chapter: Event) -> bool:
-    """A chapter of a few days (a trajectory starting on the 30th) has no room for a change's moments."""
-    return (chapter.end.date() - chapter.start.date()).days + 1 >= MIN_CHANGE_DAYS
-
-
-def _long_enough(chapters: list[Event], index: int) -> int:
-    """`index`, or the nearest chapter that holds changes (later ones first)."""
-    for step in range(len(chapters)):
-        for candidate in (index + step, index - step):
-            if 0 <= candidate < len(chapters) and holds_changes(chapters[candidate]):
-                return candidate
-    return index
 
 
 def _describe_chapter(chapter: Event, persona: Persona, ctx: PlanContext) -> None:
