@@ -145,7 +145,7 @@ class LifeMemory:
 
     def allows(self, line: str, when: datetime, persona: Persona, lang: str, life: Lifecycle) -> bool:
         """Whether a user line (a template) may be said at `when`, by every rule whose cue it carries."""
-        if not _any_cue(life).search(line):
+        if not _carries_cue(line, life):
             return True
         return all(self._allows(rule, line, when, persona, lang) for rule in life.cued if rule.said_in(line))
 
@@ -216,6 +216,17 @@ def _cued_values(pools: dict[str, list[str]], life: Lifecycle) -> dict[str, set[
 
 
 _ANY: dict[int, re.Pattern[str]] = {}
+_CARRIES: dict[tuple[int, str], bool] = {}
+
+
+def _carries_cue(line: str, life: Lifecycle) -> bool:
+    """Whether a template carries any cue, looked up once per template (the bank is drawn from again and
+    again)."""
+    key = (id(life), line)
+    found = _CARRIES.get(key)
+    if found is None:
+        found = _CARRIES[key] = bool(_any_cue(life).search(line))
+    return found
 
 
 def _any_cue(life: Lifecycle) -> re.Pattern[str]:
