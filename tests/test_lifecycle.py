@@ -217,6 +217,7 @@ def test_thanks_two_weeks_after_a_move_pass(lang, text):
         ("en", at(2, 11), "Open enrollment at Saltbox Studios ends this week. HSA plan or PPO?"),
         ("zh", at(2, 14), "舅妈问我中秋回不回岳阳"),
         ("zh", at(4, 14), "过年回家，我堂弟说要来车站接我"),
+        ("zh", at(10, 25), "过年回家，我堂弟说要来车站接我"),  # imminent talk 104 days ahead
         ("zh", at(10, 20), "今天公司发年终奖了，比去年少了一点"),
     ],
 )
@@ -406,6 +407,8 @@ LOOK_ALIKES = [
     ("zh", datetime(2026, 9, 20, 10), "中秋快到了，给爸妈寄点月饼"),
     ("zh", datetime(2026, 12, 20, 10), "春节回不回老家还没定，票太难抢了"),
     ("zh", datetime(2026, 7, 15, 10), "明天要在企业微信上给老板过年中经营分析会材料"),  # 过 + 年中
+    ("zh", datetime(2026, 7, 15, 10), "明天要在飞书上给老板过年度预算报表"),  # 过 + 年度
+    ("zh", datetime(2026, 10, 21, 10), "奶奶问我春节回不回赣州"),  # plans asked months ahead
 ]
 
 
@@ -535,3 +538,9 @@ def test_a_later_incident_past_its_gap_is_told_only_as_a_repeat(lang, plain, aga
     later = at(8, 1)
     assert not memory.allows(plain, later, who, lang, life)
     assert memory.allows(again, later, who, lang, life)
+
+
+def test_the_first_incident_of_the_trajectory_is_not_told_as_a_repeat():
+    life = load_catalog("en").lifecycle
+    again = "My badge at {value} stopped working again. Second time — I think the chip just hates me."
+    assert not gen.LifeMemory().allows(again, at(4, 23), persona("en"), "en", life)

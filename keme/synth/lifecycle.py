@@ -165,7 +165,8 @@ class LifeMemory:
             recent = [t for t in past if when - t < timedelta(days=365)]
             if len(recent) >= rule.per_year or (past and when - past[-1] < timedelta(days=rule.gap_days)):
                 return False
-            return not past or rule.told_again(line)
+            # the first told in the trajectory is not "again, the second time"; a later one is
+            return rule.told_again(line) if past else not rule.told_again(line)
         if isinstance(rule, After):
             dimension, name = rule.attribute.split(".", 1)
             attribute = persona.dimensions.get(dimension, {}).get(name)
