@@ -408,6 +408,13 @@ LOOK_ALIKES = [
     ("zh", datetime(2026, 12, 20, 10), "春节回不回老家还没定，票太难抢了"),
     ("zh", datetime(2026, 7, 15, 10), "明天要在企业微信上给老板过年中经营分析会材料"),  # 过 + 年中
     ("zh", datetime(2026, 7, 15, 10), "明天要在飞书上给老板过年度预算报表"),  # 过 + 年度
+    ("zh", datetime(2026, 7, 20, 10), "接着刚才的，没胃口，吃点啥好"),  # the user's own appetite, not a pet's
+    ("zh", datetime(2026, 11, 20, 10), "接着刚才的，没胃口，吃点啥好"),
+    (
+        "en",
+        datetime(2026, 3, 9, 10),
+        "My manager wants a self-review by Friday and I hate writing about myself.",
+    ),
     ("zh", datetime(2026, 10, 21, 10), "奶奶问我春节回不回赣州"),  # plans asked months ahead
 ]
 
