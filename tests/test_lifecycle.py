@@ -468,13 +468,13 @@ def test_a_promotion_climbs_the_ladder(lang, old, ladder):
 
 
 def test_a_move_to_another_city_brings_a_job_change_and_no_promotion():
-    allowed = ["relocate", "job_change", "promotion", "new_phone"]
-    assert gen.pair_relocation(["relocate", "promotion", "new_phone"], allowed) == [
+    assert gen.pair_relocation(["relocate", "promotion", "new_phone"]) == [
         "relocate",
         "new_phone",
         "job_change",
     ]
-    assert gen.pair_relocation(["relocate", "new_phone"], ["relocate", "new_phone"]) == ["new_phone"]
+    assert gen.pair_relocation(["relocate"]) == ["relocate", "job_change"]  # on top, like the new commute
+    assert gen.pair_relocation(["promotion"]) == ["promotion"]
     slots = [["relocate"], [], ["new_phone"], ["job_change"]]
     gen.place_job_with_move(slots, lambda i: True)
     assert slots == [["relocate"], ["job_change"], ["new_phone"], []]

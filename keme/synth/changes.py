@@ -34,7 +34,7 @@ def schedule_changes(persona: Persona, chapters: list[Event], ctx: PlanContext, 
     if not lifecycle.can_promote(life, persona.value_at("career.job_title", persona.start)):
         pool = [c for c in pool if c != "promotion"]
     rng.shuffle(pool)
-    chosen = lifecycle.pair_relocation(pool[:count], ctx.cfg.changes.allowed)
+    chosen = lifecycle.pair_relocation(pool[:count])
     slots: list[list[str]] = [[] for _ in chapters]
     for i, change in enumerate(chosen):
         position = (i + rng.uniform(0.15, 0.85)) * len(chapters) / max(1, len(chosen))

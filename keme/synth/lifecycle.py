@@ -91,13 +91,12 @@ def can_promote(life: Lifecycle, title: str | None) -> bool:
     return title is not None and bool(life.promotions_from(title))
 
 
-def pair_relocation(chosen: list[str], allowed: Iterable[str]) -> list[str]:
+def pair_relocation(chosen: list[str]) -> list[str]:
     """The changes to schedule, with a move to another city's consequence: a new job goes with it (no
-    promotion at the job left behind in the same year); without job changes allowed, no move."""
+    promotion at the job left behind in the same year). Like the new commute a move brings, the job
+    change comes on top of the changes a config allows."""
     if "relocate" not in chosen:
         return chosen
-    if "job_change" not in set(allowed):
-        return [c for c in chosen if c != "relocate"]
     kept = [c for c in chosen if c != "promotion"]
     return kept if "job_change" in kept else [*kept, "job_change"]
 
