@@ -23,27 +23,24 @@ from keme.models import Event, Persona
 from keme.models.catalog import CHANGES, EPISODE_KINDS, Change, EpisodeKind
 from keme.prior.people import distinct_names
 from keme.seeding import rng_for
+from keme.synth import lifecycle
 from keme.synth.capacity import ROOMY_PER_KIND, chapter_windows, roomy_kinds
+from keme.synth.changes import schedule_changes
 from keme.synth.state import Trajectory
 from keme.synth.timing import DEFAULT_TIMING, TIMING, block_order, candidate_days, day_ok, slot_key
 from keme.text import lang as fmt
 from keme.text.resources import ResourceError, Resources
 from keme.text.titles import leaf_title, title_and_summary
-from keme.world.catalog import DINING, Catalog, Product, Role, load_catalog
+from keme.world.catalog import DINING, Catalog, Occasion, Product, Role, load_catalog
 from keme.world.places import OCCASION_EPISODES, TripSpan, slot_allowed, where
 from keme.world.schedule import trip_spans
 
-FOLLOW_UP_ONLY = frozenset({"commute_change", "gym_change"})
-BIG_CHANGES = frozenset({"job_change", "relocate"})
 PHONE_LABEL = {"en": "phone", "zh": "手机"}  # the catalog category of phones (bought only in new_phone)
 GIFT_LABEL = {"en": "gift", "zh": "礼物"}  # the catalog category of gifts (social episodes)
 MEAL_AFTER = ("restaurant", "hotpot", "bbq")  # where the dinner after a non-dining occasion is had
 PER_HEAD = {"en": (25, 80), "zh": (60, 200)}  # what an occasion meal costs a head
 SHOW_GENRE = {"en": "series", "zh": "剧集"}
 SET = "set:"  # params prefix for the new value of a changed attribute
-MIN_CHANGE_DAYS = 7  # shorter chapters get no life change
-CAREER_CHANGES = ("job_change", "promotion")
-CAREER_GAP_DAYS = 60  # the least time between two career changes (a new job, a promotion)
 
 
 class NoRoom(NoFit):
@@ -90,62 +87,6 @@ def plan_chapters(persona: Persona, ctx: PlanContext, rng: random.Random) -> lis
     for chapter in chapters:
         _describe_chapter(chapter, persona, ctx)
     return chapters
-
-
-def schedule_changes(persona: Persona, chapters: list[Event], ctx: PlanContext, rng: random.Random) -> None:
-    """Pick the life changes of the trajectory and spread them over the chapters."""
-    months = (persona.end - persona.start).days / 30.4
-    count = max(1, round(ctx.cfg.changes.per_month * months)) if ctx.cfg.changes.allowed else 0
-    pool = [c for c in ctx.cfg.changes.allowed if c not in FOLLOW_UP_ONLY]
-    pool = [c for c in pool if all(not persona.attribute(k).versions for k in CHANGES[c].requires_absent)]
-    rng.shuffle(pool)
-    chosen = pool[:count]
-    slots: list[list[str]] = [[] for _ in chapters]
-    for i, change in enumerate(chosen):
-        position = (i + rng.uniform(0.15, 0.85)) * len(chapters) / max(1, len(chosen))
-        index = _long_enough(chapters, min(len(chapters) - 1, int(position)))
-        while (
-            change in BIG_CHANGES
-            and any(c in BIG_CHANGES for c in slots[index])
-            and index + 1 < len(chapters)
-        ):
-            index += 1
-        slots[index].append(change)
-    _pace_career(chapters, slots)
-    for chapter, changes in zip(chapters, slots):
-        chapter.params["changes"] = ",".join(changes)
-
-
-def _pace_career(chapters: list[Event], slots: list[list[str]]) -> None:
-    """A second career change (a job change, a promotion) goes to the first chapter that starts
-    CAREER_GAP_DAYS after the chapter of the first ends, or is dropped: titles do not change every month."""
-    placed = [(i, c) for i, names in enumerate(slots) for c in names if c in CAREER_CHANGES]
-    if len(placed) < 2:
-        return
-    (first, _), (index, name) = placed[0], placed[1]
-    slots[index].remove(name)
-    gap = timedelta(days=CAREER_GAP_DAYS)
-    later = [
-        k
-        for k in range(index, len(chapters))
-        if chapters[k].start - chapters[first].end >= gap and holds_changes(chapters[k])
-    ]
-    if later:
-        slots[later[0]].append(name)
-
-
-def holds_changes(chapter: Event) -> bool:
-    """A chapter of a few days (a trajectory starting on the 30th) has no room for a change's moments."""
-    return (chapter.end.date() - chapter.start.date()).days + 1 >= MIN_CHANGE_DAYS
-
-
-def _long_enough(chapters: list[Event], index: int) -> int:
-    """`index`, or the nearest chapter that holds changes (later ones first)."""
-    for step in range(len(chapters)):
-        for candidate in (index + step, index - step):
-            if 0 <= candidate < len(chapters) and holds_changes(chapters[candidate]):
-                return candidate
-    return index
 
 
 def _describe_chapter(chapter: Event, persona: Persona, ctx: PlanContext) -> None:
@@ -249,7 +190,9 @@ def episode_params(
     if kind in ("work_project", "promotion"):
         company = persona.value_at("career.company", when) or ""
         return {
-            "project": rng.choice(lists["projects"]),
+            "project": lifecycle.project_for(
+                rng, traj.events.values(), catalog.lifecycle, lists["projects"], when
+            ),
             "colleague": rng.choice(colleagues(ctx.cfg.seed, persona, company, res)),
         }
     if kind == "health":
@@ -265,7 +208,9 @@ def episode_params(
         people += [(persona.value_at("social_circle.partner", when), "partner")] * 2
         known = {persona.name, *(p for p, _ in people if p)}
         people += [(name, "acquaintance") for name in distinct_names(rng, res, 1, known)] * 2
-        person, role = rng.choice([p for p in people if p[0]])
+        people = [p for p in people if p[0]]
+        # someone with an occasion left to have (a once-only one is not held twice)
+        person, role = rng.choice([p for p in people if _occasions(traj, catalog, when, *p)] or people)
         return social_params(rng, traj, ctx, when, person, role)
     if kind == "shopping":
         goods = [p for p in catalog.products if p.category not in (PHONE_LABEL[lang], GIFT_LABEL[lang])]
@@ -321,6 +266,18 @@ def _yearly_held(traj: Trajectory, catalog: Catalog, person: str, when: datetime
     }
 
 
+def _occasions(traj: Trajectory, catalog: Catalog, when: datetime, person: str, role: Role) -> list[Occasion]:
+    """`person`'s occasions that can fall at `when`: of the season, theirs by `role`, no yearly kind they had
+    this year, no once-only one they had (keme.synth.lifecycle)."""
+    held = _yearly_held(traj, catalog, person, when)
+    once = lifecycle.once_held(traj.events.values(), catalog.lifecycle, person)
+    return [
+        o
+        for o in catalog.occasions_in(when.month, role)
+        if o.yearly not in held and lifecycle.open_occasion(catalog.lifecycle, o.name, once)
+    ]
+
+
 def social_params(
     rng: random.Random, traj: Trajectory, ctx: PlanContext, when: datetime, person: str, role: Role
 ) -> dict[str, str]:
@@ -330,7 +287,10 @@ def social_params(
     gift from a store that sells it, at its price."""
     catalog, lang = ctx.catalog, ctx.lang
     held = _yearly_held(traj, catalog, person, when)
-    occasion = rng.choice([o for o in catalog.occasions_in(when.month, role) if o.yearly not in held])
+    occasion = rng.choice(
+        _occasions(traj, catalog, when, person, role)
+        or [o for o in catalog.occasions_in(when.month, role) if o.yearly not in held]
+    )
     venue = rng.choice(catalog.venues_of(occasion.venue_types))
     restaurant = venue if venue.type in DINING else rng.choice(catalog.venues_of(MEAL_AFTER))
     gift = rng.choice([p for p in catalog.products if p.category == GIFT_LABEL[lang]])
@@ -451,6 +411,11 @@ def change_params(
             fits = res.persona.attributes[key].fits
             held = {k: new.get(k) or persona.value_at(k, when) or "" for k in fits}
             new[key] = _new_value(key, rng, current[key], res, held, after[key])
+    if change.name == "promotion":  # up the ladder the persona stands on, not into another career
+        title = lifecycle.promotion_title(
+            rng, ctx.catalog.lifecycle, current["career.job_title"], [after["career.job_title"] or ""]
+        )
+        new["career.job_title"] = title or new["career.job_title"]
     if change.name == "new_sport":
         params["goal"] = _goal(rng, ctx.catalog, new["sport.main_sport"])
     if change.name == "job_change":

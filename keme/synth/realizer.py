@@ -23,6 +23,7 @@ from keme.models import Anchor, AttributeVersion, Claim, Event, Message, Persona
 from keme.models.attributes import attribute_key
 from keme.models.catalog import ANCHOR_MOMENTS, CHANGES
 from keme.prior.anchors import anchor_message_text, anchor_slots
+from keme.synth.lifecycle import gate_for, gated_pools
 from keme.synth.planner import SET
 from keme.synth.presup import Moment, dated, holds
 from keme.synth.presup import said as presup_said
@@ -288,19 +289,23 @@ def compose(
     place: dict[str, str] | None = None,
     usage: Counter[str] | None = None,
     situation: Moment | None = None,
+    gate: Callable[[str], bool] | None = None,
 ) -> list[Draft]:
     """The messages of a session, in order, without timestamps. Named quantities come from `recall`;
     `place` holds the schedule's `{where}` and `{city}` for the leaf (keme.world.schedule.where_slots);
-    `usage` (the persona's lines so far, by budget key) steers the draws away from lines already said."""
+    `usage` (the persona's lines so far, by budget key) steers the draws away from lines already said;
+    `gate` refuses user lines the catalog's lifecycles do not allow now (keme.synth.lifecycle)."""
     lang = res.lang
     values = _persona_values(persona, start)
     recall = routines_first(values, recall)
+    catalog = load_catalog(lang)
+    pools = res.flat_pools if gate is None else gated_pools(res.flat_pools, catalog.lifecycle, gate)
     ctx = Context(
         lang=lang,
         rng=rng,
         persona=values,
         slots=_slots(leaf, parent, persona, start, lang, place),
-        pools=res.flat_pools,
+        pools=pools,
         recall=recall,
     )
     moment = leaf.kind
@@ -322,14 +327,16 @@ def compose(
     )
     drafts: list[Draft] = []
     record = anchor_slots(anchor, lang, res) if anchor is not None else {}
-    catalog = load_catalog(lang)
 
     def fit(options: tuple[Exchange, ...]) -> tuple[Exchange, ...]:
-        """The options whose declared facts the world allows (keme.world.rules)."""
+        """The options whose declared facts the world allows (keme.world.rules), whose presuppositions hold
+        at this moment (keme.synth.presup) and whose user line the lifecycles allow now."""
         return tuple(
             ex
             for ex in options
-            if allows(ex.says, anchor, catalog) and (situation is None or holds(ex.presup, situation))
+            if allows(ex.says, anchor, catalog)
+            and (situation is None or holds(ex.presup, situation))
+            and (gate is None or gate(ex.u.source))
         )
 
     if anchor is not None:
@@ -344,7 +351,7 @@ def compose(
                 rng=rng,
                 persona=values,
                 slots=ctx.slots | anchor_slots(anchor, lang, res),
-                pools=res.flat_pools,
+                pools=pools,
                 recall=recall,
             )
         if style.shape == SHARE:  # the record, and at most one user line with it: no reply
@@ -372,7 +379,7 @@ def compose(
                     rng=rng,
                     persona=values,
                     slots=ctx.slots | {REVEAL_SLOT: values[key]},
-                    pools=res.flat_pools,
+                    pools=pools,
                     recall=recall,
                 )
                 before = len(drafts)
@@ -463,6 +470,7 @@ def realize(leaf: Event, traj: Trajectory, cfg: SynthConfig, res: Resources, rng
         probe_start = anchor.timestamp if anchor is not None else leaf.start
         traj.ledger.begin(scene_of(leaf, traj))
         situation = moment_of(leaf, traj, probe_start)
+        gate = gate_for(traj, load_catalog(res.lang), probe_start)
         drafts = compose(
             leaf,
             parent,
@@ -476,6 +484,7 @@ def realize(leaf: Event, traj: Trajectory, cfg: SynthConfig, res: Resources, rng
             place,
             traj.usage,
             situation,
+            gate,
         )
         session = commit(leaf, drafts, traj, rng)
         if session is not None:

@@ -16,13 +16,13 @@ from datetime import datetime, time, timedelta
 from keme.models import Event, Revision
 from keme.models.catalog import CHANGES
 from keme.seeding import rng_for
+from keme.synth.changes import holds_changes
 from keme.synth.planner import (
     PlanContext,
     _episode_event,
     _goal,
     colleagues,
     episode_params,
-    holds_changes,
     overlaps_trip,
     plan_change_episode,
     shrink_to_leaf_if_single,

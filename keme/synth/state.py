@@ -22,6 +22,7 @@ from keme.days import BLOCKS, Block, Slot, block_of, block_window
 from keme.models import Anchor, Claim, Edge, Event, EventGraph, Persona, Revision, Session
 from keme.models.catalog import all_moments
 from keme.prior.anchors import anchor_block
+from keme.synth.lifecycle import LifeMemory
 from keme.world.ledger import Ledger, LedgerState
 from keme.world.predicates import default_predicates
 
@@ -87,6 +88,7 @@ class Trajectory:
     dialogues: set[str] = field(default_factory=set)
     queue: list[tuple[datetime, int, str]] = field(default_factory=list)
     usage: Counter[str] = field(default_factory=Counter)  # the usage budget's counts; checkpointed
+    lifecycle: LifeMemory = field(default_factory=LifeMemory)  # cued events said; rebuilt from sessions
 
     @classmethod
     def from_checkpoint(cls, cp: Checkpoint) -> Trajectory:

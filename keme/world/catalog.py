@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from keme.errors import KemeError
+from keme.world.lifecycle import Lifecycle
 from keme.world.yamlfile import read_model
 
 ROOT = Path(__file__).parent / "catalog"
@@ -188,6 +189,10 @@ class Catalog(_Strict):
     general_goals: list[str] = Field(
         default_factory=list,
         description="fitness goals that suit any sport (lose 10 pounds): never a mismatch",
+    )
+    lifecycle: Lifecycle = Field(
+        default_factory=Lifecycle,
+        description="what happens once, yearly or at a rate, and what changes bring (keme.world.lifecycle)",
     )
 
     @model_validator(mode="after")

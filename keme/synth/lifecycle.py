@@ -1,0 +1,238 @@
+"""Generation obeys the catalog's lifecycles (keme.world.lifecycle): what the planner picks and which lines
+the realizer may draw.
+
+The planner asks here for a project no other episode had (in its season), occasions a person has not had
+yet, a promotion that climbs the persona's career ladder, and a schedule of changes in which a move to
+another city comes with a new job. The realizer asks a `LifeMemory` (what the persona has said of each
+cued event so far) whether a line may be said at a moment: yearly things in their season and as often as
+a year has them, incidents at their rate and, once told, only as a repeat, thanks for a move only after
+one, "take today off" only on a working day.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
+
+from keme.models import Event, Persona, Session
+from keme.world.catalog import Catalog
+from keme.world.lifecycle import (
+    After,
+    Lifecycle,
+    Once,
+    Recurring,
+    Workday,
+    Yearly,
+    changed_within,
+    day_off,
+    in_season,
+    season_year,
+    yearly_fits,
+)
+
+if TYPE_CHECKING:
+    from keme.synth.state import Trajectory
+
+SAME_TIME = timedelta(days=14)
+"""Mentions of one event this close to the first are the same occurrence (a symptom and its follow-up)."""
+PROJECT_EPISODES = frozenset({"work_project", "promotion"})
+
+
+# ---------------------------------------------------------------- the planner's choices
+def project_for(
+    rng: random.Random, events: Iterable[Event], life: Lifecycle, pool: Sequence[str], when: datetime
+) -> str:
+    """A project for an episode starting at `when`: in its season, and one no other episode had; when all
+    are taken, the in-season one used longest ago (the checker names a second delivery)."""
+    fits = [p for p in pool if (rule := life.project(p)) is None or in_season(rule.season, when.date())]
+    last: dict[str, datetime] = {}
+    for event in events:
+        if event.kind in PROJECT_EPISODES and event.params.get("project"):
+            name = event.params["project"]
+            last[name] = max(last.get(name, event.start), event.start)
+    fresh = [p for p in fits if p not in last]
+    if fresh:
+        return rng.choice(fresh)
+    return min(fits or list(pool), key=lambda p: (last.get(p, datetime.min), p))
+
+
+def once_held(events: Iterable[Event], life: Lifecycle, person: str) -> set[str]:
+    """The once-rules `person` already had an occasion of: a second launch party contradicts the first."""
+    held = set()
+    for event in events:
+        if event.kind == "social" and event.params.get("person") == person:
+            rule = life.once_for(event.params.get("occasion", ""))
+            if rule is not None:
+                held.add(rule.name)
+    return held
+
+
+def open_occasion(life: Lifecycle, occasion: str, held: set[str]) -> bool:
+    rule = life.once_for(occasion)
+    return rule is None or rule.name not in held
+
+
+def promotion_title(
+    rng: random.Random, life: Lifecycle, current: str | None, avoid: Iterable[str]
+) -> str | None:
+    """A title higher on a ladder `current` stands on (not one of `avoid`); None when there is none."""
+    if current is None:
+        return None
+    options = life.promotions_from(current)
+    options = [t for t in options if t not in set(avoid)] or options
+    return rng.choice(options) if options else None
+
+
+def can_promote(life: Lifecycle, title: str | None) -> bool:
+    return title is not None and bool(life.promotions_from(title))
+
+
+def pair_relocation(chosen: list[str]) -> list[str]:
+    """The changes to schedule, with a move to another city's consequence: a new job goes with it (no
+    promotion at the job left behind in the same year). Like the new commute a move brings, the job
+    change comes on top of the changes a config allows."""
+    if "relocate" not in chosen:
+        return chosen
+    kept = [c for c in chosen if c != "promotion"]
+    return kept if "job_change" in kept else [*kept, "job_change"]
+
+
+def place_job_with_move(slots: list[list[str]], holds: Callable[[int], bool]) -> None:
+    """Put the job change in the chapter right after the move's (or right before it, when the move is in
+    the last chapter that holds changes): the new job is in the new city."""
+    move = next((i for i, names in enumerate(slots) if "relocate" in names), None)
+    job = next((i for i, names in enumerate(slots) if "job_change" in names), None)
+    if move is None or job is None or abs(job - move) == 1:
+        return
+    later = [i for i in range(move + 1, len(slots)) if holds(i)]
+    earlier = [i for i in range(move - 1, -1, -1) if holds(i)]
+    target = (later or earlier or [job])[0]
+    slots[job].remove("job_change")
+    slots[target].append("job_change")
+
+
+# ---------------------------------------------------------------- the realizer's gate
+@dataclass
+class LifeMemory:
+    """When the persona has said each cued event so far (rule name -> times); catches up on the sessions
+    realized since it last looked, so a resumed trajectory rebuilds it from its sessions."""
+
+    said: dict[str, list[datetime]] = field(default_factory=dict)
+    seen: int = 0
+
+    def catch_up(self, sessions: Sequence[Session], life: Lifecycle) -> None:
+        for session in sessions[self.seen :]:
+            for message in session.messages:
+                if message.role != "user" or not _any_cue(life).search(message.content):
+                    continue
+                for rule in life.cued:
+                    if rule.said_in(message.content):
+                        self.said.setdefault(rule.name, []).append(message.timestamp)
+        self.seen = len(sessions)
+
+    def occurrences(self, name: str) -> list[datetime]:
+        """First mentions of each occurrence: mentions within SAME_TIME of one are that one."""
+        starts: list[datetime] = []
+        for moment in sorted(self.said.get(name, [])):
+            if not starts or moment - starts[-1] > SAME_TIME:
+                starts.append(moment)
+        return starts
+
+    def allows(self, line: str, when: datetime, persona: Persona, lang: str, life: Lifecycle) -> bool:
+        """Whether a user line (a template) may be said at `when`, by every rule whose cue it carries."""
+        if not _carries_cue(line, life):
+            return True
+        return all(self._allows(rule, line, when, persona, lang) for rule in life.cued if rule.said_in(line))
+
+    def _allows(self, rule: object, line: str, when: datetime, persona: Persona, lang: str) -> bool:
+        past = [t for t in self.occurrences(rule.name) if t <= when]  # type: ignore[attr-defined]
+        ongoing = bool(past) and when - past[-1] <= SAME_TIME
+        if isinstance(rule, Yearly):
+            if not yearly_fits(rule, when.date(), persona.country, lang):
+                return False
+            if rule.per_year and not ongoing and rule.season is not None:
+                year = season_year(rule.season, when.date())
+                return sum(season_year(rule.season, t.date()) == year for t in past) < rule.per_year
+            return True
+        if isinstance(rule, Recurring):
+            if ongoing:
+                return True
+            recent = [t for t in past if when - t < timedelta(days=365)]
+            if len(recent) >= rule.per_year or (past and when - past[-1] < timedelta(days=rule.gap_days)):
+                return False
+            # the first told in the trajectory is not "again, the second time"; a later one is
+            return rule.told_again(line) if past else not rule.told_again(line)
+        if isinstance(rule, After):
+            dimension, name = rule.attribute.split(".", 1)
+            attribute = persona.dimensions.get(dimension, {}).get(name)
+            versions = [(v.valid_from, v.value) for v in attribute.versions] if attribute else []
+            return changed_within(versions, when - timedelta(days=rule.within), when)
+        if isinstance(rule, Workday):
+            return not day_off(when.date(), persona.country)
+        if isinstance(rule, Once):
+            return not past or ongoing
+        return True
+
+
+def gate_for(traj: Trajectory, catalog: Catalog, when: datetime) -> Callable[[str], bool]:
+    """The realizer's test of a user line at `when` (the session's start) for `traj`'s persona."""
+    memory = traj.lifecycle
+    life = catalog.lifecycle
+    memory.catch_up(traj.sessions, life)
+    persona, lang = traj.persona, traj.persona.language
+    return lambda line: memory.allows(line, when, persona, lang, life)
+
+
+def gated_pools(
+    pools: dict[str, list[str]], life: Lifecycle, allows: Callable[[str], bool]
+) -> dict[str, list[str]]:
+    """`pools` without the values `allows` refuses now ("春节前的年货大促" in April), a pool never emptied:
+    a line's words come from its pools too."""
+    out = pools
+    for name, values in _cued_values(pools, life).items():
+        kept = [v for v in pools[name] if v not in values or allows(v)]
+        if kept and len(kept) < len(pools[name]):
+            out = dict(out) if out is pools else out
+            out[name] = kept
+    return out
+
+
+_CUED: dict[tuple[int, int], dict[str, set[str]]] = {}
+
+
+def _cued_values(pools: dict[str, list[str]], life: Lifecycle) -> dict[str, set[str]]:
+    """The pool values that carry a cue, by pool (found once per pools and rules)."""
+    key = (id(pools), id(life))
+    found = _CUED.get(key)
+    if found is None:
+        pattern = _any_cue(life)
+        found = {n: {v for v in vs if pattern.search(v)} for n, vs in pools.items()}
+        found = _CUED[key] = {n: vs for n, vs in found.items() if vs}
+    return found
+
+
+_ANY: dict[int, re.Pattern[str]] = {}
+_CARRIES: dict[tuple[int, str], bool] = {}
+
+
+def _carries_cue(line: str, life: Lifecycle) -> bool:
+    """Whether a template carries any cue, looked up once per template (the bank is drawn from again and
+    again)."""
+    key = (id(life), line)
+    found = _CARRIES.get(key)
+    if found is None:
+        found = _CARRIES[key] = bool(_any_cue(life).search(line))
+    return found
+
+
+def _any_cue(life: Lifecycle) -> re.Pattern[str]:
+    """One pattern of every cue: most lines carry none and are let through at once."""
+    found = _ANY.get(id(life))
+    if found is None:
+        cues = [c for rule in life.cued for c in rule.cues] or ["(?!)"]
+        found = _ANY[id(life)] = re.compile("|".join(f"(?:{c})" for c in cues), re.IGNORECASE)
+    return found
