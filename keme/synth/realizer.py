@@ -42,6 +42,7 @@ from keme.text.resources import Beat, Exchange, Pattern, Resources
 from keme.text.template import Context
 from keme.world.catalog import load_catalog
 from keme.world.ledger import Recall, Report, Scene, episode_of
+from keme.world.prices import load_prices
 from keme.world.rules import allows
 from keme.world.schedule import where_slots
 from keme.world.slots import REVEAL_SLOT
@@ -281,6 +282,7 @@ def compose(
     lang = res.lang
     values = _persona_values(persona, start)
     recall = routines_first(values, recall)
+    bound = load_prices(lang).bound  # named amounts inside their price category (keme.world.prices)
     ctx = Context(
         lang=lang,
         rng=rng,
@@ -288,6 +290,7 @@ def compose(
         slots=_slots(leaf, parent, persona, start, lang, place),
         pools=res.flat_pools,
         recall=recall,
+        bound=bound,
     )
     moment = leaf.kind
     pattern = res.patterns[moment]
@@ -328,6 +331,7 @@ def compose(
                 slots=ctx.slots | anchor_slots(anchor, lang, res),
                 pools=res.flat_pools,
                 recall=recall,
+                bound=bound,
             )
         if style.shape == SHARE:  # the record, and at most one user line with it: no reply
             opening = next(b for b in pattern.beats if isinstance(b, Beat)).options
@@ -355,6 +359,7 @@ def compose(
                     slots=ctx.slots | {REVEAL_SLOT: values[key]},
                     pools=res.flat_pools,
                     recall=recall,
+                    bound=bound,
                 )
                 before = len(drafts)
                 if not _say(talk, fit(res.reveals[key]), rctx, drafts, reveal=key, record=record):
