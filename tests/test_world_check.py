@@ -1265,7 +1265,7 @@ def test_a_clean_world_has_no_finding(lang):
 
 
 def test_rules_are_reported_in_order():
-    assert RULES == ("occupancy", "state", "objects", "calendar", "catalog", "chapters")
+    assert RULES == ("occupancy", "state", "objects", "calendar", "catalog", "chapters", "values")
 
 
 # ---------------------------------------------------------------------------------------------- validate

@@ -41,6 +41,7 @@ from keme.text import lang as fmt
 from keme.text.resources import Beat, Exchange, Pattern, Resources
 from keme.text.template import Context
 from keme.world.catalog import load_catalog
+from keme.world.figures import Records, figures_at, figures_first, unsayable
 from keme.world.ledger import Recall, Report, Scene, episode_of
 from keme.world.prices import load_prices
 from keme.world.rules import allows
@@ -275,6 +276,7 @@ def compose(
     recall: Recall | None = None,
     place: dict[str, str] | None = None,
     usage: Counter[str] | None = None,
+    figures: dict[str, str] | None = None,
 ) -> list[Draft]:
     """The messages of a session, in order, without timestamps. Named quantities come from `recall`;
     `place` holds the schedule's `{where}` and `{city}` for the leaf (keme.world.schedule.where_slots);
@@ -282,6 +284,8 @@ def compose(
     lang = res.lang
     values = _persona_values(persona, start)
     recall = routines_first(values, recall)
+    figures = figures if figures is not None else {}  # counts, totals from records (keme.world.figures)
+    recall = figures_first(figures, recall)
     bound = load_prices(lang).bound  # named amounts inside their price category (keme.world.prices)
     ctx = Context(
         lang=lang,
@@ -315,7 +319,11 @@ def compose(
 
     def fit(options: tuple[Exchange, ...]) -> tuple[Exchange, ...]:
         """The options whose declared facts the world allows (keme.world.rules)."""
-        return tuple(ex for ex in options if allows(ex.says, anchor, catalog))
+        return tuple(
+            ex
+            for ex in options
+            if allows(ex.says, anchor, catalog) and not unsayable(ex.u.predicates | ex.a.predicates, figures)
+        )
 
     if anchor is not None:
         drafts.append(anchor_draft(anchor, res))
@@ -437,8 +445,20 @@ def realize(leaf: Event, traj: Trajectory, cfg: SynthConfig, res: Resources, rng
     for _ in range(MAX_ATTEMPTS):
         probe_start = anchor.timestamp if anchor is not None else leaf.start
         traj.ledger.begin(scene_of(leaf, traj))
+        records = Records(traj.anchors, probe_start, anchor, persona.start.date(), leaf.end)
         drafts = compose(
-            leaf, parent, anchor, persona, probe_start, cfg, res, rng, traj.ledger.recall, place, traj.usage
+            leaf,
+            parent,
+            anchor,
+            persona,
+            probe_start,
+            cfg,
+            res,
+            rng,
+            traj.ledger.recall,
+            place,
+            traj.usage,
+            figures_at(records),
         )
         session = commit(leaf, drafts, traj, rng)
         if session is not None:
