@@ -30,6 +30,8 @@ from keme.text import lang as fmt
 from keme.text.resources import ResourceError, Resources
 from keme.text.titles import leaf_title, title_and_summary
 from keme.world.catalog import DINING, Catalog, Product, Role, load_catalog
+from keme.world.cues import load_cues
+from keme.world.party import record_party, with_party
 from keme.world.places import OCCASION_EPISODES, TripSpan, slot_allowed, where
 from keme.world.schedule import trip_spans
 
@@ -774,6 +776,9 @@ def regular_episode(
     if params is None:  # the persona as it is when the episode begins, changes planned by then included
         params = episode_params(kind, rng, traj, ctx, max(chapter.start, datetime.combine(first, time())))
     params = dict(params)
+    people = record_party(traj.anchors, first, last, load_cues(ctx.lang)) if "party_size" in params else None
+    if people is not None:  # the note the episode holds says how many were there (keme.world.party)
+        params = with_party(params, people, ctx.lang)
     if kind == "trip":
         length = (last - first).days + 1
         nights = int(params.pop("nights", 0)) or rng.randint(
