@@ -11,7 +11,17 @@ from decimal import Decimal
 import pytest
 
 from keme.dataset.views import PersonaView
-from keme.models import Anchor, Claim, Event, EventGraph, Message, Persona, Session
+from keme.models import (
+    Anchor,
+    Attribute,
+    AttributeVersion,
+    Claim,
+    Event,
+    EventGraph,
+    Message,
+    Persona,
+    Session,
+)
 from keme.models.anchor import BillRecord
 from keme.world.catalog import load_catalog
 from keme.world.check import check_world
@@ -230,3 +240,44 @@ def _stable(lang: str, stores: tuple[str, str], days: tuple[str, str]) -> list[s
         claims=[c for _, cs in talk for c in cs],
     )
     return [f.text for f in check_world(view, load_catalog(lang), load_cues(lang)) if f.rule == "values"]
+
+
+# ---------------------------------------------------------------- venues
+CITIES = {"en": ("San Francisco", "Seattle"), "zh": ("西安", "杭州")}  # (no lake or river walk, has one)
+LANDMARK = {"en": "the boathouse on Green Lake", "zh": "环湖绿道"}
+ANYWHERE = {"en": "the zoo", "zh": "动物园"}
+
+
+def _outing(lang: str, city: str, venue: str) -> list[str]:
+    p = persona(lang).model_copy(
+        update={
+            "dimensions": {
+                "home": {
+                    "city": Attribute(
+                        key="home.city",
+                        mutable=True,
+                        versions=[AttributeVersion(value=city, valid_from=START)],
+                    )
+                }
+            }
+        }
+    )
+    outing = episode("p01-e01", T(4, 11, "10:00"), venue=venue, place=venue)
+    view = PersonaView(p, graph=EventGraph(persona_id="p01", events=[outing], edges=[]))
+    return [f.text for f in check_world(view, load_catalog(lang), load_cues(lang)) if f.rule == "values"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_another_citys_landmark_as_the_local_spot_is_named(lang):
+    [text] = _outing(lang, CITIES[lang][0], LANDMARK[lang])
+    assert LANDMARK[lang] in text and f"lives in {CITIES[lang][0]}" in text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_landmark_in_its_own_city_passes(lang):
+    assert _outing(lang, CITIES[lang][1], LANDMARK[lang]) == []
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_venue_found_in_every_city_passes(lang):
+    assert _outing(lang, CITIES[lang][0], ANYWHERE[lang]) == []

@@ -10,6 +10,7 @@ calendar (workdays, weekends, holidays). An episode expands into leaf moments
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import random
 from collections.abc import Callable
@@ -34,6 +35,7 @@ from keme.world.cues import load_cues
 from keme.world.party import record_party, with_party
 from keme.world.places import OCCASION_EPISODES, TripSpan, slot_allowed, where
 from keme.world.schedule import trip_spans
+from keme.world.venues import load_local
 
 FOLLOW_UP_ONLY = frozenset({"commute_change", "gym_change"})
 BIG_CHANGES = frozenset({"job_change", "relocate"})
@@ -286,7 +288,8 @@ def episode_params(
         return {"relative": rng.choice(lists["relatives"])}
     if kind == "weekend":
         activity = rng.choice(catalog.activities)
-        venue = rng.choice(catalog.venues_of(activity.venue_types)).name
+        city = persona.value_at("home.city", when)  # a venue of the persona's own city (keme.world.venues)
+        venue = rng.choice(load_local(lang).local(catalog.venues_of(activity.venue_types), city)).name
         return {"activity": activity.name, "venue": venue, "place": venue}
     if kind == "tech":
         return {"device": rng.choice(lists["devices"]), "issue": rng.choice(lists["tech_issues"])}
@@ -333,8 +336,9 @@ def social_params(
     catalog, lang = ctx.catalog, ctx.lang
     held = _yearly_held(traj, catalog, person, when)
     occasion = rng.choice([o for o in catalog.occasions_in(when.month, role) if o.yearly not in held])
-    venue = rng.choice(catalog.venues_of(occasion.venue_types))
-    restaurant = venue if venue.type in DINING else rng.choice(catalog.venues_of(MEAL_AFTER))
+    local = functools.partial(load_local(lang).local, city=traj.persona.value_at("home.city", when))
+    venue = rng.choice(local(catalog.venues_of(occasion.venue_types)))
+    restaurant = venue if venue.type in DINING else rng.choice(local(catalog.venues_of(MEAL_AFTER)))
     gift = rng.choice([p for p in catalog.products if p.category == GIFT_LABEL[lang]])
     price = rng.randint(*gift.price)
     step = 100 if lang == "zh" else 10

@@ -175,7 +175,11 @@ class Ledger:
         """The scope a stable fact is held in (keme.world.facts), or None."""
         scene = self._require_scene()
         when = scene.anchor.timestamp if scene.anchor is not None else scene.leaf.start
-        return holder(predicate, scene.params, lambda key: scene.persona.value_at(key, when))
+
+        def attribute(key: str) -> str | None:
+            return scene.persona.value_at(key, when) if _has(scene.persona, key) else None
+
+        return holder(predicate, scene.params, attribute)
 
     def _require_scene(self) -> Scene:
         if self._scene is None:

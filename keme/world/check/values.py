@@ -7,6 +7,8 @@
 - A bill costs what its merchant charges in the persona's country (keme/world/prices/<lang>.yaml: a bus
   ride is not ¥278), and a household pays each utility (gas, power, water, internet) to one company.
 - A stable fact (a store's return window) is said with one value for what it is about.
+- An occasion's venue is in the persona's home city then (keme/world/venues/<lang>.yaml: no Seattle
+  boathouse as the local spot in San Francisco).
 """
 
 from __future__ import annotations
@@ -16,18 +18,19 @@ from collections import defaultdict
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
 
-from keme.models import Session
+from keme.models import Persona, Session
 from keme.models.anchor import BillRecord
 from keme.world.check.base import Finding, World, day, quote
 from keme.world.facts import STABLE_FACTS
 from keme.world.prices import PriceError, load_prices
+from keme.world.venues import VenueError, load_local
 
 RULE = "values"
 Bill = tuple[datetime, BillRecord]
 
 
 def check(world: World) -> list[Finding]:
-    return _figures(world) + _bill_prices(world) + _providers(world) + _stable(world)
+    return _figures(world) + _bill_prices(world) + _providers(world) + _stable(world) + _venues(world)
 
 
 # ---------------------------------------------------------------- computed figures
@@ -183,11 +186,18 @@ def _providers(world: World) -> list[Finding]:
 
 
 # ---------------------------------------------------------------- stable facts
+def _attribute(persona: Persona, key: str, when: datetime) -> str | None:
+    try:
+        return persona.value_at(key, when)
+    except KeyError:  # a persona written without the attribute
+        return None
+
+
 def _holder(world: World, session: Session, about: str) -> str | None:
     if not about:
         return "persona"
     if "." in about:
-        return world.view.persona.value_at(about, session.start)
+        return _attribute(world.view.persona, about, session.start)
     episode = world.episode(session)
     leaf = world.leaf(session)
     params = (dict(episode.params) if episode is not None else {}) | (dict(leaf.params) if leaf else {})
@@ -215,3 +225,34 @@ def _stable(world: World) -> list[Finding]:
 
 def _numeric(value: str) -> tuple[int, str]:
     return (int(value), value) if value.isdigit() else (0, value)
+
+
+# ---------------------------------------------------------------- venues
+VENUE_SLOTS = ("venue", "place", "restaurant")
+
+
+def _venues(world: World) -> list[Finding]:
+    try:
+        table = load_local(world.view.lang)
+    except VenueError:
+        return []
+    persona = world.view.persona
+    out = []
+    for event in world.view.graph.events:
+        city = _attribute(persona, "home.city", event.start)
+        if city is None or world.trip_at(event.start) is not None:
+            continue
+        for slot in VENUE_SLOTS:
+            venue = event.params.get(slot)
+            if venue and table.only_in.get(venue) and city not in table.only_in[venue]:
+                where = ", ".join(table.only_in[venue])
+                out.append(
+                    world.finding(
+                        RULE,
+                        [],
+                        f"{event.id} ({event.start:%Y-%m-%d}): {slot} {venue!r} is in {where}, "
+                        f"but the persona lives in {city}",
+                    )
+                )
+                break
+    return out

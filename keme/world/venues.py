@@ -1,0 +1,48 @@
+"""Venues from the persona's own city: a landmark, a lakefront or a waterfront exists only in some cities
+(keme/world/venues/<lang>.yaml); every other venue of the catalog is anywhere.
+
+The planner draws an occasion's venue among those of the persona's home city at the time (`local`), so a
+Seattle boathouse is never the local spot of a San Francisco persona; the values rule checks it apart.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ConfigDict
+
+from keme.errors import KemeError
+from keme.world.yamlfile import read_model
+
+ROOT = Path(__file__).parent / "venues"
+V = TypeVar("V")
+
+
+class VenueError(KemeError, ValueError):
+    """keme/world/venues/<lang>.yaml is missing or malformed."""
+
+
+class LocalVenues(BaseModel):
+    """Venue name -> the home cities it is in; a venue not listed is in every city."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    only_in: dict[str, tuple[str, ...]] = {}
+
+    def fits(self, venue: str, city: str | None) -> bool:
+        """Whether `venue` can be a local spot of `city` (an unknown city: only a venue found anywhere)."""
+        cities = self.only_in.get(venue)
+        return cities is None or city in cities
+
+    def local(self, venues: Iterable[V], city: str | None, name=lambda v: v.name) -> list[V]:
+        """The `venues` that are in `city`; all of them when none is (the choice is never empty)."""
+        venues = list(venues)
+        return [v for v in venues if self.fits(name(v), city)] or venues
+
+
+@functools.cache
+def load_local(lang: str, root: Path = ROOT) -> LocalVenues:
+    return read_model(root / f"{lang}.yaml", LocalVenues, VenueError, "missing table of local venues")
