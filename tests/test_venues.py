@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from keme.text import resources
@@ -30,7 +32,19 @@ def test_a_city_gets_no_other_citys_lake(lang):
     assert {v.name for v in load_local(lang).local(lakes, home)} >= local
 
 
-def test_a_choice_is_never_empty():
-    table = load_local("en")
-    boathouse = [v for v in load_catalog("en").venues if v.name == "the boathouse on Green Lake"]
-    assert table.local(boathouse, "San Francisco") == boathouse  # nothing local: the catalog's own choice
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_activity_is_drawn_only_where_the_city_has_a_venue_for_it(lang):
+    catalog, table = load_catalog(lang), load_local(lang)
+    elsewhere, _ = CITIES[lang]
+    for seed in range(40):
+        activity, venue = table.choose(
+            random.Random(seed), catalog.activities, lambda a: catalog.venues_of(a.venue_types), elsewhere
+        )
+        assert venue.type in activity.venue_types and table.fits(venue.name, elsewhere), (activity, venue)
+
+
+def test_with_no_local_venue_at_all_the_catalogs_choice_stands():
+    catalog, table = load_catalog("en"), load_local("en")
+    boathouse = [v for v in catalog.venues if v.name == "the boathouse on Green Lake"]
+    item, venue = table.choose(random.Random(1), ["row"], lambda _: boathouse, "San Francisco")
+    assert (item, venue) == ("row", boathouse[0])

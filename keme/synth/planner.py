@@ -10,7 +10,6 @@ calendar (workdays, weekends, holidays). An episode expands into leaf moments
 from __future__ import annotations
 
 import bisect
-import functools
 import itertools
 import random
 from collections.abc import Callable
@@ -287,10 +286,11 @@ def episode_params(
     if kind == "family":
         return {"relative": rng.choice(lists["relatives"])}
     if kind == "weekend":
-        activity = rng.choice(catalog.activities)
-        city = persona.value_at("home.city", when)  # a venue of the persona's own city (keme.world.venues)
-        venue = rng.choice(load_local(lang).local(catalog.venues_of(activity.venue_types), city)).name
-        return {"activity": activity.name, "venue": venue, "place": venue}
+        city = persona.value_at("home.city", when)  # at a venue of the persona's own city (keme.world.venues)
+        activity, venue = load_local(lang).choose(
+            rng, catalog.activities, lambda a: catalog.venues_of(a.venue_types), city
+        )
+        return {"activity": activity.name, "venue": venue.name, "place": venue.name}
     if kind == "tech":
         return {"device": rng.choice(lists["devices"]), "issue": rng.choice(lists["tech_issues"])}
     if kind in ("pet", "adopt_pet"):
@@ -335,10 +335,11 @@ def social_params(
     gift from a store that sells it, at its price."""
     catalog, lang = ctx.catalog, ctx.lang
     held = _yearly_held(traj, catalog, person, when)
-    occasion = rng.choice([o for o in catalog.occasions_in(when.month, role) if o.yearly not in held])
-    local = functools.partial(load_local(lang).local, city=traj.persona.value_at("home.city", when))
-    venue = rng.choice(local(catalog.venues_of(occasion.venue_types)))
-    restaurant = venue if venue.type in DINING else rng.choice(local(catalog.venues_of(MEAL_AFTER)))
+    local, city = load_local(lang), traj.persona.value_at("home.city", when)  # keme.world.venues
+    occasions = [o for o in catalog.occasions_in(when.month, role) if o.yearly not in held]
+    occasion, venue = local.choose(rng, occasions, lambda o: catalog.venues_of(o.venue_types), city)
+    meal = local.local(catalog.venues_of(MEAL_AFTER), city) or catalog.venues_of(MEAL_AFTER)
+    restaurant = venue if venue.type in DINING else rng.choice(meal)
     gift = rng.choice([p for p in catalog.products if p.category == GIFT_LABEL[lang]])
     price = rng.randint(*gift.price)
     step = 100 if lang == "zh" else 10

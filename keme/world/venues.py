@@ -8,7 +8,8 @@ Seattle boathouse is never the local spot of a San Francisco persona; the values
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+import random
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -19,6 +20,11 @@ from keme.world.yamlfile import read_model
 
 ROOT = Path(__file__).parent / "venues"
 V = TypeVar("V")
+Item = TypeVar("Item")
+
+
+def _name(venue) -> str:
+    return venue.name
 
 
 class VenueError(KemeError, ValueError):
@@ -37,10 +43,25 @@ class LocalVenues(BaseModel):
         cities = self.only_in.get(venue)
         return cities is None or city in cities
 
-    def local(self, venues: Iterable[V], city: str | None, name=lambda v: v.name) -> list[V]:
-        """The `venues` that are in `city`; all of them when none is (the choice is never empty)."""
-        venues = list(venues)
-        return [v for v in venues if self.fits(name(v), city)] or venues
+    def local(self, venues: Iterable[V], city: str | None, name: Callable[[V], str] = _name) -> list[V]:
+        """The `venues` that are in `city` (maybe none)."""
+        return [v for v in venues if self.fits(name(v), city)]
+
+    def choose(
+        self,
+        rng: random.Random,
+        items: Sequence[Item],
+        venues_of: Callable[[Item], list[V]],
+        city: str | None,
+    ) -> tuple[Item, V]:
+        """An item (an activity, an occasion) with a venue of `city` to hold it, and that venue: an item
+        whose venues are all elsewhere (kayaking where the only lake is another city's) is not drawn."""
+        fitting = [(item, local) for item in items if (local := self.local(venues_of(item), city))]
+        if not fitting:  # no item has a local venue: the catalog's own choice
+            item = rng.choice(items)
+            return item, rng.choice(venues_of(item))
+        item, local = rng.choice(fitting)
+        return item, rng.choice(local)
 
 
 @functools.cache
