@@ -8,7 +8,7 @@ import pytest
 
 from keme.text import resources
 from keme.world.catalog import load_catalog
-from keme.world.venues import load_local
+from keme.world.venues import elsewhere, load_local
 
 CITIES = {"en": ("San Francisco", "Seattle"), "zh": ("西安", "杭州")}
 
@@ -48,3 +48,22 @@ def test_with_no_local_venue_at_all_the_catalogs_choice_stands():
     boathouse = [v for v in catalog.venues if v.name == "the boathouse on Green Lake"]
     item, venue = table.choose(random.Random(1), ["row"], lambda _: boathouse, "San Francisco")
     assert (item, venue) == ("row", boathouse[0])
+
+
+@pytest.mark.parametrize(
+    ("lang", "params", "city", "found"),
+    [
+        (
+            "en",
+            {"activity": "go kayaking", "venue": "the lakefront", "place": "the lakefront"},
+            "Boston",
+            "the lakefront",
+        ),
+        ("en", {"activity": "go kayaking", "venue": "the lakefront"}, "Chicago", None),
+        ("en", {"venue": "the zoo", "restaurant": "Bistro Eleven"}, "Boston", None),
+        ("zh", {"activity": "划桨板", "venue": "城西的湖边桨板基地"}, "西安", "城西的湖边桨板基地"),
+        ("zh", {"venue": "动物园"}, "西安", None),
+    ],
+)
+def test_after_a_move_an_outing_planned_in_another_city_is_found(lang, params, city, found):
+    assert elsewhere(params, city, lang) == found

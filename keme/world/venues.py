@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import random
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -62,6 +62,15 @@ class LocalVenues(BaseModel):
             return item, rng.choice(venues_of(item))
         item, local = rng.choice(fitting)
         return item, rng.choice(local)
+
+
+VENUE_PARAMS = ("venue", "place", "restaurant")  # the episode details that name where it happens
+
+
+def elsewhere(params: Mapping[str, str], city: str, lang: str) -> str | None:
+    """The venue an episode's details name that is not in `city` (a planned outing after a move), or None."""
+    table = load_local(lang)
+    return next((params[k] for k in VENUE_PARAMS if params.get(k) and not table.fits(params[k], city)), None)
 
 
 @functools.cache
