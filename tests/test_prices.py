@@ -24,9 +24,9 @@ MONEY = re.compile(r"\{money:\d+-\d+@([a-z_][a-z_0-9.]*)\}")
 CEILINGS: dict[str, dict[str, int]] = {
     "zh": {"bus_fare": 20, "metro_fare": 20, "bike_ride": 10, "snack_meal": 80, "tea_drink": 60, "coffee": 80,
            "fast_food": 150, "gas": 400, "water": 200, "power": 800, "canteen_meal": 50,
-           "takeout": 200, "parking": 100, "movie_ticket": 200},
+           "takeout": 200, "parking": 100, "movie_ticket": 300},
     "en": {"coffee": 15, "fast_casual_meal": 40, "ride": 120, "parking": 60, "streaming_month": 30,
-           "internet": 150, "mobile": 200, "movie_ticket": 30, "copay": 100, "bag_fee": 80},
+           "internet": 150, "mobile": 200, "movie_ticket": 80, "copay": 100, "bag_fee": 80},
 }  # fmt: skip
 
 
