@@ -67,15 +67,20 @@ def _total(bills: list[BillRecord]) -> Decimal:
 
 
 def _category_count(r: Records) -> str | None:
+    """This month's charges of the bill's category, this one included ("Counting this one, 3"): said only
+    when there are others."""
     if r.bill is None:
         return None
-    return str(sum(1 for b in r.this_month() if b.category == r.bill.category))
+    count = sum(1 for b in r.this_month() if b.category == r.bill.category)
+    return str(count) if count >= 2 else None
 
 
 def _today_count(r: Records) -> str | None:
+    """Today's charges so far (「今天第3笔了」): said only when this is not the first."""
     if r.bill is None:
         return None
-    return str(sum(1 for t, _ in r.bills if t.date() == r.now.date()))
+    count = sum(1 for t, _ in r.bills if t.date() == r.now.date())
+    return str(count) if count >= 2 else None
 
 
 def _category_total(r: Records) -> str | None:
@@ -89,7 +94,7 @@ def _category_share(r: Records) -> str | None:
         return None
     month = r.this_month()
     share = _total([b for b in month if b.category == r.bill.category]) * 100 / _total(month)
-    return _whole(share)
+    return _whole(share) if share < 99 else None  # "about 100% of the month" is no share
 
 
 def _method_total(r: Records) -> str | None:
