@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import re
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -131,3 +132,15 @@ def test_a_personas_bills_come_from_one_company_per_utility_at_the_merchants_pri
         assert low <= bill.amount <= high, f"{bill.merchant} {bill.amount} outside {kind} [{low}, {high}]"
     assert by_kind, "a year of bills pays no utility"
     assert all(len(companies) == 1 for companies in by_kind.values()), by_kind
+
+
+def test_a_fare_is_charged_in_whole_yuan_a_meal_to_the_fen():
+    table = load_prices("zh")
+    assert table.charge("公交乘车码", Decimal("2.12")) == Decimal("2.00")
+    assert table.charge("地铁乘车码", Decimal("4.50")) == Decimal("5.00")
+    assert table.charge("沙县小吃", Decimal("23.47")) == Decimal("23.47")
+
+
+def test_a_household_has_one_mobile_carrier_and_one_property_manager():
+    assert {"mobile", "property_fee", "rent_month"} <= set(load_prices("zh").providers)
+    assert {"mobile", "internet"} <= set(load_prices("en").providers)

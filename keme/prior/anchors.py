@@ -141,6 +141,7 @@ def _record(
         merchant = household_merchant(prices, rng.choice(category.merchants), providers or {})
         low, high = prices.merchant_range(merchant) or category.amount  # what a charge there costs
         amount = Decimal(str(round(rng.uniform(low, high), 2))).quantize(Decimal("0.01"))
+        amount = prices.charge(merchant, amount)  # a fare in whole yuan
         return BillRecord(
             merchant=_text(merchant, ctx),
             amount=amount,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import random
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, model_validator
@@ -33,6 +34,7 @@ class PriceTable(BaseModel):
     currency: str
     categories: dict[str, tuple[int, int]]
     providers: tuple[str, ...] = ()
+    whole: tuple[str, ...] = ()  # categories paid in whole units (a fare, a monthly plan)
     merchants: dict[str, str] = {}
     slots: dict[str, str] = {}
 
@@ -45,9 +47,10 @@ class PriceTable(BaseModel):
             for key, category in table.items():
                 if category not in self.categories:
                     raise ValueError(f"{where}.{key}: unknown category {category!r}")
-        for kind in self.providers:
-            if kind not in self.categories:
-                raise ValueError(f"providers: unknown category {kind!r}")
+        for where, kinds in (("providers", self.providers), ("whole", self.whole)):
+            for kind in kinds:
+                if kind not in self.categories:
+                    raise ValueError(f"{where}: unknown category {kind!r}")
         return self
 
     def slot_range(self, predicate: str) -> tuple[int, int] | None:
@@ -58,6 +61,12 @@ class PriceTable(BaseModel):
     def merchant_range(self, merchant: str) -> tuple[int, int] | None:
         category = self.merchants.get(merchant)
         return self.categories[category] if category is not None else None
+
+    def charge(self, merchant: str, amount: Decimal) -> Decimal:
+        """`amount` as the merchant charges it: in whole units where its category is (a ¥2 bus ride)."""
+        if self.merchants.get(merchant) in self.whole:
+            return amount.quantize(Decimal("1"), rounding=ROUND_HALF_UP).quantize(Decimal("0.01"))
+        return amount
 
     def bound(self, predicate: str, low: int, high: int) -> tuple[int, int]:
         """The range a named amount is drawn from (what `keme.text.template.Context.bound` takes)."""
