@@ -36,6 +36,7 @@ from keme.text import lang as fmt
 from keme.text.resources import Resources
 from keme.text.template import Context, Said, compile_template, render
 from keme.world.catalog import load_catalog
+from keme.world.prices import choose_providers, household_merchant, load_prices
 from keme.world.schedule import LUNCH, WORK_HOURS
 
 BLOCK_WEIGHTS: dict[str, tuple[float, float, float]] = {
@@ -124,15 +125,25 @@ def free_to_shop(moment: datetime, country: str, hours: tuple[int, int] = (10, 2
     return not WORK_HOURS[0] <= clock < WORK_HOURS[1] or LUNCH[0] <= clock < LUNCH[1]
 
 
-def _record(app: str, moment: datetime | None, rng: random.Random, ctx: Context, res: Resources):
+def _record(
+    app: str,
+    moment: datetime | None,
+    rng: random.Random,
+    ctx: Context,
+    res: Resources,
+    providers: dict[str, str] | None = None,
+):
     text = res.anchors
     if app == "bill":
         category_key = rng.choice(sorted(text.bill.categories))
         category = text.bill.categories[category_key]
-        low, high = category.amount
+        prices = load_prices(res.lang)
+        merchant = household_merchant(prices, rng.choice(category.merchants), providers or {})
+        low, high = prices.merchant_range(merchant) or category.amount  # what a charge there costs
         amount = Decimal(str(round(rng.uniform(low, high), 2))).quantize(Decimal("0.01"))
+        amount = prices.charge(merchant, amount)  # a fare in whole yuan
         return BillRecord(
-            merchant=_text(rng.choice(category.merchants), ctx),
+            merchant=_text(merchant, ctx),
             amount=amount,
             currency=text.bill.currency,
             category=category.label,
@@ -193,6 +204,10 @@ def build_anchors(persona: Persona, cfg: SynthConfig, res: Resources) -> list[An
     taken: set[tuple[date, Block]] = set()
     planned: list[tuple[datetime, str, object]] = []
     catalog = load_catalog(res.lang)
+    prices = load_prices(res.lang)
+    # one gas company, one power company... per household, chosen once (keme.world.prices)
+    merchants = [m for c in res.anchors.bill.categories.values() for m in c.merchants]
+    providers = choose_providers(prices, merchants, rng_for(cfg.seed, persona.id, "providers"))
     for start, end in month_windows(persona.start, persona.end):
         days_in = (end - start).days + 1
         fraction = days_in / 30.4
@@ -205,7 +220,7 @@ def build_anchors(persona: Persona, cfg: SynthConfig, res: Resources) -> list[An
                 fits: Callable[[datetime], bool] = lambda _moment: True  # noqa: E731
                 if app == "bill":  # the charge first: one paid in person is timed when the persona can shop
                     ctx = Context(lang=res.lang, rng=rng, persona=static, pools=res.flat_pools)
-                    bill = _record(app, None, rng, ctx, res)
+                    bill = _record(app, None, rng, ctx, res, providers)
                     hours = catalog.hours(bill.merchant)
                     if hours is not None:
                         fits = functools.partial(free_to_shop, country=persona.country, hours=hours)
@@ -214,7 +229,7 @@ def build_anchors(persona: Persona, cfg: SynthConfig, res: Resources) -> list[An
     planned.sort(key=lambda p: (p[0], p[1]))
     anchors = []
     for number, (moment, app, drawn) in enumerate(planned, start=1):
-        ctx = Context(lang=res.lang, rng=rng, persona=static, pools=res.flat_pools)
+        ctx = Context(lang=res.lang, rng=rng, persona=static, pools=res.flat_pools, bound=prices.bound)
         record = drawn if drawn is not None else _record(app, moment, rng, ctx, res)
         anchor = Anchor(
             id=f"{persona.id}-a{number:03d}",

@@ -32,8 +32,11 @@ from keme.text import lang as fmt
 from keme.text.resources import ResourceError, Resources
 from keme.text.titles import leaf_title, title_and_summary
 from keme.world.catalog import DINING, Catalog, Occasion, Product, Role, load_catalog
+from keme.world.cues import load_cues
+from keme.world.party import record_party, with_party
 from keme.world.places import OCCASION_EPISODES, TripSpan, slot_allowed, where
 from keme.world.schedule import trip_spans
+from keme.world.venues import load_local
 
 PHONE_LABEL = {"en": "phone", "zh": "手机"}  # the catalog category of phones (bought only in new_phone)
 GIFT_LABEL = {"en": "gift", "zh": "礼物"}  # the catalog category of gifts (social episodes)
@@ -228,9 +231,11 @@ def episode_params(
     if kind == "family":
         return {"relative": rng.choice(lists["relatives"])}
     if kind == "weekend":
-        activity = rng.choice(catalog.activities)
-        venue = rng.choice(catalog.venues_of(activity.venue_types)).name
-        return {"activity": activity.name, "venue": venue, "place": venue}
+        city = persona.value_at("home.city", when)  # at a venue of the persona's own city (keme.world.venues)
+        activity, venue = load_local(lang).choose(
+            rng, catalog.activities, lambda a: catalog.venues_of(a.venue_types), city
+        )
+        return {"activity": activity.name, "venue": venue.name, "place": venue.name}
     if kind == "tech":
         return {"device": rng.choice(lists["devices"]), "issue": rng.choice(lists["tech_issues"])}
     if kind in ("pet", "adopt_pet"):
@@ -287,12 +292,13 @@ def social_params(
     gift from a store that sells it, at its price."""
     catalog, lang = ctx.catalog, ctx.lang
     held = _yearly_held(traj, catalog, person, when)
-    occasion = rng.choice(
-        _occasions(traj, catalog, when, person, role)
-        or [o for o in catalog.occasions_in(when.month, role) if o.yearly not in held]
-    )
-    venue = rng.choice(catalog.venues_of(occasion.venue_types))
-    restaurant = venue if venue.type in DINING else rng.choice(catalog.venues_of(MEAL_AFTER))
+    local, city = load_local(lang), traj.persona.value_at("home.city", when)  # keme.world.venues
+    occasions = _occasions(traj, catalog, when, person, role) or [
+        o for o in catalog.occasions_in(when.month, role) if o.yearly not in held
+    ]
+    occasion, venue = local.choose(rng, occasions, lambda o: catalog.venues_of(o.venue_types), city)
+    meal = local.local(catalog.venues_of(MEAL_AFTER), city) or catalog.venues_of(MEAL_AFTER)
+    restaurant = venue if venue.type in DINING else rng.choice(meal)
     gift = rng.choice([p for p in catalog.products if p.category == GIFT_LABEL[lang]])
     price = rng.randint(*gift.price)
     step = 100 if lang == "zh" else 10
@@ -739,6 +745,9 @@ def regular_episode(
     if params is None:  # the persona as it is when the episode begins, changes planned by then included
         params = episode_params(kind, rng, traj, ctx, max(chapter.start, datetime.combine(first, time())))
     params = dict(params)
+    people = record_party(traj.anchors, first, last, load_cues(ctx.lang)) if "party_size" in params else None
+    if people is not None:  # the note the episode holds says how many were there (keme.world.party)
+        params = with_party(params, people, ctx.lang)
     if kind == "trip":
         length = (last - first).days + 1
         nights = int(params.pop("nights", 0)) or rng.randint(

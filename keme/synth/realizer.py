@@ -45,7 +45,9 @@ from keme.text import lang as fmt
 from keme.text.resources import Beat, Exchange, Pattern, Resources
 from keme.text.template import Context
 from keme.world.catalog import load_catalog
+from keme.world.figures import Records, figures_at, figures_first, unsayable
 from keme.world.ledger import Recall, Report, Scene, episode_of
+from keme.world.prices import load_prices
 from keme.world.rules import allows
 from keme.world.schedule import where_slots
 from keme.world.slots import REVEAL_SLOT
@@ -290,6 +292,7 @@ def compose(
     usage: Counter[str] | None = None,
     situation: Moment | None = None,
     gate: Callable[[str], bool] | None = None,
+    figures: dict[str, str] | None = None,
 ) -> list[Draft]:
     """The messages of a session, in order, without timestamps. Named quantities come from `recall`;
     `place` holds the schedule's `{where}` and `{city}` for the leaf (keme.world.schedule.where_slots);
@@ -300,6 +303,9 @@ def compose(
     recall = routines_first(values, recall)
     catalog = load_catalog(lang)
     pools = res.flat_pools if gate is None else gated_pools(res.flat_pools, catalog.lifecycle, gate)
+    figures = figures if figures is not None else {}  # counts, totals from records (keme.world.figures)
+    recall = figures_first(figures, recall)
+    bound = load_prices(lang).bound  # named amounts inside their price category (keme.world.prices)
     ctx = Context(
         lang=lang,
         rng=rng,
@@ -307,6 +313,7 @@ def compose(
         slots=_slots(leaf, parent, persona, start, lang, place),
         pools=pools,
         recall=recall,
+        bound=bound,
     )
     moment = leaf.kind
     pattern = res.patterns[moment]
@@ -330,13 +337,15 @@ def compose(
 
     def fit(options: tuple[Exchange, ...]) -> tuple[Exchange, ...]:
         """The options whose declared facts the world allows (keme.world.rules), whose presuppositions hold
-        at this moment (keme.synth.presup) and whose user line the lifecycles allow now."""
+        at this moment (keme.synth.presup), whose user line the lifecycles allow now and whose figures the
+        records can give (keme.world.figures)."""
         return tuple(
             ex
             for ex in options
             if allows(ex.says, anchor, catalog)
             and (situation is None or holds(ex.presup, situation))
             and (gate is None or gate(ex.u.source))
+            and not unsayable(ex.u.predicates | ex.a.predicates, figures)
         )
 
     if anchor is not None:
@@ -353,6 +362,7 @@ def compose(
                 slots=ctx.slots | anchor_slots(anchor, lang, res),
                 pools=pools,
                 recall=recall,
+                bound=bound,
             )
         if style.shape == SHARE:  # the record, and at most one user line with it: no reply
             opening = next(b for b in pattern.beats if isinstance(b, Beat)).options
@@ -381,6 +391,7 @@ def compose(
                     slots=ctx.slots | {REVEAL_SLOT: values[key]},
                     pools=pools,
                     recall=recall,
+                    bound=bound,
                 )
                 before = len(drafts)
                 if not _say(
@@ -471,6 +482,7 @@ def realize(leaf: Event, traj: Trajectory, cfg: SynthConfig, res: Resources, rng
         traj.ledger.begin(scene_of(leaf, traj))
         situation = moment_of(leaf, traj, probe_start)
         gate = gate_for(traj, load_catalog(res.lang), probe_start)
+        records = Records(traj.anchors, probe_start, anchor, persona.start.date(), leaf.end)
         drafts = compose(
             leaf,
             parent,
@@ -485,6 +497,7 @@ def realize(leaf: Event, traj: Trajectory, cfg: SynthConfig, res: Resources, rng
             traj.usage,
             situation,
             gate,
+            figures_at(records),
         )
         session = commit(leaf, drafts, traj, rng)
         if session is not None:

@@ -30,6 +30,7 @@ from keme.synth.planner import (
 )
 from keme.synth.state import Trajectory, is_leaf
 from keme.world.places import OCCASION_EPISODES
+from keme.world.venues import elsewhere
 
 FOLLOW_UP_CHANCE = {"commute_change": 0.8, "gym_change": 0.9}
 
@@ -209,6 +210,8 @@ def _after_change(leaf: Event, traj: Trajectory, ctx: PlanContext, rng: random.R
                     now,
                     f"moved to {new['home.city']}: training at the old gym stops until a new one is found",
                 )
+            elif _movable(event) and (venue := elsewhere(event.params, new["home.city"], ctx.lang)):
+                _delete(event, traj, now, f"moved to {new['home.city']}: {venue} is not in the new city")
     elif name == "adopt_pet":
         params = episode_params("pet", rng, traj, ctx, now)
         _add_episode(

@@ -132,6 +132,9 @@ class Context:
     # recall(predicate, draw) -> the canonical value the world holds for a named quantity, drawing it
     # (draw()) the first time; None: every draw is fresh
     recall: Callable[[str, Callable[[], str]], str] | None = None
+    # bound(predicate, low, high) -> the range a named amount is drawn from (keme.world.prices: the line's
+    # range kept inside its price category's); None: the line's own range
+    bound: Callable[[str, int, int], tuple[int, int]] | None = None
 
     def can_render(self, template: Template) -> bool:
         return (
@@ -174,7 +177,7 @@ def render(
         elif kind == "fact":
             value = text = _named(part, ctx, lambda: part.value)
         else:  # num, money
-            value = _named(part, ctx, lambda: str(ctx.rng.randint(part.low, part.high)))
+            value = _named(part, ctx, lambda: str(ctx.rng.randint(*_range(part, ctx))))
             text = value if kind == "num" else fmt.format_money(int(value), ctx.lang)
         out.append(text)
         if on_said:
@@ -186,6 +189,12 @@ def _named(part: Part, ctx: Context, draw: Callable[[], str]) -> str:
     if part.predicate and ctx.recall is not None:
         return ctx.recall(part.predicate, draw)
     return draw()
+
+
+def _range(part: Part, ctx: Context) -> tuple[int, int]:
+    if part.kind == "money" and part.predicate and ctx.bound is not None:
+        return ctx.bound(part.predicate, part.low, part.high)
+    return part.low, part.high
 
 
 def _pool(part: Part, ctx: Context) -> str:

@@ -22,6 +22,7 @@ from keme.models import Anchor, Claim, Event, Message, Persona
 from keme.models.attributes import ATTRIBUTES, ROUTINE, attribute_key, claim_predicate
 from keme.models.world import Speaker
 from keme.text import lang as fmt
+from keme.world.facts import holder
 from keme.world.predicates import PredicateError, Predicates
 from keme.world.slots import ANCHOR_SLOTS, OBJECT_SLOTS, SESSION_SLOTS, event_predicate
 
@@ -133,7 +134,7 @@ class Ledger:
                 out[claim_predicate(spec.key)] = value
         for key, value in [*self.state.values.items(), *self._pending.items()]:
             scope, _, predicate = key.partition("|")
-            if scope in scopes:
+            if scope in scopes or scope == self._stable(predicate):
                 out.setdefault(predicate, value)
         return list(out.items())
 
@@ -160,6 +161,8 @@ class Ledger:
     def _key(self, predicate: str) -> str:
         scene = self._require_scene()
         scope = self._predicate(predicate).scope
+        if (stable := self._stable(predicate)) is not None:  # one value per store, city, company
+            return f"{stable}|{predicate}"
         if scope in ("persona", "general"):
             return f"{scope}|{predicate}"
         if scope == "event":
@@ -167,6 +170,16 @@ class Ledger:
         if scope == "anchor" and scene.anchor is not None:
             return f"anchor:{scene.anchor.id}|{predicate}"
         return f"session:{scene.leaf.id}|{predicate}"  # an anchor value with no record: this session's
+
+    def _stable(self, predicate: str) -> str | None:
+        """The scope a stable fact is held in (keme.world.facts), or None."""
+        scene = self._require_scene()
+        when = scene.anchor.timestamp if scene.anchor is not None else scene.leaf.start
+
+        def attribute(key: str) -> str | None:
+            return scene.persona.value_at(key, when) if _has(scene.persona, key) else None
+
+        return holder(predicate, scene.params, attribute)
 
     def _require_scene(self) -> Scene:
         if self._scene is None:
