@@ -131,16 +131,19 @@ DATE_WORDS = re.compile(
     r"\b(?:January|February|March|April|May|June|July|August|September|October|November|December"
     r"|Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)(?:day)?\b|(?:周|星期|礼拜)[一二三四五六日天]"
 )
+_DATE_UNITS = re.compile(r"#(?:年|月|日|号|点|:#)")  # "#月#日" is a number as "May #" is
 ENTITY = "<E>"
 SPOKEN = ("user", "assistant")
 MIN_WORDS, MIN_CHARS = 6, 6  # the shortest en sentence (words) and zh clause (characters) counted
 SWAP_WORDS, SWAP_CHARS = 7, 8  # one swapped word (character) counts only in sentences this long
+OWN_CHARS, OWN_LETTERS = 2, 6  # what a sentence must say besides its masked values (zh chars, en letters)
 AFFIX_WORDS = 4  # a lead-in or tail of at most this many words (zh: characters x 2) is variation
 EARLY_MONTHS = 3
 _SENTENCE_EN = re.compile(r"(?<=[.!?…])[\"'”’)\]]*\s+|\n+")
 _CLAUSE_ZH = re.compile(r"[，。！？；…,!?;～~\n]+|(?<=[^\x00-\x7f])\s+|\s+(?=[^\x00-\x7f])")
 _WORD = re.compile(r"<E>|#|[\w'’]+")
 _AFFIX_EN = re.compile(r"\s*(?:,|—|–|:|;| - )\s*")
+_OWN = re.compile(r"<E>|#|[\W_]")
 _PARTICLES_ZH = "吧呢啊呀哈嘛啦哦喔呗"
 _CJK = re.compile(r"[\u3400-\u9fff]|<E>|#")
 
@@ -163,7 +166,7 @@ def normalizer(entities: Iterable[str]) -> Callable[[str], str]:
     def normalize(text: str) -> str:
         if pattern is not None:
             text = pattern.sub(ENTITY, text)
-        return DIGITS.sub("#", DATE_WORDS.sub("#", text))
+        return _DATE_UNITS.sub("#", DIGITS.sub("#", DATE_WORDS.sub("#", text)))
 
     return normalize
 
@@ -263,6 +266,8 @@ def repetition(texts: Iterable[str], lang: str, entities: Iterable[str]) -> Repe
     for text in texts:
         for sentence in sentences(text, lang):
             masked = mask(sentence)
+            if len(_OWN.sub("", masked)) < (OWN_CHARS if lang == "zh" else OWN_LETTERS):
+                continue  # a name, a date or a time alone: nothing of its own to say again
             exact, keys = sentence_keys(masked, lang)
             said += 1
             if exact in exact_seen:

@@ -8,7 +8,14 @@ from datetime import datetime
 import pytest
 from conftest import ROOT
 
-from keme.stats import early_end, persona_repetition, repetition, repetition_stats, sentences
+from keme.stats import (
+    early_end,
+    entity_strings,
+    persona_repetition,
+    repetition,
+    repetition_stats,
+    sentences,
+)
 from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize_persona
 
@@ -43,7 +50,7 @@ def test_chinese_clauses_that_differ_only_in_names_numbers_and_weekdays_are_one_
     texts = ["3月14日（周五）跟罗慧约了吃火锅", "4月2日（周三）跟吕静约了吃火锅", "这个月的预算好像有点超了"]
     found = repetition(texts, "zh", {"罗慧", "吕静"})
     assert (found.sentences, found.again) == (3, 1)
-    assert found.most == ("#月#日（#）跟<E>约了吃火锅", 2)
+    assert found.most == ("##（#）跟<E>约了吃火锅", 2)
 
 
 def test_a_name_is_masked_whole_never_inside_a_longer_word():
@@ -140,6 +147,12 @@ def test_a_dataset_reports_each_language_role_and_span(demo):
 @pytest.mark.parametrize("index", [0, 1])
 def test_a_role_is_measured_on_its_own_messages_only(demo, index):
     view = demo[index]
-    user = persona_repetition(view, "user")
-    spoken = [m.content for s in view.sessions for m in s.messages if m.role == "user"]
-    assert user.sentences == sum(len(sentences(t, view.persona.language)) for t in spoken)
+    spoken = [m.content for s in view.sessions if not s.filler for m in s.messages if m.role == "user"]
+    assert persona_repetition(view, "user") == repetition(spoken, view.persona.language, entity_strings(view))
+
+
+def test_a_name_or_a_date_alone_is_no_sentence():
+    dates = ["3月14日（周五）", "3月21日（周五）", "罗慧的小米"]
+    assert repetition(dates, "zh", {"罗慧", "小米"}).sentences == 0
+    record = "Ana Li, Blue Bottle Coffee, May 3 at 10:30 (Friday)"
+    assert repetition([record] * 2, "en", {"Ana Li", "Blue Bottle Coffee"}).sentences == 0
