@@ -225,6 +225,8 @@ class PartText(_Strict):
     leads: Literal["question", "statement"] | None = None  # openers, segues: the line it may lead
     # a greeting fits only the session's first reply, a wish ("have a good evening") only its last message
     at: Literal["start", "end"] | None = None
+    # it throws doubt on the line it goes with ("or maybe not, idk"): never next to a line that states a fact
+    hedge: bool = False
 
 
 class PartsText(_Strict):
@@ -270,6 +272,7 @@ class TalkPart:
     after: str | None = None
     leads: str | None = None
     at: str | None = None  # start: the session's first reply only; end: its last message only
+    hedge: bool = False  # throws doubt on its line: never next to a line that states a fact
 
 
 @dataclass(frozen=True)
@@ -402,7 +405,7 @@ def _talk_part(item: PartText, where: str) -> TalkPart:
         )
     if any(ch.isdigit() for ch in item.text):
         raise ResourceError(f"{where}: {item.text!r} has a number; parts assert nothing about the world")
-    return TalkPart(template, item.tone, item.shape, item.after, item.leads, item.at)
+    return TalkPart(template, item.tone, item.shape, item.after, item.leads, item.at, item.hedge)
 
 
 def load_parts(path: Path) -> Parts:
