@@ -351,14 +351,15 @@ def persona_repetition(
 
 
 def repetition_stats(views: Iterable[PersonaView]) -> dict[str, dict]:
-    """Per language, role and span (the whole span, the first EARLY_MONTHS months): the summary."""
+    """Per language, role and span (`span`: the whole span; `3_months`: its first EARLY_MONTHS months): the
+    summary."""
     parts: dict[tuple[str, str, str], list[Repetition]] = {}
     for view in views:
         entities = entity_strings(view)
         early = early_end(view.persona.start)
         for role in SPOKEN:
             lang = view.persona.language
-            for span, until in (("year", None), (f"{EARLY_MONTHS}_months", early)):
+            for span, until in (("span", None), (f"{EARLY_MONTHS}_months", early)):
                 found = persona_repetition(view, role, until, entities)
                 parts.setdefault((lang, role, span), []).append(found)
     return {f"repetition.{'.'.join(key)}": combine(found).summary() for key, found in parts.items()}
