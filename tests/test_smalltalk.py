@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 from conftest import ROOT
 
+from keme.synth import variety
 from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize_persona
 from keme.synth.state import Trajectory
@@ -183,3 +184,34 @@ def test_no_line_that_states_a_fact_is_dressed_in_a_hedge_in_a_persona_year(year
     stated = [line for line in lines if line.reports or line.says or line.links]
     assert stated
     assert [line.text for line in stated if set(line.parts) & hedges] == []
+
+
+# -- by the speech act it follows -----------------------------------------------------------------
+THANKED = [("en", "Thanks, that really helps."), ("zh", "谢谢，帮我理清楚了")]
+
+
+@pytest.mark.parametrize(("lang", "line"), THANKED)
+def test_a_thanks_is_answered_only_by_small_talk_made_for_it(lang, line):
+    parts = resources.get(lang).parts
+    made_for_it = {p.template.source for p in parts.by_kind["acks"] if p.after == "thanks"}
+    assert made_for_it
+    for seed in range(80):
+        part = _talk(lang, SmallTalk(), seed).pick("acks", variety.reply_to(line, lang))
+        assert part is not None and part.template.source in made_for_it
+
+
+@pytest.mark.parametrize(("lang", "line"), [("en", "Can you move my dentist?"), ("zh", "帮我把牙医改到下周")])
+def test_a_part_made_for_a_thanks_never_answers_anything_else(lang, line):
+    acks = resources.get(lang).parts.by_kind["acks"]
+    made_for_it = {p.template.source for p in acks if p.after == "thanks"}
+    for seed in range(80):
+        part = _talk(lang, SmallTalk(), seed).pick("acks", variety.reply_to(line, lang))
+        assert part is not None and part.template.source not in made_for_it
+
+
+@pytest.mark.parametrize(("lang", "line"), THANKED)
+def test_no_follow_up_trails_a_thanks(lang, line):
+    for seed in range(40):
+        _, _, sources, _ = _talk(lang, SmallTalk(), seed).dress(line, "user", force=True)
+        followups = {p.template.source for p in resources.get(lang).parts.by_kind["followups"]}
+        assert not set(sources) & followups

@@ -59,6 +59,8 @@ REQUEST_EN = re.compile(
 REQUEST_ZH = re.compile(
     r"(?:.{0,6}[，,\s])?(?:帮我|帮忙|提醒我|给我|麻烦|能不能帮|可以帮|能帮|记一下|记得|设个|设一个|把)"
 )
+THANKS_EN = re.compile(r"\W*(?:thanks|thank you|thx|ty|cheers)\b", re.IGNORECASE)
+THANKS_ZH = re.compile(r"\W*(?:谢谢|多谢|感谢|谢啦|谢了)")
 SPLIT_EN = re.compile(r"(?<=[.!?])\s+(?=\S)")
 SPLIT_ZH = re.compile(r"(?<=[。！？!?～，,])\s*(?=\S)")
 
@@ -346,6 +348,8 @@ class Talk:
         sources: list[str] = []
         kinds: list[tuple[str, str | None, bool]] = []  # (kind, after, before the line)
         asks = asks_of(core)
+        if reply_to(core, self.lang) == "thanks":
+            asks = "thanks"  # nothing but a part made for it goes after a thanks
         if role == "user":
             lead = "segues" if self.opened else "openers"
             before = self.rng.random() < ((0.75 if self.opened else 0.7) if force else self.lead_p(lead))
@@ -386,9 +390,12 @@ def asks_of(text: str) -> str:
 
 
 def reply_to(text: str, lang: str) -> str:
-    """What an answer to `text` answers: a request ("can you…", "remind me…", "帮我…"; "Can do." fits it), a
-    question ("Good question." fits it) or a statement ("Makes sense." fits it)."""
+    """What an answer to `text` answers: a thanks ("thanks, that helps", "谢谢"; only "Anytime." fits it), a
+    request ("can you…", "remind me…", "帮我…"; "Can do." fits it), a question ("Good question." fits it) or
+    a statement ("Makes sense." fits it)."""
     head = text.strip().lower()
+    if (THANKS_ZH if lang == "zh" else THANKS_EN).match(head):
+        return "thanks"
     if (REQUEST_ZH if lang == "zh" else REQUEST_EN).match(head):
         return "request"
     return asks_of(text)

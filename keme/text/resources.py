@@ -221,7 +221,7 @@ class PartText(_Strict):
     shape: Shape | None = None  # None: fits a planning thread and a quick check alike
     # follow-ups: the user's own line it may follow; acks and segues: the other side's line it answers
     # (request: "can you…", "remind me…", "帮我…")
-    after: Literal["question", "statement", "request"] | None = None
+    after: Literal["question", "statement", "request", "thanks"] | None = None
     leads: Literal["question", "statement"] | None = None  # openers, segues: the line it may lead
     # a greeting fits only the session's first reply, a wish ("have a good evening") only its last message
     at: Literal["start", "end"] | None = None
@@ -284,10 +284,13 @@ class Parts:
 
     def options(self, kind: str, register: str, shape: str, after: str | None = None) -> tuple[TalkPart, ...]:
         """The parts of `kind` that fit a session of this register and shape (and follow a line of kind
-        `after`: question | statement, when given)."""
+        `after`: question | statement | request | thanks, when given). A thanks is answered only by a part
+        made for it ("Anytime."), or by none: "Makes sense." or "Good question." would not follow it."""
         fits = self.index[(kind, register, shape)]
         if after is None:
             return fits
+        if after == "thanks":
+            return tuple(p for p in fits if p.after == "thanks")
         return tuple(p for p in fits if p.after in (None, after)) or fits
 
 
