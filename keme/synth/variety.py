@@ -10,6 +10,7 @@ times before the least used candidate is taken.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from collections import Counter
@@ -96,6 +97,9 @@ def choose_style(rng: random.Random, seed: int, persona_id: str, has_anchor: boo
     return Style(shape, register, closing, bursts)
 
 
+WORDING = "="  # the key of a wording as said (the other keys are normalized: no "=" leads them)
+
+
 class SmallTalk:
     """What one persona has said in small talk: a part's sentence is said once in the persona's span.
 
@@ -112,11 +116,11 @@ class SmallTalk:
         self.said: dict[str, str] = dict(said or {})  # key -> kind
         self.held: dict[str, str] = {}
         self.by_kind: Counter[str] = Counter(self.said.values())
+        self.spent: set[str] = {k[1:] for k in self.said if k.startswith(WORDING)}
         self.progress = 1.0
 
-    def keys(self, text: str, lang: str) -> list[str]:
-        keys = sentence_keys(DIGITS.sub("#", text), lang)[1]
-        return keys if keys[0] else [text.strip()]  # an emoji has no word: itself
+    def keys(self, text: str, lang: str) -> tuple[str, ...]:
+        return _small_keys(text, lang)
 
     def at(self, progress: float) -> None:
         """Where in the persona's span the session being drawn is (0: its start, 1: its end)."""
@@ -135,17 +139,30 @@ class SmallTalk:
         self.held[keys[0]] = kind
         for key in keys[1:]:
             self.held.setdefault(key, "")
+        self.held.setdefault(WORDING + text, "")
+
+    def wordings(self) -> set[str]:
+        """The exact wordings said or held: a part of one wording (its source) among them is said."""
+        return self.spent | {k[1:] for k in self.held if k.startswith(WORDING)}
 
     def begin(self) -> None:
         self.held.clear()
 
     def keep(self) -> None:
+        self.spent.update(k[1:] for k in self.held if k.startswith(WORDING))
         self.said.update(self.held)
         self.by_kind.update(k for k in self.held.values() if k)
         self.held.clear()
 
     def state(self) -> dict[str, str]:
         return dict(self.said)
+
+
+@functools.lru_cache(maxsize=8192)
+def _small_keys(text: str, lang: str) -> tuple[str, ...]:
+    """The keys a small-talk wording is remembered by (an emoji, which has no word, by itself)."""
+    keys = sentence_keys(DIGITS.sub("#", text), lang)[1]
+    return tuple(keys) if keys[0] else (text.strip(),)
 
 
 def line_key(text: str, said: tuple[str, ...] | list[str]) -> str:
@@ -206,11 +223,13 @@ class Talk:
         self.opened = False
         self.final = False  # the line being said is the session's last message: a wish may end it
         self.heard: str | None = None  # question | statement: the last accepted line, what the next follows
+        self.drafted: set[str] = set()  # keys of the small talk in the lines being drawn, not yet accepted
 
     def used(self, key: str) -> int:
         return self.usage[key] + self.session[key]
 
     def accept(self, *lines: Line) -> None:
+        self.drafted = set()
         for line in lines:
             for text, kind in line.small:
                 self.small.hold(text, kind, self.lang)
@@ -228,17 +247,18 @@ class Talk:
         pool = len(self.parts.by_kind.get(kind, ()))
         if not self.small.room(kind, pool):
             return None
-        tried: set[str] = set()
+        tried = set(self.small.wordings())  # a part of one wording, said: not drawn at all
         for _ in range(self.PART_TRIES):
             chosen = self.pick(kind, after, leads, fact, exclude=tried)
             if chosen is None:
                 return None
             said: list[str] = []
             text = render(chosen.template, self.ctx, on_said=lambda _k, _n, _v, shown: said.append(shown))
-            if self.small.fresh(text, self.lang):
+            keys = set(self.small.keys(text, self.lang))
+            if self.small.fresh(text, self.lang) and not keys & self.drafted:
+                self.drafted |= keys  # one line of an exchange may not say what the other says
                 return text, tuple(said), chosen.template.source
-            if not chosen.template.parts or all(p.kind != "alt" for p in chosen.template.parts):
-                tried.add(chosen.template.source)  # one wording only: said
+            tried.add(chosen.template.source)
         return None
 
     def pick(
@@ -277,6 +297,7 @@ class Talk:
     def standalone(self, kind: str, after: str | None = None, fact: bool = False) -> Line | None:
         """A message that is only small talk (a closer, a follow-up sent on its own), under the budget;
         None when the persona has no part of the kind left to say."""
+        self.drafted = set()
         first = self.part(kind, after, fact=fact)
         if first is None:
             return None
@@ -460,6 +481,7 @@ def exchange_lines(
     best: list[Line] | None = None
     best_score = 0
     for attempt in range(talk.TRIES):
+        talk.drafted = set()
         chosen = talk.rng.choice(eligible)
         pairs = [("user", chosen.u)] if user_only else [("user", chosen.u), ("assistant", chosen.a)]
         lines: list[Line] = []
@@ -473,6 +495,8 @@ def exchange_lines(
             best, best_score = lines, score
         if score == 0:
             break
+        if attempt >= talk.BARE_TRIES and not any(line.small for line in lines):
+            break  # the small talk that could dress it is said out: more draws would not make it new
     assert best is not None
     talk.accept(*best)
     talk.opened = True
