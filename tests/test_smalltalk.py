@@ -4,6 +4,7 @@ span, spread over it, and says nothing rather than repeat; no part hedges a line
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 
 import pytest
@@ -215,3 +216,14 @@ def test_no_follow_up_trails_a_thanks(lang, line):
         _, _, sources, _ = _talk(lang, SmallTalk(), seed).dress(line, "user", force=True)
         followups = {p.template.source for p in resources.get(lang).parts.by_kind["followups"]}
         assert not set(sources) & followups
+
+
+ASKING = {"en": re.compile(r"\bq\b|question|\bask\b", re.IGNORECASE), "zh": re.compile("问")}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_an_opener_that_announces_a_question_leads_only_a_question(lang):
+    for register in ("casual", "polite"):
+        for seed in range(60):
+            part = _talk(lang, SmallTalk(), seed, register).pick("openers", leads="statement")
+            assert part is not None and not ASKING[lang].search(part.template.source), part.template.source
