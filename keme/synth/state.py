@@ -23,6 +23,7 @@ from keme.models import Anchor, Claim, Edge, Event, EventGraph, Persona, Revisio
 from keme.models.catalog import all_moments
 from keme.prior.anchors import anchor_block
 from keme.synth.lifecycle import LifeMemory
+from keme.synth.variety import SmallTalk
 from keme.world.ledger import Ledger, LedgerState
 from keme.world.predicates import default_predicates
 
@@ -43,6 +44,9 @@ class Checkpoint(BaseModel):
     ledger: LedgerState = Field(default_factory=LedgerState)
     usage: dict[str, int] = Field(
         default_factory=dict, description="lines said so far, by usage-budget key (keme.synth.variety)"
+    )
+    smalltalk: dict[str, str] = Field(
+        default_factory=dict, description="small talk said so far, key -> part kind (keme.synth.variety)"
     )
     done: bool = False
 
@@ -89,6 +93,7 @@ class Trajectory:
     queue: list[tuple[datetime, int, str]] = field(default_factory=list)
     usage: Counter[str] = field(default_factory=Counter)  # the usage budget's counts; checkpointed
     lifecycle: LifeMemory = field(default_factory=LifeMemory)  # cued events said; rebuilt from sessions
+    smalltalk: SmallTalk = field(default_factory=SmallTalk)  # small talk said so far; checkpointed
 
     @classmethod
     def from_checkpoint(cls, cp: Checkpoint) -> Trajectory:
@@ -102,6 +107,7 @@ class Trajectory:
             Ledger(default_predicates(), cp.ledger.model_copy(deep=True)),
         )
         traj.usage = Counter(cp.usage)
+        traj.smalltalk = SmallTalk(cp.smalltalk)
         traj.reindex()
         return traj
 
@@ -115,6 +121,7 @@ class Trajectory:
             claims=self.claims,
             ledger=self.ledger.state,
             usage=dict(self.usage),
+            smalltalk=self.smalltalk.state(),
             done=done,
         )
 

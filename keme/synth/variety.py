@@ -10,6 +10,7 @@ times before the least used candidate is taken.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from collections import Counter
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from keme.seeding import derive_seed
 from keme.synth.said import Variants, said_before
 from keme.synth.said import variants as variant_bank
+from keme.stats import sentence_keys
 from keme.text.resources import Exchange, Parts, TalkPart
 from keme.text.template import Context, Template, render
 
@@ -61,6 +63,8 @@ REQUEST_EN = re.compile(
 REQUEST_ZH = re.compile(
     r"(?:.{0,6}[，,\s])?(?:帮我|帮忙|提醒我|给我|麻烦|能不能帮|可以帮|能帮|记一下|记得|设个|设一个|把)"
 )
+THANKS_EN = re.compile(r"\W*(?:thanks|thank you|thx|ty|cheers)\b", re.IGNORECASE)
+THANKS_ZH = re.compile(r"\W*(?:谢谢|多谢|感谢|谢啦|谢了)")
 SPLIT_EN = re.compile(r"(?<=[.!?])\s+(?=\S)")
 SPLIT_ZH = re.compile(r"(?<=[。！？!?～，,])\s*(?=\S)")
 
@@ -96,6 +100,74 @@ def choose_style(rng: random.Random, seed: int, persona_id: str, has_anchor: boo
     return Style(shape, register, closing, bursts)
 
 
+WORDING = "="  # the key of a wording as said (the other keys are normalized: no "=" leads them)
+
+
+class SmallTalk:
+    """What one persona has said in small talk: a part's sentence is said once in the persona's span.
+
+    A kind's parts are spread over the span (by `progress`, 0 at its start, 1 at its end): at any moment
+    at most HEAD + pool x progress of them are said, so that the year does not spend them all in its first
+    weeks. When none is left the line goes without small talk: nothing rather than a repeat. Two wordings
+    are the same sentence when the repetition measure would call them so (keme.stats.sentence_keys).
+    Parts drawn for a session are held until the session is kept (`begin`, `keep`), so that a session
+    drawn again does not spend them; `state` is what a checkpoint stores."""
+
+    HEAD = 3  # parts of a kind a persona may say before the pacing starts
+
+    def __init__(self, said: dict[str, str] | None = None):
+        self.said: dict[str, str] = dict(said or {})  # key -> kind
+        self.held: dict[str, str] = {}
+        self.by_kind: Counter[str] = Counter(self.said.values())
+        self.spent: set[str] = {k[1:] for k in self.said if k.startswith(WORDING)}
+        self.progress = 1.0
+
+    def keys(self, text: str, lang: str) -> tuple[str, ...]:
+        return _small_keys(text, lang)
+
+    def at(self, progress: float) -> None:
+        """Where in the persona's span the session being drawn is (0: its start, 1: its end)."""
+        self.progress = min(1.0, max(0.0, progress))
+
+    def fresh(self, text: str, lang: str) -> bool:
+        return not any(k in self.said or k in self.held for k in self.keys(text, lang))
+
+    def room(self, kind: str, pool: int) -> bool:
+        """Whether the pacing lets the persona say another part of `kind` (of `pool` parts) now."""
+        held = sum(1 for k in self.held.values() if k == kind)
+        return self.by_kind[kind] + held < self.HEAD + pool * self.progress
+
+    def hold(self, text: str, kind: str, lang: str) -> None:
+        keys = self.keys(text, lang)
+        self.held[keys[0]] = kind
+        for key in keys[1:]:
+            self.held.setdefault(key, "")
+        self.held.setdefault(WORDING + text, "")
+
+    def wordings(self) -> set[str]:
+        """The exact wordings said or held: a part of one wording (its source) among them is said."""
+        return self.spent | {k[1:] for k in self.held if k.startswith(WORDING)}
+
+    def begin(self) -> None:
+        self.held.clear()
+
+    def keep(self) -> None:
+        self.spent.update(k[1:] for k in self.held if k.startswith(WORDING))
+        self.said.update(self.held)
+        self.by_kind.update(k for k in self.held.values() if k)
+        self.held.clear()
+
+    def state(self) -> dict[str, str]:
+        return dict(self.said)
+
+
+@functools.lru_cache(maxsize=8192)
+def _small_keys(text: str, lang: str) -> tuple[str, ...]:
+    """The keys a small-talk wording is remembered by (an emoji, which has no word, by itself)."""
+    keys = sentence_keys(DIGITS.sub("#", text), lang)[1]
+    return tuple(keys) if keys[0] else (text.strip(),)
+
+
 def line_key(text: str, said: tuple[str, ...] | list[str]) -> str:
     """The line as the usage budget counts it: every value it says -> <E>, digit runs -> #."""
     for value in sorted({s for s in said if s}, key=lambda s: (-len(s), s)):  # no set order: hash-seeded
@@ -117,12 +189,14 @@ class Line:
     source: str = ""  # the template line's source text
     asks: str = "statement"  # request | question | statement: what a reply to the line answers
     sentences: tuple[str, ...] = ()  # the said-memory keys of its content sentences (keme.synth.said)
+    small: tuple[tuple[str, str], ...] = ()  # the small-talk parts said with it, (text, kind)
 
 
 class Talk:
     """Renders lines for one session under the persona's usage budget, with small talk around them."""
 
     TRIES = 7
+    PART_TRIES = 6  # renderings of parts tried before a line goes without small talk
     BARE_TRIES = 3  # draws of another option before small talk is forced around the line
     OPENER_P, SEGUE_P, FOLLOW_P, ACK_P, OFFER_P = 0.45, 0.1, 0.15, 0.3, 0.12
 
@@ -138,9 +212,11 @@ class Talk:
         lang: str,
         part_of_day: str | None = None,
         variants: Variants | None = None,
+        small: SmallTalk | None = None,
     ):
         self.parts = parts
         self.variants = variants if variants is not None else variant_bank(lang)
+        self.small = small if small is not None else SmallTalk()
         # parts see only the time of day, and only when the whole session window lies in one part of it
         slots = {"part_of_day": part_of_day} if part_of_day else {}
         self.ctx = Context(lang=lang, rng=rng, persona={}, slots=slots)
@@ -153,12 +229,16 @@ class Talk:
         self.opened = False
         self.final = False  # the line being said is the session's last message: a wish may end it
         self.heard: str | None = None  # question | statement: the last accepted line, what the next follows
+        self.drafted: set[str] = set()  # keys of the small talk in the lines being drawn, not yet accepted
 
     def used(self, key: str) -> int:
         return self.usage[key] + self.session[key]
 
     def accept(self, *lines: Line) -> None:
+        self.drafted = set()
         for line in lines:
+            for text, kind in line.small:
+                self.small.hold(text, kind, self.lang)
             self.session[line.key] += 1
             self.session.update(line.sentences)
             self.parts_said.update(line.parts)
@@ -166,22 +246,50 @@ class Talk:
 
     # -- parts ----------------------------------------------------------------------------------
     def part(
-        self, kind: str, after: str | None = None, leads: str | None = None
-    ) -> tuple[str, tuple[str, ...], str]:
-        """One part of `kind` that fits the session and is new to it, rendered; its said values (for the
-        key) and its source."""
-        chosen = self.pick(kind, after, leads)
-        said: list[str] = []
-        text = render(chosen.template, self.ctx, on_said=lambda _k, _n, _v, shown: said.append(shown))
-        return text, tuple(said), chosen.template.source
+        self, kind: str, after: str | None = None, leads: str | None = None, fact: bool = False
+    ) -> tuple[str, tuple[str, ...], str] | None:
+        """One part of `kind` that fits the session and that the persona has not said, rendered; its said
+        values (for the key) and its source; None when every fitting part is said (or the pacing holds
+        the rest back): the line then goes without. `fact`: the line states a fact, so no hedge."""
+        pool = len(self.parts.by_kind.get(kind, ()))
+        if not self.small.room(kind, pool):
+            return None
+        tried = set(self.small.wordings())  # a part of one wording, said: not drawn at all
+        for _ in range(self.PART_TRIES):
+            chosen = self.pick(kind, after, leads, fact, exclude=tried)
+            if chosen is None:
+                return None
+            said: list[str] = []
+            text = render(chosen.template, self.ctx, on_said=lambda _k, _n, _v, shown: said.append(shown))
+            keys = set(self.small.keys(text, self.lang))
+            if self.small.fresh(text, self.lang) and not keys & self.drafted:
+                self.drafted |= keys  # one line of an exchange may not say what the other says
+                return text, tuple(said), chosen.template.source
+            tried.add(chosen.template.source)
+        return None
 
-    def pick(self, kind: str, after: str | None = None, leads: str | None = None) -> TalkPart:
+    def pick(
+        self,
+        kind: str,
+        after: str | None = None,
+        leads: str | None = None,
+        fact: bool = False,
+        exclude: set[str] | frozenset[str] = frozenset(),
+    ) -> TalkPart | None:
         """The part itself: one that fits where it goes (a greeting only in the first reply, a wish only in
-        the last message, "one more question" only before a question), new to the session if it can be."""
+        the last message, "one more question" only before a question, no hedge next to a fact), new to the
+        session if it can be; None if none fits."""
         fits = self.parts.options(kind, self.style.register, self.style.talk_shape, after)
-        fits = tuple(p for p in fits if self.ctx.can_render(p.template) and self.placed(p, kind, leads))
+        fits = tuple(
+            p
+            for p in fits
+            if self.ctx.can_render(p.template)
+            and self.placed(p, kind, leads)
+            and not (fact and p.hedge)
+            and p.template.source not in exclude
+        )
         fresh: tuple[TalkPart, ...] = tuple(p for p in fits if p.template.source not in self.parts_said)
-        return self.rng.choice(fresh or fits)
+        return self.rng.choice(fresh or fits) if fits else None
 
     def placed(self, part: TalkPart, kind: str, leads: str | None) -> bool:
         """Whether `part` may go here: its `at` and `leads` tags against the session so far."""
@@ -193,47 +301,49 @@ class Talk:
             return kind == "closers" or self.final
         return True
 
-    def standalone(self, kind: str, after: str | None = None) -> Line:
-        """A message that is only small talk (a closer, a follow-up sent on its own), under the budget."""
-        best: Line | None = None
-        for attempt in range(self.TRIES):
-            text, said, source = self.part(kind, after)
-            sources = (source,)
-            if attempt > 0 and self.rng.random() < 0.6:  # two parts of the kind: "ok cool — makes sense"
-                more, said_more, other = self.part(kind, after)
-                ends = {p.template.source for p in self.parts.by_kind.get(kind, ()) if p.at == "end"}
-                if other != source and not {source, other} <= ends:
-                    if source in ends:  # a wish goes last: "Good. Nothing else for now. Have a good evening."
-                        text, more, said, said_more, source, other = (
-                            more,
-                            text,
-                            said_more,
-                            said,
-                            other,
-                            source,
-                        )
-                    text, said, sources = join(self.lang, "", text, more), said + said_more, (source, other)
-            line = Line(text, line_key(text, said), said, set(), sources, asks=reply_to(text, self.lang))
-            if best is None or self.used(line.key) < self.used(best.key):
-                best = line
-            if self.used(line.key) == 0:
-                break
-        assert best is not None
-        self.accept(best)
-        return best
+    def standalone(self, kind: str, after: str | None = None, fact: bool = False) -> Line | None:
+        """A message that is only small talk (a closer, a follow-up sent on its own), under the budget;
+        None when the persona has no part of the kind left to say."""
+        self.drafted = set()
+        first = self.part(kind, after, fact=fact)
+        if first is None:
+            return None
+        text, said, source = first
+        sources: tuple[str, ...] = (source,)
+        small = [(text, kind)]
+        if self.rng.random() < 0.3 and (second := self.part(kind, after, fact=fact)) is not None:
+            more, said_more, other = second  # two parts of the kind: "ok cool — makes sense"
+            ends = {p.template.source for p in self.parts.by_kind.get(kind, ()) if p.at == "end"}
+            if other != source and not {source, other} <= ends and self.small.fresh(more, self.lang):
+                small.append((more, kind))
+                if source in ends:  # a wish goes last: "Good. Nothing else for now. Have a good evening."
+                    text, more, said, said_more, source, other = more, text, said_more, said, other, source
+                text, said, sources = join(self.lang, "", text, more), said + said_more, (source, other)
+        line = Line(text, line_key(text, said), said, set(), sources, asks=reply_to(text, self.lang))
+        line.small = tuple(small)
+        self.accept(line)
+        return line
 
     # -- lines ----------------------------------------------------------------------------------
     def line(
-        self, template: Template, role: str, ctx: Context, force: bool, heard: str | None = None
+        self,
+        template: Template,
+        role: str,
+        ctx: Context,
+        force: bool,
+        heard: str | None = None,
+        says: bool = False,
     ) -> Line:
         """A template line rendered, dressed in parts, with its budget key and the persona keys it used;
-        `heard`: whether the line it answers asked (question) or told (statement)."""
+        `heard`: whether the line it answers asked (question) or told (statement); `says`: the line
+        declares a state in words, so it states a fact even without a value."""
         links: set[str] = set()
         reports: list[tuple[str, str, str, str]] = []
         wording = self.variants.least_said(template, self.used, self.rng.choice)  # in words not said yet
         core = render(wording.template, ctx, links.add, on_said=lambda *heard: reports.append(heard))
         keep_case = bool(wording.template.parts) and wording.template.parts[0].kind != "text"
-        text, extra, sources = self.dress(core, role, force, keep_case, heard)
+        fact = says or bool(reports) or bool(links)
+        text, extra, sources, small = self.dress(core, role, force, keep_case, heard, fact)
         values = tuple(r[3] for r in reports) + extra
         line = Line(
             text,
@@ -245,20 +355,31 @@ class Talk:
             body=core,
             source=template.source,
             sentences=wording.keys,
+            small=small,
         )
         line.asks = reply_to(core, self.lang)
         return line
 
     def dress(
-        self, core: str, role: str, force: bool, keep_case: bool = False, heard: str | None = None
-    ) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
-        """`core` with small talk around it, the values the parts said and their sources; `force`: at
+        self,
+        core: str,
+        role: str,
+        force: bool,
+        keep_case: bool = False,
+        heard: str | None = None,
+        fact: bool = False,
+    ) -> tuple[str, tuple[str, ...], tuple[str, ...], tuple[tuple[str, str], ...]]:
+        """`core` with small talk around it, the values the parts said, their sources and (text, kind)
+        each; `force`: at
         least one part (the plain line was said before). A lead-in fits what it answers (`heard`): "Can
-        do." follows a request, "That makes sense." an explanation, not a question."""
+        do." follows a request, "That makes sense." an explanation, not a question; no part next to a
+        line that states a fact (`fact`) hedges it."""
         said: list[str] = []
         sources: list[str] = []
         kinds: list[tuple[str, str | None, bool]] = []  # (kind, after, before the line)
         asks = asks_of(core)
+        if reply_to(core, self.lang) == "thanks":
+            asks = "thanks"  # nothing but a part made for it goes after a thanks
         if role == "user":
             lead = "segues" if self.opened else "openers"
             before = self.rng.random() < ((0.75 if self.opened else 0.7) if force else self.lead_p(lead))
@@ -271,15 +392,20 @@ class Talk:
             )
             kinds = [("acks", heard, True)] * ack + [("offers", None, False)] * offer
         prefix = suffix = ""
+        small: list[tuple[str, str]] = []
         for kind, after, before in kinds:
-            text, s, source = self.part(kind, after, asks if before else None)
+            found = self.part(kind, after, asks if before else None, fact)
+            if found is None:  # said out: the line goes without
+                continue
+            text, s, source = found
             said += s
             sources.append(source)
+            small.append((text, kind))
             if before:
                 prefix = text
             else:
                 suffix = text
-        return join(self.lang, prefix, core, suffix, keep_case), tuple(said), tuple(sources)
+        return join(self.lang, prefix, core, suffix, keep_case), tuple(said), tuple(sources), tuple(small)
 
     def _starts_like_ack(self, core: str) -> bool:
         if self.lang == "zh":
@@ -294,9 +420,12 @@ def asks_of(text: str) -> str:
 
 
 def reply_to(text: str, lang: str) -> str:
-    """What an answer to `text` answers: a request ("can you…", "remind me…", "帮我…"; "Can do." fits it), a
-    question ("Good question." fits it) or a statement ("Makes sense." fits it)."""
+    """What an answer to `text` answers: a thanks ("thanks, that helps", "谢谢"; only "Anytime." fits it), a
+    request ("can you…", "remind me…", "帮我…"; "Can do." fits it), a question ("Good question." fits it) or
+    a statement ("Makes sense." fits it)."""
     head = text.strip().lower()
+    if (THANKS_ZH if lang == "zh" else THANKS_EN).match(head):
+        return "thanks"
     if (REQUEST_ZH if lang == "zh" else REQUEST_EN).match(head):
         return "request"
     return asks_of(text)
@@ -363,6 +492,7 @@ def exchange_lines(
     best: list[Line] | None = None
     best_score = 0
     for attempt in range(talk.TRIES):
+        talk.drafted = set()
         # the options in new words first; a line said whole before (one too short to count a sentence
         # of) may still send the draw to another option
         chosen = talk.rng.choice(unsaid if attempt < talk.BARE_TRIES else eligible)
@@ -370,7 +500,8 @@ def exchange_lines(
         lines: list[Line] = []
         for role, template in pairs:
             heard = lines[-1].asks if lines else talk.heard
-            lines.append(talk.line(template, role, ctx, force=attempt >= talk.BARE_TRIES, heard=heard))
+            says = role == "user" and bool(chosen.says)
+            lines.append(talk.line(template, role, ctx, attempt >= talk.BARE_TRIES, heard, says))
         lines[0].says = chosen.says
         # a whole line said again weighs more than one of its sentences: it is the copy a reader sees
         score = sum(
@@ -380,6 +511,8 @@ def exchange_lines(
             best, best_score = lines, score
         if score <= min(said):  # as new as these options can be: no more draws
             break
+        if attempt >= talk.BARE_TRIES and not any(line.small for line in lines):
+            break  # the small talk that could dress it is said out: more draws would not make it new
     assert best is not None
     talk.accept(*best)
     talk.opened = True

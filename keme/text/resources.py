@@ -225,10 +225,12 @@ class PartText(_Strict):
     shape: Shape | None = None  # None: fits a planning thread and a quick check alike
     # follow-ups: the user's own line it may follow; acks and segues: the other side's line it answers
     # (request: "can you…", "remind me…", "帮我…")
-    after: Literal["question", "statement", "request"] | None = None
+    after: Literal["question", "statement", "request", "thanks"] | None = None
     leads: Literal["question", "statement"] | None = None  # openers, segues: the line it may lead
     # a greeting fits only the session's first reply, a wish ("have a good evening") only its last message
     at: Literal["start", "end"] | None = None
+    # it throws doubt on the line it goes with ("or maybe not, idk"): never next to a line that states a fact
+    hedge: bool = False
 
 
 class PartsText(_Strict):
@@ -275,6 +277,7 @@ class TalkPart:
     after: str | None = None
     leads: str | None = None
     at: str | None = None  # start: the session's first reply only; end: its last message only
+    hedge: bool = False  # throws doubt on its line: never next to a line that states a fact
 
 
 @dataclass(frozen=True)
@@ -286,10 +289,13 @@ class Parts:
 
     def options(self, kind: str, register: str, shape: str, after: str | None = None) -> tuple[TalkPart, ...]:
         """The parts of `kind` that fit a session of this register and shape (and follow a line of kind
-        `after`: question | statement, when given)."""
+        `after`: question | statement | request | thanks, when given). A thanks is answered only by a part
+        made for it ("Anytime."), or by none: "Makes sense." or "Good question." would not follow it."""
         fits = self.index[(kind, register, shape)]
         if after is None:
             return fits
+        if after == "thanks":
+            return tuple(p for p in fits if p.after == "thanks")
         return tuple(p for p in fits if p.after in (None, after)) or fits
 
 
@@ -415,7 +421,7 @@ def _talk_part(item: PartText, where: str) -> TalkPart:
         )
     if any(ch.isdigit() for ch in item.text):
         raise ResourceError(f"{where}: {item.text!r} has a number; parts assert nothing about the world")
-    return TalkPart(template, item.tone, item.shape, item.after, item.leads, item.at)
+    return TalkPart(template, item.tone, item.shape, item.after, item.leads, item.at, item.hedge)
 
 
 def load_parts(path: Path) -> Parts:

@@ -1,0 +1,229 @@
+"""Small talk that happens once (issue 36): a persona says each small-talk sentence at most once in its
+span, spread over it, and says nothing rather than repeat; no part hedges a line that states a fact."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+
+import pytest
+from conftest import ROOT
+
+from keme.synth import variety
+from keme.synth.limits import load_config
+from keme.synth.pipeline import synthesize_persona
+from keme.synth.state import Trajectory
+from keme.synth.variety import THREAD, Line, SmallTalk, Style, Talk, exchange_lines
+from keme.text import resources
+from keme.text.resources import Exchange
+from keme.text.template import Context, compile_template
+
+LANGS = ("en", "zh")
+
+
+def _talk(lang: str, small: SmallTalk, seed: int, register: str = "casual") -> Talk:
+    return Talk(
+        resources.get(lang).parts, Style(THREAD, register), random.Random(seed), Counter(), lang, small=small
+    )
+
+
+def _hedges(lang: str) -> set[str]:
+    return {
+        p.template.source
+        for kind in resources.PART_KINDS
+        for p in resources.get(lang).parts.by_kind[kind]
+        if p.hedge
+    }
+
+
+# -- once a span ----------------------------------------------------------------------------------
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_small_talk_sentence_is_said_once_and_then_nothing_rather_than_again(lang):
+    small = SmallTalk()
+    said: list[str] = []
+    for seed in range(200):
+        small.begin()
+        line = _talk(lang, small, seed).standalone("closers")
+        if line is not None:
+            said.append(line.text)
+        small.keep()
+    assert said and len(said) == len(set(said))
+    pool = len(resources.get(lang).parts.by_kind["closers"])
+    assert len(said) <= 2 * pool  # a closer may hold two parts
+    assert _talk(lang, small, 999).standalone("closers") is None  # said out: nothing
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_line_goes_bare_when_its_small_talk_is_said_out(lang):
+    small = SmallTalk()
+    for seed in range(300):
+        small.begin()
+        talk = _talk(lang, small, seed)
+        for kind in ("acks", "offers"):
+            talk.standalone(kind)
+        small.keep()
+    core = "Sounds good, let's keep the plan." if lang == "en" else "听起来不错，就按这个计划来。"
+    text, _, sources, parts = _talk(lang, small, 7).dress(core, "assistant", force=True)
+    assert (text, sources, parts) == (core, (), ())
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_small_talk_is_spread_over_the_span_not_spent_at_its_start(lang):
+    small = SmallTalk()
+    small.at(0.0)
+    said = 0
+    for seed in range(100):
+        small.begin()
+        said += _talk(lang, small, seed).standalone("closers") is not None
+        small.keep()
+    assert said <= SmallTalk.HEAD
+    small.at(0.5)
+    small.begin()
+    assert _talk(lang, small, 101).standalone("closers") is not None
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_session_drawn_again_does_not_spend_the_small_talk_of_the_draw_it_replaces(lang):
+    small = SmallTalk()
+    small.begin()
+    first = _talk(lang, small, 3).standalone("closers")
+    small.begin()  # the session is drawn again: its first draw was never said
+    again = _talk(lang, small, 3).standalone("closers")
+    assert first is not None and again is not None and first.text == again.text
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_the_small_talk_said_is_carried_by_the_checkpoint(lang):
+    cfg = load_config(ROOT / "configs/demo.yaml")
+    index = [p.language for p in cfg.personas].index(lang)
+    traj = synthesize_persona(index, cfg)
+    checkpoint = traj.checkpoint()
+    assert checkpoint.smalltalk and checkpoint.smalltalk == traj.smalltalk.state()
+    assert Trajectory.from_checkpoint(checkpoint).smalltalk.state() == checkpoint.smalltalk
+
+
+# -- no hedge next to a fact ----------------------------------------------------------------------
+FACTS = {
+    "en": ("I train {days} days a week now.", "Noted: {days} days a week."),
+    "zh": ("我现在一周练{days}天", "记下了：一周{days}天。"),
+}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_line_that_states_a_value_is_never_dressed_in_a_hedge(lang):
+    u, a = FACTS[lang]
+    options = (Exchange(compile_template(u), compile_template(a)),)
+    hedges = {h.lower() for h in _hedges(lang)}
+    assert hedges
+    for seed in range(150):
+        ctx = Context(lang=lang, rng=random.Random(seed), persona={}, slots={"days": "6"})
+        talk = _talk(lang, SmallTalk(), seed)
+        usage_said = Counter({line: 1 for line in (u.replace("{days}", "#"), a.replace("{days}", "#"))})
+        talk.usage = usage_said  # said before: small talk is forced around it
+        lines = exchange_lines(talk, options, ctx)
+        assert lines is not None
+        for line in lines:
+            sources = {s.lower() for s in line.parts}
+            assert not sources & hedges, line.text
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_line_that_states_no_fact_may_take_a_hedge(lang):
+    hedged = False
+    for seed in range(300):
+        talk = _talk(lang, SmallTalk(), seed)
+        line = talk.standalone("followups", "statement")
+        hedged |= line is not None and bool(set(line.parts) & _hedges(lang))
+    assert hedged
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_follow_up_sent_after_a_fact_is_no_hedge(lang):
+    for seed in range(300):
+        line = _talk(lang, SmallTalk(), seed).standalone("followups", "statement", fact=True)
+        assert line is not None and not set(line.parts) & _hedges(lang), line.text
+
+
+# -- over a persona-year --------------------------------------------------------------------------
+@pytest.fixture(scope="module", params=LANGS)
+def year(request) -> tuple[Trajectory, list[Line]]:
+    """A persona-year and every line its sessions accepted (with the parts around it)."""
+    cfg = load_config(ROOT / "configs/year.yaml")
+    persona = cfg.personas[0].model_copy(update={"language": request.param})
+    accepted: list[Line] = []
+    accept = Talk.accept
+
+    def record(self, *lines):
+        accepted.extend(lines)
+        return accept(self, *lines)
+
+    Talk.accept = record
+    try:
+        traj = synthesize_persona(0, cfg.model_copy(update={"personas": [persona]}))
+    finally:
+        Talk.accept = accept
+    return traj, accepted
+
+
+def test_no_small_talk_message_is_said_twice_in_a_persona_year(year):
+    traj, _ = year
+    said = Counter(m.content for s in traj.sessions for m in s.messages if m.smalltalk)
+    assert said and max(said.values()) == 1
+
+
+def test_no_small_talk_part_is_said_twice_in_a_persona_year(year):
+    traj, lines = year
+    lang = traj.persona.language
+    said = Counter(traj.smalltalk.keys(text, lang)[0] for line in lines for text, _ in line.small)
+    assert said and max(said.values()) == 1, said.most_common(3)
+
+
+def test_no_line_that_states_a_fact_is_dressed_in_a_hedge_in_a_persona_year(year):
+    traj, lines = year
+    hedges = _hedges(traj.persona.language)
+    stated = [line for line in lines if line.reports or line.says or line.links]
+    assert stated
+    assert [line.text for line in stated if set(line.parts) & hedges] == []
+
+
+# -- by the speech act it follows -----------------------------------------------------------------
+THANKED = [("en", "Thanks, that really helps."), ("zh", "谢谢，帮我理清楚了")]
+
+
+@pytest.mark.parametrize(("lang", "line"), THANKED)
+def test_a_thanks_is_answered_only_by_small_talk_made_for_it(lang, line):
+    parts = resources.get(lang).parts
+    made_for_it = {p.template.source for p in parts.by_kind["acks"] if p.after == "thanks"}
+    assert made_for_it
+    for seed in range(80):
+        part = _talk(lang, SmallTalk(), seed).pick("acks", variety.reply_to(line, lang))
+        assert part is not None and part.template.source in made_for_it
+
+
+@pytest.mark.parametrize(("lang", "line"), [("en", "Can you move my dentist?"), ("zh", "帮我把牙医改到下周")])
+def test_a_part_made_for_a_thanks_never_answers_anything_else(lang, line):
+    acks = resources.get(lang).parts.by_kind["acks"]
+    made_for_it = {p.template.source for p in acks if p.after == "thanks"}
+    for seed in range(80):
+        part = _talk(lang, SmallTalk(), seed).pick("acks", variety.reply_to(line, lang))
+        assert part is not None and part.template.source not in made_for_it
+
+
+@pytest.mark.parametrize(("lang", "line"), THANKED)
+def test_no_follow_up_trails_a_thanks(lang, line):
+    for seed in range(40):
+        _, _, sources, _ = _talk(lang, SmallTalk(), seed).dress(line, "user", force=True)
+        followups = {p.template.source for p in resources.get(lang).parts.by_kind["followups"]}
+        assert not set(sources) & followups
+
+
+ASKING = {"en": re.compile(r"\bq\b|question|\bask\b", re.IGNORECASE), "zh": re.compile("问")}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_an_opener_that_announces_a_question_leads_only_a_question(lang):
+    for register in ("casual", "polite"):
+        for seed in range(60):
+            part = _talk(lang, SmallTalk(), seed, register).pick("openers", leads="statement")
+            assert part is not None and not ASKING[lang].search(part.template.source), part.template.source
