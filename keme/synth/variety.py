@@ -17,9 +17,9 @@ from collections import Counter
 from dataclasses import dataclass
 
 from keme.seeding import derive_seed
+from keme.stats import sentence_keys
 from keme.synth.said import Variants, said_before
 from keme.synth.said import variants as variant_bank
-from keme.stats import sentence_keys
 from keme.text.resources import Exchange, Parts, TalkPart
 from keme.text.template import Context, Template, render
 
