@@ -176,3 +176,15 @@ def test_a_wording_that_starts_with_a_value_keeps_its_capital_after_a_lead_in():
     texts = [talk.line(compile_template(key), "user", ctx, force=True).text for _ in range(6)]
     led = [t for t in texts if not t.startswith("Luca's")]
     assert led and all("Luca's Trattoria had decent food" in t for t in led)
+
+
+def test_banks_written_apart_are_merged_in_name_order(tmp_path):
+    split = tmp_path / "en" / "variants"
+    split.mkdir(parents=True)
+    (tmp_path / "en" / "variants.yaml").write_text('"Book the flights first.":\n  - "Flights come first."\n')
+    (split / "b.yaml").write_text('"Book the flights first.":\n  - "Start with flights."\n')
+    (split / "a.yaml").write_text('"Pack light.":\n  - "Bring as little as you can."\n')
+    assert load_bank("en", tmp_path) == {
+        "Book the flights first.": ["Flights come first.", "Start with flights."],
+        "Pack light.": ["Bring as little as you can."],
+    }

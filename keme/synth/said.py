@@ -193,13 +193,16 @@ def spans_of(source: str, lang: str) -> list[str]:
 
 
 def load_bank(lang: str, root: Path = ROOT) -> dict[str, list[str]]:
-    """keme/text/<lang>/variants.yaml: exact pattern sentence -> its other wordings ({} if absent)."""
-    path = root / lang / "variants.yaml"
-    if not path.exists():
-        return {}
+    """keme/text/<lang>/variants.yaml and variants/*.yaml (banks written apart, merged in name order):
+    exact pattern sentence -> its other wordings ({} if none). A key in two files gets both lists."""
+    paths = [root / lang / "variants.yaml", *sorted((root / lang / "variants").glob("*.yaml"))]
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser when built: a bank is large
-    data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}  # noqa: S506 - a safe loader
-    return {str(k): [str(v) for v in vs] for k, vs in data.items()}
+    bank: dict[str, list[str]] = {}
+    for path in (p for p in paths if p.exists()):
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}  # noqa: S506 - a safe loader
+        for key, wordings in data.items():
+            bank.setdefault(str(key), []).extend(str(v) for v in wordings)
+    return bank
 
 
 @functools.cache
