@@ -17,6 +17,7 @@ from keme.synth.planner import GIFT_LABEL, MEAL_AFTER, PHONE_LABEL
 from keme.text import resources
 from keme.world.catalog import DINING, Catalog, CatalogError, load_catalog
 from keme.world.cues import load_cues
+from keme.world.prices import load_prices
 
 LANGS = ("en", "zh")
 CATALOG_MOMENTS = (
@@ -321,19 +322,20 @@ def test_every_catalog_episode_combines_only_compatible_items(trajectories):
     assert checked > 100 and bad == []
 
 
-def test_every_bill_merchant_belongs_to_its_category_and_amount_to_its_range(trajectories):
+def test_every_bill_merchant_belongs_to_its_category_and_amount_to_its_price_range(trajectories):
     bills = 0
     for traj in trajectories:
         lang = traj.persona.language
         catalog = load_catalog(lang)
         ranges = {c.label: c.amount for c in resources.get(lang).anchors.bill.categories.values()}
+        prices = load_prices(lang)  # a merchant the price table knows charges its category's range
         for anchor in traj.anchors:
             if anchor.app != "bill":
                 continue
             bills += 1
             record = anchor.record
             assert catalog.compatible("merchant~category", record.merchant, record.category) is True, record
-            low, high = ranges[record.category]
+            low, high = prices.merchant_range(record.merchant) or ranges[record.category]
             assert Decimal(str(low)) <= record.amount <= Decimal(str(high)), record
     assert bills > 20
 

@@ -359,6 +359,18 @@ def test_a_move_to_another_city_with_the_same_job_and_commute_is_named(lang, old
     assert "kept the job" in found[0] and "still commutes by 'subway'" in found[1]
 
 
+@pytest.mark.parametrize(("lang", "old", "new"), [("en", "Chicago", "New York"), ("zh", "天津", "西安")])
+def test_a_move_too_close_to_the_trajectory_end_to_judge_passes(lang, old, new):
+    moved = persona(
+        lang,
+        {
+            "home.city": [(old, START), (new, END - timedelta(days=5))],
+            "transport.commute_mode": [("bus", START)],
+        },
+    )
+    assert named(view(lang, the_persona=moved)) == []
+
+
 def test_a_move_with_a_new_job_and_commute_passes():
     moved = persona(
         "en",
@@ -416,6 +428,12 @@ LOOK_ALIKES = [
         "My manager wants a self-review by Friday and I hate writing about myself.",
     ),
     ("zh", datetime(2026, 10, 21, 10), "奶奶问我春节回不回赣州"),  # plans asked months ahead
+    # a friend's holiday party after Christmas is not the office one (its season ends Dec 20)
+    (
+        "en",
+        datetime(2026, 12, 27, 23),
+        "Back home after Nathan's holiday party at the Loft on Pine. What a night.",
+    ),
 ]
 
 

@@ -182,7 +182,9 @@ def _after_change(leaf: Event, traj: Trajectory, ctx: PlanContext, rng: random.R
     if new.get("sport.main_sport"):
         _refit_goals(leaf, traj, ctx, now, new["sport.main_sport"])
     for follow_up in change.follow_ups:
-        if rng.random() < FOLLOW_UP_CHANCE.get(follow_up, 1.0):
+        # a move to another city always changes the commute (keme/world/check/lifecycle.py); a new job may not
+        chance = 1.0 if name == "relocate" else FOLLOW_UP_CHANCE.get(follow_up, 1.0)
+        if rng.random() < chance:
             add_follow_up(
                 follow_up, cause, traj, ctx, rng, now, f"{name} realized in {leaf.id}: {follow_up} follows"
             )

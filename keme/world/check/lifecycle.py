@@ -286,13 +286,15 @@ def _changes(world: World, key: str) -> list[tuple[datetime, str, str, list[str]
 
 
 def _moves(world: World) -> list[Finding]:
-    """A move to another city changes the job (or its place) and the commute."""
+    """A move to another city changes the job (or its place) and the commute. A move whose window runs
+    past the trajectory's end is not judged: the new job may start after the last day written."""
     window = timedelta(days=world.catalog.lifecycle.relocation_window)
+    end = world.view.persona.end
     jobs = _changes(world, "career.company")
     commutes = _changes(world, "transport.commute_mode")
     out = []
     for at, old, new, evidence in _changes(world, "home.city"):
-        if old == new:
+        if old == new or at + window > end:
             continue
         if not any(abs(when - at) <= window for when, *_ in jobs):
             company = world.view.persona.value_at("career.company", at)
