@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
@@ -44,6 +45,43 @@ def sample_dataset():
     from keme.validate import verified_dataset
 
     return verified_dataset(ROOT / "data/sample")
+
+
+@dataclass(frozen=True)
+class PhoneUpdate:
+    """The shipped sample's "What phone do I have now?": its id, its gold messages (the phone before the
+    update, then the update) and the two phones. Derived, so a regenerated sample moves no test."""
+
+    question: str
+    old_message: str
+    new_message: str
+    old: str
+    new: str
+    noise: list[str]  # three early user messages of the persona that mention neither phone
+
+
+@cache
+def sample_phone_update() -> PhoneUpdate:
+    data = sample_dataset()
+    item = next(
+        q
+        for q in data.qa
+        if q.subtype == "knowledge_update.current" and q.question.endswith("phone do I have now?")
+    )
+    messages = {m.id: m for s in data.sessions for m in s.messages}
+    old_id, new_id = sorted(item.evidence, key=lambda i: messages[i].timestamp)
+    persona = item.id.split("-")[0]
+    old = next(c.value for c in data.claims if c.message_id == old_id and c.value != item.answer)
+    noise = [
+        m.id
+        for m in sorted(messages.values(), key=lambda m: m.timestamp)
+        if m.id.startswith(persona)
+        and m.role == "user"
+        and m.id not in item.evidence
+        and old not in m.content
+        and item.answer not in m.content
+    ][3:6]
+    return PhoneUpdate(item.id, old_id, new_id, old, item.answer, noise)
 
 
 def small_config(text: str = "") -> SynthConfig:

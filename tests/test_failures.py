@@ -1,25 +1,23 @@
 """Failure analysis: each wrong question gets the first pipeline step that failed (eval/failures.py).
 
-The questions are the shipped sample's: PHONE_NOW asks which phone the persona has now (Galaxy S23, after
-an update from a OnePlus 12); its gold evidence is the OnePlus message and the Galaxy message.
+The questions are the shipped sample's: PHONE_NOW asks which phone the persona has now (the phone after
+an update); its gold evidence is the message with the old phone and the one with the update
+(conftest.sample_phone_update derives both, so a regenerated sample moves no test).
 """
 
 from __future__ import annotations
 
 import pytest
-from conftest import sample_dataset
+from conftest import sample_dataset, sample_phone_update
 
 from eval.failures import CATEGORIES, Ledger, Outcome, breakdown, classify, verdict_of
 from eval.metrics import evidence_groups
 
-OLD_PHONE = "p01-s0011-m11"  # "... my OnePlus 12" (gold: the phone before the update)
-NEW_PHONE = "p01-s0029-m06"  # "Bought the Galaxy S23 ..." (gold: the update)
-ON_ONEPLUS = "p01-s0024-m18"  # "Does it matter that I'm on OnePlus 12?" (not gold: the old value, again)
-NOISE = ["p01-s0002-m15", "p01-s0006-m14", "p01-s0004-m12"]
-# "What phone do I have now?" (its id moves when the sample is regenerated)
-PHONE_NOW = next(
-    q.id for q in sample_dataset().qa if q.subtype == "knowledge_update.current" and q.answer == "Galaxy S23"
-)
+PHONE = sample_phone_update()
+PHONE_NOW = PHONE.question
+OLD_PHONE = PHONE.old_message  # "... my <old phone>" (gold: the phone before the update)
+NEW_PHONE = PHONE.new_message  # "I got the <new phone>" (gold: the update)
+NOISE = PHONE.noise
 
 
 @pytest.fixture(scope="module")
@@ -38,15 +36,15 @@ def category(world, qid: str, ranked: list[str], k: int = 3, answer: str | None 
 def test_the_sample_question_is_what_the_tests_assume(world):
     questions, _ = world
     item = questions[PHONE_NOW]
-    assert item.answer == "Galaxy S23" and set(item.evidence) == {OLD_PHONE, NEW_PHONE}
+    assert item.answer == PHONE.new and set(item.evidence) == {OLD_PHONE, NEW_PHONE}
 
 
 def test_only_the_old_value_in_context_is_stale(world):
-    assert category(world, PHONE_NOW, [ON_ONEPLUS, *NOISE]) == "stale"
+    assert category(world, PHONE_NOW, [OLD_PHONE, *NOISE]) == "stale"
 
 
-def test_the_old_value_beside_the_current_one_is_not_stale(world):
-    assert category(world, PHONE_NOW, [ON_ONEPLUS, NEW_PHONE, *NOISE]) == "not_retrieved"
+def test_the_current_value_in_context_is_not_stale(world):
+    assert category(world, PHONE_NOW, [NEW_PHONE, *NOISE]) == "not_retrieved"
 
 
 def test_gold_nowhere_in_the_ranking_is_not_retrieved(world):
@@ -59,7 +57,7 @@ def test_gold_below_k_is_ranked_out(world):
 
 def test_evidence_in_context_and_a_wrong_answer_is_answered_wrong(world):
     ranked = [OLD_PHONE, NEW_PHONE, *NOISE]
-    assert category(world, PHONE_NOW, ranked, answer="OnePlus 12", correct=False) == "answered_wrong"
+    assert category(world, PHONE_NOW, ranked, answer=PHONE.old, correct=False) == "answered_wrong"
 
 
 def test_evidence_in_context_and_i_dont_know_is_abstained_answerable(world):
@@ -69,7 +67,7 @@ def test_evidence_in_context_and_i_dont_know_is_abstained_answerable(world):
 
 
 def test_a_right_answer_has_no_failure(world):
-    assert category(world, PHONE_NOW, NOISE, answer="Galaxy S23", correct=True) is None
+    assert category(world, PHONE_NOW, NOISE, answer=PHONE.new, correct=True) is None
 
 
 def test_an_answer_to_an_unanswerable_question_is_answered_unanswerable(world):
@@ -88,7 +86,7 @@ def test_without_a_reader_the_unanswerable_and_the_retrieved_are_not_classified(
 def test_a_question_about_the_history_of_a_fact_has_no_stale_value(world):
     questions, _ = world
     history = next(q for q in questions.values() if any(x.aggregate == "history" for x in q.queries))
-    assert category(world, history.id, [ON_ONEPLUS, *NOISE]) != "stale"
+    assert category(world, history.id, [OLD_PHONE, *NOISE]) != "stale"
 
 
 def test_the_breakdown_counts_every_category_in_pipeline_order():

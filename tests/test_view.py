@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import sample_dataset
+from conftest import sample_dataset, sample_phone_update
 
 from eval.contract import Hit, Query, Retrieval, Usage
 from eval.failures import LABELS
@@ -25,12 +25,11 @@ from keme.omni.render import CHROMIUM_ARGS, find_chromium
 
 pytestmark = pytest.mark.chromium
 
-# which phone now (Galaxy S23, after a OnePlus 12): tests/test_failures.py
-STALE = next(
-    q.id for q in sample_dataset().qa if q.subtype == "knowledge_update.current" and q.answer == "Galaxy S23"
-)
-OLD_PHONE_AGAIN = "p01-s0024-m18"  # "Does it matter that I'm on OnePlus 12?": the old value, not gold
-NOISE = ["p01-s0002-m15", "p01-s0006-m14", "p01-s0004-m12"]
+# which phone now (the phone after an update): tests/test_failures.py, conftest.sample_phone_update
+PHONE = sample_phone_update()
+STALE = PHONE.question
+OLD_PHONE = PHONE.old_message  # the old value in context, the update not: stale
+NOISE = PHONE.noise
 K = 3
 HOSTILE = '<script>window.pwned = 1</script><img src="x" onerror="window.pwned = 2">'
 
@@ -73,7 +72,7 @@ class ScriptedSystem:
         item = self.questions[query.question_id]
         gold = list(item.evidence)
         ranked = {
-            "stale": [OLD_PHONE_AGAIN] + NOISE,
+            "stale": [OLD_PHONE] + NOISE,
             "not_retrieved": NOISE,
             "ranked_out": NOISE + gold,
         }.get(self.plan.get(item.id, ""), gold + NOISE)
@@ -222,7 +221,7 @@ def test_the_question_page_marks_gold_hits_and_the_first_gold_rank(page, site):
 
 def test_markup_in_a_message_shows_as_literal_text(browser, tmp_path):
     data = Dataset.load(sample_dataset().root)
-    session = data.sessions[0]
+    session = next(s for s in data.sessions if len(s.messages) > 1)  # a message after the first
     session.messages[1].content = HOSTILE
     out = tmp_path / "site"
     write_site(data, [], out)
