@@ -229,6 +229,28 @@ def test_office_work_inside_a_trip_is_named():
     assert all("丽江" in f.text for f in found)
 
 
+def test_the_place_of_a_meeting_said_during_a_trip_is_not_being_at_work():
+    """A look-alike (year-zh seed 5): on a trip, the assistant names where a later meeting is held."""
+    view = world(
+        "zh",
+        [lijiang_trip(), event("p01-c01-e02", "mood_checkin", START, END)],
+        [
+            session(
+                "p01-s0016",
+                "p01-c01-e02",
+                [
+                    ("user", at(19, "08:40"), "我4月27日（周一）那天有事吗"),
+                    ("assistant", at(19, "08:40"), "有的，11:45–12:45有「部门周会」，在公司12楼大会议室。"),
+                    ("user", at(19, "08:43"), "刚到公司，先去开个会"),
+                ],
+                "zh",
+            )
+        ],
+        schedule=home_schedule("zh", [LIJIANG]),
+    )
+    assert ids(findings(view, "occupancy")) == [["p01-s0016-m03"]]
+
+
 def test_day_one_said_on_the_third_day_of_the_trip_is_named():
     view = world(
         "zh",
@@ -731,6 +753,27 @@ def test_a_phone_that_gave_out_and_later_still_works_is_named():
     assert ids(findings(view, "objects")) == [["p01-s0024-m01", "p01-s0026-m02"]]
 
 
+@pytest.mark.parametrize(
+    ("first", "flagged"),
+    [
+        ("手机这两天摄像头黑屏，是不是要坏了", False),  # a look-alike (year-zh seed 5): it may be going
+        ("手机快坏了，充一晚上电才到一半", False),
+        ("手机彻底坏了，开不了机", True),
+        ("手机坏了，明天去看看", True),
+    ],
+)
+def test_a_phone_that_may_be_going_is_not_one_that_gave_out(first, flagged):
+    view = world(
+        "zh",
+        [event("p01-c01-e01", "tech_help", START, END)],
+        [
+            session("p01-s0003", "p01-c01-e01", [("user", at(3, "20:00"), first)], "zh"),
+            session("p01-s0009", "p01-c01-e01", [("user", at(9, "20:00"), "手机还能用，先不换了")], "zh"),
+        ],
+    )
+    assert ids(findings(view, "objects")) == ([["p01-s0003-m01", "p01-s0009-m01"]] if flagged else [])
+
+
 def test_object_condition_claims_go_from_broken_to_working_only_through_a_repair():
     def view_with(middle: list[Claim]):
         return world(
@@ -899,6 +942,11 @@ def test_a_date_with_the_wrong_weekday_is_named():
         ("en", at(26, "21:20"), "I can do mornings before work, 7 am-ish.", False),  # a habit
         ("zh", at(26, "10:32"), "下班后去趟超市", True),
         ("zh", at(26, "10:32"), "平时只能下班后学，但那时候脑子已经不转了", False),  # a habit
+        # look-alikes (year-zh seed 4): the way to a meeting room at the office, asked or noted on a Sunday
+        ("zh", at(26, "14:54"), "从家到公司12楼大会议室得多长时间", False),
+        ("zh", at(26, "14:54"), "刚把部门周会加进日历了，4月27日 09:30，在公司12楼大会议室", False),
+        ("zh", at(26, "14:54"), "刚到公司，楼里一个人都没有", True),
+        ("zh", at(26, "14:54"), "我在公司加班呢", False),
     ],
 )
 def test_work_on_a_weekend_or_holiday_is_named_unless_it_is_overtime(lang, when, text, flagged):

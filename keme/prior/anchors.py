@@ -125,6 +125,13 @@ def free_to_shop(moment: datetime, country: str, hours: tuple[int, int] = (10, 2
     return not WORK_HOURS[0] <= clock < WORK_HOURS[1] or LUNCH[0] <= clock < LUNCH[1]
 
 
+def _fitting(items: list, day: date, country: str) -> list:
+    """The items whose content fits `day`: one about the job (`work`) only on a workday."""
+    if is_workday(day, country):
+        return items
+    return [item for item in items if not item.work] or items
+
+
 def _record(
     app: str,
     moment: datetime | None,
@@ -132,6 +139,8 @@ def _record(
     ctx: Context,
     res: Resources,
     providers: dict[str, str] | None = None,
+    *,
+    country: str,
 ):
     text = res.anchors
     if app == "bill":
@@ -150,7 +159,8 @@ def _record(
             payment_method=_text(rng.choice(text.bill.payment_methods), ctx),
         )
     if app == "voice_memo":
-        item = rng.choice(text.voice_memo.items)
+        assert moment is not None, "a voice memo is recorded at its anchor's time"
+        item = rng.choice(_fitting(text.voice_memo.items, moment.date(), country))
         transcript = _text(item.transcript, ctx)
         rate = 4.0 if res.lang == "zh" else 2.4  # characters / words per second when speaking
         units = len(transcript) if res.lang == "zh" else len(transcript.split())
@@ -163,7 +173,10 @@ def _record(
     if app == "calendar":
         item = rng.choice(text.calendar.items)
         lo, hi = PART_START[item.part]
-        day = moment.date() + timedelta(rng.randint(1, 14))
+        days = [moment.date() + timedelta(n) for n in range(1, 15)]
+        if item.work:  # a work meeting is held on a workday, never on a weekend or public holiday
+            days = [d for d in days if is_workday(d, country)] or days
+        day = rng.choice(days)
         begins = datetime.combine(day, time(rng.randint(lo, hi), rng.choice((0, 15, 30, 45))))
         return CalendarRecord(
             title=_text(item.title, ctx),
@@ -220,7 +233,7 @@ def build_anchors(persona: Persona, cfg: SynthConfig, res: Resources) -> list[An
                 fits: Callable[[datetime], bool] = lambda _moment: True  # noqa: E731
                 if app == "bill":  # the charge first: one paid in person is timed when the persona can shop
                     ctx = Context(lang=res.lang, rng=rng, persona=static, pools=res.flat_pools)
-                    bill = _record(app, None, rng, ctx, res, providers)
+                    bill = _record(app, None, rng, ctx, res, providers, country=persona.country)
                     hours = catalog.hours(bill.merchant)
                     if hours is not None:
                         fits = functools.partial(free_to_shop, country=persona.country, hours=hours)
@@ -230,7 +243,7 @@ def build_anchors(persona: Persona, cfg: SynthConfig, res: Resources) -> list[An
     anchors = []
     for number, (moment, app, drawn) in enumerate(planned, start=1):
         ctx = Context(lang=res.lang, rng=rng, persona=static, pools=res.flat_pools, bound=prices.bound)
-        record = drawn if drawn is not None else _record(app, moment, rng, ctx, res)
+        record = drawn if drawn is not None else _record(app, moment, rng, ctx, res, country=persona.country)
         anchor = Anchor(
             id=f"{persona.id}-a{number:03d}",
             persona_id=persona.id,

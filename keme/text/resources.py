@@ -138,6 +138,7 @@ class BillText(_Strict):
 class VoiceMemoItem(_Strict):
     title: str
     transcript: str
+    work: bool = False  # about the job (a standup, a weekly meeting): recorded on a workday only
 
 
 class CalendarItem(_Strict):
@@ -146,6 +147,7 @@ class CalendarItem(_Strict):
     minutes: int = Field(gt=0)
     part: Literal["morning", "afternoon", "evening"]
     attendees: list[str] = Field(default_factory=list)
+    work: bool = False  # held at or for the job (a weekly meeting, a review): falls on a workday only
 
 
 class NoteItem(_Strict):
