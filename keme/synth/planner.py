@@ -191,13 +191,16 @@ def episode_params(
             "companion": _companion(rng, persona, when),
         }
     if kind in ("work_project", "promotion"):
+        # a project is delivered once: a work episode with no project left is not planned (regular_episode),
+        # and the ones a promotion still to come needs are kept for it
         company = persona.value_at("career.company", when) or ""
-        return {
-            "project": lifecycle.project_for(
-                rng, traj.events.values(), catalog.lifecycle, lists["projects"], when
-            ),
-            "colleague": rng.choice(colleagues(ctx.cfg.seed, persona, company, res)),
-        }
+        events, life = list(traj.events.values()), catalog.lifecycle
+        reserve = lifecycle.promotions_ahead(events) if kind == "work_project" else 0
+        project = lifecycle.project_for(rng, events, life, lists["projects"], when, reserve)
+        if project is None and kind == "promotion":
+            project = lifecycle.reused_project(events, lists["projects"])
+        params = {"project": project} if project else {}
+        return params | {"colleague": rng.choice(colleagues(ctx.cfg.seed, persona, company, res))}
     if kind == "health":
         return _health(rng, catalog)
     if kind in ("fitness", "gym_change", "new_sport"):
@@ -627,7 +630,9 @@ def _plan_chapter(
             length = rng.randint(kind.days[0], min(kind.days[1], span))
             first = lo + timedelta(days=rng.randint(0, span - length))
             event = regular_episode(kind.name, *_clip_window(chapter, first, length), chapter, traj, ctx, rng)
-            assert event is not None  # only a trip can fail to fit, and trips are not roomy
+            if event is None:  # a work episode with every project taken (trips are not roomy)
+                roomy.remove(kind.name)
+                continue
             commit(event)
             added += 1
             per_kind[kind.name] += 1
@@ -741,7 +746,8 @@ def regular_episode(
     params: dict[str, str] | None = None,
 ) -> Event | None:
     """An everyday episode in [first, last] with its details (`params`, else drawn); None if a trip does
-    not fit the window. A trip lasts the `nights` its params ask, or as many as its destination takes."""
+    not fit the window or a work episode has no project left. A trip lasts the `nights` its params ask, or
+    as many as its destination takes."""
     if params is None:  # the persona as it is when the episode begins, changes planned by then included
         params = episode_params(kind, rng, traj, ctx, max(chapter.start, datetime.combine(first, time())))
     params = dict(params)
@@ -761,6 +767,8 @@ def regular_episode(
             return None
         params |= _trip_dates(trip_start, trip_end, ctx.lang)
     if kind == "work_project":
+        if not params.get("project"):
+            return None  # every project is taken: it was delivered already
         params["deadline"] = fmt.format_date(last, ctx.lang)
     return _episode_event(traj, chapter, kind, first, last, params, ctx)
 
