@@ -12,6 +12,10 @@ import pytest
 from keme.dataset.views import PersonaView
 from keme.models import Attribute, AttributeVersion, Event, EventGraph, Message, Persona, Session
 from keme.synth import lifecycle as gen
+from keme.synth.limits import parse_config
+from keme.synth.pipeline import start_trajectory
+from keme.synth.planner import PlanContext, expand_chapter
+from keme.text import resources
 from keme.world.catalog import load_catalog
 from keme.world.check import check_world
 from keme.world.check import lifecycle as rule
@@ -569,3 +573,72 @@ def test_the_first_incident_of_the_trajectory_is_not_told_as_a_repeat():
     life = load_catalog("en").lifecycle
     again = "My badge at {value} stopped working again. Second time — I think the chip just hates me."
     assert not gen.LifeMemory().allows(again, at(4, 23), persona("en"), "en", life)
+
+
+# --- a project is delivered once (keme/synth/lifecycle.py project_for)
+PROMOTED = {"en": ("CRM cleanup", "brand refresh"), "zh": ("小程序改版", "官网改版")}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_promotion_that_shrank_to_its_moment_keeps_its_project(lang):
+    """A one-moment promotion episode is renamed to its moment (work_win): its project is still taken."""
+    life = load_catalog(lang).lifecycle
+    held, free = PROMOTED[lang]
+    promo = episode(1, "work_win", at(9, 24), change="promotion", project=held, _episode="promotion")
+    picks = {gen.project_for(random.Random(s), [promo], life, [held, free], at(10, 19)) for s in range(20)}
+    assert picks == {free}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_no_project_left_plans_no_work_episode(lang):
+    life = load_catalog(lang).lifecycle
+    held, free = PROMOTED[lang]
+    taken = [
+        episode(1, "work_project", at(1, 10), project=held),
+        episode(2, "work_project", at(2, 1), project=free),
+    ]
+    assert gen.project_for(random.Random(1), taken, life, [held, free], at(12, 22)) is None
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_work_episode_leaves_an_all_year_project_for_a_promotion_ahead(lang):
+    life = load_catalog(lang).lifecycle
+    all_year = PROMOTED[lang][0]
+    seasonal = "spring product launch" if lang == "en" else "春季新品发布会"
+    chapter = Event(
+        id="p01-c09",
+        parent_id=None,
+        depth=0,
+        kind="chapter",
+        title="",
+        summary="",
+        start=at(9, 1),
+        end=at(9, 30),
+        params={"changes": "promotion"},
+    )
+    reserve = gen.promotions_ahead([chapter])
+    assert reserve == 1
+    pool = [all_year, seasonal]
+    picks = {gen.project_for(random.Random(s), [chapter], life, pool, at(3, 1), reserve) for s in range(20)}
+    assert picks == {seasonal}
+    assert gen.project_for(random.Random(1), [chapter], life, pool, at(9, 24)) == all_year
+    promo = episode(1, "work_win", at(9, 24), change="promotion", project=all_year, _episode="promotion")
+    assert gen.promotions_ahead([chapter, promo]) == 0
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_planned_year_names_each_project_once_even_when_work_outruns_the_pool(lang):
+    """Work episodes weighted to outnumber the projects: the planner runs out and plans other things."""
+    cfg = parse_config(
+        f"name: t\nseed: 8\npersonas:\n  - {{language: {lang}, start: 2026-01-01, months: 12}}\n"
+        "episodes:\n  weights: {work_project: 40}\n",
+        "<test>",
+    )
+    res = resources.get(lang)
+    traj = start_trajectory(0, cfg, res)
+    ctx = PlanContext(cfg, res)
+    for chapter in traj.children(None):
+        expand_chapter(chapter, traj, ctx, random.Random(chapter.id))
+    named = [e.params["project"] for e in traj.events.values() if e.params.get("project")]
+    assert len(named) == len(set(named))
+    assert len(named) >= len(res.pools.lists["projects"]) - 4  # the pool did run out

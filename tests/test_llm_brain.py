@@ -7,17 +7,21 @@ logic is tested exactly; tests/test_llm_live.py runs the real model.
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
-from conftest import small_config
+from conftest import ROOT, small_config
 from llm_doubles import ScriptedProvider
 
 from keme.brains import make_brain
-from keme.brains.llm import SynthesisError
+from keme.brains.llm import ChapterPlan, LLMBrain, PlannedEpisode, SynthesisError
 from keme.cli import synthesize_dataset
 from keme.llm import LLMClient
 from keme.llm.cache import DiskCache
-from keme.synth.pipeline import synthesize_persona
+from keme.synth.limits import load_config
+from keme.synth.pipeline import start_trajectory, synthesize_persona
+from keme.synth.planner import PlanContext
+from keme.text import resources
 from keme.validate import validate
 
 LLM = "brain:\n  mode: llm\n  retries: 1\n"
@@ -169,3 +173,30 @@ def test_a_dialogue_the_coherence_checker_rejects_is_fed_back_with_the_finding(t
         s for s in traj.sessions if s.author == "llm" and not 11 <= s.messages[0].timestamp.hour < 14
     ]
     assert all("lunch break" not in s.messages[0].content for s in off_hours)
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_an_llm_planned_chapter_draws_its_changes_first(index):
+    """A fitness episode the model starts before a sport change it also plans gets a goal for both sports
+    (the changes are built first, as in the rule planner)."""
+    cfg = load_config(ROOT / "configs/demo.yaml")
+    res = resources.get(cfg.personas[index].language)
+    traj = start_trajectory(index, cfg, res)
+    ctx = PlanContext(cfg, res)
+    chapter = traj.children(None)[0]
+    old = traj.persona.value_at("sport.main_sport", chapter.start)
+    plan = ChapterPlan(
+        episodes=[
+            PlannedEpisode(kind="fitness", title="training", start_day=15, days=13),
+            PlannedEpisode(kind="new_sport", title="a new sport", start_day=24, days=1),
+        ]
+    )
+    for seed in range(8):
+        built = LLMBrain(cfg, client=None)._build_chapter(plan, chapter, traj, ctx, random.Random(seed))
+        assert built is not None
+        change = next(e for e in built if e.change == "new_sport")
+        fitness = next(e for e in built if e.kind == "fitness")
+        new = change.params["set:sport.main_sport"]
+        assert fitness.params["goal"] in set(ctx.catalog.goals_for(old)) & set(ctx.catalog.goals_for(new))
+        for event in built:
+            traj.remove_event(event.id)

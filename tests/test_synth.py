@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import subprocess
 import sys
 from datetime import date, datetime
@@ -18,7 +19,7 @@ from keme.prior.people import taken_names
 from keme.prior.persona import build_persona
 from keme.synth.limits import load_config
 from keme.synth.pipeline import start_trajectory, synthesize_persona
-from keme.synth.planner import _planned_value
+from keme.synth.planner import PlanContext, _planned_value, regular_episode
 from keme.synth.state import dialogue_hash
 from keme.synth.timing import TIMING, day_ok
 from keme.text import resources
@@ -355,3 +356,45 @@ def test_an_episode_planned_after_a_new_sport_draws_its_goal_for_that_sport():
     traj.events[change.id] = change
     assert _planned_value(traj, "sport.main_sport", datetime(2026, 3, 20)) == "rock climbing"
     assert _planned_value(traj, "sport.main_sport", datetime(2026, 3, 2)) == before
+
+
+@pytest.mark.parametrize(("index", "new_sport"), [(0, "running"), (1, "游泳")])
+def test_a_fitness_episode_spanning_a_planned_sport_change_has_a_goal_for_both_sports(index, new_sport):
+    """demo seed 8: a fitness episode from Mar 19 to 31 drew a pull-up goal for the sport of its first
+    day; the new sport set on Mar 28 orphaned it (the reviser cut the episode to one moment, and its anchored
+    moment still said the goal). Its goal must suit every main sport its window spans."""
+    cfg = load_config(ROOT / "configs/demo.yaml")
+    res = resources.get(cfg.personas[index].language)
+    traj = start_trajectory(index, cfg, res)
+    ctx = PlanContext(cfg, res)
+    catalog = ctx.catalog
+    old = traj.persona.value_at("sport.main_sport", traj.persona.start)
+    new = new_sport if new_sport != old else ("swimming" if index == 0 else "跑步")
+    assert set(catalog.goals_for(old)) != set(catalog.goals_for(new))
+    traj.events["p01-c01-e90"] = Event(
+        id="p01-c01-e90",
+        parent_id=None,
+        depth=1,
+        kind="new_sport",
+        change="new_sport",
+        title="new sport",
+        summary="",
+        start=datetime(2026, 3, 28, 7),
+        end=datetime(2026, 3, 28, 12),
+        params={"set:sport.main_sport": new},
+    )
+    chapter = traj.children(None)[0]
+    both = set(catalog.goals_for(old)) & set(catalog.goals_for(new))
+    for seed in range(30):
+        event = regular_episode(
+            "fitness", date(2026, 3, 19), date(2026, 3, 31), chapter, traj, ctx, random.Random(seed)
+        )
+        assert event is not None and event.params["goal"] in both, (seed, event and event.params)
+    # a window the change does not reach keeps the old sport's own goals
+    before = {
+        regular_episode(
+            "fitness", date(2026, 3, 2), date(2026, 3, 12), chapter, traj, ctx, random.Random(s)
+        ).params["goal"]
+        for s in range(60)
+    }
+    assert before - both

@@ -388,7 +388,9 @@ class LLMBrain:
         own = frozenset(chapter.pending_anchors)
         built: list[Event] = []
         try:
-            for ep in sorted(plan.episodes, key=lambda e: (e.start_day, e.kind)):
+            # the changes first, like the rule planner: an episode drawn after them sees what they set (a
+            # fitness goal for every main sport its window spans)
+            for ep in sorted(plan.episodes, key=lambda e: (e.kind not in CHANGES, e.start_day, e.kind)):
                 first = lo + timedelta(days=ep.start_day - 1)
                 last = first + timedelta(days=ep.days - 1)
                 if ep.kind in CHANGES:

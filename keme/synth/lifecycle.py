@@ -39,25 +39,45 @@ if TYPE_CHECKING:
 
 SAME_TIME = timedelta(days=14)
 """Mentions of one event this close to the first are the same occurrence (a symptom and its follow-up)."""
-PROJECT_EPISODES = frozenset({"work_project", "promotion"})
 
 
 # ---------------------------------------------------------------- the planner's choices
 def project_for(
-    rng: random.Random, events: Iterable[Event], life: Lifecycle, pool: Sequence[str], when: datetime
-) -> str:
-    """A project for an episode starting at `when`: in its season, and one no other episode had; when all
-    are taken, the in-season one used longest ago (the checker names a second delivery)."""
+    rng: random.Random,
+    events: Iterable[Event],
+    life: Lifecycle,
+    pool: Sequence[str],
+    when: datetime,
+    reserve: int = 0,
+) -> str | None:
+    """A project for an episode starting at `when`: in its season, and one no other event names (a
+    project is delivered once; a promotion's project counts, whatever moment its episode shrank to).
+    `reserve` all-year projects are left for the promotions still to plan. None when no project is left:
+    the caller plans something else."""
     fits = [p for p in pool if (rule := life.project(p)) is None or in_season(rule.season, when.date())]
+    taken = {event.params["project"] for event in events if event.params.get("project")}
+    fresh = [p for p in fits if p not in taken]
+    if reserve and sum(1 for p in fresh if life.project(p) is None) <= reserve:
+        fresh = [p for p in fresh if life.project(p) is not None]
+    return rng.choice(fresh) if fresh else None
+
+
+def promotions_ahead(events: Iterable[Event]) -> int:
+    """Promotions the chapters schedule that have no episode yet (each needs a project of its own)."""
+    events = list(events)
+    scheduled = sum(e.params.get("changes", "").split(",").count("promotion") for e in events if e.depth == 0)
+    planned = sum(1 for e in events if e.change == "promotion")
+    return max(0, scheduled - planned)
+
+
+def reused_project(events: Iterable[Event], pool: Sequence[str]) -> str:
+    """The project named longest ago: only for a promotion when every project is taken (the reserve of
+    `project_for` keeps this from happening in a trajectory of a year; the checker names the repeat)."""
     last: dict[str, datetime] = {}
     for event in events:
-        if event.kind in PROJECT_EPISODES and event.params.get("project"):
-            name = event.params["project"]
+        if name := event.params.get("project"):
             last[name] = max(last.get(name, event.start), event.start)
-    fresh = [p for p in fits if p not in last]
-    if fresh:
-        return rng.choice(fresh)
-    return min(fits or list(pool), key=lambda p: (last.get(p, datetime.min), p))
+    return min(pool, key=lambda p: (last.get(p, datetime.min), p))
 
 
 def once_held(events: Iterable[Event], life: Lifecycle, person: str) -> set[str]:

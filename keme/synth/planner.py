@@ -138,12 +138,27 @@ def _companion(rng: random.Random, persona: Persona, when: datetime) -> str:
     return rng.choice([o for o in options if o])
 
 
-def _goal(rng: random.Random, catalog: Catalog, sport: str) -> str:
-    """A fitness goal that fits `sport` (catalog goal~sport): no bench press for a pilates person."""
+def _goal(rng: random.Random, catalog: Catalog, sport: str, *others: str) -> str:
+    """A fitness goal that fits `sport` (catalog goal~sport): no bench press for a pilates person; and
+    `others` too (the sports an episode's window spans), when the catalog has a goal that fits them all."""
     goals = catalog.goals_for(sport)
     if not goals:
         raise ResourceError(f"the catalog has no fitness goal for {sport!r}: add goals to keme/world/catalog")
-    return rng.choice(goals)
+    common = [g for g in goals if all(g in catalog.goals_for(other) for other in others)]
+    return rng.choice(common or goals)
+
+
+def _sports_over(traj: Trajectory, when: datetime, until: datetime) -> list[str]:
+    """Every main sport the persona has between `when` and `until`, planned changes included: the one at
+    `when` first, then the one before and after each change planned in the window."""
+    key = "sport.main_sport"
+    sports = [_planned_value(traj, key, when) or ""]
+    for event in traj.events.values():
+        if f"set:{key}" in event.params and when < event.end and event.start <= until:
+            sports += [_planned_value(traj, key, event.start - timedelta(microseconds=1)) or ""]
+            sports += [event.params[f"set:{key}"]]
+    sports.append(_planned_value(traj, key, until) or "")
+    return list(dict.fromkeys(sports))
 
 
 def _planned_value(traj: Trajectory, key: str, when: datetime) -> str | None:
@@ -173,9 +188,11 @@ def episode_params(
     ctx: PlanContext,
     when: datetime,
     nights: int | None = None,
+    until: datetime | None = None,
 ) -> dict[str, str]:
     """Concrete details of an episode, drawn from the pools and the persona as it is at `when`; a trip of
-    `nights` goes only as far as that many nights allow (catalog `destinations`)."""
+    `nights` goes only as far as that many nights allow (catalog `destinations`); a fitness goal suits the
+    main sport all the way to `until` (a sport change planned inside the window does not orphan it)."""
     res, lang, persona, catalog = ctx.res, ctx.lang, traj.persona, ctx.catalog
     lists = res.pools.lists
     if kind == "trip":
@@ -191,18 +208,21 @@ def episode_params(
             "companion": _companion(rng, persona, when),
         }
     if kind in ("work_project", "promotion"):
+        # a project is delivered once: a work episode with no project left is not planned (regular_episode),
+        # and the ones a promotion still to come needs are kept for it
         company = persona.value_at("career.company", when) or ""
-        return {
-            "project": lifecycle.project_for(
-                rng, traj.events.values(), catalog.lifecycle, lists["projects"], when
-            ),
-            "colleague": rng.choice(colleagues(ctx.cfg.seed, persona, company, res)),
-        }
+        events, life = list(traj.events.values()), catalog.lifecycle
+        reserve = lifecycle.promotions_ahead(events) if kind == "work_project" else 0
+        project = lifecycle.project_for(rng, events, life, lists["projects"], when, reserve)
+        if project is None and kind == "promotion":
+            project = lifecycle.reused_project(events, lists["projects"])
+        params = {"project": project} if project else {}
+        return params | {"colleague": rng.choice(colleagues(ctx.cfg.seed, persona, company, res))}
     if kind == "health":
         return _health(rng, catalog)
     if kind in ("fitness", "gym_change", "new_sport"):
         # new_sport: change_params draws the goal again for the sport it sets
-        return {"goal": _goal(rng, catalog, _planned_value(traj, "sport.main_sport", when) or "")}
+        return {"goal": _goal(rng, catalog, *_sports_over(traj, when, until or when))}
     if kind == "social":
         people = [
             (persona.value_at("social_circle.best_friend", when), "friend"),
@@ -381,11 +401,16 @@ def _new_value(
 
 
 def change_params(
-    change: Change, rng: random.Random, traj: Trajectory, ctx: PlanContext, when: datetime
+    change: Change,
+    rng: random.Random,
+    traj: Trajectory,
+    ctx: PlanContext,
+    when: datetime,
+    until: datetime | None = None,
 ) -> dict[str, str]:
     """The new attribute values a change will set (as `set:<key>`) and its slot params."""
     persona, res, lang = traj.persona, ctx.res, ctx.lang
-    params = episode_params(change.name, rng, traj, ctx, when)
+    params = episode_params(change.name, rng, traj, ctx, when, until=until)
     # the value just before and just after `when`, counting changes planned but not realized yet: a new
     # value differs from both (two changes in a row must not set the same number of workouts a week)
     current = {key: _planned_value(traj, key, when) for key in change.attributes}
@@ -627,7 +652,9 @@ def _plan_chapter(
             length = rng.randint(kind.days[0], min(kind.days[1], span))
             first = lo + timedelta(days=rng.randint(0, span - length))
             event = regular_episode(kind.name, *_clip_window(chapter, first, length), chapter, traj, ctx, rng)
-            assert event is not None  # only a trip can fail to fit, and trips are not roomy
+            if event is None:  # a work episode with every project taken (trips are not roomy)
+                roomy.remove(kind.name)
+                continue
             commit(event)
             added += 1
             per_kind[kind.name] += 1
@@ -741,9 +768,11 @@ def regular_episode(
     params: dict[str, str] | None = None,
 ) -> Event | None:
     """An everyday episode in [first, last] with its details (`params`, else drawn); None if a trip does
-    not fit the window. A trip lasts the `nights` its params ask, or as many as its destination takes."""
+    not fit the window or a work episode has no project left. A trip lasts the `nights` its params ask, or
+    as many as its destination takes."""
     if params is None:  # the persona as it is when the episode begins, changes planned by then included
-        params = episode_params(kind, rng, traj, ctx, max(chapter.start, datetime.combine(first, time())))
+        begin = max(chapter.start, datetime.combine(first, time()))
+        params = episode_params(kind, rng, traj, ctx, begin, until=datetime.combine(last, time.max))
     params = dict(params)
     people = record_party(traj.anchors, first, last, load_cues(ctx.lang)) if "party_size" in params else None
     if people is not None:  # the note the episode holds says how many were there (keme.world.party)
@@ -761,6 +790,8 @@ def regular_episode(
             return None
         params |= _trip_dates(trip_start, trip_end, ctx.lang)
     if kind == "work_project":
+        if not params.get("project"):
+            return None  # every project is taken: it was delivered already
         params["deadline"] = fmt.format_date(last, ctx.lang)
     return _episode_event(traj, chapter, kind, first, last, params, ctx)
 
@@ -791,7 +822,9 @@ def plan_change_episode(
     length = min(span, rng.randint(*change.days))
     first = lo + timedelta(days=rng.randint(0, max(0, span - length)))
     first, last = window or _clip_window(parent, first, length)
-    params = change_params(change, rng, traj, ctx, datetime.combine(first, time()))
+    params = change_params(
+        change, rng, traj, ctx, datetime.combine(first, time()), datetime.combine(last, time.max)
+    )
     if "project" in params:
         params["deadline"] = fmt.format_date(last, ctx.lang)
     return _episode_event(
