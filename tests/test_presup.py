@@ -257,6 +257,17 @@ def test_small_talk_that_names_a_day_is_named(lang, text):
     assert len(found) == 1 and "small talk" in found[0]
 
 
+@pytest.mark.parametrize(
+    "lang,text",
+    [("en", "The seasons come from the tilt of the axis, not a march."), ("zh", "潮汐一天两次，月亮拖着走")],
+)
+def test_filler_chat_about_the_world_at_large_is_not_judged(lang, text):
+    s = said("p01-f00001", "filler", [("assistant", at(12, "10:00"), text)], lang)
+    s.messages[0].smalltalk = True
+    s.filler = True  # haystack chat (keme/synth/filler.py): it names no event, time or value of the persona's
+    assert presup_findings(lang, _deadline_episode(lang, True), [s]) == []
+
+
 # ------------------------------------------------------------------ look-alikes: precision on clean lines
 
 LOOK_ALIKES = [

@@ -898,6 +898,7 @@ def test_time_and_date_words_that_do_not_match_the_timestamp_are_named(lang, whe
         ("zh", at(3, "07:30"), "早上好！今晚想吃火锅，明天中午再说"),
         ("zh", at(3, "09:00"), "4月12日（周日）下午三点，和田思琪吃饭"),
         ("zh", at(3, "19:34"), "尽量约在午休前后或者下班后，少请假少被注意。"),  # advice, not the moment
+        ("en", at(3, "18:53"), "Light movement and a good night's sleep do the trick."),  # not a farewell
     ],
 )
 def test_time_and_date_words_that_match_the_timestamp_pass(lang, when, text):

@@ -291,6 +291,8 @@ def check(world: World) -> list[Finding]:
     table = line_table(lang)
     out = []
     for session in world.view.sessions:
+        if session.filler:  # haystack chat about the world at large: no event, time or value of the persona's
+            continue
         stages: list[str] = []
         candidates = table.get(session.pattern or "", [])
         for message in session.messages:
