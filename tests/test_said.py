@@ -20,6 +20,7 @@ from keme.synth.variety import THREAD, Style, Talk, exchange_lines, fresh
 from keme.text import resources
 from keme.text.resources import Exchange
 from keme.text.template import Context, compile_template
+from keme.world.cues import load_cues
 
 EN_LINE = "Would {merchant} give me a discount if I asked? I feel like I spend a lot there."
 ZH_LINE = "{merchant}附近吃饭的地方不少，要不要叫上{person}一起"
@@ -188,3 +189,39 @@ def test_banks_written_apart_are_merged_in_name_order(tmp_path):
         "Book the flights first.": ["Flights come first.", "Start with flights."],
         "Pack light.": ["Bring as little as you can."],
     }
+
+
+# the cues the coherence checker (keme/world/check) reads a line's place, time of day and objects' state from
+CHECKED_CUES = (
+    "office",
+    "commute",
+    "workday",
+    "overtime",
+    "remote",
+    "arrival",
+    "trip_day_one",
+    "trip_return",
+    "first_day_job",
+    "broken",
+    "working",
+    "repaired",
+)
+
+
+def _cues_said(cues, text: str) -> set[str]:
+    said = {name for name in CHECKED_CUES if cues.any(getattr(cues, name), text)}
+    return said | {f"time:{cue.name}" for cue in cues.times if cues.any(list(cue.patterns), text)}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_variant_says_no_place_time_or_state_its_sentence_does_not(lang):
+    """Other words, same world: "Commuting by ferry" on a Saturday or 「午休」 at 08:07 would be a slip the
+    sentence it rewords never makes (its presuppositions are declared for the sentence, not the variant)."""
+    cues = load_cues(lang)
+    added = [
+        (key, wording, sorted(_cues_said(cues, wording) - _cues_said(cues, key)))
+        for key, wordings in load_bank(lang).items()
+        for wording in wordings
+        if _cues_said(cues, wording) - _cues_said(cues, key)
+    ]
+    assert added == []
