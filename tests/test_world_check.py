@@ -948,6 +948,10 @@ def test_a_date_with_the_wrong_weekday_is_named():
         ("zh", at(26, "14:54"), "刚把部门周会加进日历了，4月27日 09:30，在公司12楼大会议室", False),
         ("zh", at(26, "14:54"), "刚到公司，楼里一个人都没有", True),
         ("zh", at(26, "14:54"), "我在公司加班呢", False),
+        # look-alikes (loop, year-zh seeds 1-13): habits said on a weekend; 现在公司 is "the company now"
+        ("zh", at(26, "17:22"), "平常就下班之后那点时间能学", False),
+        ("zh", at(26, "09:08"), "我通常坐地铁去上班，帮我算算几点出门比较合适，9点要打卡", False),
+        ("zh", at(25, "18:57"), "感谢这段时间的培养，别说现在公司不好。", False),
     ],
 )
 def test_work_on_a_weekend_or_holiday_is_named_unless_it_is_overtime(lang, when, text, flagged):
