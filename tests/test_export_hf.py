@@ -61,7 +61,8 @@ def exported(tmp_path_factory) -> Path:
 def with_image(tmp_path_factory) -> Path:
     """data/sample with one screenshot shared by p01's first user message, written as a keme dataset."""
     data = Dataset.load(SAMPLE)
-    first = data.sessions[0]
+    # a shared app record may stand alone (no user line): the first session the user speaks in
+    first = next(s for s in data.sessions if any(m.role == "user" for m in s.messages))
     shares = next(m for m in first.messages if m.role == "user")
     image = ImageRecord(
         id="p01-img001",
@@ -82,7 +83,9 @@ def with_image(tmp_path_factory) -> Path:
     )
     shared = shares.model_copy(update={"images": [SHOT], "captions": ["a bill"]})
     messages = [shared if m.id == shares.id else m for m in first.messages]
-    data.sessions = [first.model_copy(update={"messages": messages}), *data.sessions[1:]]
+    data.sessions = [
+        first.model_copy(update={"messages": messages}) if s.id == first.id else s for s in data.sessions
+    ]
     data.images = [image]
     data.blobs[SHOT] = PNG
     root = tmp_path_factory.mktemp("with-image") / "data"

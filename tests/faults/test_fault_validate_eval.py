@@ -61,15 +61,17 @@ def reseal(root: Path, names: list[str] | None = None) -> None:
 def with_screenshot(root: Path) -> None:
     """One screenshot shared by the first user message, recorded and listed, every hash consistent."""
     sessions = rows(root, "sessions.jsonl")
-    message = next(m for m in sessions[0]["messages"] if m["role"] == "user")
+    # a shared app record may stand alone (no user line): the first session the user speaks in
+    first = next(s for s in sessions if any(m["role"] == "user" for m in s["messages"]))
+    message = next(m for m in first["messages"] if m["role"] == "user")
     message["images"], message["captions"] = [IMAGE], ["a phone bill on screen"]
     put(root, "sessions.jsonl", sessions)
     (root / "images").mkdir()
     (root / IMAGE).write_bytes(PNG)
     record = {
         "id": "p01-img001",
-        "persona_id": sessions[0]["persona_id"],
-        "session_id": sessions[0]["id"],
+        "persona_id": first["persona_id"],
+        "session_id": first["id"],
         "message_id": message["id"],
         "path": IMAGE,
         "sha256": hashlib.sha256(PNG).hexdigest(),
