@@ -12,10 +12,10 @@ from test_world_check import at, event, findings, persona, session, world
 
 from keme.models import Session
 from keme.synth.presup import Moment, holds
+from keme.text.presup import PresupError, Window, in_part, parse
 from keme.text.resources import ROOT as TEXT_ROOT
 from keme.text.resources import ResourceError, load
 from keme.world.check.presup import bank_problems, undeclared
-from keme.world.presup import PresupError, Window, in_part, parse
 
 EP = "p01-c01-e01"
 BY_THE_DOOR = (

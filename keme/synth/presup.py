@@ -1,6 +1,6 @@
 """The realizer's side of presuppositions: which lines the simulated world allows at a session's moment.
 
-A line is drawn only if what it takes for granted (keme.world.presup) holds at the session: the part of
+A line is drawn only if what it takes for granted (keme.text.presup) holds at the session: the part of
 day covers the whole window the session may fall in, an event it speaks of as past has begun, a date it
 counts from is the declared number of days away, the persona is in the state it assumes, and the item it
 speaks of has reached that stage in this session's order. The checker re-checks the same declarations on
@@ -15,7 +15,7 @@ from datetime import date, datetime
 
 from keme.models import Anchor, Event, Persona
 from keme.text.dates import parse_display_date
-from keme.world.presup import STAGES, Presup, in_part
+from keme.text.presup import STAGES, Presup, in_part
 
 
 @dataclass

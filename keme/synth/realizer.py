@@ -76,7 +76,7 @@ class Draft:
     shown: tuple[str, ...] = ()  # every value the line shows, small talk's included (for the budget key)
     smalltalk: bool = False  # asserts nothing: a message of small-talk parts only (keme/text/*/parts.yaml)
     sentences: tuple[str, ...] = ()  # said-memory keys of its content sentences (keme.synth.said)
-    presup: bool = False  # its line declares a presupposition (keme.world.presup): kept whole
+    presup: bool = False  # its line declares a presupposition (keme.text.presup): kept whole
 
 
 def _persona_values(persona: Persona, when: datetime) -> dict[str, str]:

@@ -14,9 +14,9 @@ from typing import Literal, Union, cast
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from keme.errors import KemeError
+from keme.text.presup import Presup, PresupError
+from keme.text.presup import parse as parse_presup
 from keme.text.template import Template, TemplateError, compile_template
-from keme.world.presup import Presup, PresupError
-from keme.world.presup import parse as parse_presup
 from keme.yamlload import YamlError
 from keme.yamlload import load as load_yaml
 
@@ -34,7 +34,7 @@ class ExchangeText(_Strict):
     # what the user line states without a slot ({purpose: shared}): recorded as claims, and the option
     # is only drawn where the world allows it (keme.world.rules)
     says: dict[str, str] = Field(default_factory=dict)
-    # what the line takes for granted (keme.world.presup): drawn only where the world holds it
+    # what the line takes for granted (keme.text.presup): drawn only where the world holds it
     presup: dict[str, str] = Field(default_factory=dict)
 
 

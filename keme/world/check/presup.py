@@ -1,5 +1,5 @@
 """Presuppositions, re-checked on the written dataset: each message is matched back to the pattern line it
-was written from, and what that line declares it takes for granted (`presup:`, keme.world.presup) is
+was written from, and what that line declares it takes for granted (`presup:`, keme.text.presup) is
 checked against the recorded world: the message's own timestamp, the event graph, the persona's attribute
 history and the order of the session. Written apart from the realizer's filter (keme.synth.presup),
 so a line the filter let through by mistake is still named.
@@ -18,11 +18,11 @@ from datetime import date, datetime
 
 from keme.models import Event, Message, Session
 from keme.text.dates import parse_display_date
+from keme.text.presup import STAGES, Presup, in_part
 from keme.text.resources import Exchange, Resources
 from keme.text.resources import get as get_resources
 from keme.text.template import Template
 from keme.world.check.base import Finding, World, quote
-from keme.world.presup import STAGES, Presup, in_part
 
 RULE = "presup"
 MIN_LITERAL = {"en": 14, "zh": 6}  # literal characters a line needs to be recognized in a message

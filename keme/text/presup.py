@@ -46,7 +46,7 @@ _WINDOW = re.compile(r"^\s*(-?\d+)?\s*\.\.\s*(-?\d+)?\s*$")
 
 
 class PresupError(KemeError, ValueError):
-    """A `presup:` declaration is malformed: see keme/world/presup.py for its keys and value forms."""
+    """A `presup:` declaration is malformed: see keme/text/presup.py for its keys and value forms."""
 
 
 @dataclass(frozen=True)
