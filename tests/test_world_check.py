@@ -1240,6 +1240,23 @@ def test_chapters_that_overlap_or_miss_a_month_they_span_are_named():
 
 
 @pytest.mark.parametrize(
+    ("lang", "title", "named"),
+    [("en", "April–June 2026", True), ("zh", "2026年4月–6月", True), ("en", "April and June 2026", False)],
+)
+def test_a_chapter_titled_by_a_month_range_names_the_months_between(lang, title, named):
+    view = PersonaView(
+        persona(lang).model_copy(update={"end": datetime(2026, 6, 30, 23, 59)}),
+        graph=EventGraph(
+            persona_id="p01",
+            events=[event("p01-c01", "chapter", START, at(30, "23:59", 6), title)],
+            edges=[],
+        ),
+    )
+    texts = [f.text for f in findings(view, "chapters")]
+    assert texts == ([] if named else [texts[0]]) and (named or "does not name May" in texts[0])
+
+
+@pytest.mark.parametrize(
     ("lang", "first", "second"),
     [("en", "Apr 1–14, 2026", "Apr 15–30, 2026"), ("zh", "2026年4月1日–14日", "2026年4月15日–30日")],
 )

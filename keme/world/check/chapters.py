@@ -42,11 +42,18 @@ def _month_name(world: World, month: int) -> str:
 
 
 def _said_months(world: World, title: str) -> set[int]:
-    """The months a title names: English month names (full or short), or Chinese "4月"."""
+    """The months a title names: English month names (full or short), or Chinese "4月"; a range between
+    two of them ("April–June 2026", "2026年4月–6月") names every month from the first to the last."""
     if world.view.lang == "zh":
-        return {int(n) for n in re.findall(r"(?<!\d)(1[0-2]|[1-9])月", title)}
-    words = re.findall(r"[a-z]+", title.casefold())
-    return {m for m in (world.cues.month_of(w) for w in words) if m is not None}
+        named = [int(n) for n in re.findall(r"(?<!\d)(1[0-2]|[1-9])月", title)]
+    else:
+        words = re.findall(r"[a-z]+", title.casefold())
+        named = [m for m in (world.cues.month_of(w) for w in words) if m is not None]
+    said = set(named)
+    if len(named) == 2 and re.search(r"[–—-]", title):
+        first, last = named
+        said |= {(first - 1 + k) % 12 + 1 for k in range((last - first) % 12 + 1)}
+    return said
 
 
 def _said_days(world: World, title: str) -> tuple[int, int] | None:
