@@ -453,7 +453,13 @@ def test_the_llm_brain_writes_distractors_that_carry_no_claims_and_state_no_gold
 def test_a_written_chat_that_answers_names_or_numbers_is_refused(source):
     from keme.hardneg.written import Written, problems
 
-    item = next(q for q in source.qa if re.fullmatch(r"\$\d+\.\d\d", q.answer) and q.language == "en")
+    item, shop = next(
+        (q, m.group(1).lower())
+        for q in source.qa
+        if re.fullmatch(r"\$\d+\.\d\d", q.answer)
+        and q.language == "en"
+        and (m := re.search(r"pay at (.+?) on ", q.question))
+    )
 
     def chat(*lines: str) -> Written:
         return Written.model_validate(
@@ -465,18 +471,18 @@ def test_a_written_chat_that_answers_names_or_numbers_is_refused(source):
         )
 
     calm = chat(
-        "my friend asked what a spotify payment usually comes to", "that depends on the plan they chose"
+        f"my friend asked what a {shop} payment usually comes to", "that depends on the plan they chose"
     )
     assert problems(calm, item, [], frozenset(), "en") == []
     answer = chat(
-        f"my friend says the spotify payment came to {item.answer} again", "that sounds like the usual plan"
+        f"my friend says the {shop} payment came to {item.answer} again", "that sounds like the usual plan"
     )
     assert any("states the answer" in p for p in problems(answer, item, [], frozenset(), "en"))
-    number = chat("my friend paid spotify twice, 12 times a year", "that depends on the plan they chose")
+    number = chat(f"my friend paid {shop} twice, 12 times a year", "that depends on the plan they chose")
     assert any("number" in p for p in problems(number, item, [], frozenset(), "en"))
-    named = chat("my friend asked what a spotify payment usually comes to", "ask Ethan, he knows the plans")
+    named = chat(f"my friend asked what a {shop} payment usually comes to", "ask Ethan, he knows the plans")
     assert any("Ethan" in p for p in problems(named, item, [], frozenset({"Ethan"}), "en"))
-    chinese = chat("我朋友问 spotify 的付款一般是多少钱呀", "that depends on the plan they chose")
+    chinese = chat(f"我朋友问 {shop} 的付款一般是多少钱呀", "that depends on the plan they chose")
     assert any("not written in English" in p for p in problems(chinese, item, [], frozenset(), "en"))
 
 

@@ -109,7 +109,8 @@ def test_offline_run_scores_the_blind_rows_and_says_what_always_abstaining_gets(
     share = sum(q.spec.kind == "abstain" for q in questions) / len(questions)
     abstain = summary["systems"]["no_memory_abstain"]
     assert abstain["answered_by"] == "blind:always_abstain"
-    assert abstain["accuracy"] >= share and abstain["evidence_in_context"] == 0.0
+    assert abstain["accuracy"] >= round(share, 4)  # the summary rounds to 4 places
+    assert abstain["evidence_in_context"] == 0.0
     assert "recall_any@5" not in abstain and "accuracy" not in summary["systems"]["full_context"]
     assert (
         f"always abstaining is right on the {sum(q.spec.kind == 'abstain' for q in questions)}"

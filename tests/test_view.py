@@ -36,7 +36,11 @@ HOSTILE = '<script>window.pwned = 1</script><img src="x" onerror="window.pwned =
 
 def constructed(data: Dataset) -> dict[str, str]:
     """question id -> the failure category the scripted run gives it (the other questions are right)."""
-    answerable = [q for q in data.qa if q.evidence and q.id != STALE and q.format == "open"]
+    answerable = [  # the noise a scripted miss retrieves holds none of their evidence
+        q
+        for q in data.qa
+        if q.evidence and q.id != STALE and q.format == "open" and not set(q.evidence) & set(NOISE)
+    ]
     unanswerable = next(q for q in data.qa if q.spec.kind == "abstain")
     return {
         STALE: "stale",
