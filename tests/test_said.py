@@ -11,6 +11,7 @@ from keme.synth.said import (
     Variants,
     bank_problems,
     dialogue_sources,
+    line_spans,
     load_bank,
     sentences,
     spans_of,
@@ -20,6 +21,7 @@ from keme.synth.variety import THREAD, Style, Talk, exchange_lines, fresh
 from keme.text import resources
 from keme.text.resources import Exchange
 from keme.text.template import Context, compile_template
+from keme.world.check.base import clauses
 from keme.world.cues import load_cues
 
 EN_LINE = "Would {merchant} give me a discount if I asked? I feel like I spend a lot there."
@@ -248,3 +250,26 @@ def test_a_variant_of_a_sentence_about_another_day_or_a_habit_stays_one(lang):
         and _exempted(cues, key) - _exempted(cues, wording)
     ]
     assert lost == []
+
+
+def _now_reading(cues, line: str) -> set[str]:
+    """What the checker reads of the moment from a whole line: the cues of its clauses that are not about
+    another day or a habit (a clause runs to a full stop: one fragment's 「试试」 exempts its neighbours)."""
+    return {cue for c in clauses(line) if not cues.any(cues.other_day, c) for cue in _cues_said(cues, c)}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_variant_in_its_line_leaves_the_line_read_as_it_was(lang):
+    """「那可以试试早上提前半小时，或者通勤路上…」 is advice; 「那不妨早上早起半小时学，或者通勤路上…」 drops
+    the 试试 that made the whole clause advice, and puts the persona on a commute during a trip."""
+    cues, bank = load_cues(lang), load_bank(lang)
+    changed = []
+    for line in dialogue_sources(resources.get(lang)):
+        spans = line_spans(line, lang)
+        before = _now_reading(cues, line)
+        for i, (body, _) in enumerate(spans):
+            for wording in bank.get(body.strip(), ()):
+                varied = "".join((wording if j == i else b) + sep for j, (b, sep) in enumerate(spans))
+                if gained := _now_reading(cues, varied) - before:
+                    changed.append((body.strip(), wording, sorted(gained)))
+    assert changed == []

@@ -107,7 +107,7 @@ class Variants:
     def choices(self, source: str) -> tuple[tuple[tuple[str, str, tuple[str, ...]], ...], ...]:
         """Per sentence of `source`, its wordings (the original first) as (text, separator, memory keys)."""
         found = []
-        for body, sep in _spans(source, self.lang):
+        for body, sep in line_spans(source, self.lang):
             alts = []
             for text in (body, *self.bank.get(body.strip(), ())):
                 said = spans_of(text, self.lang)  # a variant may say two sentences
@@ -164,7 +164,7 @@ def said_before(keys: Iterable[str], count: Callable[[str], int]) -> int:
     return sum(count(k) for k in keys)
 
 
-def _spans(source: str, lang: str) -> list[tuple[str, str]]:
+def line_spans(source: str, lang: str) -> list[tuple[str, str]]:
     """`source` as (sentence, separator) pairs: cut at each sentence (or clause) end, every character
     kept, slots left whole. An English sentence keeps its end mark; a Chinese clause's mark is its
     separator."""
@@ -189,7 +189,7 @@ def _trail(body: str) -> str:
 
 def spans_of(source: str, lang: str) -> list[str]:
     """The sentences of a pattern line as variants.yaml keys them (its exact text, trimmed)."""
-    return [body.strip() for body, _ in _spans(source, lang) if body.strip()]
+    return [body.strip() for body, _ in line_spans(source, lang) if body.strip()]
 
 
 def load_bank(lang: str, root: Path = ROOT) -> dict[str, list[str]]:

@@ -112,12 +112,16 @@ class World:
         return next((t for t in self.trips if t.holds(moment)), None)
 
     def clauses(self, text: str) -> list[str]:
-        """The sentences of a message; a cue is judged inside its own clause."""
-        return [c.strip() for c in _CLAUSE.findall(text) if c.strip()] or [text]
+        return clauses(text)
 
     def now_clauses(self, text: str) -> list[str]:
         """The clauses that speak of the moment they are said (no other day, no condition, no habit)."""
         return [c for c in self.clauses(text) if not self.cues.any(self.cues.other_day, c)]
+
+
+def clauses(text: str) -> list[str]:
+    """The sentences of a message; a cue is judged inside its own clause."""
+    return [c.strip() for c in _CLAUSE.findall(text) if c.strip()] or [text]
 
 
 def quote(text: str, width: int = 90) -> str:
