@@ -388,6 +388,25 @@ def test_a_move_with_a_new_job_and_commute_passes():
 
 
 @pytest.mark.parametrize(
+    ("lang", "old", "new", "said", "flagged"),
+    [
+        ("en", "Saltbox Studios", "Lanternfish Games", at(4, 18), True),  # the offer session, a week early
+        ("zh", "森屿家居", "栖木酒店管理", at(4, 23), True),
+        ("en", "Saltbox Studios", "Lanternfish Games", at(4, 24, 21), False),  # on the first day itself
+        ("zh", "森屿家居", "栖木酒店管理", at(4, 30), False),  # a week in
+    ],
+)
+def test_a_new_job_said_as_the_persona_s_before_its_first_day_is_named(lang, old, new, said, flagged):
+    hired = persona(lang, {"career.company": [(old, START), (new, said)]})
+    change = episode(1, "job_change", at(4, 9), days=16, change="job_change")
+    events = [change, leaf(change, "job_offer", 1), leaf(change, "first_day", 2)]
+    events[2] = events[2].model_copy(update={"start": at(4, 24, 18), "end": at(4, 24, 23)})
+    found = [t for t in named(view(lang, events, the_persona=hired)) if "first day" in t]
+    assert bool(found) is flagged
+    assert not flagged or f"before its first day 2026-04-24 (still at {old}" in found[0]
+
+
+@pytest.mark.parametrize(
     ("lang", "old", "new", "flagged"),
     [
         ("zh", "行政主管", "算法工程师", True),

@@ -139,7 +139,7 @@ CHANGES: dict[str, Change] = {
             "job_change",
             ("career.company", "career.job_title"),
             ("job_interview", "job_offer", "first_day"),
-            update_index=1,
+            update_index=2,  # the company and title change on the first day, not at the offer
             params=("target_company", "target_title", "job_start_date"),
             follow_ups=("commute_change",),
             days=(10, 20),

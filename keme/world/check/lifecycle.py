@@ -33,6 +33,7 @@ RULE = "lifecycle"
 SAME_TIME = timedelta(days=14)
 YEAR = timedelta(days=365)
 DELIVERY = "work_win"  # the moment a project is delivered in
+FIRST_DAY = "first_day"  # the moment a new job begins
 
 
 def check(world: World) -> list[Finding]:
@@ -41,6 +42,7 @@ def check(world: World) -> list[Finding]:
         *_projects(world),
         *_said(world),
         *_moves(world),
+        *_new_jobs(world),
         *_promotions(world),
     ]
 
@@ -313,6 +315,26 @@ def _moves(world: World) -> list[Finding]:
                     RULE,
                     evidence[:1],
                     f"moved {old} -> {new} on {at.date()} and still commutes by {mode!r}",
+                )
+            )
+    return out
+
+
+def _new_jobs(world: World) -> list[Finding]:
+    """A new job is the persona's from its first day: a company said as theirs before the first day that
+    follows (an offer accepted is not a job started)."""
+    firsts = sorted(e.start for e in world.view.graph.events if e.kind == FIRST_DAY)
+    out = []
+    for at, old, new, evidence in _changes(world, "career.company"):
+        began = [d for d in firsts if d.date() <= at.date() and at - d <= SAME_TIME]
+        later = [d for d in firsts if d.date() > at.date() and d - at <= SAME_TIME * 2]
+        if old != new and later and not began:
+            out.append(
+                world.finding(
+                    RULE,
+                    evidence[:1],
+                    f"says the job at {new} is the persona's on {at.date()}, before its first day "
+                    f"{later[0].date()} (still at {old} until then)",
                 )
             )
     return out
