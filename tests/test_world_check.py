@@ -694,6 +694,28 @@ def test_an_old_value_inside_a_longer_word_is_not_the_value_said():
     assert findings(view, "state") == []
 
 
+@pytest.mark.parametrize(
+    ("text", "flagged"),
+    [
+        ("It's down to the Hoka Clifton 9 running shoes now.", False),  # a word of the product the line names
+        ("I'm running three times a week now, and the Hoka Clifton 9 running shoes help.", True),
+    ],
+)
+def test_an_old_value_inside_a_claimed_product_name_is_not_the_value_said(text, flagged):
+    """The sport went from running to volleyball: the product the line is about may still be running shoes."""
+    sports = {"sport.main_sport": [("running", START, []), ("volleyball", at(5, "10:00"), ["p01-s0005-m01"])]}
+    view = world(
+        "en",
+        [event("p01-c01-e01", "purchase_compare", START, END)],
+        [session("p01-s0020", "p01-c01-e01", [("user", at(20, "18:17"), text)])],
+        claims=[
+            claim("p01-s0020-m01", 1, "event:p01-c01-e01", "product", "Hoka Clifton 9 running shoes", START)
+        ],
+        the_persona=persona("en", sports),
+    )
+    assert bool(findings(view, "state")) is flagged
+
+
 # ---------------------------------------------------------------------------------------------- objects
 
 
@@ -834,6 +856,37 @@ def test_one_charge_both_for_a_colleague_and_shared_is_named():
     found = findings(view, "objects")
     assert ids(found) == [["p01-s0001-m02", "p01-s0001-m04"]]
     assert "262.81" in found[0].text
+
+
+def test_a_persona_fact_said_in_a_charge_session_is_not_the_charge_s_purpose():
+    """'should I split it?' of the persona's bank, said while a ride for a friend is on screen."""
+    view = world(
+        "en",
+        [event("p01-c01-e07", "anchor_bill", at(2, "07:00"), at(2, "11:59"))],
+        [
+            session(
+                "p01-s0055",
+                "p01-c01-e07",
+                [
+                    ("system", at(2, "07:10"), "Payment of $13.35 to Lyft · Transport"),
+                    (
+                        "user",
+                        at(2, "07:12"),
+                        "All my eggs in the Bank of America basket — fine, or should I split it?",
+                    ),
+                    ("assistant", at(2, "07:13"), "One bank is fine for most people."),
+                    ("user", at(2, "07:20"), "A friend is paying me back for this one, I bought it for her."),
+                ],
+                anchor_id="p01-a021",
+            )
+        ],
+        claims=[
+            claim("p01-s0055-m02", 1, "persona", "finance.bank", "Bank of America", at(2, "07:12")),
+            claim("p01-s0055-m04", 1, "anchor:p01-a021", "purpose", "for_someone", at(2, "07:20")),
+        ],
+        anchors=[bill("p01-a021", "Lyft", "13.35", "Transport", "USD")],
+    )
+    assert findings(view, "objects") == []
 
 
 def test_a_hospital_bill_split_with_a_friend_is_named():

@@ -181,6 +181,11 @@ def _purpose_text(world: World, session: Session) -> dict[str, str]:
             about = bill.merchant in message.content or str(bill.amount) in message.content
         if not about:
             continue
+        # a message that states something else (a persona fact: "all my eggs in one bank, should I split
+        # it?") speaks of that, not of the charge
+        subjects = {c.subject for c in world.claims_of.get(message.id, [])}
+        if subjects and anchor is not None and f"anchor:{anchor.id}" not in subjects:
+            continue
         for clause in world.clauses(message.content):
             if cues.any(cues.purpose_not_shared, clause):
                 continue

@@ -204,17 +204,16 @@ def _stale_text(world: World) -> list[Finding]:
                     continue
                 if not cues.any(cues.present, clause) or cues.any(cues.past, clause):
                     continue
+                # a value the message's claims say as something else (an episode's show title), or as a
+                # word of something else ("running" in "Hoka Clifton 9 running shoes"), is not the attribute:
+                # those values are taken out of the clause before it is read
+                bare = clause
+                for value in sorted(_claimed_elsewhere(world, message.id, attr.key), key=len, reverse=True):
+                    bare = bare.replace(value, " ")
                 other = next(
-                    (v.value for v in attr.versions if v.value != current and mentions(clause, v.value)), None
+                    (v.value for v in attr.versions if v.value != current and mentions(bare, v.value)), None
                 )
-                # a value the message's claims say as something else (an episode's show title) is not
-                # the attribute said
-                elsewhere = {
-                    c.value
-                    for c in world.claims_of.get(message.id, [])
-                    if not (c.subject == "persona" and c.predicate == attr.key)
-                }
-                if other is not None and other not in elsewhere:
+                if other is not None:
                     out.append(
                         world.finding(
                             RULE,
@@ -225,6 +224,15 @@ def _stale_text(world: World) -> list[Finding]:
                     )
                     break
     return out
+
+
+def _claimed_elsewhere(world: World, message_id: str, key: str) -> set[str]:
+    """The values a message's claims state as something other than the attribute `key`."""
+    return {
+        c.value
+        for c in world.claims_of.get(message_id, [])
+        if c.value and not (c.subject == "persona" and c.predicate == key)
+    }
 
 
 def _routine_text(world: World) -> list[Finding]:
