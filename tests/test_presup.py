@@ -12,10 +12,12 @@ from test_world_check import at, event, findings, persona, session, world
 
 from keme.models import Session
 from keme.synth.presup import Moment, holds
+from keme.text import resources
 from keme.text.presup import PresupError, Window, in_part, parse
 from keme.text.resources import ROOT as TEXT_ROOT
 from keme.text.resources import ResourceError, load
-from keme.world.check.presup import bank_problems, undeclared
+from keme.text.variants import load_bank, spans_of
+from keme.world.check.presup import MIN_LITERAL, bank_problems, undeclared
 
 EP = "p01-c01-e01"
 BY_THE_DOOR = (
@@ -183,6 +185,32 @@ def test_a_deadline_announced_after_it_passed_is_named(lang, pattern, text):
         [said("p01-s0001", pattern, [("user", at(24, "10:00"), text)], lang)],
     )
     assert any("-2 days" in f for f in found)
+
+
+def _timed_line_with_a_variant(lang: str) -> tuple[str, str, str, str]:
+    """(pattern, part of day, a sentence, a variant of it) of a user line declared for a part of the day."""
+    res, bank = resources.get(lang), load_bank(lang)
+    for name, pattern in sorted(res.patterns.items()):
+        for beat in pattern.beats:
+            for ex in [] if isinstance(beat, str) else beat.options:
+                if ex.presup.part not in ("waking", "morning", "afternoon", "evening", "night"):
+                    continue
+                for sentence in spans_of(ex.u.source, lang):
+                    if "{" not in sentence and len(sentence) >= MIN_LITERAL[lang] + 2 and bank.get(sentence):
+                        return name, ex.presup.part, sentence, bank[sentence][0]
+    raise AssertionError(f"no {lang} line declared for a part of the day has a variant")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("wording", ["variant", "half"])
+def test_a_line_in_other_words_or_half_sent_is_still_held_to_its_declaration(lang, wording):
+    """The checker knows a line in any wording the realizer composes, and a sentence of it sent alone."""
+    pattern, part, sentence, variant = _timed_line_with_a_variant(lang)
+    text = variant if wording == "variant" else sentence.rstrip(".!?。！？").lower()
+    hour = next(h for h in range(24) if not in_part(part, h))
+    when = at(9, f"{hour:02d}:05")
+    found = presup_findings(lang, [], [said("p01-s0001", pattern, [("user", when, text)], lang)])
+    assert found and f"not in the {part}" in found[0]
 
 
 @pytest.mark.parametrize(

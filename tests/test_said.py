@@ -7,20 +7,12 @@ from collections import Counter
 
 import pytest
 
-from keme.synth.said import (
-    Variants,
-    bank_problems,
-    dialogue_sources,
-    line_spans,
-    load_bank,
-    sentences,
-    spans_of,
-    template_key,
-)
+from keme.synth.said import Variants, bank_problems, dialogue_sources, sentences, template_key
 from keme.synth.variety import THREAD, Style, Talk, exchange_lines, fresh
 from keme.text import resources
 from keme.text.resources import Exchange
 from keme.text.template import Context, compile_template
+from keme.text.variants import line_spans, load_bank, spans_of
 from keme.world.check.base import clauses
 from keme.world.cues import load_cues
 

@@ -18,33 +18,25 @@ import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
-
-import yaml
 
 from keme.text.resources import Resources
 from keme.text.template import Template, compile_template
+from keme.text.variants import SLOT, SPLIT, lead, line_spans, load_bank, spans_of, trail
 
 SAID = "§"  # prefix of a sentence key in the usage counter: never a line key's first character
 MIN_WORDS_EN = 6
 MIN_CHARS_ZH = 6
 MAX_COMPOSED = 24  # compositions of a line that `wordings` lists (the draw takes each sentence on its own)
 
-_SPLIT = {
-    "en": re.compile(r"(?<=[.!?…])[\"')\]]*\s+|\n+"),
-    "zh": re.compile(r"[。！？；，,!?～…;\n]+"),
-}
-_SLOT = re.compile(r"\{[^{}]*\}")
 _DIGITS = re.compile(r"\d+")
 _SPACE = re.compile(r"\s+")
 _EDGE = " \t.!?…,;:—-\"'()。！？，；：～、"
-ROOT = Path(__file__).resolve().parents[1] / "text"
 
 
 def pieces(text: str, lang: str) -> list[str]:
     """`text` cut at its sentence ends (English) or clause ends (Chinese), every piece kept."""
-    return [p for p in _SPLIT["zh" if lang == "zh" else "en"].split(text) if p.strip()]
+    return [p for p in SPLIT["zh" if lang == "zh" else "en"].split(text) if p.strip()]
 
 
 def long_enough(sentence: str, lang: str) -> bool:
@@ -79,12 +71,12 @@ def masker(values: Iterable[str]) -> Callable[[str], str]:
 
 def template_key(sentence: str) -> str:
     """A template sentence as the memory keeps it: every slot -> <E>, then folded."""
-    return SAID + fold(_SLOT.sub("<E>", sentence))
+    return SAID + fold(SLOT.sub("<E>", sentence))
 
 
 def slot_set(sentence: str) -> frozenset[str]:
     """The slots a template sentence says ({pool.x}, {num:2-5@p} and the like, as written)."""
-    return frozenset(_SLOT.findall(sentence))
+    return frozenset(SLOT.findall(sentence))
 
 
 @dataclass(frozen=True)
@@ -112,17 +104,17 @@ class Variants:
             for text in (body, *self.bank.get(body.strip(), ())):
                 said = spans_of(text, self.lang)  # a variant may say two sentences
                 keys = tuple(
-                    template_key(c) for c in said if long_enough(_SLOT.sub(self.filler, c), self.lang)
+                    template_key(c) for c in said if long_enough(SLOT.sub(self.filler, c), self.lang)
                 )
                 alts.append(
-                    (_lead(body) + text.strip() + _trail(body) if text is not body else body, sep, keys)
+                    (lead(body) + text.strip() + trail(body) if text is not body else body, sep, keys)
                 )
             found.append(tuple(alts))
         return tuple(found)
 
     def counted(self, sentence: str) -> bool:
         """Whether the measure would count a template sentence (a slot weighs a word, or 3 汉字)."""
-        return long_enough(_SLOT.sub(self.filler, sentence), self.lang)
+        return long_enough(SLOT.sub(self.filler, sentence), self.lang)
 
     def wordings(self, source: str) -> tuple[Composed, ...]:
         """Every composition of `source` from its sentences' variants (the original first), capped."""
@@ -162,47 +154,6 @@ def _compiled(text: str) -> Template:
 def said_before(keys: Iterable[str], count: Callable[[str], int]) -> int:
     """How many times a line's sentences were said before, all told."""
     return sum(count(k) for k in keys)
-
-
-def line_spans(source: str, lang: str) -> list[tuple[str, str]]:
-    """`source` as (sentence, separator) pairs: cut at each sentence (or clause) end, every character
-    kept, slots left whole. An English sentence keeps its end mark; a Chinese clause's mark is its
-    separator."""
-    splitter = _SPLIT["zh" if lang == "zh" else "en"]
-    guarded = _SLOT.sub(lambda m: "\0" * len(m.group()), source)  # never cut inside a slot
-    out, pos = [], 0
-    for m in splitter.finditer(guarded):
-        out.append((source[pos : m.start()], source[m.start() : m.end()]))
-        pos = m.end()
-    if pos < len(source):
-        out.append((source[pos:], ""))
-    return out
-
-
-def _lead(body: str) -> str:
-    return body[: len(body) - len(body.lstrip())]
-
-
-def _trail(body: str) -> str:
-    return body[len(body.rstrip()) :]
-
-
-def spans_of(source: str, lang: str) -> list[str]:
-    """The sentences of a pattern line as variants.yaml keys them (its exact text, trimmed)."""
-    return [body.strip() for body, _ in line_spans(source, lang) if body.strip()]
-
-
-def load_bank(lang: str, root: Path = ROOT) -> dict[str, list[str]]:
-    """keme/text/<lang>/variants.yaml and variants/*.yaml (banks written apart, merged in name order):
-    exact pattern sentence -> its other wordings ({} if none). A key in two files gets both lists."""
-    paths = [root / lang / "variants.yaml", *sorted((root / lang / "variants").glob("*.yaml"))]
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C parser when built: a bank is large
-    bank: dict[str, list[str]] = {}
-    for path in (p for p in paths if p.exists()):
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}  # noqa: S506 - a safe loader
-        for key, wordings in data.items():
-            bank.setdefault(str(key), []).extend(str(v) for v in wordings)
-    return bank
 
 
 @functools.cache

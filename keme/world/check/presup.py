@@ -21,11 +21,13 @@ from keme.text.dates import parse_display_date
 from keme.text.presup import STAGES, Presup, in_part
 from keme.text.resources import Exchange, Resources
 from keme.text.resources import get as get_resources
-from keme.text.template import Template
+from keme.text.template import Template, compile_template
+from keme.text.variants import lead, line_spans, load_bank, trail
 from keme.world.check.base import Finding, World, quote
 
 RULE = "presup"
 MIN_LITERAL = {"en": 14, "zh": 6}  # literal characters a line needs to be recognized in a message
+_END = " .!?…。！？"  # a sentence's end marks, which a restyled line may drop or change
 
 # words that speak of an event, a time or a value, by language: a line using one declares a presupposition
 WORDS: dict[str, tuple[str, ...]] = {
@@ -140,9 +142,13 @@ class Line:
     regex: re.Pattern[str]
     literal: int
     role: str = "user"
+    # each sentence alone, in any of its wordings, case and end mark aside: a line sent in two halves, or
+    # restyled ("any ideas for this weekend.")
+    sentences: tuple[tuple[re.Pattern[str], int], ...] = ()
 
 
-def _regex(template: Template) -> tuple[re.Pattern[str], int]:
+def _pieces(template: Template) -> tuple[str, int]:
+    """A template as a regular expression (a slot matches any text) and its literal characters."""
     pieces, literal = [], 0
     for part in template.parts:
         if part.kind == "text":
@@ -152,16 +158,47 @@ def _regex(template: Template) -> tuple[re.Pattern[str], int]:
             pieces.append("(?:" + "|".join(re.escape(c) for c in part.choices) + ")")
         else:
             pieces.append(".+?")
-    return re.compile("".join(pieces), re.DOTALL), literal
+    return "".join(pieces), literal
 
 
-def _lines(exchanges: tuple[Exchange, ...]) -> list[Line]:
+def _regex(
+    template: Template, lang: str
+) -> tuple[re.Pattern[str], int, tuple[tuple[re.Pattern[str], int], ...]]:
+    """The line in any of its wordings: each sentence as itself or one of its variants (keme.text.variants),
+    as the realizer composes them; its literal length is that of its shortest wording. And each sentence
+    on its own, case-insensitive and without its end mark."""
+    bank = _bank(lang)
+    pieces, literal, alone = [], 0, []
+    for body, sep in line_spans(template.source, lang):
+        wordings = [body, *(lead(body) + w.strip() + trail(body) for w in bank.get(body.strip(), ()))]
+        compiled = [_pieces(_compile(w)) for w in wordings]
+        pieces.append("(?:" + "|".join(r for r, _ in compiled) + ")" + re.escape(sep))
+        shortest = min(n for _, n in compiled)
+        literal += shortest
+        if body.strip():
+            bare = [_pieces(_compile(w.strip().rstrip(_END))) for w in wordings]
+            regex = "(?:" + "|".join(r for r, _ in bare) + ")"
+            alone.append((re.compile(regex, re.DOTALL | re.IGNORECASE), min(n for _, n in bare)))
+    return re.compile("".join(pieces), re.DOTALL), literal, tuple(alone)
+
+
+@functools.cache
+def _bank(lang: str) -> dict[str, list[str]]:
+    return load_bank(lang)
+
+
+@functools.cache
+def _compile(text: str) -> Template:
+    return compile_template(text)
+
+
+def _lines(exchanges: tuple[Exchange, ...], lang: str) -> list[Line]:
     """An exchange's two lines; its declaration covers both (a reply answers what the user takes as given)."""
     out = []
     for ex in exchanges:
         for role, template in (("user", ex.u), ("assistant", ex.a)):
-            regex, literal = _regex(template)
-            out.append(Line(template, ex.presup, regex, literal, role))
+            regex, literal, alone = _regex(template, lang)
+            out.append(Line(template, ex.presup, regex, literal, role, alone))
     return out
 
 
@@ -172,23 +209,32 @@ def line_table(lang: str) -> dict[str, list[Line]]:
     shared: list[Line] = []
     for table in (res.reveals, res.updates, res.anchor_mentions):
         for exchanges in table.values():
-            shared += _lines(exchanges)
+            shared += _lines(exchanges, lang)
     out: dict[str, list[Line]] = {}
     for name, pattern in res.patterns.items():
-        own = [ln for beat in pattern.beats if not isinstance(beat, str) for ln in _lines(beat.options)]
+        own = [ln for beat in pattern.beats if not isinstance(beat, str) for ln in _lines(beat.options, lang)]
         out[name] = own + shared
     return out
 
 
 def recognize(content: str, lines: list[Line], lang: str) -> Line | None:
-    """The line a message was written from: the longest literal match among the candidates."""
+    """The line a message was written from: the longest literal match among the candidates, whole; else
+    the line with the longest sentence found in the message (a half of a line, a restyled sentence)."""
+    least = MIN_LITERAL[lang]
     best = None
     for line in lines:
-        if line.literal < MIN_LITERAL[lang] or line.regex.search(content) is None:
+        if line.literal < least or line.regex.search(content) is None:
             continue
         if best is None or line.literal > best.literal:
             best = line
-    return best
+    if best is not None:
+        return best
+    found, longest = None, least - 1
+    for line in lines:
+        for regex, literal in line.sentences:
+            if literal > longest and regex.search(content) is not None:
+                found, longest = line, literal
+    return found
 
 
 def _of_kind(event: Event, kind: str) -> bool:
