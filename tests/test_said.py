@@ -265,3 +265,15 @@ def test_a_variant_in_its_line_leaves_the_line_read_as_it_was(lang):
                 if gained := _now_reading(cues, varied) - before:
                     changed.append((body.strip(), wording, sorted(gained)))
     assert changed == []
+
+
+def test_a_line_said_in_a_variant_wording_counts_as_said():
+    """A reveal mention is said once whichever words carried it: its short slot sentence ("total {value}
+    here.") counts nothing, its other sentence does, in any of its wordings."""
+    line = "total {value} here. it's basically a personality trait at this point"
+    bank = Variants(
+        {"it's basically a personality trait at this point": ["at this point it's part of who I am"]}, "en"
+    )
+    said = Counter({template_key("at this point it's part of who I am"): 1})
+    assert bank.ever_said(line, said.__getitem__)
+    assert not bank.ever_said(line, Counter().__getitem__)

@@ -1397,6 +1397,7 @@ def test_rules_are_reported_in_order():
         "chapters",
         "lifecycle",
         "presup",
+        "told",
         "values",
     )
 
@@ -1423,7 +1424,7 @@ def test_validate_prints_the_count_per_rule(tmp_path):
     clean = CliRunner().invoke(app, ["validate", str(ROOT / "data/sample")], catch_exceptions=False)
     assert (
         "coherence: occupancy 0 · state 0 · objects 0 · calendar 0 · catalog 0 · chapters 0 · lifecycle 0 · "
-        "presup 0 · values 0" in clean.output
+        "presup 0 · told 0 · values 0" in clean.output
     )
     assert clean.exit_code == 0
     data = _sample_with_a_shared_chapter_title(tmp_path / "d")
@@ -1691,3 +1692,70 @@ def test_a_dish_the_persona_is_allergic_to_is_named_and_one_that_fits_passes():
     found = findings(view, "catalog", shrimp)
     assert ids(found) == [["p01-s0007-m01"]]
     assert "虾蟹" in found[0].text
+
+
+# ---------------------------------------------------------------------------------------------- told
+
+
+def allergy_world(lang: str, lines: list[tuple[datetime, str, str]]) -> PersonaView:
+    """A persona allergic to eggs / 鸡蛋 whose user lines (time, text, value the line states) each carry the
+    allergy claim (or a sleep-habit claim for a line about the other fact)."""
+    values = {
+        "health.allergy": [("eggs" if lang == "en" else "鸡蛋", START, [])],
+        "health.sleep_habit": [("morning person" if lang == "en" else "睡眠浅", START, [])],
+    }
+    sessions, claims = [], []
+    for k, (when, text, value) in enumerate(lines, 1):
+        sid = f"p01-s{k:04d}"
+        sessions.append(session(sid, "p01-c01-e01", [("user", when, text)], lang))
+        key = "health.allergy" if value in ("eggs", "鸡蛋") else "health.sleep_habit"
+        claims.append(claim(f"{sid}-m01", 1, "persona", key, value, when, text))
+    return world(
+        lang,
+        [event("p01-c01-e01", "mood_checkin", START, END)],
+        sessions,
+        claims=claims,
+        the_persona=persona(lang, values),
+    )
+
+
+TOLD = {
+    "en": [
+        "For future reference: I'm allergic to eggs. Pretty seriously, actually.",
+        "Add this to my medical info: allergic to eggs. Keep it handy?",
+        "My older brother never remembers my eggs allergy. Every. Single. Holiday.",
+        "Just so you know, I'm a morning person — please plan my schedule around that.",
+    ],
+    "zh": [
+        "对了忘了说，我对鸡蛋过敏，推荐东西的时候帮我避开点",
+        "对了忘了说，鸡蛋我是过敏的，推荐的时候帮我绕开",
+        "我哥每次过节都记不住我对鸡蛋过敏",
+        "跟你说，我这人睡眠浅，好多年了",
+    ],
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_fact_told_as_news_a_second_time_names_both_messages(lang):
+    tell, again, _, _ = TOLD[lang]
+    value = "eggs" if lang == "en" else "鸡蛋"
+    view = allergy_world(lang, [(at(3, "09:00"), tell, value), (at(20, "18:30"), again, value)])
+    found = findings(view, "told")
+    assert ids(found) == [["p01-s0001-m01", "p01-s0002-m01"]]
+    assert value in found[0].text
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_mention_after_the_telling_is_not_news(lang):
+    tell, _, mention, _ = TOLD[lang]
+    value = "eggs" if lang == "en" else "鸡蛋"
+    view = allergy_world(lang, [(at(3, "09:00"), tell, value), (at(20, "18:30"), mention, value)])
+    assert findings(view, "told") == []
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_another_fact_told_after_the_allergy_is_its_own_news(lang):
+    tell, _, _, other = TOLD[lang]
+    value, habit = ("eggs", "morning person") if lang == "en" else ("鸡蛋", "睡眠浅")
+    view = allergy_world(lang, [(at(3, "09:00"), tell, value), (at(20, "18:30"), other, habit)])
+    assert findings(view, "told") == []

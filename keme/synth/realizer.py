@@ -23,6 +23,7 @@ from keme.models import Anchor, AttributeVersion, Claim, Event, Message, Persona
 from keme.models.attributes import attribute_key
 from keme.models.catalog import ANCHOR_MOMENTS, CHANGES
 from keme.prior.anchors import anchor_message_text, anchor_slots
+from keme.synth.acts import speakable
 from keme.synth.lifecycle import gate_for, gated_pools
 from keme.synth.planner import SET
 from keme.synth.presup import Moment, dated, holds
@@ -403,9 +404,12 @@ def compose(
                     bound=bound,
                 )
                 before = len(drafts)
-                if not _say(
-                    talk, fit(res.reveals[key]), rctx, drafts, reveal=key, record=record, moment=situation
-                ):
+                options = speakable(
+                    res.reveals[key],
+                    told=_revealed(persona, key, start),
+                    said=lambda ex: talk.variants.ever_said(ex.u.source, talk.used),
+                )
+                if not _say(talk, fit(options), rctx, drafts, reveal=key, record=record, moment=situation):
                     continue
                 for draft in drafts[before:]:
                     if values[key] in draft.content:

@@ -128,6 +128,11 @@ class Variants:
         """How many times the least said wording of `source` was said before (0: it can be said anew)."""
         return sum(min(said_before(keys, count) for _, _, keys in alts) for alts in self.choices(source))
 
+    def ever_said(self, source: str, count: Callable[[str], int]) -> bool:
+        """Whether a sentence of `source` was said before in any of its wordings: a line said once, whichever
+        words carried it (its sentence with the slot may be too short to count: "total {value} here.")."""
+        return any(count(k) > 0 for alts in self.choices(source) for _, _, keys in alts for k in keys)
+
     def least_said(
         self, template: Template, count: Callable[[str], int], pick: Callable[[list], Any]
     ) -> Composed:

@@ -166,7 +166,13 @@ def check_persona(folder: Path) -> list[str]:
         if len(entry.reveal) < 3:
             problems.append(f"{where} attributes.{spec.key}.reveal: expected >= 3 exchanges")
         problems += _fits_problems(f"{where} attributes.{spec.key}.fits", spec.key, entry, text)
+        if not any(ex.act == "tell" for ex in entry.reveal):
+            problems.append(f"{where} attributes.{spec.key}.reveal: needs an exchange with act: tell")
         for j, ex in enumerate(entry.reveal):
+            if ex.act is None:
+                problems.append(
+                    f"{where} attributes.{spec.key}.reveal[{j}]: declare act (tell|request|mention)"
+                )
             u, a = compile_template(ex.u), compile_template(ex.a)
             if "value" not in u.slots:
                 problems.append(f"{where} attributes.{spec.key}.reveal[{j}].u: must contain {{value}}")

@@ -36,6 +36,10 @@ class ExchangeText(_Strict):
     says: dict[str, str] = Field(default_factory=dict)
     # what the line takes for granted (keme.text.presup): drawn only where the world holds it
     presup: dict[str, str] = Field(default_factory=dict)
+    # a reveal line's speech act (keme.synth.acts): `tell` gives the fact as news (once per fact), a
+    # `request` asks a one-off favour it is tied to (once per fact a year), a `mention` says it in
+    # passing and takes it as known (only once it was told); declared on every reveal line
+    act: Literal["tell", "request", "mention"] | None = None
 
 
 class BeatText(_Strict):
@@ -254,6 +258,7 @@ class Exchange:
     a: Template
     says: tuple[tuple[str, str], ...] = ()
     presup: Presup = Presup()
+    act: str | None = None  # a reveal line's speech act: tell | request | mention
 
 
 @dataclass(frozen=True)
@@ -360,6 +365,7 @@ def _exchanges(items: list[ExchangeText], where: str) -> tuple[Exchange, ...]:
             _compile(item.a, f"{where}[{i}].a"),
             tuple(sorted(item.says.items())),
             _presup(item.presup, f"{where}[{i}]"),
+            item.act,
         )
         for i, item in enumerate(items)
     )

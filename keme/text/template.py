@@ -179,10 +179,34 @@ def render(
         else:  # num, money
             value = _named(part, ctx, lambda: str(ctx.rng.randint(*_range(part, ctx))))
             text = value if kind == "num" else fmt.format_money(int(value), ctx.lang)
+        if ctx.lang == "en" and out:
+            out[-1] = agree_article(out[-1], text)
         out.append(text)
         if on_said:
             on_said(kind, part.predicate or part.value, value, text)
     return "".join(out)
+
+
+_ARTICLE = re.compile(r"(^|[^\w'])([Aa])(n?) $")
+# words spelled with a vowel but said with a consonant sound ("a unicorn", "a one-off"), and the reverse
+_CONSONANT_SOUND = re.compile(r"(?i)^(uni|use|usu|uti|eu|ewe|one\b|once\b|u\.s\.)")
+_VOWEL_SOUND = re.compile(r"(?i)^(hour|honest|honou?r|heir|8|11|18|80\d?\b|[aeiou])")
+
+
+def agree_article(before: str, word: str) -> str:
+    """`before` with its closing English article ("a "/"an ") fitted to the sound `word` starts with: a
+    slot's value is only known when the line is rendered, so "a {value}" cannot be right for every value
+    ("an egg", "a peanut")."""
+    found = _ARTICLE.search(before)
+    if found is None or not word:
+        return before
+    head = re.split(r"[\s-]", word, maxsplit=1)[0]
+    if len(head) > 1 and head.isupper():  # an initialism is read letter by letter: "an MBA", "a UX role"
+        vowel = head[0] in "AEFHILMNORSX"
+    else:
+        vowel = bool(_VOWEL_SOUND.match(word)) and not _CONSONANT_SOUND.match(word)
+    article = found.group(2) + ("n" if vowel else "")
+    return before[: found.start(2)] + article + " "
 
 
 def _named(part: Part, ctx: Context, draw: Callable[[], str]) -> str:

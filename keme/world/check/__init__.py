@@ -11,11 +11,22 @@ from collections.abc import Callable
 
 from keme.dataset.views import PersonaView
 from keme.world.catalog import Catalog
-from keme.world.check import calendar, catalog, chapters, lifecycle, objects, occupancy, presup, state, values
+from keme.world.check import (
+    calendar,
+    catalog,
+    chapters,
+    lifecycle,
+    objects,
+    occupancy,
+    presup,
+    state,
+    told,
+    values,
+)
 from keme.world.check.base import Finding, World
 from keme.world.cues import Cues, load_cues
 
-_MODULES = (occupancy, state, objects, calendar, catalog, chapters, lifecycle, presup, values)
+_MODULES = (occupancy, state, objects, calendar, catalog, chapters, lifecycle, presup, told, values)
 RULES: tuple[str, ...] = tuple(m.RULE for m in _MODULES)
 CHECKS: dict[str, Callable[[World], list[Finding]]] = {m.RULE: m.check for m in _MODULES}
 

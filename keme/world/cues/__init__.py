@@ -79,6 +79,9 @@ class Cues(BaseModel):
     working: list[str]
     repaired: list[str]
     methods: dict[str, list[str]]
+    news: list[str] = Field(
+        default_factory=list, description="words that give a persona fact as news to the assistant"
+    )
 
     @model_validator(mode="after")
     def _compiles(self) -> Cues:
