@@ -15,7 +15,7 @@ from keme.synth.presup import Moment, holds
 from keme.text.presup import PresupError, Window, in_part, parse
 from keme.text.resources import ROOT as TEXT_ROOT
 from keme.text.resources import ResourceError, load
-from keme.world.check.presup import bank_problems, undeclared
+from keme.world.check.presup import bank_problems, part_problems, part_word, undeclared
 
 EP = "p01-c01-e01"
 BY_THE_DOOR = (
@@ -68,6 +68,49 @@ def test_night_wraps_past_midnight():
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_bank_line_that_names_a_time_or_event_declares_it(lang):
     assert bank_problems(load(lang)) == []
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_bank_line_placed_in_a_part_of_today_declares_its_part(lang):
+    """ "Are you celebrating tonight?" declares `part:` even when its exchange declares something else."""
+    assert part_problems(load(lang)) == []
+
+
+@pytest.mark.parametrize(
+    "lang,line,decl",
+    [
+        ("en", "Great start. Before you disappear into a café — anything on today's list?", "date: "),
+        ("zh", "今晚是不是得通宵了", "date: "),
+    ],
+)
+def test_a_bank_line_in_a_part_of_today_without_its_part_is_named(tmp_path, lang, line, decl):
+    import shutil
+
+    shutil.copytree(TEXT_ROOT / lang, tmp_path / lang)
+    path = tmp_path / lang / "patterns_a.yaml"
+    text = path.read_text(encoding="utf-8")
+    for part in ("waking", "day"):  # the defect put back: the part dropped, the other keys kept
+        text = text.replace(f'presup: {{part: "{part}", {decl}', f"presup: {{{decl}")
+        text = text.replace(f'presup: {{part: "{part}"}}', "presup: {}")
+    path.write_text(text, encoding="utf-8")
+    named = [source for _where, _word, source in part_problems(load(lang, tmp_path))]
+    assert any(line[:12] in source for source in named)
+
+
+@pytest.mark.parametrize(
+    "lang,text,word",
+    [
+        ("en", "Are you celebrating tonight?", "tonight"),
+        ("en", "What's on for today?", "What's on for today"),
+        ("en", "Added with today's date.", None),  # a date, not a part of the day
+        ("en", "One in the morning and one in the evening, every day.", None),  # a habit, not now
+        ("zh", "今晚好好歇歇", "今晚"),
+        ("zh", "晚上最难受，基本睡不着", None),  # a habit, not now
+        ("zh", "明早叫你", None),
+    ],
+)
+def test_the_part_rule_finds_a_part_of_today_and_spares_habits(lang, text, word):
+    assert part_word(text, lang) == word
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
