@@ -216,6 +216,7 @@ class AnchorText(_Strict):
 
 
 Register = Literal["casual", "polite"]
+Act = Literal["thanks", "complaint", "good_news", "request", "question", "plan", "statement"]
 Shape = Literal["thread", "quick"]
 PART_KINDS = ("openers", "segues", "followups", "acks", "offers", "closers")
 PART_SLOTS = frozenset({"part_of_day"})  # the only world a part may name: the time of day, said right
@@ -233,6 +234,10 @@ class PartText(_Strict):
     at: Literal["start", "end"] | None = None
     # it throws doubt on the line it goes with ("or maybe not, idk"): never next to a line that states a fact
     hedge: bool = False
+    # the speech acts (keme.synth.acts) of the line it fits: an ack the user line it answers, an opener,
+    # segue or follow-up the user's own line; none declared: the plain acts (question, request, plan,
+    # statement), so a complaint, good news or a thanks gets only a part written for it
+    acts: list[Act] = Field(default_factory=list)
 
 
 class PartsText(_Strict):
@@ -280,6 +285,7 @@ class TalkPart:
     leads: str | None = None
     at: str | None = None  # start: the session's first reply only; end: its last message only
     hedge: bool = False  # throws doubt on its line: never next to a line that states a fact
+    acts: frozenset[str] = frozenset()  # the speech acts of the line it fits (keme.synth.acts); none: plain
 
 
 @dataclass(frozen=True)
@@ -423,7 +429,8 @@ def _talk_part(item: PartText, where: str) -> TalkPart:
         )
     if any(ch.isdigit() for ch in item.text):
         raise ResourceError(f"{where}: {item.text!r} has a number; parts assert nothing about the world")
-    return TalkPart(template, item.tone, item.shape, item.after, item.leads, item.at, item.hedge)
+    acts = frozenset(item.acts) | ({"thanks"} if item.after == "thanks" else set())
+    return TalkPart(template, item.tone, item.shape, item.after, item.leads, item.at, item.hedge, acts)
 
 
 def load_parts(path: Path) -> Parts:
