@@ -156,3 +156,34 @@ def test_an_opener_with_a_part_of_day_is_drawn_only_in_it(lang):
                 assert PARTS_OF_DAY[lang].findall(timed[0]) == [evening], timed
                 said_evening = True
     assert said_evening
+
+
+DECLARED = {
+    "en": ("Should I be worried about my spending this week?", "question"),
+    "zh": ("本来担心礼物太普通，结果她挺喜欢的", "good_news"),
+}
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_an_exchange_s_declared_act_outranks_the_words(lang):
+    """ "worried" reads as a complaint and 担心 too; the exchange says what the line is."""
+    u, act = DECLARED[lang]
+    assert act_of(u, lang) == COMPLAINT
+    options = (Exchange(compile_template(u), compile_template("…"), act=act),)
+    ctx = Context(lang=lang, rng=random.Random(3), persona={}, slots={})
+    lines = exchange_lines(_talk(lang, 3), options, ctx)
+    assert lines is not None and lines[0].act == act and lines[1].act != act
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_every_declared_act_in_the_banks_is_an_act(lang):
+    res = resources.get(lang)
+    declared = [
+        ex.act
+        for p in res.patterns.values()
+        for b in p.beats
+        if not isinstance(b, str)
+        for ex in b.options
+        if ex.act
+    ]
+    assert declared and set(declared) <= set(ACTS)

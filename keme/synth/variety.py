@@ -346,18 +346,21 @@ class Talk:
         heard: str | None = None,
         says: bool = False,
         heard_act: str | None = None,
+        act: str | None = None,
     ) -> Line:
         """A template line rendered, dressed in parts, with its budget key and the persona keys it used;
         `heard`: whether the line it answers asked (question) or told (statement); `says`: the line
         declares a state in words, so it states a fact even without a value; `heard_act`: the speech act of
-        the line it answers, which an ack before it must fit."""
+        the line it answers, which an ack before it must fit; `act`: the line's own act as its exchange
+        declares it (None: read off its words)."""
         links: set[str] = set()
         reports: list[tuple[str, str, str, str]] = []
         wording = self.variants.least_said(template, self.used, self.rng.choice)  # in words not said yet
         core = render(wording.template, ctx, links.add, on_said=lambda *heard: reports.append(heard))
         keep_case = bool(wording.template.parts) and wording.template.parts[0].kind != "text"
         fact = says or bool(reports) or bool(links)
-        text, extra, sources, small = self.dress(core, role, force, keep_case, heard, fact, heard_act)
+        own = act or act_of(core, self.lang)
+        text, extra, sources, small = self.dress(core, role, force, keep_case, heard, fact, heard_act, own)
         values = tuple(r[3] for r in reports) + extra
         line = Line(
             text,
@@ -372,7 +375,7 @@ class Talk:
             small=small,
         )
         line.asks = reply_to(core, self.lang)
-        line.act = act_of(core, self.lang)
+        line.act = own
         return line
 
     def dress(
@@ -384,6 +387,7 @@ class Talk:
         heard: str | None = None,
         fact: bool = False,
         heard_act: str | None = None,
+        own: str | None = None,
     ) -> tuple[str, tuple[str, ...], tuple[str, ...], tuple[tuple[str, str], ...]]:
         """`core` with small talk around it, the values the parts said, their sources and (text, kind)
         each; `force`: at
@@ -395,7 +399,7 @@ class Talk:
         sources: list[str] = []
         kinds: list[tuple[str, str | None, bool]] = []  # (kind, after, before the line)
         asks = asks_of(core)
-        own = act_of(core, self.lang)
+        own = own or act_of(core, self.lang)
         if reply_to(core, self.lang) == "thanks":
             asks = "thanks"  # nothing but a part made for it goes after a thanks
         if role == "user":
@@ -521,7 +525,10 @@ def exchange_lines(
             heard = lines[-1].asks if lines else talk.heard
             says = role == "user" and bool(chosen.says)
             heard_act = lines[-1].act if lines else talk.heard_act
-            lines.append(talk.line(template, role, ctx, attempt >= talk.BARE_TRIES, heard, says, heard_act))
+            declared = chosen.act if role == "user" else None
+            lines.append(
+                talk.line(template, role, ctx, attempt >= talk.BARE_TRIES, heard, says, heard_act, declared)
+            )
         lines[0].says = chosen.says
         # a whole line said again weighs more than one of its sentences: it is the copy a reader sees
         score = sum(

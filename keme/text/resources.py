@@ -28,6 +28,10 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# a line's speech act (keme.synth.acts): the small talk that goes with it is chosen by it
+Act = Literal["thanks", "complaint", "good_news", "request", "question", "plan", "statement"]
+
+
 class ExchangeText(_Strict):
     u: str
     a: str
@@ -36,6 +40,8 @@ class ExchangeText(_Strict):
     says: dict[str, str] = Field(default_factory=dict)
     # what the line takes for granted (keme.text.presup): drawn only where the world holds it
     presup: dict[str, str] = Field(default_factory=dict)
+    # the user line's speech act where its words would mislead the classifier (keme.synth.acts.act_of)
+    act: Act | None = None
 
 
 class BeatText(_Strict):
@@ -216,7 +222,6 @@ class AnchorText(_Strict):
 
 
 Register = Literal["casual", "polite"]
-Act = Literal["thanks", "complaint", "good_news", "request", "question", "plan", "statement"]
 Shape = Literal["thread", "quick"]
 PART_KINDS = ("openers", "segues", "followups", "acks", "offers", "closers")
 PART_SLOTS = frozenset({"part_of_day"})  # the only world a part may name: the time of day, said right
@@ -259,6 +264,7 @@ class Exchange:
     a: Template
     says: tuple[tuple[str, str], ...] = ()
     presup: Presup = Presup()
+    act: str | None = None  # the user line's declared speech act; None: read off its words
 
 
 @dataclass(frozen=True)
@@ -366,6 +372,7 @@ def _exchanges(items: list[ExchangeText], where: str) -> tuple[Exchange, ...]:
             _compile(item.a, f"{where}[{i}].a"),
             tuple(sorted(item.says.items())),
             _presup(item.presup, f"{where}[{i}]"),
+            item.act,
         )
         for i, item in enumerate(items)
     )
