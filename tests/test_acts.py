@@ -45,6 +45,7 @@ def _declared(lang: str, kind: str, act: str) -> set[str]:
         ("en", "Is oat milk fine in a latte?", "question"),
         ("en", "I'm going to try the new route tomorrow.", "plan"),
         ("en", "The couch is grey.", "statement"),
+        ("en", "Can you store this where it won't get lost?", "request"),  # won't: no win
         ("zh", "在出租车上被坑了，多花了五十", "complaint"),
         ("zh", "跟你说个好消息，项目终于上线了", "good_news"),
         ("zh", "谢谢，帮我理清楚了", "thanks"),

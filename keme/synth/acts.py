@@ -40,7 +40,8 @@ _EN: dict[str, re.Pattern[str]] = {
     ),
     GOOD_NEWS: re.compile(
         r"\b(?:got the job|got promoted|promoted|great news|good news|finally|yay|woo+|nailed it|passed"
-        r"|won|so happy|thrilled|excited|can't wait|proud|engaged|it worked|best day|love (?:it|that|this))\b"
+        r"|won(?!['’])|so happy|thrilled|excited|can't wait|proud|engaged|it worked|best day"
+        r"|love (?:it|that|this))\b"
         r"|!!",
         re.IGNORECASE,
     ),
