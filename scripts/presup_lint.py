@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 
+from keme.synth.said import load_bank
 from keme.text.resources import get
 from keme.world.check.presup import bank_problems, part_problems
 
@@ -21,7 +22,7 @@ def main(argv: list[str]) -> None:
             for where, word, source in found:
                 print(f"{lang} {where} [{word}] {source}")
         print(f"{lang}: {len(found)} undeclared lines")
-        timed = part_problems(get(lang))
+        timed = part_problems(get(lang), load_bank(lang))
         if "--count" not in argv:
             for where, word, source in timed:
                 print(f"{lang} {where} [{word}] {source}")

@@ -188,3 +188,14 @@ def test_every_declared_act_in_the_banks_is_an_act(lang):
         if ex.act
     ]
     assert declared and set(declared) <= set(ACTS)
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_follow_up_sent_on_its_own_after_good_news_never_grumbles(lang):
+    """A follow-up message by itself ("🎉", "ugh.") trails the user's last line and fits its act."""
+    grumbles = _declared(lang, "followups", COMPLAINT) - _declared(lang, "followups", GOOD_NEWS)
+    for seed in range(80):
+        talk = _talk(lang, seed)
+        talk.heard_act = GOOD_NEWS
+        line = talk.standalone("followups", "statement")
+        assert line is None or not set(line.parts) & grumbles, line.text

@@ -5,6 +5,7 @@ review found when it is put back into a small world, en and zh, while lines that
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 import pytest
@@ -12,7 +13,8 @@ from test_world_check import at, event, findings, persona, session, world
 
 from keme.models import Session
 from keme.synth.presup import Moment, holds
-from keme.text.presup import PresupError, Window, in_part, parse
+from keme.synth.said import load_bank
+from keme.text.presup import Presup, PresupError, Window, in_part, parse
 from keme.text.resources import ROOT as TEXT_ROOT
 from keme.text.resources import ResourceError, load
 from keme.world.check.presup import bank_problems, part_problems, part_word, undeclared
@@ -73,7 +75,43 @@ def test_every_bank_line_that_names_a_time_or_event_declares_it(lang):
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_bank_line_placed_in_a_part_of_today_declares_its_part(lang):
     """ "Are you celebrating tonight?" declares `part:` even when its exchange declares something else."""
-    assert part_problems(load(lang)) == []
+    assert part_problems(load(lang), load_bank(lang)) == []
+
+
+def test_a_variant_that_says_tonight_for_a_line_with_no_part_is_named():
+    res = load("en")
+    line = (
+        "Very cute indeed. Put the laptop away for the night — you can reply to the congratulations tomorrow."
+    )
+    bank = {
+        "Put the laptop away for the night — you can reply to the congratulations tomorrow.": [
+            "Close the laptop for tonight; the congratulations can be answered tomorrow."
+        ]
+    }
+    stripped = replace(
+        res,
+        patterns={
+            name: replace(
+                p,
+                beats=tuple(
+                    b
+                    if isinstance(b, str)
+                    else replace(
+                        b,
+                        options=tuple(
+                            replace(ex, presup=Presup()) if ex.a.source == line else ex for ex in b.options
+                        ),
+                    )
+                    for b in p.beats
+                ),
+            )
+            for name, p in res.patterns.items()
+        },
+    )
+    named = part_problems(stripped, bank)
+    assert [(w, src) for _where, w, src in named] == [
+        ("tonight", "Close the laptop for tonight; the congratulations can be answered tomorrow.")
+    ]
 
 
 @pytest.mark.parametrize(

@@ -315,15 +315,17 @@ class Talk:
 
     def standalone(self, kind: str, after: str | None = None, fact: bool = False) -> Line | None:
         """A message that is only small talk (a closer, a follow-up sent on its own), under the budget;
-        None when the persona has no part of the kind left to say."""
+        None when the persona has no part of the kind left to say. A follow-up fits the act of the user's
+        line it trails (the last accepted line): no "ugh." after good news."""
         self.drafted = set()
-        first = self.part(kind, after, fact=fact)
+        act = self.heard_act if kind == "followups" else None
+        first = self.part(kind, after, fact=fact, act=act)
         if first is None:
             return None
         text, said, source = first
         sources: tuple[str, ...] = (source,)
         small = [(text, kind)]
-        if self.rng.random() < 0.3 and (second := self.part(kind, after, fact=fact)) is not None:
+        if self.rng.random() < 0.3 and (second := self.part(kind, after, fact=fact, act=act)) is not None:
             more, said_more, other = second  # two parts of the kind: "ok cool — makes sense"
             ends = {p.template.source for p in self.parts.by_kind.get(kind, ()) if p.at == "end"}
             if other != source and not {source, other} <= ends and self.small.fresh(more, self.lang):

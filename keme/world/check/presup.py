@@ -145,9 +145,11 @@ def part_word(text: str, lang: str) -> str | None:
     return found.group(0) if found else None
 
 
-def part_problems(res: Resources) -> list[tuple[str, str, str]]:
+def part_problems(res: Resources, variants: dict[str, list[str]] | None = None) -> list[tuple[str, str, str]]:
     """(where, word, line source) for each pattern, reveal, update or app-mention line that places its
-    moment in a part of today while its exchange declares no `part:` (whatever else it declares)."""
+    moment in a part of today while its exchange declares no `part:` (whatever else it declares); with
+    `variants` (sentence -> other wordings, the variant bank), a wording of one of its sentences that
+    does so is named too ("for the night" said as "for tonight")."""
     groups = [
         (f"patterns:{name}", [ex for b in p.beats if not isinstance(b, str) for ex in b.options])
         for name, p in res.patterns.items()
@@ -163,6 +165,13 @@ def part_problems(res: Resources) -> list[tuple[str, str, str]]:
                 word = part_word(own_words(template), res.lang)
                 if word is not None:
                     out.append((where, word, template.source))
+                for key, wordings in (variants or {}).items():
+                    if key not in template.source:
+                        continue
+                    for wording in wordings:
+                        word = part_word(wording, res.lang)
+                        if word is not None:
+                            out.append((f"{where} (variant)", word, wording))
     return out
 
 
