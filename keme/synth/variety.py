@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 from keme.seeding import derive_seed
 from keme.stats import sentence_keys
-from keme.synth.acts import act_of, fits_act
 from keme.synth.said import Variants, said_before
 from keme.synth.said import variants as variant_bank
+from keme.synth.speech import act_of, fits_act
 from keme.text.resources import Exchange, Parts, TalkPart
 from keme.text.template import Context, Template, render
 
@@ -191,7 +191,7 @@ class Line:
     asks: str = "statement"  # request | question | statement: what a reply to the line answers
     sentences: tuple[str, ...] = ()  # the said-memory keys of its content sentences (keme.synth.said)
     small: tuple[tuple[str, str], ...] = ()  # the small-talk parts said with it, (text, kind)
-    act: str = "statement"  # its speech act (keme.synth.acts): the small talk around and after it fits it
+    act: str = "statement"  # its speech act (keme.synth.speech): the small talk around and after it fits it
 
 
 class Talk:
@@ -231,7 +231,7 @@ class Talk:
         self.opened = False
         self.final = False  # the line being said is the session's last message: a wish may end it
         self.heard: str | None = None  # question | statement: the last accepted line, what the next follows
-        self.heard_act: str | None = None  # the speech act of the last accepted line (keme.synth.acts)
+        self.heard_act: str | None = None  # the speech act of the last accepted line (keme.synth.speech)
         self.drafted: set[str] = set()  # keys of the small talk in the lines being drawn, not yet accepted
 
     def used(self, key: str) -> int:
@@ -395,7 +395,7 @@ class Talk:
         each; `force`: at
         least one part (the plain line was said before). A lead-in fits what it answers (`heard`): "Can
         do." follows a request, "That makes sense." an explanation, not a question; no part next to a
-        line that states a fact (`fact`) hedges it. Each part fits a speech act (keme.synth.acts): an ack
+        line that states a fact (`fact`) hedges it. Each part fits a speech act (keme.synth.speech): an ack
         the act of the line it answers (`heard_act`), a user's part the act of the user's own line."""
         said: list[str] = []
         sources: list[str] = []
@@ -527,7 +527,7 @@ def exchange_lines(
             heard = lines[-1].asks if lines else talk.heard
             says = role == "user" and bool(chosen.says)
             heard_act = lines[-1].act if lines else talk.heard_act
-            declared = chosen.act if role == "user" else None
+            declared = chosen.speech if role == "user" else None
             lines.append(
                 talk.line(template, role, ctx, attempt >= talk.BARE_TRIES, heard, says, heard_act, declared)
             )

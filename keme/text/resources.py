@@ -28,8 +28,8 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-# a line's speech act (keme.synth.acts): the small talk that goes with it is chosen by it
-Act = Literal["thanks", "complaint", "good_news", "request", "question", "plan", "statement"]
+# a line's speech act (keme.synth.speech): the small talk that goes with it is chosen by it
+Speech = Literal["thanks", "complaint", "good_news", "request", "question", "plan", "statement"]
 
 
 class ExchangeText(_Strict):
@@ -40,8 +40,8 @@ class ExchangeText(_Strict):
     says: dict[str, str] = Field(default_factory=dict)
     # what the line takes for granted (keme.text.presup): drawn only where the world holds it
     presup: dict[str, str] = Field(default_factory=dict)
-    # the user line's speech act where its words would mislead the classifier (keme.synth.acts.act_of)
-    act: Act | None = None
+    # the user line's speech act where its words would mislead the classifier (keme.synth.speech.act_of)
+    speech: Speech | None = None
 
 
 class BeatText(_Strict):
@@ -239,10 +239,10 @@ class PartText(_Strict):
     at: Literal["start", "end"] | None = None
     # it throws doubt on the line it goes with ("or maybe not, idk"): never next to a line that states a fact
     hedge: bool = False
-    # the speech acts (keme.synth.acts) of the line it fits: an ack the user line it answers, an opener,
+    # the speech acts (keme.synth.speech) of the line it fits: an ack the user line it answers, an opener,
     # segue or follow-up the user's own line; none declared: the plain acts (question, request, plan,
     # statement), so a complaint, good news or a thanks gets only a part written for it
-    acts: list[Act] = Field(default_factory=list)
+    acts: list[Speech] = Field(default_factory=list)
 
 
 class PartsText(_Strict):
@@ -264,7 +264,7 @@ class Exchange:
     a: Template
     says: tuple[tuple[str, str], ...] = ()
     presup: Presup = Presup()
-    act: str | None = None  # the user line's declared speech act; None: read off its words
+    speech: str | None = None  # the user line's declared speech act; None: read off its words
 
 
 @dataclass(frozen=True)
@@ -291,7 +291,7 @@ class TalkPart:
     leads: str | None = None
     at: str | None = None  # start: the session's first reply only; end: its last message only
     hedge: bool = False  # throws doubt on its line: never next to a line that states a fact
-    acts: frozenset[str] = frozenset()  # the speech acts of the line it fits (keme.synth.acts); none: plain
+    acts: frozenset[str] = frozenset()  # the speech acts of the line it fits (keme.synth.speech); none: plain
 
 
 @dataclass(frozen=True)
@@ -372,7 +372,7 @@ def _exchanges(items: list[ExchangeText], where: str) -> tuple[Exchange, ...]:
             _compile(item.a, f"{where}[{i}].a"),
             tuple(sorted(item.says.items())),
             _presup(item.presup, f"{where}[{i}]"),
-            item.act,
+            speech=item.speech,
         )
         for i, item in enumerate(items)
     )

@@ -12,7 +12,7 @@ from datetime import datetime
 
 import pytest
 
-from keme.synth.acts import ACTS, COMPLAINT, GOOD_NEWS, act_of, fits_act, part_problems
+from keme.synth.speech import ACTS, COMPLAINT, GOOD_NEWS, act_of, fits_act, part_problems
 from keme.synth.variety import THREAD, SmallTalk, Style, Talk, exchange_lines
 from keme.text import lang as fmt
 from keme.text import resources
@@ -170,7 +170,7 @@ def test_an_exchange_s_declared_act_outranks_the_words(lang):
     """ "worried" reads as a complaint and 担心 too; the exchange says what the line is."""
     u, act = DECLARED[lang]
     assert act_of(u, lang) == COMPLAINT
-    options = (Exchange(compile_template(u), compile_template("…"), act=act),)
+    options = (Exchange(compile_template(u), compile_template("…"), speech=act),)
     ctx = Context(lang=lang, rng=random.Random(3), persona={}, slots={})
     lines = exchange_lines(_talk(lang, 3), options, ctx)
     assert lines is not None and lines[0].act == act and lines[1].act != act
@@ -180,12 +180,12 @@ def test_an_exchange_s_declared_act_outranks_the_words(lang):
 def test_every_declared_act_in_the_banks_is_an_act(lang):
     res = resources.get(lang)
     declared = [
-        ex.act
+        ex.speech
         for p in res.patterns.values()
         for b in p.beats
         if not isinstance(b, str)
         for ex in b.options
-        if ex.act
+        if ex.speech
     ]
     assert declared and set(declared) <= set(ACTS)
 
