@@ -5,6 +5,7 @@ review found when it is put back into a small world, en and zh, while lines that
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 import pytest
@@ -13,11 +14,11 @@ from test_world_check import at, event, findings, persona, session, world
 from keme.models import Session
 from keme.synth.presup import Moment, holds
 from keme.text import resources
-from keme.text.presup import PresupError, Window, in_part, parse
+from keme.text.presup import Presup, PresupError, Window, in_part, parse
 from keme.text.resources import ROOT as TEXT_ROOT
 from keme.text.resources import ResourceError, load
 from keme.text.variants import load_bank, spans_of
-from keme.world.check.presup import MIN_LITERAL, bank_problems, undeclared
+from keme.world.check.presup import MIN_LITERAL, bank_problems, part_problems, part_word, undeclared
 
 EP = "p01-c01-e01"
 BY_THE_DOOR = (
@@ -70,6 +71,85 @@ def test_night_wraps_past_midnight():
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_every_bank_line_that_names_a_time_or_event_declares_it(lang):
     assert bank_problems(load(lang)) == []
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_bank_line_placed_in_a_part_of_today_declares_its_part(lang):
+    """ "Are you celebrating tonight?" declares `part:` even when its exchange declares something else."""
+    assert part_problems(load(lang), load_bank(lang)) == []
+
+
+def test_a_variant_that_says_tonight_for_a_line_with_no_part_is_named():
+    res = load("en")
+    line = (
+        "Very cute indeed. Put the laptop away for the night — you can reply to the congratulations tomorrow."
+    )
+    bank = {
+        "Put the laptop away for the night — you can reply to the congratulations tomorrow.": [
+            "Close the laptop for tonight; the congratulations can be answered tomorrow."
+        ]
+    }
+    stripped = replace(
+        res,
+        patterns={
+            name: replace(
+                p,
+                beats=tuple(
+                    b
+                    if isinstance(b, str)
+                    else replace(
+                        b,
+                        options=tuple(
+                            replace(ex, presup=Presup()) if ex.a.source == line else ex for ex in b.options
+                        ),
+                    )
+                    for b in p.beats
+                ),
+            )
+            for name, p in res.patterns.items()
+        },
+    )
+    named = part_problems(stripped, bank)
+    assert [(w, src) for _where, w, src in named] == [
+        ("tonight", "Close the laptop for tonight; the congratulations can be answered tomorrow.")
+    ]
+
+
+@pytest.mark.parametrize(
+    "lang,line,decl",
+    [
+        ("en", "Great start. Before you disappear into a café — anything on today's list?", "date: "),
+        ("zh", "今晚是不是得通宵了", "date: "),
+    ],
+)
+def test_a_bank_line_in_a_part_of_today_without_its_part_is_named(tmp_path, lang, line, decl):
+    import shutil
+
+    shutil.copytree(TEXT_ROOT / lang, tmp_path / lang)
+    path = tmp_path / lang / "patterns_a.yaml"
+    text = path.read_text(encoding="utf-8")
+    for part in ("waking", "day"):  # the defect put back: the part dropped, the other keys kept
+        text = text.replace(f'presup: {{part: "{part}", {decl}', f"presup: {{{decl}")
+        text = text.replace(f'presup: {{part: "{part}"}}', "presup: {}")
+    path.write_text(text, encoding="utf-8")
+    named = [source for _where, _word, source in part_problems(load(lang, tmp_path))]
+    assert any(line[:12] in source for source in named)
+
+
+@pytest.mark.parametrize(
+    "lang,text,word",
+    [
+        ("en", "Are you celebrating tonight?", "tonight"),
+        ("en", "What's on for today?", "What's on for today"),
+        ("en", "Added with today's date.", None),  # a date, not a part of the day
+        ("en", "One in the morning and one in the evening, every day.", None),  # a habit, not now
+        ("zh", "今晚好好歇歇", "今晚"),
+        ("zh", "晚上最难受，基本睡不着", None),  # a habit, not now
+        ("zh", "明早叫你", None),
+    ],
+)
+def test_the_part_rule_finds_a_part_of_today_and_spares_habits(lang, text, word):
+    assert part_word(text, lang) == word
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

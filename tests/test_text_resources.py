@@ -5,9 +5,13 @@ Each failure lists the file and key to fix (see keme/text/FORMAT.md).
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from keme.text import check, resources
+from keme.text.resources import ROOT as TEXT_ROOT
 
 
 @pytest.mark.parametrize("lang", resources.LANGUAGES)
@@ -63,3 +67,32 @@ def test_every_commute_mode_has_its_own_range_of_minutes(lang) -> None:
     text = resources.get(lang).persona.attributes
     table = text["routine.commute_minutes"].fits["transport.commute_mode"]
     assert set(table) == set(text["transport.commute_mode"].values)
+
+
+TA_PRONOUN = re.compile(r"(?<![A-Za-z{_.@:])(?:ta|TA)(?![A-Za-z_])")
+
+
+def ta_lines(folder: Path) -> list[str]:
+    """The lines of a zh bank folder that say 「ta」 for a person (comments aside)."""
+    return [
+        f"{path.name}: {line.strip()}"
+        for path in sorted(folder.rglob("*.yaml"))
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if not line.lstrip().startswith("#") and TA_PRONOUN.search(line.split(" #", 1)[0])
+    ]
+
+
+def test_no_zh_bank_line_calls_a_person_ta():
+    """A relative's or a friend's gender is known: a line names the person (or goes without a pronoun)
+    instead of writing 「ta」."""
+    assert ta_lines(TEXT_ROOT / "zh") == []
+
+
+def test_a_zh_line_calling_a_relative_ta_is_named(tmp_path):
+    bank = tmp_path / "patterns_b.yaml"
+    bank.write_text(
+        '- u: "刚跟{relative}视频，ta非让我转着镜头看看屋里"\n'
+        '  a: "{pool.b_date_spots}挺好，data也不用带"  # ta in a comment is no line\n',
+        encoding="utf-8",
+    )
+    assert ta_lines(tmp_path) == ['patterns_b.yaml: - u: "刚跟{relative}视频，ta非让我转着镜头看看屋里"']

@@ -20,6 +20,7 @@ from keme.seeding import derive_seed
 from keme.stats import sentence_keys
 from keme.synth.said import Variants, said_before
 from keme.synth.said import variants as variant_bank
+from keme.synth.speech import act_of, fits_act
 from keme.text.resources import Exchange, Parts, TalkPart
 from keme.text.template import Context, Template, render
 
@@ -190,6 +191,7 @@ class Line:
     asks: str = "statement"  # request | question | statement: what a reply to the line answers
     sentences: tuple[str, ...] = ()  # the said-memory keys of its content sentences (keme.synth.said)
     small: tuple[tuple[str, str], ...] = ()  # the small-talk parts said with it, (text, kind)
+    act: str = "statement"  # its speech act (keme.synth.speech): the small talk around and after it fits it
 
 
 class Talk:
@@ -229,6 +231,7 @@ class Talk:
         self.opened = False
         self.final = False  # the line being said is the session's last message: a wish may end it
         self.heard: str | None = None  # question | statement: the last accepted line, what the next follows
+        self.heard_act: str | None = None  # the speech act of the last accepted line (keme.synth.speech)
         self.drafted: set[str] = set()  # keys of the small talk in the lines being drawn, not yet accepted
 
     def used(self, key: str) -> int:
@@ -243,20 +246,27 @@ class Talk:
             self.session.update(line.sentences)
             self.parts_said.update(line.parts)
             self.heard = line.asks
+            self.heard_act = line.act
 
     # -- parts ----------------------------------------------------------------------------------
     def part(
-        self, kind: str, after: str | None = None, leads: str | None = None, fact: bool = False
+        self,
+        kind: str,
+        after: str | None = None,
+        leads: str | None = None,
+        fact: bool = False,
+        act: str | None = None,
     ) -> tuple[str, tuple[str, ...], str] | None:
         """One part of `kind` that fits the session and that the persona has not said, rendered; its said
         values (for the key) and its source; None when every fitting part is said (or the pacing holds
-        the rest back): the line then goes without. `fact`: the line states a fact, so no hedge."""
+        the rest back): the line then goes without. `fact`: the line states a fact, so no hedge; `act`:
+        the speech act of the line the part goes with, which the part must declare it fits."""
         pool = len(self.parts.by_kind.get(kind, ()))
         if not self.small.room(kind, pool):
             return None
         tried = set(self.small.wordings())  # a part of one wording, said: not drawn at all
         for _ in range(self.PART_TRIES):
-            chosen = self.pick(kind, after, leads, fact, exclude=tried)
+            chosen = self.pick(kind, after, leads, fact, exclude=tried, act=act)
             if chosen is None:
                 return None
             said: list[str] = []
@@ -275,10 +285,11 @@ class Talk:
         leads: str | None = None,
         fact: bool = False,
         exclude: set[str] | frozenset[str] = frozenset(),
+        act: str | None = None,
     ) -> TalkPart | None:
         """The part itself: one that fits where it goes (a greeting only in the first reply, a wish only in
-        the last message, "one more question" only before a question, no hedge next to a fact), new to the
-        session if it can be; None if none fits."""
+        the last message, "one more question" only before a question, no hedge next to a fact, a cheer only
+        with good news), new to the session if it can be; None if none fits."""
         fits = self.parts.options(kind, self.style.register, self.style.talk_shape, after)
         fits = tuple(
             p
@@ -286,6 +297,7 @@ class Talk:
             if self.ctx.can_render(p.template)
             and self.placed(p, kind, leads)
             and not (fact and p.hedge)
+            and fits_act(p.acts, act)
             and p.template.source not in exclude
         )
         fresh: tuple[TalkPart, ...] = tuple(p for p in fits if p.template.source not in self.parts_said)
@@ -303,15 +315,17 @@ class Talk:
 
     def standalone(self, kind: str, after: str | None = None, fact: bool = False) -> Line | None:
         """A message that is only small talk (a closer, a follow-up sent on its own), under the budget;
-        None when the persona has no part of the kind left to say."""
+        None when the persona has no part of the kind left to say. A follow-up fits the act of the user's
+        line it trails (the last accepted line): no "ugh." after good news."""
         self.drafted = set()
-        first = self.part(kind, after, fact=fact)
+        act = self.heard_act if kind == "followups" else None
+        first = self.part(kind, after, fact=fact, act=act)
         if first is None:
             return None
         text, said, source = first
         sources: tuple[str, ...] = (source,)
         small = [(text, kind)]
-        if self.rng.random() < 0.3 and (second := self.part(kind, after, fact=fact)) is not None:
+        if self.rng.random() < 0.3 and (second := self.part(kind, after, fact=fact, act=act)) is not None:
             more, said_more, other = second  # two parts of the kind: "ok cool — makes sense"
             ends = {p.template.source for p in self.parts.by_kind.get(kind, ()) if p.at == "end"}
             if other != source and not {source, other} <= ends and self.small.fresh(more, self.lang):
@@ -333,17 +347,22 @@ class Talk:
         force: bool,
         heard: str | None = None,
         says: bool = False,
+        heard_act: str | None = None,
+        act: str | None = None,
     ) -> Line:
         """A template line rendered, dressed in parts, with its budget key and the persona keys it used;
         `heard`: whether the line it answers asked (question) or told (statement); `says`: the line
-        declares a state in words, so it states a fact even without a value."""
+        declares a state in words, so it states a fact even without a value; `heard_act`: the speech act of
+        the line it answers, which an ack before it must fit; `act`: the line's own act as its exchange
+        declares it (None: read off its words)."""
         links: set[str] = set()
         reports: list[tuple[str, str, str, str]] = []
         wording = self.variants.least_said(template, self.used, self.rng.choice)  # in words not said yet
         core = render(wording.template, ctx, links.add, on_said=lambda *heard: reports.append(heard))
         keep_case = bool(wording.template.parts) and wording.template.parts[0].kind != "text"
         fact = says or bool(reports) or bool(links)
-        text, extra, sources, small = self.dress(core, role, force, keep_case, heard, fact)
+        own = act or act_of(core, self.lang)
+        text, extra, sources, small = self.dress(core, role, force, keep_case, heard, fact, heard_act, own)
         values = tuple(r[3] for r in reports) + extra
         line = Line(
             text,
@@ -358,6 +377,7 @@ class Talk:
             small=small,
         )
         line.asks = reply_to(core, self.lang)
+        line.act = own
         return line
 
     def dress(
@@ -368,16 +388,20 @@ class Talk:
         keep_case: bool = False,
         heard: str | None = None,
         fact: bool = False,
+        heard_act: str | None = None,
+        own: str | None = None,
     ) -> tuple[str, tuple[str, ...], tuple[str, ...], tuple[tuple[str, str], ...]]:
         """`core` with small talk around it, the values the parts said, their sources and (text, kind)
         each; `force`: at
         least one part (the plain line was said before). A lead-in fits what it answers (`heard`): "Can
         do." follows a request, "That makes sense." an explanation, not a question; no part next to a
-        line that states a fact (`fact`) hedges it."""
+        line that states a fact (`fact`) hedges it. Each part fits a speech act (keme.synth.speech): an ack
+        the act of the line it answers (`heard_act`), a user's part the act of the user's own line."""
         said: list[str] = []
         sources: list[str] = []
         kinds: list[tuple[str, str | None, bool]] = []  # (kind, after, before the line)
         asks = asks_of(core)
+        own = own or act_of(core, self.lang)
         if reply_to(core, self.lang) == "thanks":
             asks = "thanks"  # nothing but a part made for it goes after a thanks
         if role == "user":
@@ -393,8 +417,9 @@ class Talk:
             kinds = [("acks", heard, True)] * ack + [("offers", None, False)] * offer
         prefix = suffix = ""
         small: list[tuple[str, str]] = []
+        acts = {"openers": own, "segues": own, "followups": own, "acks": heard_act, "offers": None}
         for kind, after, before in kinds:
-            found = self.part(kind, after, asks if before else None, fact)
+            found = self.part(kind, after, asks if before else None, fact, acts[kind])
             if found is None:  # said out: the line goes without
                 continue
             text, s, source = found
@@ -501,7 +526,11 @@ def exchange_lines(
         for role, template in pairs:
             heard = lines[-1].asks if lines else talk.heard
             says = role == "user" and bool(chosen.says)
-            lines.append(talk.line(template, role, ctx, attempt >= talk.BARE_TRIES, heard, says))
+            heard_act = lines[-1].act if lines else talk.heard_act
+            declared = chosen.speech if role == "user" else None
+            lines.append(
+                talk.line(template, role, ctx, attempt >= talk.BARE_TRIES, heard, says, heard_act, declared)
+            )
         lines[0].says = chosen.says
         # a whole line said again weighs more than one of its sentences: it is the copy a reader sees
         score = sum(

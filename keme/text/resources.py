@@ -28,6 +28,10 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# a line's speech act (keme.synth.speech): the small talk that goes with it is chosen by it
+Speech = Literal["thanks", "complaint", "good_news", "request", "question", "plan", "statement"]
+
+
 class ExchangeText(_Strict):
     u: str
     a: str
@@ -36,10 +40,12 @@ class ExchangeText(_Strict):
     says: dict[str, str] = Field(default_factory=dict)
     # what the line takes for granted (keme.text.presup): drawn only where the world holds it
     presup: dict[str, str] = Field(default_factory=dict)
-    # a reveal line's speech act (keme.synth.acts): `tell` gives the fact as news (once per fact), a
+    # a reveal line's act (keme.synth.acts): `tell` gives the fact as news (once per fact), a
     # `request` asks a one-off favour it is tied to (once per fact a year), a `mention` says it in
     # passing and takes it as known (only once it was told); declared on every reveal line
     act: Literal["tell", "request", "mention"] | None = None
+    # the user line's speech act where its words would mislead the classifier (keme.synth.speech.act_of)
+    speech: Speech | None = None
 
 
 class BeatText(_Strict):
@@ -237,6 +243,10 @@ class PartText(_Strict):
     at: Literal["start", "end"] | None = None
     # it throws doubt on the line it goes with ("or maybe not, idk"): never next to a line that states a fact
     hedge: bool = False
+    # the speech acts (keme.synth.speech) of the line it fits: an ack the user line it answers, an opener,
+    # segue or follow-up the user's own line; none declared: the plain acts (question, request, plan,
+    # statement), so a complaint, good news or a thanks gets only a part written for it
+    acts: list[Speech] = Field(default_factory=list)
 
 
 class PartsText(_Strict):
@@ -259,6 +269,7 @@ class Exchange:
     says: tuple[tuple[str, str], ...] = ()
     presup: Presup = Presup()
     act: str | None = None  # a reveal line's speech act: tell | request | mention
+    speech: str | None = None  # the user line's declared speech act; None: read off its words
 
 
 @dataclass(frozen=True)
@@ -285,6 +296,7 @@ class TalkPart:
     leads: str | None = None
     at: str | None = None  # start: the session's first reply only; end: its last message only
     hedge: bool = False  # throws doubt on its line: never next to a line that states a fact
+    acts: frozenset[str] = frozenset()  # the speech acts of the line it fits (keme.synth.speech); none: plain
 
 
 @dataclass(frozen=True)
@@ -365,7 +377,8 @@ def _exchanges(items: list[ExchangeText], where: str) -> tuple[Exchange, ...]:
             _compile(item.a, f"{where}[{i}].a"),
             tuple(sorted(item.says.items())),
             _presup(item.presup, f"{where}[{i}]"),
-            item.act,
+            act=item.act,
+            speech=item.speech,
         )
         for i, item in enumerate(items)
     )
@@ -429,7 +442,8 @@ def _talk_part(item: PartText, where: str) -> TalkPart:
         )
     if any(ch.isdigit() for ch in item.text):
         raise ResourceError(f"{where}: {item.text!r} has a number; parts assert nothing about the world")
-    return TalkPart(template, item.tone, item.shape, item.after, item.leads, item.at, item.hedge)
+    acts = frozenset(item.acts) | ({"thanks"} if item.after == "thanks" else set())
+    return TalkPart(template, item.tone, item.shape, item.after, item.leads, item.at, item.hedge, acts)
 
 
 def load_parts(path: Path) -> Parts:

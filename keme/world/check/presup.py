@@ -82,6 +82,14 @@ UNLESS: dict[str, tuple[str, ...]] = {
 }
 
 
+# words that place the moment of speaking in a part of today ("tonight", "what's on for today?", 今晚): a
+# line using one declares `part:` even when it declares something else, so it is said only at that time
+PART_WORDS: dict[str, str] = {
+    "en": r"\btonight\b|\bthis (?:morning|afternoon|evening)\b|\bwhat.s on (?:for )?today\b|\btoday.s list\b",
+    "zh": r"今晚|今早|今夜|今天(?:一早|早上|上午|中午|下午|傍晚|晚上)",
+}
+
+
 @functools.cache
 def _compiled(lang: str, role: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
     chosen = WORDS[lang] if role == "user" else PAST[lang]
@@ -130,6 +138,42 @@ def bank_problems(res: Resources) -> list[tuple[str, str, str]]:
                 word = undeclared(own_words(template), res.lang, role)
                 if word is not None:
                     out.append((where, word, template.source))
+    return out
+
+
+def part_word(text: str, lang: str) -> str | None:
+    """The first word of `text` that places its moment in a part of today, or None."""
+    found = re.search(PART_WORDS[lang], text, re.IGNORECASE)
+    return found.group(0) if found else None
+
+
+def part_problems(res: Resources, variants: dict[str, list[str]] | None = None) -> list[tuple[str, str, str]]:
+    """(where, word, line source) for each pattern, reveal, update or app-mention line that places its
+    moment in a part of today while its exchange declares no `part:` (whatever else it declares); with
+    `variants` (sentence -> other wordings, the variant bank), a wording of one of its sentences that
+    does so is named too ("for the night" said as "for tonight")."""
+    groups = [
+        (f"patterns:{name}", [ex for b in p.beats if not isinstance(b, str) for ex in b.options])
+        for name, p in res.patterns.items()
+    ]
+    tables = (res.reveals, res.updates, res.anchor_mentions)
+    groups += [(f"persona:{k}", list(v)) for table in tables for k, v in table.items()]
+    out = []
+    for where, exchanges in groups:
+        for ex in exchanges:
+            if ex.presup.part is not None:
+                continue
+            for template in (ex.u, ex.a):
+                word = part_word(own_words(template), res.lang)
+                if word is not None:
+                    out.append((where, word, template.source))
+                for key, wordings in (variants or {}).items():
+                    if key not in template.source:
+                        continue
+                    for wording in wordings:
+                        word = part_word(wording, res.lang)
+                        if word is not None:
+                            out.append((f"{where} (variant)", word, wording))
     return out
 
 
