@@ -642,3 +642,81 @@ def test_a_planned_year_names_each_project_once_even_when_work_outruns_the_pool(
     named = [e.params["project"] for e in traj.events.values() if e.params.get("project")]
     assert len(named) == len(set(named))
     assert len(named) >= len(res.pools.lists["projects"]) - 4  # the pool did run out
+
+
+# --- an incident is told as new once, and a repeat of it only when one came before
+@pytest.mark.parametrize(
+    ("lang", "lines"),
+    [
+        (
+            "en",
+            [
+                (at(4, 9), "Tweaked something during hiking yesterday. Nothing serious, just sore."),
+                (at(4, 10), "Tweaked something during hiking again, the same spot as last time."),
+            ],
+        ),
+        ("zh", [(at(3, 1), "最近骑行练得有点多，膝盖有点不舒服"), (at(3, 2), "膝盖又有点不舒服，老毛病了")]),
+    ],
+)
+def test_the_first_incident_told_as_new_then_as_a_repeat_of_itself_is_named(lang, lines):
+    found = named(view(lang, lines=lines))
+    assert len(found) == 1 and "within the first occurrence" in found[0]
+
+
+@pytest.mark.parametrize(
+    ("lang", "lines", "problem"),
+    [
+        (
+            "en",
+            [
+                (at(3, 26), "My Saltbox Studios badge died, so I've spent the day following coworkers."),
+                (at(12, 12), "My badge at Saltbox Studios stopped working, so I've been tailgating."),
+            ],
+            "told as new",
+        ),
+        (
+            "en",
+            [
+                (at(2, 1), "my little roommate threw up 2 times this morning. vet or wait?"),
+                (at(12, 28), "my little roommate threw up 3 times this morning. vet or wait?"),
+            ],
+            "told as new",
+        ),
+        ("zh", [(at(3, 25), "吐了两次"), (at(12, 15), "汤圆今天吐了两次，有点担心")], "told as new"),
+    ],
+)
+def test_an_incident_in_other_words_told_as_new_twice_is_named(lang, lines, problem):
+    found = named(view(lang, lines=lines))
+    assert len(found) == 1 and problem in found[0]
+
+
+@pytest.mark.parametrize(
+    ("lang", "lines"),
+    [
+        (
+            "en",
+            [
+                (at(2, 1), "my little roommate threw up 2 times this morning."),
+                (at(9, 1), "It threw up again."),
+            ],
+        ),
+        ("zh", [(at(3, 25), "汤圆今天吐了两次"), (at(9, 1), "汤圆又吐了"), (at(9, 3), "跟同事吐槽了一下午")]),
+    ],
+)
+def test_a_later_incident_told_as_a_repeat_and_a_look_alike_pass(lang, lines):
+    assert named(view(lang, lines=lines)) == []
+
+
+@pytest.mark.parametrize(
+    ("lang", "plain", "again"),
+    [
+        ("en", "Tweaked something during {value} yesterday.", "Tweaked something during {value} again."),
+        ("zh", "最近{value}练得有点多，膝盖有点不舒服", "{value}练完膝盖又不舒服了，老毛病"),
+    ],
+)
+def test_the_realizer_does_not_tell_the_first_incident_as_a_repeat_of_itself(lang, plain, again):
+    life = load_catalog(lang).lifecycle
+    memory, who = gen.LifeMemory(), persona(lang)
+    memory.catch_up(said([(at(4, 9), plain.replace("{value}", "X"))], lang), life)
+    assert not memory.allows(again, at(4, 10), who, lang, life)
+    assert memory.allows(plain, at(4, 10), who, lang, life)  # followed up, as new

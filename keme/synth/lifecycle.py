@@ -179,8 +179,8 @@ class LifeMemory:
                 return sum(season_year(rule.season, t.date()) == year for t in past) < rule.per_year
             return True
         if isinstance(rule, Recurring):
-            if ongoing:
-                return True
+            if ongoing:  # the first occurrence, told as new, is not later told as a repeat of itself
+                return len(past) > 1 or not rule.told_again(line)
             recent = [t for t in past if when - t < timedelta(days=365)]
             if len(recent) >= rule.per_year or (past and when - past[-1] < timedelta(days=rule.gap_days)):
                 return False

@@ -215,7 +215,7 @@ def _near(rule: Yearly, day: date, country: str, lang: str) -> bool:
 
 
 def _recurring(world: World, rule: Recurring, found: list[tuple[Session, Message]]) -> list[Finding]:
-    out = []
+    out = _retold(world, rule, found)
     starts = _starts(found)
     for i, message in enumerate(starts[1:], start=1):
         before = starts[i - 1]
@@ -238,6 +238,24 @@ def _recurring(world: World, rule: Recurring, found: list[tuple[Session, Message
                 )
             )
     return out
+
+
+def _retold(world: World, rule: Recurring, found: list[tuple[Session, Message]]) -> list[Finding]:
+    """The first occurrence told as new, then as a repeat of itself ("tweaked something yesterday", the
+    next day "tweaked something again, the same spot as last time"): nothing came before it to repeat."""
+    first = [m for _, m in found if m.timestamp - found[0][1].timestamp <= SAME_TIME]
+    if rule.told_again(first[0].content):
+        return []
+    return [
+        world.finding(
+            RULE,
+            [first[0].id, message.id],
+            f"{rule.name} told as a repeat on {message.timestamp.date()} ({quote(message.content)}), "
+            f"within the first occurrence ({first[0].timestamp.date()}, told as new)",
+        )
+        for message in first[1:]
+        if rule.told_again(message.content)
+    ]
 
 
 def _after(world: World, rule: After, found: list[tuple[Session, Message]]) -> list[Finding]:
