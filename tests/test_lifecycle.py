@@ -720,3 +720,110 @@ def test_the_realizer_does_not_tell_the_first_incident_as_a_repeat_of_itself(lan
     memory.catch_up(said([(at(4, 9), plain.replace("{value}", "X"))], lang), life)
     assert not memory.allows(again, at(4, 10), who, lang, life)
     assert memory.allows(plain, at(4, 10), who, lang, life)  # followed up, as new
+
+
+# --- one person's life events come in life order
+@pytest.mark.parametrize(
+    ("lang", "first", "second"),
+    [
+        ("en", ("baby shower", at(6, 25)), ("surprise engagement party", at(10, 11))),
+        ("en", ("wedding anniversary", at(2, 14)), ("surprise engagement party", at(5, 2))),
+        ("zh", ("宝宝满月酒", at(5, 8)), ("订婚宴", at(9, 7))),
+        ("zh", ("宝宝满月酒", at(5, 8)), ("宝宝周岁宴", at(11, 4))),
+    ],
+)
+def test_a_persons_life_events_out_of_order_are_named(lang, first, second):
+    events = [
+        episode(1, "social", first[1], person="Imani", occasion=first[0]),
+        episode(2, "social", second[1], person="Imani", occasion=second[0]),
+    ]
+    found = named(view(lang, events))
+    assert len(found) == 1 and "out of life order" in found[0] and "Imani" in found[0]
+
+
+@pytest.mark.parametrize(
+    ("lang", "events"),
+    [
+        ("en", [("surprise engagement party", "Imani", at(3, 1)), ("baby shower", "Imani", at(11, 20))]),
+        ("en", [("baby shower", "Jae", at(3, 1)), ("surprise engagement party", "Imani", at(10, 1))]),
+        ("zh", [("订婚宴", "胡一鸣", at(1, 14)), ("宝宝满月酒", "胡一鸣", at(10, 21))]),
+        ("zh", [("宝宝周岁宴", "胡俊", at(1, 12)), ("宝宝满月酒", "廖思远", at(5, 8))]),
+    ],
+)
+def test_life_events_in_order_or_of_different_people_pass(lang, events):
+    built = [episode(k, "social", when, person=who, occasion=o) for k, (o, who, when) in enumerate(events, 1)]
+    assert named(view(lang, built)) == []
+
+
+@pytest.mark.parametrize(
+    ("lang", "had", "late", "early"),
+    [
+        (
+            "en",
+            ("baby shower", at(6, 25)),
+            ("baby shower", at(11, 1)),
+            ("surprise engagement party", at(9, 1)),
+        ),
+        ("zh", ("宝宝满月酒", at(5, 8)), ("宝宝满月酒", at(5, 8)), ("宝宝周岁宴", at(11, 4))),
+    ],
+)
+def test_the_planner_keeps_a_persons_life_events_in_order(lang, had, late, early):
+    life = load_catalog(lang).lifecycle
+    events = [episode(1, "social", had[1], person="Imani", occasion=had[0])]
+    mine = gen.occasions_of(events, "Imani")
+    assert not gen.in_life_order(life, early[0], early[1].date(), mine)
+    assert gen.in_life_order(life, early[0], early[1].date(), gen.occasions_of(events, "Jae"))
+    assert gen.in_life_order(life, "birthday" if lang == "en" else "生日", late[1].date(), mine)
+
+
+@pytest.mark.parametrize(
+    ("lines", "flagged"),
+    [
+        (
+            [
+                (
+                    at(8, 23),
+                    "My big sister is getting married next summer and I'm already stressed about the toast.",
+                ),
+                (
+                    at(12, 8),
+                    "My big sister is getting married next summer and I'm already stressed about the toast.",
+                ),
+            ],
+            True,
+        ),
+        (
+            [
+                (at(3, 2), "Apparently my cousin just got engaged."),
+                (at(9, 1), "my cousin just got engaged, wow"),
+            ],
+            True,
+        ),
+        (
+            [
+                (
+                    at(8, 23),
+                    "My big sister is getting married next summer and I'm already stressed about the toast.",
+                ),
+                (
+                    at(8, 25),
+                    "Since my sister is getting married next summer, should I start saving?",
+                ),  # the same news
+                (at(9, 1), "Apparently my cousin just got engaged."),
+            ],
+            False,
+        ),
+    ],
+)
+def test_a_relatives_wedding_or_engagement_news_told_as_new_twice_is_named(lines, flagged):
+    found = named(view("en", lines=lines))
+    assert (len(found) == 1 and "happens once" in found[0]) if flagged else found == []
+
+
+def test_the_realizer_tells_a_relatives_wedding_news_once():
+    life, who = load_catalog("en").lifecycle, persona("en")
+    line = "My {value} is getting married next summer and I'm already stressed about the toast."
+    memory = gen.LifeMemory()
+    assert memory.allows(line, at(8, 23), who, "en", life)
+    memory.catch_up(said([(at(8, 23), line.replace("{value}", "big sister"))], "en"), life)
+    assert not memory.allows(line, at(12, 8), who, "en", life)

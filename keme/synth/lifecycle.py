@@ -15,7 +15,7 @@ import random
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from keme.models import Event, Persona, Session
@@ -89,6 +89,22 @@ def once_held(events: Iterable[Event], life: Lifecycle, person: str) -> set[str]
             if rule is not None:
                 held.add(rule.name)
     return held
+
+
+def occasions_of(events: Iterable[Event], person: str) -> list[tuple[str, date]]:
+    """(occasion, day) of each of `person`'s occasions planned so far, whenever they fall."""
+    return [
+        (event.params["occasion"], event.start.date())
+        for event in events
+        if event.kind == "social" and event.params.get("person") == person and event.params.get("occasion")
+    ]
+
+
+def in_life_order(life: Lifecycle, occasion: str, day: date, had: Iterable[tuple[str, date]]) -> bool:
+    """Whether `occasion` on `day` keeps the person's life events in order with the ones they `had` (an
+    engagement party not after their wedding anniversary; episodes are planned out of time order, so
+    later ones count too)."""
+    return all(life.out_of_order((occasion, day), other) is None for other in had)
 
 
 def open_occasion(life: Lifecycle, occasion: str, held: set[str]) -> bool:

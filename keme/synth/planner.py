@@ -293,13 +293,16 @@ def _yearly_held(traj: Trajectory, catalog: Catalog, person: str, when: datetime
 
 def _occasions(traj: Trajectory, catalog: Catalog, when: datetime, person: str, role: Role) -> list[Occasion]:
     """`person`'s occasions that can fall at `when`: of the season, theirs by `role`, no yearly kind they had
-    this year, no once-only one they had (keme.synth.lifecycle)."""
+    this year, no once-only one they had, none out of their life order (keme.synth.lifecycle)."""
     held = _yearly_held(traj, catalog, person, when)
     once = lifecycle.once_held(traj.events.values(), catalog.lifecycle, person)
+    had = lifecycle.occasions_of(traj.events.values(), person)
     return [
         o
         for o in catalog.occasions_in(when.month, role)
-        if o.yearly not in held and lifecycle.open_occasion(catalog.lifecycle, o.name, once)
+        if o.yearly not in held
+        and lifecycle.open_occasion(catalog.lifecycle, o.name, once)
+        and lifecycle.in_life_order(catalog.lifecycle, o.name, when.date(), had)
     ]
 
 

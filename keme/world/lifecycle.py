@@ -51,6 +51,23 @@ class Once(_Cued):
     per: Literal["person", "persona"] = "person"
 
 
+class Order(_Strict):
+    """One person's life events in life order: each of `first` comes at least `gap_days` before each of
+    `then` (an engagement party before a wedding anniversary or a baby's party; a baby's first-month party
+    most of a year before its first birthday)."""
+
+    first: list[str] = Field(min_length=1, description="the catalog occasions that come first")
+    then: list[str] = Field(min_length=1, description="the catalog occasions that come after")
+    gap_days: int = Field(default=1, ge=1, description="the fewest days from a `first` to a `then`")
+
+    def breaks(self, a: tuple[str, date], b: tuple[str, date]) -> bool:
+        """Whether two (occasion, day) of one person, in either order, break this order."""
+        for (x, dx), (y, dy) in ((a, b), (b, a)):
+            if x in self.first and y in self.then and (dy - dx).days < self.gap_days:
+                return True
+        return False
+
+
 class Yearly(_Cued):
     """Said only in its season: a month-day window (`season`, may wrap the new year) or the days around a
     public holiday (`holiday`, its name as the `holidays` package gives it in the catalog's language)."""
@@ -97,6 +114,7 @@ class Lifecycle(_Strict):
     once: list[Once] = Field(default_factory=list)
     yearly: list[Yearly] = Field(default_factory=list)
     recurring: list[Recurring] = Field(default_factory=list)
+    order: list[Order] = Field(default_factory=list)
     after: list[After] = Field(default_factory=list)
     workday: list[Workday] = Field(default_factory=list)
     projects: list[Project] = Field(default_factory=list)
@@ -119,6 +137,10 @@ class Lifecycle(_Strict):
 
     def once_for(self, occasion: str) -> Once | None:
         return next((rule for rule in self.once if occasion in rule.occasions), None)
+
+    def out_of_order(self, a: tuple[str, date], b: tuple[str, date]) -> Order | None:
+        """The life-order rule two (occasion, day) of one person break, if any."""
+        return next((rule for rule in self.order if rule.breaks(a, b)), None)
 
     def project(self, name: str) -> Project | None:
         return next((p for p in self.projects if p.name == name), None)

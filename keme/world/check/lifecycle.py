@@ -2,9 +2,10 @@
 written: the event graph, the persona's version history and the user's lines.
 
 Written apart from the generator: it reads the rules and the dataset, never the planner's choices.
-A one-off occasion held twice for one person; a project delivered in two episodes or worked on out of
-its season; a yearly thing talked of out of its season or more often than a year has it; an incident
-more often than its rate, too soon after the last, or told as new the second time; thanks for a move
+A one-off occasion held twice for one person; one person's life events out of life order; a project
+delivered in two episodes or worked on out of its season; a yearly thing talked of out of its season or
+more often than a year has it; an incident more often than its rate, too soon after the last, told as new
+the second time, or told as a repeat of itself; thanks for a move
 that did not happen; asking to take today off on a day off; a move to another city without a new job or
 commute; a promotion off the persona's career ladder. Mentions of one event within SAME_TIME of its first
 are that event (a symptom and its follow-up three days later).
@@ -38,6 +39,7 @@ DELIVERY = "work_win"  # the moment a project is delivered in
 def check(world: World) -> list[Finding]:
     return [
         *_occasions(world),
+        *_life_order(world),
         *_projects(world),
         *_said(world),
         *_moves(world),
@@ -86,6 +88,33 @@ def _occasions(world: World) -> list[Finding]:
             )
         else:
             seen[key] = episode
+    return out
+
+
+def _life_order(world: World) -> list[Finding]:
+    """One person's life events out of life order (an engagement party after their wedding anniversary or
+    their baby's party; a baby's first birthday months after its first-month party)."""
+    life = world.catalog.lifecycle
+    held: dict[str, list[Event]] = defaultdict(list)
+    for episode in _episodes(world):
+        if episode.kind == "social" and episode.params.get("person") and episode.params.get("occasion"):
+            held[episode.params["person"]].append(episode)
+    out = []
+    for person, episodes in sorted(held.items()):
+        for i, early in enumerate(episodes):
+            for late in episodes[i + 1 :]:
+                a, b = early.params["occasion"], late.params["occasion"]
+                order = life.out_of_order((a, early.start.date()), (b, late.start.date()))
+                if order is not None:
+                    out.append(
+                        world.finding(
+                            RULE,
+                            _first_lines(world, early) + _first_lines(world, late),
+                            f"{person}'s {a!r} ({early.start.date()}) and {b!r} ({late.start.date()}) "
+                            f"are out of life order: {'/'.join(order.first)} comes at least "
+                            f"{order.gap_days} days before {'/'.join(order.then)}",
+                        )
+                    )
     return out
 
 
