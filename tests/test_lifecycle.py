@@ -5,7 +5,7 @@ with no finding; and the generator's side (keme.synth.lifecycle) chooses what th
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 import pytest
 
@@ -14,7 +14,7 @@ from keme.models import Attribute, AttributeVersion, Event, EventGraph, Message,
 from keme.synth import lifecycle as gen
 from keme.synth.limits import parse_config
 from keme.synth.pipeline import start_trajectory
-from keme.synth.planner import PlanContext, expand_chapter
+from keme.synth.planner import PlanContext, expand_chapter, one_employer
 from keme.text import resources
 from keme.world.catalog import load_catalog
 from keme.world.check import check_world
@@ -827,3 +827,48 @@ def test_the_realizer_tells_a_relatives_wedding_news_once():
     assert memory.allows(line, at(8, 23), who, "en", life)
     memory.catch_up(said([(at(8, 23), line.replace("{value}", "big sister"))], "en"), life)
     assert not memory.allows(line, at(12, 8), who, "en", life)
+
+
+# --- a project is one employer's
+KICKOFF = {"en": "kickoff went fine", "zh": "项目启动会开完了"}
+DUE = {"en": " is due soon and I'm behind", "zh": "快到截止日了，还有一堆没做"}
+
+
+@pytest.mark.parametrize(("lang", "project"), [("en", "brand refresh"), ("zh", "小程序改版")])
+def test_a_project_worked_on_at_the_next_employer_is_named(lang, project):
+    old, _ = JOB[lang]
+    moved = persona(lang, {"career.company": [(old, START), ("Copperleaf Energy", at(3, 25))]})
+    work = episode(1, "work_project", at(3, 20), days=10, project=project)
+    sessions = said([(at(3, 22), KICKOFF[lang]), (at(3, 27), f"{project}{DUE[lang]}")], lang, work.id)
+    v = PersonaView(
+        moved, graph=EventGraph(persona_id="p01", events=[chapter(), work], edges=[]), sessions=sessions
+    )
+    found = named(v)
+    assert len(found) == 1 and "Copperleaf Energy" in found[0] and project in found[0]
+
+
+@pytest.mark.parametrize(("lang", "project"), [("en", "brand refresh"), ("zh", "小程序改版")])
+def test_a_project_begun_at_the_new_employer_passes(lang, project):
+    old, _ = JOB[lang]
+    moved = persona(lang, {"career.company": [(old, START), ("Copperleaf Energy", at(3, 25))]})
+    work = episode(1, "work_project", at(4, 2), days=10, project=project)
+    sessions = said([(at(4, 3), KICKOFF[lang]), (at(4, 9), f"{project}{DUE[lang]}")], lang, work.id)
+    v = PersonaView(
+        moved, graph=EventGraph(persona_id="p01", events=[chapter(), work], edges=[]), sessions=sessions
+    )
+    assert named(v) == []
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_planner_keeps_a_work_project_off_a_job_change(lang):
+    cfg = parse_config(
+        f"name: t\nseed: 8\npersonas:\n  - {{language: {lang}, start: 2026-01-01, months: 12}}\n", "<test>"
+    )
+    traj = start_trajectory(0, cfg, resources.get(lang))
+    move = episode(5, "job_change", at(3, 20, 0), days=11, change="job_change")
+    traj.add_event(move.model_copy(update={"params": {"set:career.company": "Copperleaf Energy"}}))
+    day = lambda m, d: date(2026, m, d)  # noqa: E731
+    assert one_employer(traj, day(3, 10), day(3, 28)) == (day(3, 10), day(3, 19))
+    assert one_employer(traj, day(3, 22), day(4, 10)) == (day(4, 1), day(4, 10))
+    assert one_employer(traj, day(3, 22), day(3, 30)) is None
+    assert one_employer(traj, day(5, 1), day(5, 9)) == (day(5, 1), day(5, 9))

@@ -3,11 +3,11 @@ written: the event graph, the persona's version history and the user's lines.
 
 Written apart from the generator: it reads the rules and the dataset, never the planner's choices.
 A one-off occasion held twice for one person; one person's life events out of life order; a project
-delivered in two episodes or worked on out of its season; a yearly thing talked of out of its season or
-more often than a year has it; an incident more often than its rate, too soon after the last, told as new
-the second time, or told as a repeat of itself; thanks for a move
-that did not happen; asking to take today off on a day off; a move to another city without a new job or
-commute; a promotion off the persona's career ladder. Mentions of one event within SAME_TIME of its first
+delivered in two episodes, worked on out of its season or at the next employer; a yearly thing talked
+of out of its season or more often than a year has it; an incident more often than its rate, too soon
+after the last, told as new the second time, or told as a repeat of itself; thanks for a move that did
+not happen; asking to take today off on a day off; a move to another city without a new job or commute;
+a promotion off the persona's career ladder. Mentions of one event within SAME_TIME of its first
 are that event (a symptom and its follow-up three days later).
 """
 
@@ -41,6 +41,7 @@ def check(world: World) -> list[Finding]:
         *_occasions(world),
         *_life_order(world),
         *_projects(world),
+        *_project_employer(world),
         *_said(world),
         *_moves(world),
         *_promotions(world),
@@ -153,6 +154,31 @@ def _projects(world: World) -> list[Finding]:
                     f"({rule.season[0]} to {rule.season[1]})",
                 )
             )
+    return out
+
+
+def _project_employer(world: World) -> list[Finding]:
+    """A project worked on after the persona left the company it began at: a project is one employer's,
+    and the persona's lines about it at the next job are about the old company's work."""
+    persona = world.view.persona
+    out = []
+    for session in world.view.sessions:
+        episode = world.episode(session)
+        if episode is None or not episode.params.get("project"):
+            continue
+        began = persona.value_at("career.company", episode.start)
+        for message in session.messages:
+            now = persona.value_at("career.company", message.timestamp)
+            if message.role == "user" and began and now and now != began:
+                out.append(
+                    world.finding(
+                        RULE,
+                        [message.id],
+                        f"project {episode.params['project']!r}, begun at {began} on {episode.start.date()}, "
+                        f"is worked on at {now} on {message.timestamp.date()} ({quote(message.content)})",
+                    )
+                )
+                break
     return out
 
 
