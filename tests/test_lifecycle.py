@@ -831,6 +831,10 @@ def test_the_realizer_tells_a_relatives_wedding_news_once():
 
 # --- a project is one employer's
 KICKOFF = {"en": "kickoff went fine", "zh": "项目启动会开完了"}
+ASIDE = {
+    "en": "A $15 Netflix charge just came in, that one's mine",
+    "zh": "手机刚弹了条扣款，腾讯视频VIP，¥29",
+}
 DUE = {"en": " is due soon and I'm behind", "zh": "快到截止日了，还有一堆没做"}
 
 
@@ -839,7 +843,8 @@ def test_a_project_worked_on_at_the_next_employer_is_named(lang, project):
     old, _ = JOB[lang]
     moved = persona(lang, {"career.company": [(old, START), ("Copperleaf Energy", at(3, 25))]})
     work = episode(1, "work_project", at(3, 20), days=10, project=project)
-    sessions = said([(at(3, 22), KICKOFF[lang]), (at(3, 27), f"{project}{DUE[lang]}")], lang, work.id)
+    lines = [(at(3, 22), KICKOFF[lang]), (at(3, 26), ASIDE[lang]), (at(3, 27), f"{project}{DUE[lang]}")]
+    sessions = said(lines, lang, work.id)  # the aside, not about the project, is not named
     v = PersonaView(
         moved, graph=EventGraph(persona_id="p01", events=[chapter(), work], edges=[]), sessions=sessions
     )

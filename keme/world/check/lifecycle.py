@@ -112,8 +112,9 @@ def _life_order(world: World) -> list[Finding]:
                             RULE,
                             _first_lines(world, early) + _first_lines(world, late),
                             f"{person}'s {a!r} ({early.start.date()}) and {b!r} ({late.start.date()}) "
-                            f"are out of life order: {'/'.join(order.first)} comes at least "
-                            f"{order.gap_days} days before {'/'.join(order.then)}",
+                            f"are out of life order: {'/'.join(order.first)} comes "
+                            + (f"at least {order.gap_days} days " if order.gap_days > 1 else "")
+                            + f"before {'/'.join(order.then)}",
                         )
                     )
     return out
@@ -158,23 +159,26 @@ def _projects(world: World) -> list[Finding]:
 
 
 def _project_employer(world: World) -> list[Finding]:
-    """A project worked on after the persona left the company it began at: a project is one employer's,
-    and the persona's lines about it at the next job are about the old company's work."""
+    """A project named in its episode after the persona left the company it began at: a project is one
+    employer's, and the persona's lines about it at the next job are about the old company's work."""
     persona = world.view.persona
     out = []
     for session in world.view.sessions:
         episode = world.episode(session)
         if episode is None or not episode.params.get("project"):
             continue
+        project = episode.params["project"]
         began = persona.value_at("career.company", episode.start)
         for message in session.messages:
+            if message.role != "user" or project.lower() not in message.content.lower():
+                continue
             now = persona.value_at("career.company", message.timestamp)
-            if message.role == "user" and began and now and now != began:
+            if began and now and now != began:
                 out.append(
                     world.finding(
                         RULE,
                         [message.id],
-                        f"project {episode.params['project']!r}, begun at {began} on {episode.start.date()}, "
+                        f"project {project!r}, begun at {began} on {episode.start.date()}, "
                         f"is worked on at {now} on {message.timestamp.date()} ({quote(message.content)})",
                     )
                 )
