@@ -10,7 +10,18 @@ from datetime import date, datetime, timedelta
 import pytest
 
 from keme.dataset.views import PersonaView
-from keme.models import Attribute, AttributeVersion, Event, EventGraph, Message, Persona, Session
+from keme.models import (
+    Anchor,
+    Attribute,
+    AttributeVersion,
+    CalendarRecord,
+    Event,
+    EventGraph,
+    Message,
+    Persona,
+    Session,
+    TodoRecord,
+)
 from keme.synth import lifecycle as gen
 from keme.synth.limits import parse_config
 from keme.synth.pipeline import start_trajectory
@@ -877,3 +888,67 @@ def test_the_planner_keeps_a_work_project_off_a_job_change(lang):
     assert one_employer(traj, day(3, 22), day(4, 10)) == (day(4, 1), day(4, 10))
     assert one_employer(traj, day(3, 22), day(3, 30)) is None
     assert one_employer(traj, day(5, 1), day(5, 9)) == (day(5, 1), day(5, 9))
+
+
+# --- a one-off life event is on the records once
+WEDDING = {"en": "RSVP to the wedding", "zh": "大学室友的婚礼"}
+
+
+def record_of(lang: str, title: str, when: datetime) -> CalendarRecord | TodoRecord:
+    if lang == "en":
+        return TodoRecord(title=title, due=when, priority="high", list_name="Personal")
+    return CalendarRecord(
+        title=title, start=when, end=when + timedelta(hours=3), location="希尔顿酒店三楼宴会厅", attendees=[]
+    )
+
+
+def with_records(lang: str, records: list[tuple[datetime, str]]) -> PersonaView:
+    anchors = [
+        Anchor(
+            id=f"p01-a{k:03d}",
+            persona_id="p01",
+            app="todo" if lang == "en" else "calendar",
+            app_name="Reminders" if lang == "en" else "日历",
+            timestamp=when - timedelta(days=7),
+            record=record_of(lang, title, when),
+        )
+        for k, (when, title) in enumerate(records, 1)
+    ]
+    return PersonaView(
+        persona(lang), graph=EventGraph(persona_id="p01", events=[chapter()], edges=[]), anchors=anchors
+    )
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_friends_wedding_on_the_records_on_two_dates_is_named(lang):
+    found = named(with_records(lang, [(at(2, 1), WEDDING[lang]), (at(10, 7), WEDDING[lang])]))
+    assert len(found) == 1 and "happens once" in found[0] and "2026-10-07" in found[0]
+
+
+@pytest.mark.parametrize(
+    ("lang", "records"),
+    [
+        (
+            "en",
+            [(at(2, 1), "RSVP to the wedding"), (at(2, 5), "RSVP to the wedding"), (at(6, 1), "Call Mom")],
+        ),
+        ("en", [(at(2, 1), "RSVP to the wedding"), (at(9, 1), "Book a table for the wedding anniversary")]),
+        ("zh", [(at(2, 1), "大学室友的婚礼"), (at(9, 1), "爸妈结婚纪念日聚餐")]),
+    ],
+)
+def test_one_wedding_entry_and_its_look_alikes_pass(lang, records):
+    assert named(with_records(lang, records)) == []
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_persona_draws_the_wedding_entry_at_most_once(lang):
+    cfg = parse_config(
+        f"name: t\nseed: 3\npersonas:\n  - {{language: {lang}, start: 2026-01-01, months: 12}}\n"
+        "anchors:\n  per_month: {calendar: 6, todo: 6}\n",
+        "<test>",
+    )
+    res = resources.get(lang)
+    traj = start_trajectory(0, cfg, res)
+    titles = [a.record.title for a in traj.anchors if a.app in ("calendar", "todo")]
+    assert titles.count(WEDDING[lang]) <= 1
+    assert len(titles) > 100  # many drawn: without the rule the wedding would come up again

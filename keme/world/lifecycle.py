@@ -48,7 +48,15 @@ class Once(_Cued):
     promotion celebration of one person are one piece of career news)."""
 
     occasions: list[str] = Field(default_factory=list, description="the catalog occasions it covers")
+    titles: list[str] = Field(
+        default_factory=list,
+        description="regular expressions (case-insensitive) of the calendar entries and to-dos that hold it "
+        "(a friend's wedding on the calendar)",
+    )
     per: Literal["person", "persona"] = "person"
+
+    def titles_hold(self, title: str) -> bool:
+        return any(p.search(title) for p in _compiled(tuple(self.titles)))
 
 
 class Order(_Strict):

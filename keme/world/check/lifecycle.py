@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import date, datetime, timedelta
 
-from keme.models import AttributeVersion, Event, Message, Session
+from keme.models import AttributeVersion, CalendarRecord, Event, Message, Session, TodoRecord
 from keme.world.check.base import Finding, World, quote
 from keme.world.lifecycle import (
     After,
@@ -40,6 +40,7 @@ def check(world: World) -> list[Finding]:
     return [
         *_occasions(world),
         *_life_order(world),
+        *_anchored_once(world),
         *_projects(world),
         *_project_employer(world),
         *_said(world),
@@ -118,6 +119,41 @@ def _life_order(world: World) -> list[Finding]:
                         )
                     )
     return out
+
+
+def _anchored_once(world: World) -> list[Finding]:
+    """A one-off life event the records hold on two dates (a friend's wedding on the calendar in February
+    and again in October): entries within SAME_TIME of the first are that one."""
+    out = []
+    for rule in world.catalog.lifecycle.once:
+        if not rule.titles:
+            continue
+        held = sorted(
+            (day, anchor.id, title)
+            for anchor in world.view.anchors.values()
+            for title, day in [_titled_day(anchor.record)]
+            if title and rule.titles_hold(title)
+        )
+        for day, anchor_id, title in held[1:]:
+            if day - held[0][0] > SAME_TIME:
+                out.append(
+                    world.finding(
+                        RULE,
+                        [held[0][1], anchor_id],
+                        f"{rule.name} ({title!r}) is held on {day.date()} after {held[0][0].date()}: "
+                        "it happens once",
+                    )
+                )
+    return out
+
+
+def _titled_day(record: object) -> tuple[str, datetime]:
+    """A calendar entry's title and start, a to-do's title and due time; ("", ...) for other records."""
+    if isinstance(record, CalendarRecord):
+        return record.title, record.start
+    if isinstance(record, TodoRecord):
+        return record.title, record.due
+    return "", datetime.min
 
 
 def _projects(world: World) -> list[Finding]:
