@@ -132,6 +132,14 @@ def _fitting(items: list, day: date, country: str) -> list:
     return [item for item in items if not item.work] or items
 
 
+def _draw(rng: random.Random, items: list, drawn: set[str]):
+    """An item, a one-off one (a friend's wedding) not drawn before: a life event is on the calendar once."""
+    item = rng.choice([i for i in items if not (i.once and i.title in drawn)] or items)
+    if item.once:
+        drawn.add(item.title)
+    return item
+
+
 def _record(
     app: str,
     moment: datetime | None,
@@ -141,8 +149,12 @@ def _record(
     providers: dict[str, str] | None = None,
     *,
     country: str,
+    drawn: set[str] | None = None,
 ):
+    """The record of an anchor of `app` at `moment`; a one-off item in `drawn` (the one-off titles drawn
+    so far, updated here) is not drawn again."""
     text = res.anchors
+    drawn = drawn if drawn is not None else set()
     if app == "bill":
         category_key = rng.choice(sorted(text.bill.categories))
         category = text.bill.categories[category_key]
@@ -171,7 +183,7 @@ def _record(
         )
     assert moment is not None, "only a bill is drawn before its time"
     if app == "calendar":
-        item = rng.choice(text.calendar.items)
+        item = _draw(rng, text.calendar.items, drawn)
         lo, hi = PART_START[item.part]
         days = [moment.date() + timedelta(n) for n in range(1, 15)]
         if item.work:  # a work meeting is held on a workday, never on a weekend or public holiday
@@ -189,7 +201,7 @@ def _record(
         item = rng.choice(text.note.items)
         return NoteRecord(title=_text(item.title, ctx), body=_text(item.body, ctx))
     if app == "todo":
-        item = rng.choice(text.todo.items)
+        item = _draw(rng, text.todo.items, drawn)
         due = datetime.combine(moment.date() + timedelta(rng.randint(1, 10)), time(18, 0))
         return TodoRecord(
             title=_text(item.title, ctx),
@@ -240,10 +252,14 @@ def build_anchors(persona: Persona, cfg: SynthConfig, res: Resources) -> list[An
                 planned.append((_pick_time(rng, app, start, end, taken, fits), app, bill))
                 room -= 1
     planned.sort(key=lambda p: (p[0], p[1]))
-    anchors = []
+    anchors, once = [], set()
     for number, (moment, app, drawn) in enumerate(planned, start=1):
         ctx = Context(lang=res.lang, rng=rng, persona=static, pools=res.flat_pools, bound=prices.bound)
-        record = drawn if drawn is not None else _record(app, moment, rng, ctx, res, country=persona.country)
+        record = (
+            drawn
+            if drawn is not None
+            else _record(app, moment, rng, ctx, res, country=persona.country, drawn=once)
+        )
         anchor = Anchor(
             id=f"{persona.id}-a{number:03d}",
             persona_id=persona.id,

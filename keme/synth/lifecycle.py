@@ -15,7 +15,7 @@ import random
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from keme.models import Event, Persona, Session
@@ -89,6 +89,22 @@ def once_held(events: Iterable[Event], life: Lifecycle, person: str) -> set[str]
             if rule is not None:
                 held.add(rule.name)
     return held
+
+
+def occasions_of(events: Iterable[Event], person: str) -> list[tuple[str, date]]:
+    """(occasion, day) of each of `person`'s occasions planned so far, whenever they fall."""
+    return [
+        (event.params["occasion"], event.start.date())
+        for event in events
+        if event.kind == "social" and event.params.get("person") == person and event.params.get("occasion")
+    ]
+
+
+def in_life_order(life: Lifecycle, occasion: str, day: date, had: Iterable[tuple[str, date]]) -> bool:
+    """Whether `occasion` on `day` keeps the person's life events in order with the ones they `had` (an
+    engagement party not after their wedding anniversary; episodes are planned out of time order, so
+    later ones count too)."""
+    return all(life.out_of_order((occasion, day), other) is None for other in had)
 
 
 def open_occasion(life: Lifecycle, occasion: str, held: set[str]) -> bool:
@@ -179,8 +195,8 @@ class LifeMemory:
                 return sum(season_year(rule.season, t.date()) == year for t in past) < rule.per_year
             return True
         if isinstance(rule, Recurring):
-            if ongoing:
-                return True
+            if ongoing:  # the first occurrence, told as new, is not later told as a repeat of itself
+                return len(past) > 1 or not rule.told_again(line)
             recent = [t for t in past if when - t < timedelta(days=365)]
             if len(recent) >= rule.per_year or (past and when - past[-1] < timedelta(days=rule.gap_days)):
                 return False

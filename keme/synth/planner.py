@@ -210,7 +210,7 @@ def episode_params(
     if kind in ("work_project", "promotion"):
         # a project is delivered once: a work episode with no project left is not planned (regular_episode),
         # and the ones a promotion still to come needs are kept for it
-        company = persona.value_at("career.company", when) or ""
+        company = _planned_value(traj, "career.company", when) or ""
         events, life = list(traj.events.values()), catalog.lifecycle
         reserve = lifecycle.promotions_ahead(events) if kind == "work_project" else 0
         project = lifecycle.project_for(rng, events, life, lists["projects"], when, reserve)
@@ -293,13 +293,16 @@ def _yearly_held(traj: Trajectory, catalog: Catalog, person: str, when: datetime
 
 def _occasions(traj: Trajectory, catalog: Catalog, when: datetime, person: str, role: Role) -> list[Occasion]:
     """`person`'s occasions that can fall at `when`: of the season, theirs by `role`, no yearly kind they had
-    this year, no once-only one they had (keme.synth.lifecycle)."""
+    this year, no once-only one they had, none out of their life order (keme.synth.lifecycle)."""
     held = _yearly_held(traj, catalog, person, when)
     once = lifecycle.once_held(traj.events.values(), catalog.lifecycle, person)
+    had = lifecycle.occasions_of(traj.events.values(), person)
     return [
         o
         for o in catalog.occasions_in(when.month, role)
-        if o.yearly not in held and lifecycle.open_occasion(catalog.lifecycle, o.name, once)
+        if o.yearly not in held
+        and lifecycle.open_occasion(catalog.lifecycle, o.name, once)
+        and lifecycle.in_life_order(catalog.lifecycle, o.name, when.date(), had)
     ]
 
 
@@ -770,6 +773,11 @@ def regular_episode(
     """An everyday episode in [first, last] with its details (`params`, else drawn); None if a trip does
     not fit the window or a work episode has no project left. A trip lasts the `nights` its params ask, or
     as many as its destination takes."""
+    if kind == "work_project":
+        window = one_employer(traj, first, last)
+        if window is None:
+            return None
+        first, last = window
     if params is None:  # the persona as it is when the episode begins, changes planned by then included
         begin = max(chapter.start, datetime.combine(first, time()))
         params = episode_params(kind, rng, traj, ctx, begin, until=datetime.combine(last, time.max))
@@ -794,6 +802,22 @@ def regular_episode(
             return None  # every project is taken: it was delivered already
         params["deadline"] = fmt.format_date(last, ctx.lang)
     return _episode_event(traj, chapter, kind, first, last, params, ctx)
+
+
+def one_employer(traj: Trajectory, first: date, last: date) -> tuple[date, date] | None:
+    """[first, last] cut to the part before (or after) a job change planned in it: a project is one
+    employer's, and does not follow the persona to the next. None when nothing of it is left."""
+    for event in sorted(traj.events.values(), key=lambda e: (e.start, e.id)):
+        if "set:career.company" not in event.params:
+            continue
+        begins, ends = event.start.date(), event.end.date()
+        if begins > last or ends < first:
+            continue
+        if begins > first:
+            last = begins - timedelta(days=1)
+        else:
+            first = ends + timedelta(days=1)
+    return (first, last) if first <= last else None
 
 
 def _trip_dates(start: date, end: date, lang: str) -> dict[str, str]:

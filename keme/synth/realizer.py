@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 
 from keme.config import SynthConfig
 from keme.errors import SynthesisError
-from keme.models import Anchor, AttributeVersion, Claim, Event, Message, Persona, Session
+from keme.models import Anchor, AttributeVersion, CalendarRecord, Claim, Event, Message, Persona, Session
 from keme.models.attributes import attribute_key
 from keme.models.catalog import ANCHOR_MOMENTS, CHANGES
 from keme.prior.anchors import anchor_message_text, anchor_slots
@@ -47,6 +47,7 @@ from keme.text import lang as fmt
 from keme.text.resources import Beat, Exchange, Pattern, Resources
 from keme.text.template import Context
 from keme.world.catalog import load_catalog
+from keme.world.cues import load_cues
 from keme.world.figures import Records, figures_at, figures_first, unsayable
 from keme.world.ledger import Recall, Report, Scene, episode_of
 from keme.world.prices import load_prices
@@ -486,6 +487,25 @@ def timestamps(drafts: list[Draft], leaf: Event, anchor: Anchor | None, rng: ran
     return moments
 
 
+def known_place_gate(
+    anchor: Anchor | None, anchors: list[Anchor], now: datetime, lang: str
+) -> Callable[[str], bool]:
+    """A test of user lines that refuses "I've never been to {location}" when the session's calendar entry is
+    at a place an earlier entry (begun before `now`) already took the persona to."""
+    record = anchor.record if anchor is not None else None
+    if not isinstance(record, CalendarRecord) or not any(
+        isinstance(a.record, CalendarRecord) and a.record.location == record.location and a.record.start < now
+        for a in anchors
+    ):
+        return lambda line: True
+    cues = load_cues(lang)
+    return lambda line: "{location}" not in line or not cues.any(cues.first_visit, line)
+
+
+def _and(*tests: Callable[[str], bool]) -> Callable[[str], bool]:
+    return lambda line: all(test(line) for test in tests)
+
+
 def realize(leaf: Event, traj: Trajectory, cfg: SynthConfig, res: Resources, rng: random.Random) -> Session:
     """Render the session, link evidence and apply the leaf's life change to the persona."""
     persona = traj.persona
@@ -496,7 +516,10 @@ def realize(leaf: Event, traj: Trajectory, cfg: SynthConfig, res: Resources, rng
         probe_start = anchor.timestamp if anchor is not None else leaf.start
         traj.ledger.begin(scene_of(leaf, traj))
         situation = moment_of(leaf, traj, probe_start)
-        gate = gate_for(traj, load_catalog(res.lang), probe_start)
+        gate = _and(
+            gate_for(traj, load_catalog(res.lang), probe_start),
+            known_place_gate(anchor, traj.anchors, probe_start, res.lang),
+        )
         records = Records(traj.anchors, probe_start, anchor, persona.start.date(), leaf.end)
         traj.smalltalk.begin()
         drafts = compose(

@@ -158,6 +158,7 @@ class CalendarItem(_Strict):
     part: Literal["morning", "afternoon", "evening"]
     attendees: list[str] = Field(default_factory=list)
     work: bool = False  # held at or for the job (a weekly meeting, a review): falls on a workday only
+    once: bool = False  # a one-off life event (a friend's wedding): on a persona's calendar at most once
 
 
 class NoteItem(_Strict):
@@ -169,6 +170,7 @@ class TodoItem(_Strict):
     title: str
     list_name: str
     priority: Literal["low", "medium", "high"]
+    once: bool = False  # about a one-off life event (RSVP to a wedding): on a persona's list at most once
 
 
 class ScreenItem(_Strict):

@@ -228,6 +228,10 @@ class Catalog(_Strict):
             twice = sorted({n for n in names if names.count(n) > 1})
             if twice:
                 raise ValueError(f"{kind} named twice: {', '.join(twice)}")
+        known = {o.name for o in self.occasions}
+        unknown = sorted({n for r in self.lifecycle.order for n in r.first + r.then} - known)
+        if unknown:
+            raise ValueError("lifecycle order names no occasion: " + ", ".join(unknown))
         return self
 
     def in_person(self, merchant: str) -> bool | None:

@@ -48,7 +48,32 @@ class Once(_Cued):
     promotion celebration of one person are one piece of career news)."""
 
     occasions: list[str] = Field(default_factory=list, description="the catalog occasions it covers")
+    titles: list[str] = Field(
+        default_factory=list,
+        description="regular expressions (case-insensitive) of the calendar entries and to-dos that hold it "
+        "(a friend's wedding on the calendar)",
+    )
     per: Literal["person", "persona"] = "person"
+
+    def titles_hold(self, title: str) -> bool:
+        return any(p.search(title) for p in _compiled(tuple(self.titles)))
+
+
+class Order(_Strict):
+    """One person's life events in life order: each of `first` comes at least `gap_days` before each of
+    `then` (an engagement party before a wedding anniversary or a baby's party; a baby's first-month party
+    most of a year before its first birthday)."""
+
+    first: list[str] = Field(min_length=1, description="the catalog occasions that come first")
+    then: list[str] = Field(min_length=1, description="the catalog occasions that come after")
+    gap_days: int = Field(default=1, ge=1, description="the fewest days from a `first` to a `then`")
+
+    def breaks(self, a: tuple[str, date], b: tuple[str, date]) -> bool:
+        """Whether two (occasion, day) of one person, in either order, break this order."""
+        for (x, dx), (y, dy) in ((a, b), (b, a)):
+            if x in self.first and y in self.then and (dy - dx).days < self.gap_days:
+                return True
+        return False
 
 
 class Yearly(_Cued):
@@ -97,6 +122,7 @@ class Lifecycle(_Strict):
     once: list[Once] = Field(default_factory=list)
     yearly: list[Yearly] = Field(default_factory=list)
     recurring: list[Recurring] = Field(default_factory=list)
+    order: list[Order] = Field(default_factory=list)
     after: list[After] = Field(default_factory=list)
     workday: list[Workday] = Field(default_factory=list)
     projects: list[Project] = Field(default_factory=list)
@@ -119,6 +145,10 @@ class Lifecycle(_Strict):
 
     def once_for(self, occasion: str) -> Once | None:
         return next((rule for rule in self.once if occasion in rule.occasions), None)
+
+    def out_of_order(self, a: tuple[str, date], b: tuple[str, date]) -> Order | None:
+        """The life-order rule two (occasion, day) of one person break, if any."""
+        return next((rule for rule in self.order if rule.breaks(a, b)), None)
 
     def project(self, name: str) -> Project | None:
         return next((p for p in self.projects if p.name == name), None)

@@ -1,5 +1,6 @@
 """The calendar and the clock: weekday, date and time-of-day words match the message's timestamp; work
-happens on workdays; a new job starts on a workday; a job title does not change twice in 60 days."""
+happens on workdays; a new job starts on a workday; a job title does not change twice in 60 days; a place
+an earlier calendar entry was held at is not one the persona has never been to."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import re
 from datetime import date, datetime, timedelta
 
 from keme.days import is_workday
-from keme.models import Message
+from keme.models import CalendarRecord, Message
 from keme.world.check.base import Finding, World, day, quote
 
 RULE = "calendar"
@@ -22,7 +23,32 @@ def check(world: World) -> list[Finding]:
             out += _clock(world, message) + _weekday(world, message, weekdays) + _day_of_month(world, message)
             out += _workday(world, message)
         out += _dated_weekdays(world, message)
-    return out + _first_day(world) + _titles(world)
+    return out + _first_day(world) + _titles(world) + _first_visits(world)
+
+
+def _first_visits(world: World) -> list[Finding]:
+    """A place the persona says they have never been to, named, though an earlier calendar entry (one that
+    began before the message) was held there."""
+    held = [
+        (a.record.start, a.id, a.record.location)
+        for a in world.view.anchors.values()
+        if isinstance(a.record, CalendarRecord) and a.record.location
+    ]
+    out = []
+    for _, message in world.said(("user",)):
+        if not world.cues.any(world.cues.first_visit, message.content):
+            continue
+        been = next((h for h in sorted(held) if h[0] < message.timestamp and h[2] in message.content), None)
+        if been is not None:
+            out.append(
+                world.finding(
+                    RULE,
+                    [been[1], message.id],
+                    f"{message.id} says the persona has not been to {been[2]} ({quote(message.content)}), "
+                    f"but a calendar entry was held there on {been[0].date()}",
+                )
+            )
+    return out
 
 
 def _clock(world: World, message: Message) -> list[Finding]:

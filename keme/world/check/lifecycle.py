@@ -2,11 +2,12 @@
 written: the event graph, the persona's version history and the user's lines.
 
 Written apart from the generator: it reads the rules and the dataset, never the planner's choices.
-A one-off occasion held twice for one person; a project delivered in two episodes or worked on out of
-its season; a yearly thing talked of out of its season or more often than a year has it; an incident
-more often than its rate, too soon after the last, or told as new the second time; thanks for a move
-that did not happen; asking to take today off on a day off; a move to another city without a new job or
-commute; a promotion off the persona's career ladder. Mentions of one event within SAME_TIME of its first
+A one-off occasion held twice for one person; one person's life events out of life order; a project
+delivered in two episodes, worked on out of its season or at the next employer; a yearly thing talked
+of out of its season or more often than a year has it; an incident more often than its rate, too soon
+after the last, told as new the second time, or told as a repeat of itself; thanks for a move that did
+not happen; asking to take today off on a day off; a move to another city without a new job or commute;
+a promotion off the persona's career ladder. Mentions of one event within SAME_TIME of its first
 are that event (a symptom and its follow-up three days later).
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import date, datetime, timedelta
 
-from keme.models import AttributeVersion, Event, Message, Session
+from keme.models import AttributeVersion, CalendarRecord, Event, Message, Session, TodoRecord
 from keme.world.check.base import Finding, World, quote
 from keme.world.lifecycle import (
     After,
@@ -39,7 +40,10 @@ FIRST_DAY = "first_day"  # the moment a new job begins
 def check(world: World) -> list[Finding]:
     return [
         *_occasions(world),
+        *_life_order(world),
+        *_anchored_once(world),
         *_projects(world),
+        *_project_employer(world),
         *_said(world),
         *_moves(world),
         *_new_jobs(world),
@@ -91,6 +95,69 @@ def _occasions(world: World) -> list[Finding]:
     return out
 
 
+def _life_order(world: World) -> list[Finding]:
+    """One person's life events out of life order (an engagement party after their wedding anniversary or
+    their baby's party; a baby's first birthday months after its first-month party)."""
+    life = world.catalog.lifecycle
+    held: dict[str, list[Event]] = defaultdict(list)
+    for episode in _episodes(world):
+        if episode.kind == "social" and episode.params.get("person") and episode.params.get("occasion"):
+            held[episode.params["person"]].append(episode)
+    out = []
+    for person, episodes in sorted(held.items()):
+        for i, early in enumerate(episodes):
+            for late in episodes[i + 1 :]:
+                a, b = early.params["occasion"], late.params["occasion"]
+                order = life.out_of_order((a, early.start.date()), (b, late.start.date()))
+                if order is not None:
+                    out.append(
+                        world.finding(
+                            RULE,
+                            _first_lines(world, early) + _first_lines(world, late),
+                            f"{person}'s {a!r} ({early.start.date()}) and {b!r} ({late.start.date()}) "
+                            f"are out of life order: {'/'.join(order.first)} comes "
+                            + (f"at least {order.gap_days} days " if order.gap_days > 1 else "")
+                            + f"before {'/'.join(order.then)}",
+                        )
+                    )
+    return out
+
+
+def _anchored_once(world: World) -> list[Finding]:
+    """A one-off life event the records hold on two dates (a friend's wedding on the calendar in February
+    and again in October): entries within SAME_TIME of the first are that one."""
+    out = []
+    for rule in world.catalog.lifecycle.once:
+        if not rule.titles:
+            continue
+        held = sorted(
+            (day, anchor.id, title)
+            for anchor in world.view.anchors.values()
+            for title, day in [_titled_day(anchor.record)]
+            if title and rule.titles_hold(title)
+        )
+        for day, anchor_id, title in held[1:]:
+            if day - held[0][0] > SAME_TIME:
+                out.append(
+                    world.finding(
+                        RULE,
+                        [held[0][1], anchor_id],
+                        f"{rule.name} ({title!r}) is held on {day.date()} after {held[0][0].date()}: "
+                        "it happens once",
+                    )
+                )
+    return out
+
+
+def _titled_day(record: object) -> tuple[str, datetime]:
+    """A calendar entry's title and start, a to-do's title and due time; ("", ...) for other records."""
+    if isinstance(record, CalendarRecord):
+        return record.title, record.start
+    if isinstance(record, TodoRecord):
+        return record.title, record.due
+    return "", datetime.min
+
+
 def _projects(world: World) -> list[Finding]:
     """A project worked on out of its season; a project delivered in two episodes."""
     life = world.catalog.lifecycle
@@ -126,6 +193,34 @@ def _projects(world: World) -> list[Finding]:
                     f"({rule.season[0]} to {rule.season[1]})",
                 )
             )
+    return out
+
+
+def _project_employer(world: World) -> list[Finding]:
+    """A project named in its episode after the persona left the company it began at: a project is one
+    employer's, and the persona's lines about it at the next job are about the old company's work."""
+    persona = world.view.persona
+    out = []
+    for session in world.view.sessions:
+        episode = world.episode(session)
+        if episode is None or not episode.params.get("project"):
+            continue
+        project = episode.params["project"]
+        began = persona.value_at("career.company", episode.start)
+        for message in session.messages:
+            if message.role != "user" or project.lower() not in message.content.lower():
+                continue
+            now = persona.value_at("career.company", message.timestamp)
+            if began and now and now != began:
+                out.append(
+                    world.finding(
+                        RULE,
+                        [message.id],
+                        f"project {project!r}, begun at {began} on {episode.start.date()}, "
+                        f"is worked on at {now} on {message.timestamp.date()} ({quote(message.content)})",
+                    )
+                )
+                break
     return out
 
 
@@ -217,7 +312,7 @@ def _near(rule: Yearly, day: date, country: str, lang: str) -> bool:
 
 
 def _recurring(world: World, rule: Recurring, found: list[tuple[Session, Message]]) -> list[Finding]:
-    out = []
+    out = _retold(world, rule, found)
     starts = _starts(found)
     for i, message in enumerate(starts[1:], start=1):
         before = starts[i - 1]
@@ -240,6 +335,24 @@ def _recurring(world: World, rule: Recurring, found: list[tuple[Session, Message
                 )
             )
     return out
+
+
+def _retold(world: World, rule: Recurring, found: list[tuple[Session, Message]]) -> list[Finding]:
+    """The first occurrence told as new, then as a repeat of itself ("tweaked something yesterday", the
+    next day "tweaked something again, the same spot as last time"): nothing came before it to repeat."""
+    first = [m for _, m in found if m.timestamp - found[0][1].timestamp <= SAME_TIME]
+    if rule.told_again(first[0].content):
+        return []
+    return [
+        world.finding(
+            RULE,
+            [first[0].id, message.id],
+            f"{rule.name} told as a repeat on {message.timestamp.date()} ({quote(message.content)}), "
+            f"within the first occurrence ({first[0].timestamp.date()}, told as new)",
+        )
+        for message in first[1:]
+        if rule.told_again(message.content)
+    ]
 
 
 def _after(world: World, rule: After, found: list[tuple[Session, Message]]) -> list[Finding]:

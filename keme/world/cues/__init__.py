@@ -61,6 +61,9 @@ class Cues(BaseModel):
     trip_day_one: list[str]
     trip_return: list[str]
     first_day_job: list[str]
+    first_visit: list[str] = Field(
+        default_factory=list, description="words that say the persona has not been to a place before"
+    )
     present: list[str]
     past: list[str]
     training_per_week: list[str]
