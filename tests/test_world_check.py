@@ -1638,3 +1638,50 @@ def test_a_dish_the_persona_is_allergic_to_is_named_and_one_that_fits_passes():
     found = findings(view, "catalog", shrimp)
     assert ids(found) == [["p01-s0007-m01"]]
     assert "虾蟹" in found[0].text
+
+
+# ------------------------------------------------------------------------------------------ bills on days off
+
+
+def dated_bill(anchor_id: str, when: datetime, merchant: str, category: str, currency: str) -> Anchor:
+    record = BillRecord(
+        merchant=merchant,
+        amount=Decimal("3200.00"),
+        currency=currency,
+        category=category,
+        payment_method="card",
+    )
+    return Anchor(
+        id=anchor_id, persona_id="p01", app="bill", app_name="Wallet", timestamp=when, record=record
+    ).sealed()
+
+
+@pytest.mark.parametrize(
+    "lang, when, merchant, category, flagged",
+    [
+        ("zh", datetime(2026, 2, 16, 10, 5), "房东转账", "住房物业", True),  # 除夕
+        ("en", datetime(2026, 12, 25, 9, 40), "Xfinity", "Bills & Utilities", True),  # Christmas Day
+        # look-alikes: rent on a working day; a dinner on 除夕 is no payment to an account
+        ("zh", datetime(2026, 2, 13, 10, 5), "房东转账", "住房物业", False),
+        ("zh", datetime(2026, 2, 16, 19, 5), "海底捞", "餐饮", False),
+        ("en", datetime(2026, 12, 25, 13, 0), "Target", "Shopping", False),
+    ],
+)
+def test_rent_or_a_utility_paid_on_a_public_holiday_is_named(lang, when, merchant, category, flagged):
+    currency = "CNY" if lang == "zh" else "USD"
+    view = world(
+        lang,
+        [event("p01-c01-e07", "anchor_bill", when, when + timedelta(hours=1))],
+        [
+            session(
+                "p01-s0001",
+                "p01-c01-e07",
+                [("system", when, f"{merchant} {category}")],
+                lang,
+                anchor_id="p01-a001",
+            )
+        ],
+        anchors=[dated_bill("p01-a001", when, merchant, category, currency)],
+    )
+    found = [f for f in findings(view, "calendar") if "not a workday" in f.text and "p01-a001" in f.text]
+    assert ids(found) == ([["p01-s0001-m01"]] if flagged else [])

@@ -124,6 +124,11 @@ class BillCategory(_Strict):
     label: str
     merchants: list[str] = Field(min_length=2)
     amount: tuple[float, float]
+    workday: bool = Field(
+        default=False,
+        description="a payment to an account (rent, a utility): made on a working day, never on a public "
+        "holiday or 除夕",
+    )
 
 
 class BillText(_Strict):

@@ -1,5 +1,6 @@
 """The calendar and the clock: weekday, date and time-of-day words match the message's timestamp; work
-happens on workdays; a new job starts on a workday; a job title does not change twice in 60 days."""
+happens on workdays; a new job starts on a workday; rent and utilities are paid on a workday (not on 除夕 or
+Christmas Day); a job title does not change twice in 60 days."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import re
 from datetime import date, datetime, timedelta
 
 from keme.days import is_workday
-from keme.models import Message
+from keme.models import BillRecord, Message
 from keme.world.check.base import Finding, World, day, quote
 
 RULE = "calendar"
@@ -22,7 +23,7 @@ def check(world: World) -> list[Finding]:
             out += _clock(world, message) + _weekday(world, message, weekdays) + _day_of_month(world, message)
             out += _workday(world, message)
         out += _dated_weekdays(world, message)
-    return out + _first_day(world) + _titles(world)
+    return out + _first_day(world) + _bills(world) + _titles(world)
 
 
 def _clock(world: World, message: Message) -> list[Finding]:
@@ -190,6 +191,25 @@ def _first_day(world: World) -> list[Finding]:
                 )
                 break
     return out
+
+
+def _bills(world: World) -> list[Finding]:
+    """A payment to an account (the cue list's bill categories: rent, utilities) falls on a working day."""
+    country = world.view.persona.country
+    kinds = set(world.cues.workday_bills)
+    ids = {s.anchor_id: s.messages[0].id for s in world.view.sessions if s.anchor_id and s.messages}
+    return [
+        world.finding(
+            RULE,
+            [ids[anchor.id]] if anchor.id in ids else [],
+            f"{anchor.id}: {anchor.record.category} paid to {anchor.record.merchant} on "
+            f"{day(anchor.timestamp)}, not a workday",
+        )
+        for anchor in sorted(world.view.anchors.values(), key=lambda a: (a.timestamp, a.id))
+        if isinstance(anchor.record, BillRecord)
+        and anchor.record.category in kinds
+        and not is_workday(anchor.timestamp.date(), country)
+    ]
 
 
 def _titles(world: World) -> list[Finding]:

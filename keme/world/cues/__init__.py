@@ -56,6 +56,10 @@ class Cues(BaseModel):
     commute: list[str]
     overtime: list[str]
     workday: list[str] = Field(default_factory=list, description="words that put work in today: after work")
+    workday_bills: list[str] = Field(
+        default_factory=list,
+        description="the wallet's bill categories paid to an account on a working day (rent, a utility)",
+    )
     remote: list[str]
     arrival: list[str]
     trip_day_one: list[str]
