@@ -124,10 +124,9 @@ class BillCategory(_Strict):
     label: str
     merchants: list[str] = Field(min_length=2)
     amount: tuple[float, float]
-    workday: bool = Field(
+    off_holidays: bool = Field(
         default=False,
-        description="a payment to an account (rent, a utility): made on a working day, never on a public "
-        "holiday or 除夕",
+        description="a payment to an account (rent, a utility): never made on a public holiday or 除夕",
     )
 
 

@@ -1,15 +1,17 @@
 """The calendar and the clock: weekday, date and time-of-day words match the message's timestamp; work
-happens on workdays; a new job starts on a workday; rent and utilities are paid on a workday (not on 除夕 or
-Christmas Day); a job title does not change twice in 60 days."""
+happens on workdays; a new job starts on a workday; rent and utilities are not paid on a public holiday (除夕,
+Christmas Day); a holiday named as the moment's business (过年回家, a Christmas party) is near its real date;
+a job title does not change twice in 60 days."""
 
 from __future__ import annotations
 
 import re
 from datetime import date, datetime, timedelta
 
-from keme.days import is_workday
+from keme.days import holiday_name, is_workday
 from keme.models import BillRecord, Message
 from keme.world.check.base import Finding, World, day, quote
+from keme.world.lifecycle import holiday_days
 
 RULE = "calendar"
 TITLE_CHANGES_WITHIN = timedelta(days=60)
@@ -21,7 +23,7 @@ def check(world: World) -> list[Finding]:
     for _, message in world.said(("user", "assistant", "system")):
         if message.role != "system":
             out += _clock(world, message) + _weekday(world, message, weekdays) + _day_of_month(world, message)
-            out += _workday(world, message)
+            out += _workday(world, message) + _holiday_words(world, message)
         out += _dated_weekdays(world, message)
     return out + _first_day(world) + _bills(world) + _titles(world)
 
@@ -157,6 +159,38 @@ def _workday(world: World, message: Message) -> list[Finding]:
     return []
 
 
+def _holiday_words(world: World, message: Message) -> list[Finding]:
+    """A user's words that name a holiday as now's business (the cue list `holidays`), said far from its
+    real date: 「过年回家」 two weeks after 春节, a Christmas party in August. A clause of another year
+    (去年过年, last Christmas) is not judged; one of another day is (a Christmas party "next Friday" in
+    August is still in August)."""
+    if message.role != "user":
+        return []
+    cues, today = world.cues, message.timestamp.date()
+    country, lang = world.view.persona.country, world.view.lang
+    for clause in world.clauses(message.content):
+        if cues.any(cues.holiday_other_year, clause):
+            continue
+        for cue in cues.holidays:
+            found = cues.search(cue.patterns, clause)
+            if not found:
+                continue
+            firsts = holiday_days(cue.holiday, country, lang, range(today.year - 1, today.year + 2))
+            if firsts and not any(-cue.before <= (today - f).days <= cue.after for f in firsts):
+                nearest = min(firsts, key=lambda f: abs((today - f).days))
+                off = (today - nearest).days
+                return [
+                    world.finding(
+                        RULE,
+                        [message.id],
+                        f"{message.id} says “{found.group(0)}” on {today}, {off:+d} days from "
+                        f"{cue.holiday} ({nearest}; said {cue.before} days before to {cue.after} after) "
+                        f"({quote(message.content)})",
+                    )
+                ]
+    return []
+
+
 def _first_day(world: World) -> list[Finding]:
     """The first day at a new job falls on a workday: a `first_day` moment, a message saying so, or a
     company change whose revealing message says so."""
@@ -194,7 +228,8 @@ def _first_day(world: World) -> list[Finding]:
 
 
 def _bills(world: World) -> list[Finding]:
-    """A payment to an account (the cue list's bill categories: rent, utilities) falls on a working day."""
+    """A payment to an account (the cue list's bill categories: rent, utilities) is not made on a public
+    holiday (除夕, Christmas Day); a weekend is fine (paid in an app)."""
     country = world.view.persona.country
     kinds = set(world.cues.workday_bills)
     ids = {s.anchor_id: s.messages[0].id for s in world.view.sessions if s.anchor_id and s.messages}
@@ -203,12 +238,13 @@ def _bills(world: World) -> list[Finding]:
             RULE,
             [ids[anchor.id]] if anchor.id in ids else [],
             f"{anchor.id}: {anchor.record.category} paid to {anchor.record.merchant} on "
-            f"{day(anchor.timestamp)}, not a workday",
+            f"{day(anchor.timestamp)}, a public holiday "
+            f"({holiday_name(anchor.timestamp.date(), country, world.view.lang)})",
         )
         for anchor in sorted(world.view.anchors.values(), key=lambda a: (a.timestamp, a.id))
         if isinstance(anchor.record, BillRecord)
         and anchor.record.category in kinds
-        and not is_workday(anchor.timestamp.date(), country)
+        and holiday_name(anchor.timestamp.date(), country) is not None
     ]
 
 
