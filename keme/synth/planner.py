@@ -550,6 +550,15 @@ LIVED_HOLIDAYS: dict[str, dict[str, str]] = {
 HOLIDAY_RATE = {"春节": 0.95, "Christmas": 0.95, "Thanksgiving": 0.9}
 
 
+FAMILY_TIME = frozenset({"春节", "Christmas", "Thanksgiving"})  # no tour over these: they are lived at home
+
+
+def _family_time(trip: TripSpan, country: str, lang: str) -> bool:
+    """Whether a trip's days away hold a holiday spent with family (FAMILY_TIME)."""
+    lived = _lived_holiday(trip.start, trip.end, country, lang)
+    return lived is not None and lived[0] in FAMILY_TIME
+
+
 def _lived_holiday(first: date, last: date, country: str, lang: str) -> tuple[str, date] | None:
     """The lived holiday a run of days off holds (除夕 belongs to 春节), as said, with its first day."""
     names = LIVED_HOLIDAYS.get(lang, {})
@@ -745,6 +754,8 @@ def _plan_holiday_trip(
     for first, last, holiday in clusters:
         if last <= first or rng.random() >= 0.75:
             continue
+        if (lived := _lived_holiday(first, last, traj.persona.country, ctx.lang)) and lived[0] in FAMILY_TIME:
+            continue  # 春节, Christmas, Thanksgiving are spent with family, not on a tour
         ep_first, ep_last = _clip_window(
             chapter, first - timedelta(days=rng.randint(3, 6)), (last - first).days + 8
         )
@@ -786,7 +797,9 @@ def _plan_regular_trip(
         if event is None:
             continue
         trip = own_trip_of(event)
-        if trip is not None and trip_fits(trip.start, trip.end, traj):
+        if trip is None or _family_time(trip, traj.persona.country, ctx.lang):
+            continue
+        if trip_fits(trip.start, trip.end, traj):
             commit(event)
             return
 
