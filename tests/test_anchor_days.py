@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from keme.days import is_workday
-from keme.models.anchor import CalendarRecord, VoiceMemoRecord
+from keme.days import holiday_name, is_workday
+from keme.models.anchor import BillRecord, CalendarRecord, VoiceMemoRecord
 from keme.prior.anchors import build_anchors
 from keme.prior.persona import build_persona
 from keme.synth.limits import parse_config
@@ -26,10 +26,10 @@ WORK_EVENTS = {
 }
 
 
-def _anchors(lang: str, seed: int):
+def _anchors(lang: str, seed: int, per_month: str = "{voice_memo: 6, calendar: 6}"):
     cfg = parse_config(
         f"name: t\nseed: {seed}\npersonas:\n  - {{language: {lang}, start: 2026-01-01, months: 12}}\n"
-        "anchors:\n  per_month: {voice_memo: 6, calendar: 6}\n"
+        f"anchors:\n  per_month: {per_month}\n"
     )
     res = resources.get(lang)
     persona = build_persona(cfg.personas[0], 0, seed, res)
@@ -55,3 +55,17 @@ def test_records_about_the_job_fall_on_workdays(lang, seed):
             seen["event"] += 1
             assert is_workday(record.start.date(), persona.country), (record.start, record.title)
     assert all(seen.values()), seen  # the year holds work records, and memos are still recorded on weekends
+
+
+# payments to an account, named here apart from their `off_holidays` flag in anchors.yaml
+ACCOUNT_BILLS = {"en": "Bills & Utilities", "zh": "住房物业"}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_rent_and_utilities_are_not_paid_on_a_public_holiday(lang):
+    persona, anchors = _anchors(lang, 4, "{bill: 10}")  # seed 4 paid rent on a holiday before, in both
+    bills = [a for a in anchors if isinstance(a.record, BillRecord)]
+    account = [a for a in bills if a.record.category == ACCOUNT_BILLS[lang]]
+    assert account, "the year holds rent or utility payments"
+    assert all(holiday_name(a.timestamp.date(), persona.country) is None for a in account)
+    assert any(holiday_name(a.timestamp.date(), persona.country) for a in bills)  # shopping on a holiday

@@ -233,6 +233,7 @@ def test_thanks_two_weeks_after_a_move_pass(lang, text):
         ("zh", at(2, 14), "舅妈问我中秋回不回岳阳"),
         ("zh", at(4, 14), "过年回家，我堂弟说要来车站接我"),
         ("zh", at(10, 25), "过年回家，我堂弟说要来车站接我"),  # imminent talk 104 days ahead
+        ("zh", at(3, 3), "过年回家，我堂弟说要来车站接我"),  # two weeks after 春节
         ("zh", at(10, 20), "今天公司发年终奖了，比去年少了一点"),
     ],
 )
@@ -555,6 +556,8 @@ def test_the_realizer_tells_an_incident_once_and_not_again_as_new(lang, line, fi
         ("en", "Holiday party at {value} is next Friday. Do I actually have to go?", at(8, 20), at(12, 4)),
         ("zh", "舅妈问我中秋回不回岳阳", at(2, 14), at(9, 1)),
         ("zh", "今天要不要请假，手上还有活", datetime(2026, 2, 17, 9), datetime(2026, 2, 24, 9)),
+        # year-zh seed 1 went home for 春节 (2026-02-17) on 03-03
+        ("zh", "过年回家，我堂弟吴凯说要来车站接我", at(3, 3), at(2, 10)),
     ],
 )
 def test_the_realizer_says_a_seasonal_line_only_in_its_season(lang, line, off, on):

@@ -16,7 +16,7 @@ from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 
 from keme.config import SynthConfig
-from keme.days import BLOCKS, Block, block_of, block_window, is_workday, month_windows
+from keme.days import BLOCKS, Block, block_of, block_window, holiday_name, is_workday, month_windows
 from keme.errors import NoFit
 from keme.models.anchor import (
     APP_TYPES,
@@ -123,6 +123,16 @@ def free_to_shop(moment: datetime, country: str, hours: tuple[int, int] = (10, 2
     if not is_workday(moment.date(), country):
         return True
     return not WORK_HOURS[0] <= clock < WORK_HOURS[1] or LUNCH[0] <= clock < LUNCH[1]
+
+
+def _paid_off_holidays(bill: BillRecord, res: Resources) -> bool:
+    """Whether the bill is a payment to an account (rent, a utility), never made on a public holiday."""
+    return any(c.off_holidays and c.label == bill.category for c in res.anchors.bill.categories.values())
+
+
+def _off_holidays(moment: datetime, fits: Callable[[datetime], bool], country: str) -> bool:
+    """A time that fits, not on a public holiday: no rent is paid on 除夕 or Christmas Day."""
+    return holiday_name(moment.date(), country) is None and fits(moment)
 
 
 def _fitting(items: list, day: date, country: str) -> list:
@@ -249,6 +259,8 @@ def build_anchors(persona: Persona, cfg: SynthConfig, res: Resources) -> list[An
                     hours = catalog.hours(bill.merchant)
                     if hours is not None:
                         fits = functools.partial(free_to_shop, country=persona.country, hours=hours)
+                    if _paid_off_holidays(bill, res):
+                        fits = functools.partial(_off_holidays, fits=fits, country=persona.country)
                 planned.append((_pick_time(rng, app, start, end, taken, fits), app, bill))
                 room -= 1
     planned.sort(key=lambda p: (p[0], p[1]))

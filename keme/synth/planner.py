@@ -33,6 +33,7 @@ from keme.text.resources import ResourceError, Resources
 from keme.text.titles import leaf_title, title_and_summary
 from keme.world.catalog import DINING, Catalog, Occasion, Product, Role, load_catalog
 from keme.world.cues import load_cues
+from keme.world.lifecycle import holiday_days
 from keme.world.party import record_party, with_party
 from keme.world.places import OCCASION_EPISODES, TripSpan, slot_allowed, where
 from keme.world.schedule import trip_spans
@@ -537,6 +538,40 @@ def _holiday_clusters(chapter: Event, country: str, lang: str) -> list[tuple[dat
     return clusters
 
 
+# The holidays a person lives with family and talks about (the `holidays` package's names, as the person says
+# them); a holiday's days off get such an episode at HOLIDAY_RATE, 0.6 for the rest.
+LIVED_HOLIDAYS: dict[str, dict[str, str]] = {
+    "zh": {"春节": "春节", "清明节": "清明", "端午节": "端午", "中秋节": "中秋", "国庆节": "国庆"},
+    "en": {
+        "Thanksgiving": "Thanksgiving",
+        "Christmas Day": "Christmas",
+        "Independence Day": "the Fourth of July",
+        "Memorial Day": "Memorial Day",
+        "Labor Day": "Labor Day",
+    },
+}
+HOLIDAY_RATE = {"春节": 0.95, "Christmas": 0.95, "Thanksgiving": 0.9}
+
+
+FAMILY_TIME = frozenset({"春节", "Christmas", "Thanksgiving"})  # no tour over these: they are lived at home
+
+
+def _family_time(trip: TripSpan, country: str, lang: str) -> bool:
+    """Whether a trip's days away hold a holiday spent with family (FAMILY_TIME)."""
+    lived = _lived_holiday(trip.start, trip.end, country, lang)
+    return lived is not None and lived[0] in FAMILY_TIME
+
+
+def _lived_holiday(first: date, last: date, country: str, lang: str) -> tuple[str, date] | None:
+    """The lived holiday a run of days off holds (除夕 belongs to 春节), as said, with its first day."""
+    names = LIVED_HOLIDAYS.get(lang, {})
+    for name, spoken in names.items():
+        for day in holiday_days(name, country, lang, range(first.year, last.year + 1)):
+            if first - timedelta(days=1) <= day <= last:
+                return spoken, day
+    return None
+
+
 def _episode_event(
     traj: Trajectory,
     parent: Event,
@@ -668,12 +703,20 @@ def _plan_chapter(
     for first, last, holiday in clusters:
         if (first, last, holiday) == trip_cluster or overlaps_trip(first, last, traj):
             continue
-        if rng.random() < 0.6:
+        lived = _lived_holiday(first, last, persona.country, lang)
+        if rng.random() < (HOLIDAY_RATE.get(lived[0], 0.6) if lived else 0.6):
             params = episode_params("family", rng, traj, ctx, now)
+            ep_first, ep_last = first, last
+            if lived is not None:  # its days before (plans, tickets, 年货) and after (back to work) too
+                spoken, day = lived
+                params |= {"holiday": spoken, "holiday_date": fmt.format_date(day, lang)}
+                ep_first = max(lo, min(first, day - timedelta(days=rng.randint(4, 14))))
+                ep_last = min(hi, max(last, day + timedelta(days=rng.randint(1, 3))))
+                if overlaps_trip(ep_first, ep_last, traj):
+                    ep_first, ep_last = first, last
+            needs = [f"holiday: {lived[0] if lived else holiday}"]
             commit(
-                _episode_event(
-                    traj, chapter, "family", first, last, params, ctx, requirements=[f"holiday: {holiday}"]
-                )
+                _episode_event(traj, chapter, "family", ep_first, ep_last, params, ctx, requirements=needs)
             )
 
     counts: dict[str, int] = {}
@@ -714,6 +757,8 @@ def _plan_holiday_trip(
     for first, last, holiday in clusters:
         if last <= first or rng.random() >= 0.75:
             continue
+        if (lived := _lived_holiday(first, last, traj.persona.country, ctx.lang)) and lived[0] in FAMILY_TIME:
+            continue  # 春节, Christmas, Thanksgiving are spent with family, not on a tour
         ep_first, ep_last = _clip_window(
             chapter, first - timedelta(days=rng.randint(3, 6)), (last - first).days + 8
         )
@@ -755,7 +800,9 @@ def _plan_regular_trip(
         if event is None:
             continue
         trip = own_trip_of(event)
-        if trip is not None and trip_fits(trip.start, trip.end, traj):
+        if trip is None or _family_time(trip, traj.persona.country, ctx.lang):
+            continue
+        if trip_fits(trip.start, trip.end, traj):
             commit(event)
             return
 

@@ -134,6 +134,10 @@ class BillCategory(_Strict):
     label: str
     merchants: list[str] = Field(min_length=2)
     amount: tuple[float, float]
+    off_holidays: bool = Field(
+        default=False,
+        description="a payment to an account (rent, a utility): never made on a public holiday or 除夕",
+    )
 
 
 class BillText(_Strict):

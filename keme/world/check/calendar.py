@@ -1,15 +1,18 @@
 """The calendar and the clock: weekday, date and time-of-day words match the message's timestamp; work
-happens on workdays; a new job starts on a workday; a job title does not change twice in 60 days; a place
-an earlier calendar entry was held at is not one the persona has never been to."""
+happens on workdays; a new job starts on a workday; rent and utilities are not paid on a public holiday (除夕,
+Christmas Day); a holiday named as the moment's business (过年回家, a Christmas party) is near its real date;
+a job title does not change twice in 60 days; a place an earlier calendar entry was held at is not one the
+persona has never been to."""
 
 from __future__ import annotations
 
 import re
 from datetime import date, datetime, timedelta
 
-from keme.days import is_workday
-from keme.models import CalendarRecord, Message
+from keme.days import holiday_name, is_workday
+from keme.models import BillRecord, CalendarRecord, Message
 from keme.world.check.base import Finding, World, day, quote
+from keme.world.lifecycle import holiday_days
 
 RULE = "calendar"
 TITLE_CHANGES_WITHIN = timedelta(days=60)
@@ -21,9 +24,9 @@ def check(world: World) -> list[Finding]:
     for _, message in world.said(("user", "assistant", "system")):
         if message.role != "system":
             out += _clock(world, message) + _weekday(world, message, weekdays) + _day_of_month(world, message)
-            out += _workday(world, message)
+            out += _workday(world, message) + _holiday_words(world, message)
         out += _dated_weekdays(world, message)
-    return out + _first_day(world) + _titles(world) + _first_visits(world)
+    return out + _first_day(world) + _bills(world) + _titles(world) + _first_visits(world)
 
 
 def _first_visits(world: World) -> list[Finding]:
@@ -182,6 +185,38 @@ def _workday(world: World, message: Message) -> list[Finding]:
     return []
 
 
+def _holiday_words(world: World, message: Message) -> list[Finding]:
+    """A user's words that name a holiday as now's business (the cue list `holidays`), said far from its
+    real date: 「过年回家」 two weeks after 春节, a Christmas party in August. A clause of another year
+    (去年过年, last Christmas) is not judged; one of another day is (a Christmas party "next Friday" in
+    August is still in August)."""
+    if message.role != "user":
+        return []
+    cues, today = world.cues, message.timestamp.date()
+    country, lang = world.view.persona.country, world.view.lang
+    for clause in world.clauses(message.content):
+        if cues.any(cues.holiday_other_year, clause):
+            continue
+        for cue in cues.holidays:
+            found = cues.search(cue.patterns, clause)
+            if not found:
+                continue
+            firsts = holiday_days(cue.holiday, country, lang, range(today.year - 1, today.year + 2))
+            if firsts and not any(-cue.before <= (today - f).days <= cue.after for f in firsts):
+                nearest = min(firsts, key=lambda f: abs((today - f).days))
+                off = (today - nearest).days
+                return [
+                    world.finding(
+                        RULE,
+                        [message.id],
+                        f"{message.id} says “{found.group(0)}” on {today}, {off:+d} days from "
+                        f"{cue.holiday} ({nearest}; said {cue.before} days before to {cue.after} after) "
+                        f"({quote(message.content)})",
+                    )
+                ]
+    return []
+
+
 def _first_day(world: World) -> list[Finding]:
     """The first day at a new job falls on a workday: a `first_day` moment, a message saying so, or a
     company change whose revealing message says so."""
@@ -216,6 +251,27 @@ def _first_day(world: World) -> list[Finding]:
                 )
                 break
     return out
+
+
+def _bills(world: World) -> list[Finding]:
+    """A payment to an account (the cue list's bill categories: rent, utilities) is not made on a public
+    holiday (除夕, Christmas Day); a weekend is fine (paid in an app)."""
+    country = world.view.persona.country
+    kinds = set(world.cues.workday_bills)
+    ids = {s.anchor_id: s.messages[0].id for s in world.view.sessions if s.anchor_id and s.messages}
+    return [
+        world.finding(
+            RULE,
+            [ids[anchor.id]] if anchor.id in ids else [],
+            f"{anchor.id}: {anchor.record.category} paid to {anchor.record.merchant} on "
+            f"{day(anchor.timestamp)}, a public holiday "
+            f"({holiday_name(anchor.timestamp.date(), country, world.view.lang)})",
+        )
+        for anchor in sorted(world.view.anchors.values(), key=lambda a: (a.timestamp, a.id))
+        if isinstance(anchor.record, BillRecord)
+        and anchor.record.category in kinds
+        and holiday_name(anchor.timestamp.date(), country) is not None
+    ]
 
 
 def _titles(world: World) -> list[Finding]:

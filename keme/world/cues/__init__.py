@@ -39,6 +39,18 @@ class TimeCue(BaseModel):
         return any(lo <= hour < hi for lo, hi in self.hours)
 
 
+class HolidayCue(BaseModel):
+    """Words that name a public holiday as the moment's business ("过年回家", "Christmas party"): said from
+    `before` days ahead of the holiday's first day to `after` days past it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    holiday: str = Field(description="its name as the `holidays` package gives it in this language")
+    patterns: list[str] = Field(min_length=1)
+    before: int = Field(ge=0)
+    after: int = Field(ge=0)
+
+
 class Cues(BaseModel):
     """One language's cue lexicon (see en.yaml for what each list means)."""
 
@@ -56,6 +68,14 @@ class Cues(BaseModel):
     commute: list[str]
     overtime: list[str]
     workday: list[str] = Field(default_factory=list, description="words that put work in today: after work")
+    workday_bills: list[str] = Field(
+        default_factory=list,
+        description="the wallet's bill categories paid to an account (rent, a utility), never on a holiday",
+    )
+    holidays: list[HolidayCue] = Field(default_factory=list)
+    holiday_other_year: list[str] = Field(
+        default_factory=list, description="words that put a holiday in another year: last Christmas, 去年"
+    )
     remote: list[str]
     arrival: list[str]
     trip_day_one: list[str]
@@ -138,6 +158,8 @@ def _strings(value: object) -> list[str]:
         return [value]
     if isinstance(value, TimeCue):
         return list(value.patterns) + list(value.unless)
+    if isinstance(value, HolidayCue):
+        return list(value.patterns)
     if isinstance(value, dict):
         return [s for v in value.values() for s in _strings(v)]
     if isinstance(value, list):
