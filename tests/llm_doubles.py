@@ -50,7 +50,8 @@ class ScriptedProvider:
 
         named = [v.strip() for k, v in pairs.items() if k in DETAIL_KEYS]
         thing = (named or list(pairs.values()) or ["this" if not zh else "这件事"])[0].strip()
-        facts = re.findall(r'^- (.+?)[:：]"?\s*"(.+?)"', prompt, re.M)
+        facts = _listed(prompt, r"(?:for the first time|第一次告诉助手)")
+        known = _listed(prompt, r"(?:was told these facts before|之前已经知道)")
         update = re.findall(r'(\S+?)\s?(?:is now|现在是)\s*"(.+?)"', prompt)
         if zh:
             exchanges = [
@@ -65,6 +66,13 @@ class ScriptedProvider:
                     "assistant": f"记住了，你的{label}是{value}，以后我会考虑进去。",
                 }
                 for label, value in facts
+            ]
+            exchanges += [
+                {
+                    "user": f"我的{label}还是{value}，这个没变，照旧安排就行。",
+                    "assistant": f"明白，按{value}来安排。",
+                }
+                for label, value in known
             ]
             if update:
                 exchanges.append(
@@ -91,6 +99,13 @@ class ScriptedProvider:
                     "assistant": f"Noted: your {label} is {value}. I will factor that in.",
                 }
                 for label, value in facts
+            ]
+            exchanges += [
+                {
+                    "user": f"Same as always, my {label} is still {value}, so plan around that.",
+                    "assistant": f"Right, with {value} in mind that works.",
+                }
+                for label, value in known
             ]
             if update:
                 exchanges.append(
@@ -188,6 +203,12 @@ class ScriptedProvider:
 
     def ground(self, prompt: str) -> dict:
         return {"event_id": re.search(r"^- ([\w-]+)[:：]", prompt, re.M).group(1)}
+
+
+def _listed(prompt: str, heading: str) -> list[tuple[str, str]]:
+    """The `- label: "value"` lines under the prompt's paragraph whose first line matches `heading`."""
+    block = re.search(heading + r".*\n((?:- .+\n)+)", prompt)
+    return re.findall(r'^- (.+?)[:：]"?\s*"(.+?)"', block.group(1), re.M) if block else []
 
 
 # ---------------------------------------------------------------- a misbehaving OpenAI-compatible endpoint

@@ -223,12 +223,22 @@ def _header(exported: Path) -> dict[str, Any]:
     return yaml.safe_load(text.split("\n---\n")[0].removeprefix("---\n"))
 
 
+@pytest.mark.parametrize(
+    ("rows", "bucket"), [(999, "n<1K"), (1_000, "1K<n<10K"), (99_999, "10K<n<100K"), (10**6, "n>1M")]
+)
+def test_the_size_bucket_is_the_hubs(rows, bucket):
+    from eval.importers.hf import size_category
+
+    assert size_category(rows) == bucket
+
+
 def test_card_header_has_what_the_hub_reads(exported):
     header = _header(exported)
     assert header["license"] == "apache-2.0"
     assert header["language"] == ["en", "zh"]
     assert header["task_categories"] == ["question-answering"]
-    assert header["size_categories"] == ["1K<n<10K"]  # 1003 messages
+    messages = sum(len(s.messages) for s in sample_dataset().sessions)
+    assert header["size_categories"] == ["n<1K" if messages < 1000 else "1K<n<10K"]
     assert header["pretty_name"].startswith("sample")
     assert [c["config_name"] for c in header["configs"]] == [
         "qa",

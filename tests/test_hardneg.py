@@ -453,12 +453,9 @@ def test_the_llm_brain_writes_distractors_that_carry_no_claims_and_state_no_gold
 def test_a_written_chat_that_answers_names_or_numbers_is_refused(source):
     from keme.hardneg.written import Written, problems
 
-    item, shop = next(
-        (q, m.group(1).lower())
-        for q in source.qa
-        if re.fullmatch(r"\$\d+\.\d\d", q.answer)
-        and q.language == "en"
-        and (m := re.search(r"pay at (.+?) on ", q.question))
+    shop = "netflix"
+    item = next(q for q in source.qa if q.language == "en").model_copy(
+        update={"question": "How much did I pay at Netflix on March 3?", "answer": "$15.49"}
     )
 
     def chat(*lines: str) -> Written:

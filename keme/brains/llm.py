@@ -504,7 +504,12 @@ class LLMBrain:
         reveal_keys = realizer._reveals(pattern.reveals, ctx, persona, start, cfg, res)
         labels = ATTRIBUTE_LABELS[lang]
         facts = [
-            {"key": k, "label": labels.get(k, k.split(".")[1].replace("_", " ")), "value": values[k]}
+            {
+                "key": k,
+                "label": labels.get(k, k.split(".")[1].replace("_", " ")),
+                "value": values[k],
+                "known": realizer.revealed(persona, k, start),
+            }
             for k in reveal_keys
         ]
         params = realizer.merged_params(leaf, traj)
@@ -540,6 +545,8 @@ class LLMBrain:
             max_exchanges=6,
         )
 
+        cues = load_cues(lang)
+
         def check(dialogue: Dialogue) -> list[str]:
             turns = dialogue.turns()
             problems = []
@@ -569,6 +576,10 @@ class LLMBrain:
             for fact in facts:
                 if not any(fact["value"] in u for u in user):
                     problems.append(f'the user never writes "{fact["value"]}" ({fact["label"]}) exactly')
+                elif fact["known"] and any(fact["value"] in u and cues.any(cues.news, u) for u in user):
+                    problems.append(
+                        f'"{fact["value"]}" ({fact["label"]}) was told before: the user presents it as news'
+                    )
             if update:
                 announcing = [
                     i
@@ -582,7 +593,7 @@ class LLMBrain:
                     )
                 elif any(f["value"] in text for _, text in turns[: announcing[0]] for f in update):
                     problems.append("the new value appears before the user announces it")
-            problems += disagreements(turns, held, load_cues(lang))
+            problems += disagreements(turns, held, cues)
             if not problems:  # said at any time the leaf allows: its first and its last minutes
                 latest = max(start, leaf.end - timedelta(minutes=len(turns) + 1))
                 for when in dict.fromkeys((start, latest)):

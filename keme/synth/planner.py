@@ -923,9 +923,15 @@ def moments_for(event: Event, rng: random.Random, max_depth: int = 2) -> list[st
 
 
 def shrink_to_leaf_if_single(
-    event: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random, own: frozenset[str] = frozenset()
+    event: Event,
+    traj: Trajectory,
+    ctx: PlanContext,
+    rng: random.Random,
+    own: frozenset[str] = frozenset(),
+    not_before: date | None = None,
 ) -> None:
-    """An episode with one moment is a leaf itself: its window becomes one day block."""
+    """An episode with one moment is a leaf itself: its window becomes one day block, never before
+    `not_before` (an episode the reviser adds follows its cause: it may not land in the past)."""
     moments = moments_for(event, rng, ctx.cfg.graph.max_depth)
     if len(moments) != 1:
         event.params["_moments"] = ",".join(moments)
@@ -939,6 +945,8 @@ def shrink_to_leaf_if_single(
     if parent is not None and parent.depth == 0:
         tries += [(lo, parent.end.date(), {"strict": False}), (parent.start.date(), parent.end.date(), {})]
     tries.append((lo, hi, {"strict": False, "places": False}))
+    if not_before is not None:
+        tries = [(max(first, not_before), last, how) for first, last, how in tries if last >= not_before]
     slots: list[Slot] = []
     for first, last, how in tries:
         slots = place_moments(traj, [moment], first, last, event, ctx, rng, own, {}, **how)

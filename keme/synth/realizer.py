@@ -267,7 +267,7 @@ def _reveals(
     existing = {k for k in ctx.persona}
     topical = [k for k in pattern_reveals if k in existing]
     if ctx.rng.random() < TOPICAL_EXTRA or not topical:
-        unrevealed = sorted(k for k in existing if not _revealed(persona, k, when))
+        unrevealed = sorted(k for k in existing if not revealed(persona, k, when))
         if unrevealed:
             topical.append(ctx.rng.choice(unrevealed))
     chosen: list[str] = []
@@ -275,12 +275,12 @@ def _reveals(
         candidates = [k for k in topical if k not in chosen and k in res.reveals]
         if not candidates:
             break
-        weights_k = [3.0 if not _revealed(persona, k, when) else 1.0 for k in candidates]
+        weights_k = [3.0 if not revealed(persona, k, when) else 1.0 for k in candidates]
         chosen.append(ctx.rng.choices(candidates, weights_k)[0])
     return chosen
 
 
-def _revealed(persona: Persona, key: str, when: datetime) -> bool:
+def revealed(persona: Persona, key: str, when: datetime) -> bool:
     version = persona.attribute(key).version_at(when)
     return bool(version and version.evidence)
 
@@ -407,7 +407,7 @@ def compose(
                 before = len(drafts)
                 options = speakable(
                     res.reveals[key],
-                    told=_revealed(persona, key, start),
+                    told=revealed(persona, key, start),
                     said=lambda ex: talk.variants.ever_said(ex.u.source, talk.used),
                 )
                 if not _say(talk, fit(options), rctx, drafts, reveal=key, record=record, moment=situation):

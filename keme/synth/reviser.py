@@ -18,6 +18,7 @@ from keme.models.catalog import CHANGES
 from keme.seeding import rng_for
 from keme.synth.changes import holds_changes
 from keme.synth.planner import (
+    NoRoom,
     PlanContext,
     _episode_event,
     _goal,
@@ -118,12 +119,16 @@ def add_follow_up(
     fits = (chapter.end.date() - earliest).days + 1 >= change.days[0]
     if fits and len(traj.children(chapter.id)) < ctx.cfg.graph.max_events:
         episode = plan_change_episode(name, chapter, traj, ctx, rng, earliest=earliest)
-        shrink_to_leaf_if_single(episode, traj, ctx, rng)
-        traj.add_event(episode)
-        traj.record(Revision(at=now, agent="reviser", action="add", event_id=episode.id, reason=reason))
-        if not traj.add_edge(cause.id, episode.id, "causes"):
-            traj.chain_edges(traj.children(chapter.id))
-        return
+        try:
+            shrink_to_leaf_if_single(episode, traj, ctx, rng, not_before=earliest)
+        except NoRoom:
+            episode = None  # no free block after its cause this chapter: the next chapter's, below
+        if episode is not None:
+            traj.add_event(episode)
+            traj.record(Revision(at=now, agent="reviser", action="add", event_id=episode.id, reason=reason))
+            if not traj.add_edge(cause.id, episode.id, "causes"):
+                traj.chain_edges(traj.children(chapter.id))
+            return
     later = [
         c for c in traj.children(None) if c.start > chapter.end and c.state == "planned" and holds_changes(c)
     ]
@@ -160,7 +165,7 @@ def _add_episode(
         return  # seeing someone in the home city waits until the persona is back
     episode = _episode_event(traj, chapter, kind, first, last, params, ctx)
     try:
-        shrink_to_leaf_if_single(episode, traj, ctx, rng)
+        shrink_to_leaf_if_single(episode, traj, ctx, rng, not_before=first)
     except RuntimeError:
         return
     traj.add_event(episode)
