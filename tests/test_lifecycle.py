@@ -463,6 +463,8 @@ LOOK_ALIKES = [
         "My manager wants a self-review by Friday and I hate writing about myself.",
     ),
     ("zh", datetime(2026, 10, 21, 10), "奶奶问我春节回不回赣州"),  # plans asked months ahead
+    ("zh", datetime(2026, 10, 21, 10), "今年回不回柳州过年还没拿定主意"),  # the same, place first
+    ("zh", datetime(2026, 10, 21, 10), "妈妈又问我回不回老家过春节"),
     # a friend's holiday party after Christmas is not the office one (its season ends Dec 20)
     (
         "en",
@@ -974,3 +976,27 @@ def test_a_persona_draws_the_wedding_entry_at_most_once(lang):
     titles = [a.record.title for a in traj.anchors if a.app in ("calendar", "todo")]
     assert titles.count(WEDDING[lang]) <= 1
     assert len(titles) > 100  # many drawn: without the rule the wedding would come up again
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_line_in_any_of_its_wordings_is_judged_by_the_same_rules(lang):
+    """The realizer says a pattern sentence in any wording of its variant bank; the lifecycle rules and the
+    holiday words must see each wording as they see the sentence (「回不回柳州过年」 is a plan asked months
+    ahead, like 「过年回不回柳州」, not the holiday itself)."""
+    from keme.text.variants import SLOT, load_bank
+
+    life, cues = load_catalog(lang).lifecycle, load_cues(lang)
+    place = "柳州" if lang == "zh" else "Denver"
+
+    def judged_by(text: str) -> set[str]:
+        text = SLOT.sub(place, text)
+        names = {r.name for r in life.cued if r.said_in(text)}
+        return names | {f"{h.holiday} words" for h in cues.holidays if cues.any(h.patterns, text)}
+
+    differ = [
+        (sentence, wording)
+        for sentence, wordings in load_bank(lang).items()
+        for wording in wordings
+        if judged_by(sentence) != judged_by(wording)
+    ]
+    assert differ == []

@@ -76,9 +76,17 @@ def test_the_budget_prefers_another_option_before_dressing_the_line():
     assert lines is not None and [line.text for line in lines] == ["Save today's run?", "Saved."]
 
 
-@pytest.mark.xfail(reason="issue 36: the content said-memory and clause variants are not all in yet")
-def test_a_persona_year_meets_the_sentence_repetition_target(year):
-    view = year.view()
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_persona_year_meets_the_sentence_repetition_target(lang, year):
+    """Issue 36: a sentence of >= 6 words (Chinese: a clause of >= 6 characters), the persona's names and
+    numbers masked, is said again <= 10 % of the time by the user and <= 20 % by the assistant over a
+    year, and no sentence more than 5 times."""
+    if lang == "en":
+        view = year.view()
+    else:
+        cfg = load_config(ROOT / "configs/year.yaml")
+        cfg.personas[0].language = "zh"
+        view = synthesize_persona(0, cfg).view()
     user, assistant = persona_repetition(view, "user"), persona_repetition(view, "assistant")
     assert user.again_share <= 0.10 and assistant.again_share <= 0.20
     assert max(user.most[1], assistant.most[1]) <= 5
