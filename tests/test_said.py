@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-from keme.synth.said import Variants, bank_problems, dialogue_sources, sentences, template_key
+from keme.synth.said import CAP, Variants, bank_problems, dialogue_sources, sentences, template_key
 from keme.synth.variety import THREAD, Style, Talk, exchange_lines, fresh
 from keme.text import resources
 from keme.text.resources import Exchange
@@ -94,6 +94,41 @@ def test_the_least_said_wording_is_taken(lang, line, key, variant):
     said = Counter({template_key(key): 1})
     wording = bank.least_said(compile_template(line), said.__getitem__, random.Random(0).choice)
     assert variant in wording.template.source and key not in wording.template.source
+
+
+def test_a_sentence_said_five_times_in_every_wording_is_left_out_of_its_line():
+    line = "Happy to. The plan only works if you show up, so make day one easy."
+    said = Counter({template_key("The plan only works if you show up, so make day one easy."): CAP})
+    wording = Variants({}, "en").least_said(compile_template(line), said.__getitem__, random.Random(0).choice)
+    assert wording.template.source == "Happy to."
+
+
+def test_a_clause_left_out_passes_its_end_mark_to_the_one_before():
+    line = "有这样的朋友真好，以后一定要好好谢谢人家。"
+    said = Counter({template_key("以后一定要好好谢谢人家"): CAP})
+    wording = Variants({}, "zh").least_said(compile_template(line), said.__getitem__, random.Random(0).choice)
+    assert wording.template.source == "有这样的朋友真好。"
+
+
+def test_a_sentence_said_five_times_that_carries_a_value_stays():
+    line = "Got it. Your favorite platform is still {shopping.favorite_platform}, noted again."
+    key = template_key("Your favorite platform is still {shopping.favorite_platform}, noted again.")
+    wording = Variants({}, "en").least_said(
+        compile_template(line), Counter({key: CAP}).__getitem__, random.Random(0).choice
+    )
+    assert wording.template.source == line
+
+
+def test_a_wording_under_the_cap_is_taken_before_one_at_it():
+    bank = Variants({"I feel like I spend a lot there.": ["Half my money goes there, it feels like."]}, "en")
+    said = Counter(
+        {
+            template_key("I feel like I spend a lot there."): CAP,
+            template_key("Half my money goes there, it feels like."): CAP - 1,
+        }
+    )
+    wording = bank.least_said(compile_template(EN_LINE), said.__getitem__, random.Random(0).choice)
+    assert "Half my money goes there" in wording.template.source
 
 
 # -- the realizer's draws -------------------------------------------------------------------------

@@ -27,6 +27,8 @@ from keme.text.variants import SLOT, SPLIT, lead, line_spans, load_bank, spans_o
 SAID = "§"  # prefix of a sentence key in the usage counter: never a line key's first character
 MIN_WORDS_EN = 6
 MIN_CHARS_ZH = 6
+CAP = 5  # the times one sentence may be said in a persona's year (issue 36): the sixth is avoided first
+OVER = 1_000  # what saying a sentence past CAP weighs against saying others again
 MAX_COMPOSED = 24  # compositions of a line that `wordings` lists (the draw takes each sentence on its own)
 
 _DIGITS = re.compile(r"\d+")
@@ -138,17 +140,38 @@ class Variants:
     ) -> Composed:
         """The wording of `template` whose sentences were said least (`count`: times a key was said), each
         sentence on its own, ties broken by `pick`."""
-        chosen = []
-        for alts in self.choices(template.source):
+        choices = self.choices(template.source)
+        chosen: list[tuple[str, str, tuple[str, ...]] | None] = []
+        for alts in choices:
             if len(alts) == 1:
                 chosen.append(alts[0])
                 continue
             scores = [said_before(keys, count) for _, _, keys in alts]
             chosen.append(pick([a for a, n in zip(alts, scores) if n == min(scores)]))
-        keys = tuple(k for _, _, ks in chosen for k in ks)
-        if all(c is alts[0] for c, alts in zip(chosen, self.choices(template.source))):
+        for i, alts in enumerate(choices):  # a sentence said CAP times in every wording is left out ...
+            kept = [c for j, c in enumerate(chosen) if c is not None and j != i]
+            if min(said_before(keys, count) for _, _, keys in alts) >= OVER and _droppable(alts[0][0], kept):
+                _drop(chosen, i)  # ... when it holds no value and the line says something without it
+        keys = tuple(k for c in chosen if c is not None for k in c[2])
+        if all(c is alts[0] for c, alts in zip(chosen, choices)):
             return Composed(template, keys)
-        return Composed(_compiled("".join(t + sep for t, sep, _ in chosen)), keys)
+        return Composed(_compiled("".join(c[0] + c[1] for c in chosen if c is not None)), keys)
+
+
+def _droppable(body: str, kept: list[tuple[str, str, tuple[str, ...]]]) -> bool:
+    """A sentence that says no value (a slot may carry a fact a question cites), beside others."""
+    return not SLOT.search(body) and any(t.strip() for t, _, _ in kept)
+
+
+def _drop(chosen: list, i: int) -> None:
+    """Leave sentence `i` out; the last sentence's end mark passes to the one before it."""
+    _, sep, _ = chosen[i]
+    chosen[i] = None
+    if i == len(chosen) - 1 or all(c is None for c in chosen[i + 1 :]):
+        before = next((j for j in range(i - 1, -1, -1) if chosen[j] is not None), None)
+        if before is not None:
+            text, _, keys = chosen[before]
+            chosen[before] = (text, sep, keys)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -157,8 +180,9 @@ def _compiled(text: str) -> Template:
 
 
 def said_before(keys: Iterable[str], count: Callable[[str], int]) -> int:
-    """How many times a line's sentences were said before, all told."""
-    return sum(count(k) for k in keys)
+    """How many times a line's sentences were said before, all told; a sentence said CAP times already
+    weighs OVER more, so that any wording or option without one is drawn first."""
+    return sum(n + (OVER if n >= CAP else 0) for n in map(count, keys))
 
 
 @functools.cache
