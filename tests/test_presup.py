@@ -470,3 +470,18 @@ def test_stand_up_paddleboarding_on_a_saturday_passes_every_rule():
         "en",
     )
     assert findings(world("en", _deadline_episode("en", True), [s])) == []
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "word"),
+    [
+        ("en", "Merry Christmas! Sounds like a good morning. What was the best one?", "good morning"),
+        ("en", "Sounds like a good one. How are they doing?", None),
+        ("zh", "中午在公司午休的时候看了一眼", "午休"),
+        ("zh", "尽量约在午休前后或者下班后，少请假少被注意。", None),
+    ],
+)
+def test_a_line_is_held_to_a_part_of_the_day_by_every_clock_word_the_calendar_reads(lang, text, word):
+    """A line the calendar check would hold to an hour must declare its part: the static rule reads the
+    same clock cues, in the same clauses, as keme/world/check/calendar.py."""
+    assert part_word(text, lang) == word

@@ -23,7 +23,8 @@ from keme.text.resources import Exchange, Resources
 from keme.text.resources import get as get_resources
 from keme.text.template import Template, compile_template
 from keme.text.variants import lead, line_spans, load_bank, trail
-from keme.world.check.base import Finding, World, quote
+from keme.world.check.base import Finding, World, clauses, quote
+from keme.world.cues import Cues, load_cues
 
 RULE = "presup"
 MIN_LITERAL = {"en": 14, "zh": 6}  # literal characters a line needs to be recognized in a message
@@ -142,9 +143,26 @@ def bank_problems(res: Resources) -> list[tuple[str, str, str]]:
 
 
 def part_word(text: str, lang: str) -> str | None:
-    """The first word of `text` that places its moment in a part of today, or None."""
+    """The first word of `text` that places its moment in a part of today, or None: the part words, and
+    every clock cue the calendar check holds a message to ("Sounds like a good morning"), read as it reads
+    them (in a clause about now, no `unless` word) when the cue does not fit every hour."""
     found = re.search(PART_WORDS[lang], text, re.IGNORECASE)
-    return found.group(0) if found else None
+    if found:
+        return found.group(0)
+    cues = _cues(lang)
+    for clause in clauses(text):
+        if cues.any(cues.other_day, clause):
+            continue
+        for cue in cues.times:
+            hit = cues.search(cue.patterns, clause)
+            if hit and not all(cue.allows(h) for h in range(24)) and not cues.any(cue.unless, clause):
+                return hit.group(0)
+    return None
+
+
+@functools.cache
+def _cues(lang: str) -> Cues:
+    return load_cues(lang)
 
 
 def part_problems(res: Resources, variants: dict[str, list[str]] | None = None) -> list[tuple[str, str, str]]:
