@@ -12,8 +12,8 @@ import yaml
 from conftest import ROOT
 
 from keme.synth.limits import load_config
+from keme.synth.params import GIFT_LABEL, MEAL_AFTER, PHONE_LABEL
 from keme.synth.pipeline import synthesize_persona
-from keme.synth.planner import GIFT_LABEL, MEAL_AFTER, PHONE_LABEL
 from keme.text import resources
 from keme.world.catalog import DINING, Catalog, CatalogError, load_catalog
 from keme.world.cues import load_cues

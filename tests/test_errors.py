@@ -76,7 +76,7 @@ def test_every_exception_class_is_a_kemeerror():
         ("keme.qa.verify:ProofError", ValueError),
         ("keme.text.fill:PhrasingError", KeyError),
         ("keme.synth.realizer:RealizationError", RuntimeError),
-        ("keme.synth.planner:NoRoom", RuntimeError),
+        ("keme.synth.moments:NoRoom", RuntimeError),
     ],
 )
 def test_an_error_keeps_the_builtin_its_callers_catch(name, builtin):

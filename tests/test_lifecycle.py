@@ -23,9 +23,10 @@ from keme.models import (
     TodoRecord,
 )
 from keme.synth import lifecycle as gen
+from keme.synth.context import PlanContext
 from keme.synth.limits import parse_config
 from keme.synth.pipeline import start_trajectory
-from keme.synth.planner import PlanContext, expand_chapter, one_employer
+from keme.synth.planner import expand_chapter, one_employer
 from keme.text import resources
 from keme.world.catalog import load_catalog
 from keme.world.check import check_world

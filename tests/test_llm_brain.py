@@ -18,9 +18,9 @@ from keme.brains.llm import ChapterPlan, LLMBrain, PlannedEpisode, SynthesisErro
 from keme.cli import synthesize_dataset
 from keme.llm import LLMClient
 from keme.llm.cache import DiskCache
+from keme.synth.context import PlanContext
 from keme.synth.limits import load_config
 from keme.synth.pipeline import start_trajectory, synthesize_persona
-from keme.synth.planner import PlanContext
 from keme.text import resources
 from keme.validate import validate
 

@@ -11,7 +11,7 @@ from keme.days import block_of, is_workday
 from keme.models import Event, EventGraph
 from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize_persona
-from keme.synth.planner import anchors_at_home
+from keme.synth.where import anchors_at_home
 from keme.text.lang import period_name
 from keme.world.places import OCCASION_EPISODES, VENUE_MOMENTS, TripSpan, slot_allowed, trip_blocks, where
 from keme.world.schedule import block_at, schedule_of, trip_spans, where_slots

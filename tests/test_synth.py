@@ -17,9 +17,11 @@ from keme.errors import KemeError
 from keme.models import Event
 from keme.prior.people import taken_names
 from keme.prior.persona import build_persona
+from keme.synth.context import PlanContext
 from keme.synth.limits import load_config
+from keme.synth.params import planned_value
 from keme.synth.pipeline import start_trajectory, synthesize_persona
-from keme.synth.planner import PlanContext, _planned_value, regular_episode
+from keme.synth.planner import regular_episode
 from keme.synth.state import dialogue_hash
 from keme.synth.timing import TIMING, day_ok
 from keme.text import resources
@@ -354,8 +356,8 @@ def test_an_episode_planned_after_a_new_sport_draws_its_goal_for_that_sport():
         params={"set:sport.main_sport": "rock climbing"},
     )
     traj.events[change.id] = change
-    assert _planned_value(traj, "sport.main_sport", datetime(2026, 3, 20)) == "rock climbing"
-    assert _planned_value(traj, "sport.main_sport", datetime(2026, 3, 2)) == before
+    assert planned_value(traj, "sport.main_sport", datetime(2026, 3, 20)) == "rock climbing"
+    assert planned_value(traj, "sport.main_sport", datetime(2026, 3, 2)) == before
 
 
 @pytest.mark.parametrize(("index", "new_sport"), [(0, "running"), (1, "游泳")])

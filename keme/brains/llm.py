@@ -36,7 +36,9 @@ from keme.models import Event, Message, Revision, Session
 from keme.models.catalog import CHANGES, EPISODE_KINDS
 from keme.prior.anchors import anchor_message_text
 from keme.synth import grounder, planner, realizer, reviser
-from keme.synth.planner import SET, chapter_changes
+from keme.synth.moments import shrink_to_leaf_if_single
+from keme.synth.params import SET
+from keme.synth.planner import chapter_changes
 from keme.synth.state import Trajectory, is_leaf
 from keme.text import lang as fmt
 from keme.text import resources
@@ -402,7 +404,7 @@ class LLMBrain:
                 if event is None:
                     raise ValueError(f"{ep.kind} does not fit {first}..{last}")
                 event.title = ep.title.strip()
-                planner.shrink_to_leaf_if_single(event, traj, ctx, rng, own)
+                shrink_to_leaf_if_single(event, traj, ctx, rng, own)
                 traj.add_event(event)
                 built.append(event)
         except (RuntimeError, ValueError):

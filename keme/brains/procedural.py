@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from keme.brains.base import BrainStats
-from keme.synth import grounder, planner, realizer, reviser
+from keme.synth import grounder, moments, planner, realizer, reviser
 
 
 class ProceduralBrain:
@@ -16,7 +16,7 @@ class ProceduralBrain:
         return planner.expand_chapter(chapter, traj, ctx, rng)
 
     def expand_episode(self, episode, traj, ctx, rng):
-        return planner.expand_episode(episode, traj, ctx, rng)
+        return moments.expand_episode(episode, traj, ctx, rng)
 
     def ground(self, parent, traj, ctx, now):
         grounder.ground(parent, traj, ctx, now)

@@ -14,7 +14,7 @@ from datetime import datetime
 from keme.dataset import Dataset, PersonaView
 from keme.models import Anchor, Event, Message, Session
 from keme.prior.anchors import anchor_slots
-from keme.synth.planner import SET
+from keme.synth.params import SET
 from keme.text import resources
 from keme.text.normalize import norm_text
 

@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import random
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 from keme.models import Event, Persona
 from keme.models.catalog import CHANGES
 from keme.synth import lifecycle
-
-if TYPE_CHECKING:
-    from keme.synth.planner import PlanContext
+from keme.synth.context import PlanContext
 
 FOLLOW_UP_ONLY = frozenset({"commute_change", "gym_change"})
 BIG_CHANGES = frozenset({"job_change", "relocate"})

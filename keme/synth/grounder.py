@@ -15,8 +15,10 @@ from keme.days import BLOCKS, block_window
 from keme.errors import NoFit
 from keme.models import Anchor, Event, Revision
 from keme.models.catalog import ANCHOR_MOMENTS
-from keme.synth.planner import PlanContext, leaf_allowed, next_child_id
+from keme.synth.context import PlanContext
+from keme.synth.planner import next_child_id
 from keme.synth.state import Trajectory, is_leaf, slots_of
+from keme.synth.where import leaf_allowed
 from keme.text.titles import title_and_summary
 
 

@@ -34,8 +34,8 @@ from keme.prior.persona import build_persona, persona_id
 from keme.seeding import rng_for
 from keme.stats import trajectory_stats
 from keme.synth import planner
+from keme.synth.context import PlanContext
 from keme.synth.filler import add_filler
-from keme.synth.planner import PlanContext
 from keme.synth.state import Checkpoint, Trajectory, is_leaf
 from keme.text import resources
 from keme.world.ledger import Ledger, close_versions

@@ -25,7 +25,7 @@ from keme.models.catalog import ANCHOR_MOMENTS, CHANGES
 from keme.prior.anchors import anchor_message_text, anchor_slots
 from keme.synth.acts import speakable
 from keme.synth.lifecycle import gate_for, gated_pools
-from keme.synth.planner import SET
+from keme.synth.params import SET
 from keme.synth.presup import Moment, dated, holds
 from keme.synth.presup import said as presup_said
 from keme.synth.state import Trajectory, dialogue_hash

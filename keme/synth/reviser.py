@@ -17,19 +17,12 @@ from keme.models import Event, Revision
 from keme.models.catalog import CHANGES
 from keme.seeding import rng_for
 from keme.synth.changes import holds_changes
-from keme.synth.planner import (
-    NoRoom,
-    PlanContext,
-    _episode_event,
-    _goal,
-    colleagues,
-    episode_params,
-    overlaps_trip,
-    plan_change_episode,
-    shrink_to_leaf_if_single,
-    social_params,
-)
+from keme.synth.context import PlanContext
+from keme.synth.moments import NoRoom, shrink_to_leaf_if_single
+from keme.synth.params import colleagues, episode_params, fitness_goal, social_params
+from keme.synth.planner import episode_event, plan_change_episode
 from keme.synth.state import Trajectory, is_leaf
+from keme.synth.where import overlaps_trip
 from keme.world.places import OCCASION_EPISODES
 from keme.world.venues import elsewhere
 
@@ -163,7 +156,7 @@ def _add_episode(
         return
     if kind in OCCASION_EPISODES and overlaps_trip(first, last, traj):
         return  # seeing someone in the home city waits until the persona is back
-    episode = _episode_event(traj, chapter, kind, first, last, params, ctx)
+    episode = episode_event(traj, chapter, kind, first, last, params, ctx)
     try:
         shrink_to_leaf_if_single(episode, traj, ctx, rng, not_before=first)
     except RuntimeError:
@@ -291,7 +284,7 @@ def _refit_goals(leaf: Event, traj: Trajectory, ctx: PlanContext, now: datetime,
                 traj,
                 now,
                 f"the main sport is now {sport}",
-                **{"param:goal": _goal(rng, ctx.catalog, sport)},
+                **{"param:goal": fitness_goal(rng, ctx.catalog, sport)},
             )
             continue
         for child in traj.children(event.id):
