@@ -312,3 +312,27 @@ def test_a_line_said_in_a_variant_wording_counts_as_said():
     said = Counter({template_key("at this point it's part of who I am"): 1})
     assert bank.ever_said(line, said.__getitem__)
     assert not bank.ever_said(line, Counter().__getitem__)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_variant_is_another_sentence_to_the_measure(lang):
+    """A wording the repetition measure (keme.stats) reads as its source said again, but for one word or a
+    short tail (挂了/约了{clinic}明天的号), adds no variety: the bank holds none."""
+    from keme.stats import sentence_keys
+    from keme.stats import sentences as counted
+    from keme.text.variants import SLOT, load_bank
+
+    def keys(text: str) -> set[str]:
+        masked = SLOT.sub("<E>", text)
+        fold = str.lower if lang == "en" else str
+        return {k for s in counted(masked, lang) for k in sentence_keys(fold(s), lang)[1]}
+
+    same = []
+    for source, wordings in load_bank(lang).items():
+        seen = [keys(source)]
+        for wording in wordings:
+            mine = keys(wording)
+            if any(mine & other for other in seen):
+                same.append((source, wording))
+            seen.append(mine)
+    assert same == []

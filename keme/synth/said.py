@@ -32,6 +32,8 @@ OVER = 1_000  # what saying a sentence past CAP weighs against saying others aga
 MAX_COMPOSED = 24  # compositions of a line that `wordings` lists (the draw takes each sentence on its own)
 
 _DIGITS = re.compile(r"\d+")
+_WORD = re.compile(r"<E>|#|[\w'’]+")  # keme.stats counts words so: "back-to-back" is three
+_NOT_WORD = re.compile(r"[\W_]")
 _SPACE = re.compile(r"\s+")
 _EDGE = " \t.!?…,;:—-\"'()。！？，；：～、"
 
@@ -44,8 +46,8 @@ def pieces(text: str, lang: str) -> list[str]:
 def long_enough(sentence: str, lang: str) -> bool:
     """Whether the measure counts `sentence`: >= 6 words, or >= 6 Chinese characters."""
     if lang == "zh":
-        return len(_SPACE.sub("", sentence.strip(_EDGE))) >= MIN_CHARS_ZH
-    return len(sentence.split()) >= MIN_WORDS_EN
+        return len(_NOT_WORD.sub("", sentence)) >= MIN_CHARS_ZH
+    return len(_WORD.findall(sentence)) >= MIN_WORDS_EN
 
 
 def sentences(text: str, lang: str) -> list[str]:
@@ -95,7 +97,9 @@ class Variants:
     def __init__(self, bank: Mapping[str, list[str]], lang: str):
         self.bank = {k: tuple(v) for k, v in bank.items()}
         self.lang = lang
-        self.filler = "xxx" if lang == "zh" else "x"  # what a slot weighs in the length rule: a word, 3 汉字
+        # what a slot weighs in the length rule: up to 3 words or 5 汉字, so that every sentence the measure
+        # may count once its values are in is steered
+        self.filler = "xxxxx" if lang == "zh" else "x x x"
 
     @functools.cache  # noqa: B019 - one bank per language, kept for the process
     def choices(self, source: str) -> tuple[tuple[tuple[str, str, tuple[str, ...]], ...], ...]:
