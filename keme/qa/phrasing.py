@@ -77,6 +77,9 @@ class QuestionText(_Strict):
     answers: dict[str, str]
     food_allergens: list[str]
     generalize: dict[str, Generalization]
+    # a recap's key points as a person says them: `attr.<key>` from the value a life change took,
+    # `<episode kind>` from the episode's params ("moved to Denver", "Noah's housewarming")
+    points: dict[str, str] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,11 @@ class Phrasing:
         if slots.get("n") == 1 and f"{key}_one" in self.text.answers:
             key = f"{key}_one"
         return fill(self.text.answers[key], slots)
+
+    def point(self, key: str, **slots: object) -> str | None:
+        """A recap's key point phrased from slots; None where the language has no phrase for it."""
+        template = self.text.points.get(key)
+        return fill(template, slots) if template else None
 
     def has(self, key: str) -> bool:
         return key in self.text.questions
