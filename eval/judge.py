@@ -1,8 +1,9 @@
 """Judges: decide whether a predicted answer is correct.
 
 The rule judge reads the item's answer spec and checks the prediction
-deterministically (numbers parsed, dates in any common format, sets and key
-points all present, choices by letter or text, abstention by phrase). LLM
+deterministically (numbers parsed, dates in any common format, sets all present,
+key points covered in any words (eval.paraphrase) as many as the spec asks for,
+choices by letter or text, abstention by phrase). LLM
 judges implement the same `Judge` protocol.
 """
 
@@ -15,6 +16,7 @@ from typing import Protocol
 
 from pydantic import BaseModel
 
+from eval.paraphrase import covered
 from keme.models import QAItem
 from keme.text.dates import dates_in, parse_duration, strip_dates
 from keme.text.normalize import contains, numbers_in, parse_money
@@ -104,6 +106,16 @@ class RuleJudge:
             if letter:
                 return _verdict(letter.group(1) == spec.value, f"chose {letter.group(1)}")
             return _verdict(any(contains(text, alias) for alias in spec.aliases), "matched option text")
+        if spec.kind == "free" and not spec.ordered:
+            # key points: each in the answer's own words or a paraphrase, as many as the spec asks for
+            said = covered(text, spec.items)
+            need = len(spec.items) if spec.cover is None else min(spec.cover, len(spec.items))
+            missing = [i for i in spec.items if i not in said]
+            return _verdict(
+                len(said) >= need,
+                f"covers {len(said)} of {len(spec.items)} key points (needs {need})"
+                + (f"; missing {missing}" if missing else ""),
+            )
         if spec.kind in ("set", "free"):
             items = spec.items
             if spec.ordered:

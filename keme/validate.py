@@ -41,6 +41,7 @@ from keme.prior.anchors import anchor_message_text
 from keme.qa.facts import worlds_of
 from keme.qa.haystack import filler_problems
 from keme.qa.resolve import Ledger, record_titles, shared_title, uniqueness
+from keme.qa.second_right import prove_item
 from keme.qa.verify import verify_items
 from keme.synth.state import dialogue_hash
 from keme.text import resources
@@ -303,6 +304,22 @@ def check_proofs(data: Dataset) -> list[Violation]:
             continue
         out += [Violation("qa", r.item_id, f"{r.reason}: {r.detail}") for r in rejections]
     out += check_uniqueness(data.qa, worlds)
+    out += check_second_right(data.qa, {pid: w.persona for pid, w in worlds.items()})
+    return out
+
+
+def check_second_right(items: list[QAItem], personas: dict[str, Persona]) -> list[Violation]:
+    """No choice item has an option that is right besides its gold, a gold the catalog refutes, or
+    options of another kind than the question asks for, proved against every attribute of the persona
+    at the question's time and the catalog (keme.qa.second_right)."""
+    out = []
+    for item in items:
+        persona = personas.get(item.persona_id)
+        if persona is None or imported(item):
+            continue
+        proof = prove_item(item, persona, load_catalog(item.language))
+        if proof is not None and not proof.ok:
+            out.append(Violation("qa", item.id, "second_right: " + "; ".join(proof.problems())))
     return out
 
 

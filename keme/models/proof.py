@@ -194,7 +194,8 @@ class TimeOfDayArgs(Args):
 
 
 class KeyPointsArgs(Args):
-    """Every key point of the answer spec is a quote's text."""
+    """Every key point of the answer spec holds a quote's text: the point is that value as a person
+    summarizes it ("moved to Denver" for a message saying "Denver")."""
 
 
 class PreferenceArgs(Args):

@@ -51,6 +51,11 @@ class AnswerSpec(BaseModel):
         default=None,
         description="choice items made from an open question: the canonical value of the correct option",
     )
+    cover: int | None = Field(
+        default=None,
+        description="key points (free): how many of the items a good answer covers, each in its own words "
+        "or a paraphrase; None: all of them",
+    )
 
 
 class Query(BaseModel):

@@ -30,6 +30,7 @@ from keme.qa.haystack import FillerText, touches
 from keme.qa.llm_roles import apply_llm_roles
 from keme.qa.options import Balancer, Values
 from keme.qa.resolve import Ledger, completed, record_titles, shared_title, uniqueness
+from keme.qa.second_right import prove_item
 from keme.qa.verify import Verifier
 from keme.qa.visual import visual_drafts
 from keme.seeding import rng_for
@@ -37,6 +38,7 @@ from keme.stats import qa_stats
 from keme.text import lang as fmt
 from keme.text.normalize import norm_text
 from keme.text.tokens import shingles
+from keme.world.catalog import load_catalog
 
 LETTERS = "ABCDEFGH"
 SELECTABLE = (*QA_TYPES, "visual_reasoning")  # visual items exist only in omni datasets
@@ -401,6 +403,7 @@ def final_items(chosen: list[Draft], world: World, report: QAReport) -> list[QAI
     ids = {id(x): f"{world.persona.id}-q{n:04d}" for n, x in enumerate(chosen, start=1)}
     verifier = Verifier(world)
     ledger = Ledger.of(world)
+    catalog = load_catalog(world.lang)
     final = []
     for draft in chosen:
         item = draft.to_item(ids[id(draft)], world, [ids[id(s)] for s in draft.sub if id(s) in ids])
@@ -409,6 +412,10 @@ def final_items(chosen: list[Draft], world: World, report: QAReport) -> list[QAI
             draft.spec, draft.answer, draft.options, draft.format = draft.open_form
             report.rejected["format_reverted"] += 1
             item = draft.to_item(ids[id(draft)], world, [ids[id(s)] for s in draft.sub if id(s) in ids])
+        proof = prove_item(item, world.persona, catalog)
+        if proof is not None and not proof.ok:  # a second right option: the item is not asked
+            report.rejected["second_right"] += 1
+            continue
         final.append(completed(item, ledger))
         report.selected[item.type] += 1
     return final

@@ -6,7 +6,7 @@ import functools
 import random
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from keme.text.fill import fill
 from keme.text.resources import ROOT, parse_file
@@ -32,11 +32,41 @@ class EventPhrases(_Strict):
     noun: str
 
 
+class Situation(_Strict):
+    """A new situation a preference is applied to, with what it asks for when that is not the value itself."""
+
+    text: str
+    option: str | None = Field(
+        default=None,
+        description="the option template when the situation asks for another kind of thing than the "
+        "generalization's option names (a restaurant, not a cuisine)",
+    )
+    needs: str | None = Field(
+        default=None,
+        description="the kind of goods it shops for (catalog platforms' `sells`): the answer must sell it",
+    )
+
+
 class Generalization(_Strict):
     option: str
-    situations: list[str] = Field(min_length=1)
+    situations: list[Situation] = Field(min_length=1)
     # values that may satisfy one another (a vegan menu fits a vegetarian): never options of one item
     conflicts: list[list[str]] = Field(default_factory=list)
+
+    @field_validator("situations", mode="before")
+    @classmethod
+    def _plain(cls, value: object) -> object:
+        """A situation written as a bare string asks for the generalization's own option."""
+        if isinstance(value, list):
+            return [{"text": v} if isinstance(v, str) else v for v in value]
+        return value
+
+    def option_for(self, situation: Situation) -> str:
+        return situation.option or self.option
+
+    def situation(self, question: str) -> Situation | None:
+        """The situation a question was asked from (None for a question not written here)."""
+        return next((s for s in self.situations if s.text == question), None)
 
 
 class QuestionText(_Strict):
@@ -47,6 +77,9 @@ class QuestionText(_Strict):
     answers: dict[str, str]
     food_allergens: list[str]
     generalize: dict[str, Generalization]
+    # a recap's key points as a person says them: `attr.<key>` from the value a life change took,
+    # `<episode kind>` from the episode's params ("moved to Denver", "Noah's housewarming")
+    points: dict[str, str] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -74,6 +107,11 @@ class Phrasing:
         if slots.get("n") == 1 and f"{key}_one" in self.text.answers:
             key = f"{key}_one"
         return fill(self.text.answers[key], slots)
+
+    def point(self, key: str, **slots: object) -> str | None:
+        """A recap's key point phrased from slots; None where the language has no phrase for it."""
+        template = self.text.points.get(key)
+        return fill(template, slots) if template else None
 
     def has(self, key: str) -> bool:
         return key in self.text.questions

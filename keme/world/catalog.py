@@ -170,6 +170,49 @@ class Goal(_Strict):
     )
 
 
+class Diet(_Strict):
+    """What a diet rules out and which other diets' menus suit a person on it, so that a choice item's
+    options are proved against the diet in force and not only the attribute the question is about (a
+    vegan persona must not eat the shellfish snack either)."""
+
+    name: str = Field(description="a diet as persona.yaml diet.diet_type names it")
+    excludes: list[str] = Field(
+        default_factory=list,
+        description="food allergens (questions.yaml food_allergens) a person on it does not eat; when in "
+        "doubt listed, so that no such food is ever offered as the one safe option",
+    )
+    suits: list[str] = Field(
+        default_factory=list,
+        description="other diets whose menus suit a person on it too (a vegan menu suits a vegetarian)",
+    )
+
+
+class Allergen(_Strict):
+    """A food allergen and the other allergens a person allergic to it keeps away from as well."""
+
+    name: str = Field(description="a food allergen as questions.yaml food_allergens names it")
+    with_: list[str] = Field(
+        default_factory=list,
+        alias="with",
+        description="allergens avoided along with it (虾蟹 with 海鲜, tree nuts with peanuts: cross-contact)",
+    )
+
+
+class Platform(_Strict):
+    """A shop a persona may favour (persona.yaml shopping.favorite_platform) and the kinds of goods it
+    sells: a question about ordering sheets has no store that sells none as its answer."""
+
+    name: str
+    sells: list[str] = Field(min_length=1, description="kinds of goods (bedding, gifts, electronics, ...)")
+
+
+class Cuisine(_Strict):
+    """A cuisine a persona may favour and the ones a fan of it enjoys as well (火锅 for a 川菜 fan)."""
+
+    name: str
+    with_: list[str] = Field(default_factory=list, alias="with")
+
+
 class Catalog(_Strict):
     """Everything one language's generation may combine, typed."""
 
@@ -190,6 +233,10 @@ class Catalog(_Strict):
         default_factory=list,
         description="fitness goals that suit any sport (lose 10 pounds): never a mismatch",
     )
+    diets: list[Diet] = Field(default_factory=list)
+    allergens: list[Allergen] = Field(default_factory=list)
+    platforms: list[Platform] = Field(default_factory=list)
+    cuisines: list[Cuisine] = Field(default_factory=list)
     lifecycle: Lifecycle = Field(
         default_factory=Lifecycle,
         description="what happens once, yearly or at a rate, and what changes bring (keme.world.lifecycle)",
@@ -223,7 +270,7 @@ class Catalog(_Strict):
             "occasions",
             "goals",
         )
-        for kind in (*kinds, "destinations"):
+        for kind in (*kinds, "destinations", "diets", "allergens", "platforms", "cuisines"):
             names = [entry.name for entry in getattr(self, kind)]
             twice = sorted({n for n in names if names.count(n) > 1})
             if twice:
@@ -233,6 +280,28 @@ class Catalog(_Strict):
         if unknown:
             raise ValueError("lifecycle order names no occasion: " + ", ".join(unknown))
         return self
+
+    def diet(self, name: str | None) -> Diet | None:
+        return next((d for d in self.diets if d.name == name), None)
+
+    def avoided_with(self, allergen: str | None) -> frozenset[str]:
+        """The allergen and every other one a person allergic to it keeps away from too."""
+        if allergen is None:
+            return frozenset()
+        entry = next((a for a in self.allergens if a.name == allergen), None)
+        return frozenset({allergen, *(entry.with_ if entry else [])})
+
+    def sells(self, platform: str, goods: str) -> bool | None:
+        """Whether a platform sells a kind of goods; None for a platform the catalog does not list."""
+        entry = next((p for p in self.platforms if p.name == platform), None)
+        return None if entry is None else goods in entry.sells
+
+    def cuisines_with(self, cuisine: str | None) -> frozenset[str]:
+        """The cuisine and the ones a fan of it enjoys as well."""
+        if cuisine is None:
+            return frozenset()
+        entry = next((c for c in self.cuisines if c.name == cuisine), None)
+        return frozenset({cuisine, *(entry.with_ if entry else [])})
 
     def in_person(self, merchant: str) -> bool | None:
         """Whether a charge from `merchant` is paid there, in the home city; None for an unlisted merchant."""

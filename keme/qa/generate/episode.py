@@ -5,11 +5,12 @@ and totals of app records, the usual time of day.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
 from keme.days import block_of, clear_leader
-from keme.models import APP_TYPES, Attribute, Event, Persona, Query, Quote, Session
+from keme.models import Attribute, Event, Persona, Query, Quote, Session
 from keme.qa import draft as d
 from keme.qa.draft import Draft
 from keme.qa.facts import Fact
@@ -185,58 +186,7 @@ def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
     month = g.period(start, end)  # month-scoped questions cover exactly the chapter's days
     drafts: list[Draft] = []
     final = d.final_time(g.world)
-    # recap of the month: its life changes (a new employer, a pet) and trips first, then one point per
-    # other episode spread over the month; only what the user or an app said, not the assistant alone
-    persona = g.world.persona
-    big = [
-        f
-        for f in g.world.facts
-        if f.kind == "attr"
-        and f.key in BIG_CHANGES
-        and start <= f.when.date() <= end
-        and life_change(persona, persona.attribute(f.key), f.version)
-        and persona.attribute(f.key).versions[f.version].evidence[0] == f.message_id
-    ]
-    points: list[Fact] = []
-    for episode in [e for e in g.world.graph.events if e.parent_id == chapter.id]:
-        sessions = [
-            g.world.sessions_by_id[e.session_id]
-            for e in g.world.graph.events
-            if e.session_id and (e.id == episode.id or e.parent_id == episode.id)
-        ]
-        facts = [
-            f
-            for s in sessions
-            for f in g.world.by_session[s.id]
-            if f.kind != "attr" and f.kind not in APP_TYPES and f.key in SALIENT and not g.by_assistant(f)
-        ]
-        facts.sort(key=lambda f: SALIENT.index(f.key))
-        if facts and facts[0].value not in [p.value for p in big + points]:
-            (big if episode.kind == "trip" else points).append(facts[0])
-    if len(big) + len(points) >= 3:
-        count = min(5, len(big) + len(points))
-        room = count - min(len(big), count)
-        # spread over the whole period: "my April" is all of April, not its first fortnight
-        points.sort(key=lambda f: f.when)
-        spread = [points[round(i * (len(points) - 1) / max(1, room - 1))] for i in range(room)]
-        chosen = sorted(big[:count] + spread, key=lambda f: f.when)
-        items = [f.value for f in chosen]
-        drafts.append(
-            Draft(
-                "summarization",
-                "sum.month",
-                g.say.question("sum.month", g.rng, month=month),
-                "; ".join(items),
-                d.key_points(items),
-                d.proof("key_points", [d.quote(f) for f in chosen]),
-                final,
-                len(items),
-                chapter.id,
-                queries=[
-                    Query(subject="any", target="*", start=start, end=end, aggregate="covers", expect=items)
-                ],
-            )
-        )
+    drafts += _month_recap(g, chapter, month)
     bills = _bills(g, start, end)
     # the category that shows up most (implicit preference)
     counts = Counter(ctx["category"] for _, ctx in bills)
@@ -317,6 +267,114 @@ def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
         )
     drafts += _time_of_day(g, start, end, chapter.id, "imp.time_of_day.month", month=month)
     return drafts
+
+
+# What a person dates a month by, most salient first: a life change, their health, a family or friend's
+# occasion, a trip, a work milestone. Every other episode (a recipe, a purchase, a show, a lesson, a chat
+# about the budget) is a detail a recap leaves out, and so are the minor changes (a new phone, a new show).
+RECAP_CHANGES = tuple(k for k in BIG_CHANGES if k not in ("tech.phone", "entertainment.favorite_show"))
+RECAP_EPISODES = ("health", "social", "trip", "work_project")
+RECAP_SLOT = {"health": "symptom", "social": "person", "trip": "destination", "work_project": "project"}
+RECAP_POINTS = 5
+
+
+@dataclass(frozen=True)
+class Point:
+    """A recap's key point: how salient it is (lower first), the fact it is quoted by, as a person says it."""
+
+    rank: int
+    fact: Fact
+    text: str
+
+
+def recap_points(g: Gen, chapter: Event) -> list[Point]:
+    """Every key point a recap of the chapter may have, most salient first: the life changes said in it,
+    then its health episodes, friends' and family's occasions, trips and work projects, each phrased at
+    the level a person summarizes ("moved to Denver", "Noah's housewarming") and quoted by the fact its
+    phrase names, said by the user or an app (never the assistant alone)."""
+    start, end = chapter.start.date(), chapter.end.date()
+    persona = g.world.persona
+    points: list[Point] = []
+    for fact in g.world.facts:
+        if (
+            fact.kind == "attr"
+            and fact.key in RECAP_CHANGES
+            and start <= fact.when.date() <= end
+            and life_change(persona, persona.attribute(fact.key), fact.version)
+            and persona.attribute(fact.key).versions[fact.version].evidence[0] == fact.message_id
+        ):
+            text = g.say.point(f"attr.{fact.key}", value=fact.value)
+            if text and fact.value in text:
+                points.append(Point(RECAP_CHANGES.index(fact.key), fact, text))
+    for episode in [e for e in g.world.graph.events if e.parent_id == chapter.id]:
+        kind = episode.params.get("_episode", episode.change or episode.kind)
+        if kind not in RECAP_EPISODES:
+            continue
+        slot = RECAP_SLOT[kind]
+        sessions = {
+            e.session_id
+            for e in g.world.graph.events
+            if e.session_id and (e.id == episode.id or e.parent_id == episode.id)
+        }
+        fact = next(
+            (
+                f
+                for s in sorted(sessions)
+                for f in g.world.by_session[s]
+                if f.kind == kind and f.key == slot and not g.by_assistant(f)
+            ),
+            None,
+        )
+        params = {k: v for k, v in episode.params.items() if not k.startswith("_")}
+        text = g.say.point(kind, **params) if fact is not None else None
+        if fact is not None and text and fact.value in text:
+            points.append(Point(len(RECAP_CHANGES) + RECAP_EPISODES.index(kind), fact, text))
+    ranked = sorted(points, key=lambda p: (p.rank, p.fact.when))
+    distinct: list[Point] = []
+    for point in ranked:
+        if all(point.fact.value != p.fact.value and point.text != p.text for p in distinct):
+            distinct.append(point)
+    return distinct
+
+
+def cover_of(points: int) -> int:
+    """How many of a recap's points a good answer covers: two thirds of them, rounded up."""
+    return -(-2 * points // 3)
+
+
+def _month_recap(g: Gen, chapter: Event, month: str) -> list[Draft]:
+    """A month's recap whose key points are its most salient episodes, told in time order: a hospital
+    visit outranks any salad recipe, which never becomes a point."""
+    start, end = chapter.start.date(), chapter.end.date()
+    chosen = recap_points(g, chapter)[:RECAP_POINTS]
+    if len(chosen) < 3:
+        return []
+    chosen.sort(key=lambda p: p.fact.when)
+    items = [p.text for p in chosen]
+    spec = d.key_points(items).model_copy(update={"cover": cover_of(len(items))})
+    return [
+        Draft(
+            "summarization",
+            "sum.month",
+            g.say.question("sum.month", g.rng, month=month),
+            "; ".join(items),
+            spec,
+            d.proof("key_points", [d.quote(p.fact) for p in chosen]),
+            d.final_time(g.world),
+            len(items),
+            chapter.id,
+            queries=[
+                Query(
+                    subject="any",
+                    target="*",
+                    start=start,
+                    end=end,
+                    aggregate="covers",
+                    expect=[p.fact.value for p in chosen],
+                )
+            ],
+        )
+    ]
 
 
 def by_records(target: str, start: date, end: date, aggregate: str, expect: str, **where: str) -> Query:

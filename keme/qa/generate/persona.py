@@ -16,8 +16,10 @@ from keme.qa.generate.atoms import _attr_distractors, _attr_spec, _stating, sett
 from keme.qa.generate.context import Gen
 from keme.qa.generate.episode import BIG_CHANGES, _bills, _time_of_day, by_records, life_change
 from keme.qa.options import Balancer, pick_by_rank
+from keme.qa.second_right import prove_options, right_values
 from keme.text import resources
 from keme.text.fill import fill
+from keme.world.catalog import load_catalog
 
 RECORD_FIELDS = {"category": "expense_category"}  # a bill fact's field -> the claim predicate
 
@@ -227,12 +229,14 @@ def _conflicting(a: str, b: str, groups: list[list[str]]) -> bool:
     return a in b or b in a or any(a in group and b in group for group in groups)
 
 
-def _preference_options(g: Gen, key: str, value: str, held: set[str], balance: Balancer) -> list[str]:
+def _preference_options(
+    g: Gen, key: str, value: str, held: set[str], balance: Balancer, right: set[str] = frozenset()
+) -> list[str]:
     """Up to three alternatives to a preference value, none of which the preference would also accept
     or the persona ever held, so only knowing the preference singles the option out (allergies: other
     food allergens, and the question asks which one to avoid); the gold's rank by length among the
     options is drawn from a balanced sequence, so it is not the longest more often than by chance."""
-    distinct = _preference_pool(g, key, value, held)
+    distinct = _preference_pool(g, key, value, held, right)
     k = min(3, len(distinct))
     if not k:
         return []
@@ -240,15 +244,20 @@ def _preference_options(g: Gen, key: str, value: str, held: set[str], balance: B
     return chosen
 
 
-def _preference_pool(g: Gen, key: str, value: str, held: set[str]) -> list[str]:
-    """Every alternative a preference option list may hold (shuffled), no two of which conflict."""
+def _preference_pool(
+    g: Gen, key: str, value: str, held: set[str], right: set[str] = frozenset()
+) -> list[str]:
+    """Every alternative a preference option list may hold (shuffled), no two of which conflict and none
+    of which is right too by the whole persona and the catalog (`right`, keme.qa.second_right)."""
     text = g.say.text.generalize[key]
     pool = (
         g.say.text.food_allergens
         if key == "health.allergy"
         else resources.get(g.lang).persona.attributes[key].values
     )
-    candidates = [v for v in pool if v not in held and not _conflicting(v, value, text.conflicts)]
+    candidates = [
+        v for v in pool if v not in held and v not in right and not _conflicting(v, value, text.conflicts)
+    ]
     g.rng.shuffle(candidates)
     distinct: list[str] = []
     for candidate in candidates:
@@ -260,8 +269,11 @@ def _preference_pool(g: Gen, key: str, value: str, held: set[str]) -> list[str]:
 def generalizations(g: Gen, node: str) -> list[Draft]:
     """Apply a revealed preference to new situations: one single-choice question per situation, whose
     options are all plausible and only one of which the preference picks (for an allergy: the one to
-    avoid)."""
+    avoid). Every option list is proved against the whole persona at the question's time and the catalog
+    (keme.qa.second_right): an option that is right too is never drawn, and a list that still has one,
+    or whose gold the catalog refutes (a shop that sells no sheets), is not asked."""
     persona = g.world.persona
+    catalog = load_catalog(g.lang)
     drafts: list[Draft] = []
     allergens = set(g.say.text.food_allergens)
     balance = Balancer(g.rng)
@@ -273,24 +285,34 @@ def generalizations(g: Gen, node: str) -> list[Draft]:
                 continue
             until = next((v.valid_from for v in attr.versions if v.valid_from > version.valid_from), None)
             for situation in text.situations:
-                others = _preference_options(g, key, version.value, held, balance)
+                asked = g.when(g.world.messages[version.evidence[0]].timestamp, until)
+                if asked is None:
+                    continue
+                right = right_values(key, persona, asked, catalog, situation.needs)
+                if right is None or version.value not in right:
+                    continue  # the catalog refutes the gold: the favourite shop sells none of it
+                template = text.option_for(situation)
+                others = _preference_options(g, key, version.value, held, balance, right)
                 if not others:
                     break
-                options = [fill(text.option, {"value": v}) for v in [version.value, *others]]
+                options = [fill(template, {"value": v}) for v in [version.value, *others]]
                 g.rng.shuffle(options)
                 holding = [i for i, o in enumerate(options) if version.value in o]
                 if len(holding) != 1:
                     continue
                 correct = holding[0]
-                letter = "ABCD"[correct]
-                asked = g.when(g.world.messages[version.evidence[0]].timestamp, until)
-                if asked is None:
+                proof = prove_options(
+                    key, situation.text, options, correct, persona, asked, catalog, g.lang,
+                    needs=situation.needs, templates=(template,),
+                )  # fmt: skip
+                if not proof.ok:
                     continue
+                letter = "ABCD"[correct]
                 drafts.append(
                     Draft(
                         "preference_generalization",
                         f"gen.{key}",
-                        situation,
+                        situation.text,
                         f"{letter}. {options[correct]}",
                         d.choice(letter, options[correct]),
                         d.proof(
@@ -310,9 +332,9 @@ def generalizations(g: Gen, node: str) -> list[Draft]:
                         # every alternative the options may hold: the QA stage picks the list that
                         # keeps the blind heuristics at chance over the dataset
                         distractors=[
-                            fill(text.option, {"value": v})
-                            for v in _preference_pool(g, key, version.value, held)
-                            if version.value not in fill(text.option, {"value": v})
+                            fill(template, {"value": v})
+                            for v in _preference_pool(g, key, version.value, held, right)
+                            if version.value not in fill(template, {"value": v})
                         ],
                     )
                 )
