@@ -33,9 +33,18 @@ def clear_lead(top: int, other: int) -> bool:
 
 
 def clear_leader(counts: Counter[T]) -> T | None:
-    """The value counted most, where its lead over the runner-up is clear (`clear_lead`); else None."""
+    """The value counted most, where it is a habit: more than half of everything counted (`majority`)
+    and clearly ahead of the runner-up (`clear_lead`); else None.
+
+    "Usually" on a plurality is not what anyone means by it: 43 % of the chats in the evening against
+    30 % in the morning is no habit, and a reader who counts would not agree with the gold."""
     (top, most), (_, runner_up) = (counts.most_common(2) + [(None, 0)] * 2)[:2]
-    return top if clear_lead(most, runner_up) else None
+    return top if majority(most, sum(counts.values())) and clear_lead(most, runner_up) else None
+
+
+def majority(top: int, total: int) -> bool:
+    """Whether `top` of `total` is more than half: the least a "usually" can rest on."""
+    return 2 * top > total
 
 
 def block_of(moment: datetime) -> Block | None:
