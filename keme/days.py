@@ -20,6 +20,8 @@ BLOCK_HOURS: dict[Block, tuple[time, time]] = {
     "afternoon": (time(12, 0), time(17, 59, 59)),
     "evening": (time(18, 0), time(23, 30)),
 }
+# the hours a persona is awake and may chat: from the first block's start to the last one's end
+WAKING: tuple[time, time] = (BLOCK_HOURS["morning"][0], BLOCK_HOURS["evening"][1])
 Slot = tuple[date, Block]
 T = TypeVar("T")
 # "Usually" / "most often": at least USUAL_MIN times, and clearly more often than anything else

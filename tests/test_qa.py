@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime
+from datetime import datetime, time
 
 import pytest
 from conftest import ROOT
@@ -76,6 +76,14 @@ def test_a_share_of_questions_is_asked_mid_trajectory(year):
     _, traj, _, items = year
     mid = [i for i in items if i.asked_at <= traj.persona.end]
     assert 0.1 <= len(mid) / len(items) <= 0.5
+
+
+def test_no_question_of_a_year_is_asked_at_night(year):
+    """Mid-trajectory and final items alike fall in the persona's chat hours, which start at 07:00."""
+    _, _, world, items = year
+    first, last = world.chat_hours
+    assert first >= time(7, 0)
+    assert [i.id for i in items if not first <= i.asked_at.time() <= last] == []
 
 
 def test_composed_items_name_their_sub_questions_and_hops(year):

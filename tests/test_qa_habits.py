@@ -9,7 +9,7 @@ from collections import Counter
 from datetime import date, datetime, timedelta
 from types import SimpleNamespace
 
-from keme.days import clear_leader
+from keme.days import WAKING, clear_leader
 from keme.models import Message, Session
 from keme.qa import phrasing
 from keme.qa.generate.context import Gen
@@ -62,7 +62,7 @@ def _session(n: int, opened_at: datetime, by: str) -> Session:
 
 def _gen(sessions: list[Session]) -> Gen:
     persona = SimpleNamespace(id="p01", end=datetime(2026, 4, 30, 23, 0))
-    world = SimpleNamespace(sessions=sessions, persona=persona, lang="en")
+    world = SimpleNamespace(sessions=sessions, persona=persona, lang="en", chat_hours=WAKING)
     return Gen(world, phrasing.get("en"), random.Random(1), 0.3)  # type: ignore[arg-type]
 
 
