@@ -39,6 +39,7 @@ from keme.text.normalize import norm_text
 from keme.text.tokens import shingles
 
 LETTERS = "ABCDEFGH"
+MIN_MULTIPLE_CHOICE = 0.05  # the least share of a persona's items asked as multiple choice
 SELECTABLE = (*QA_TYPES, "visual_reasoning")  # visual items exist only in omni datasets
 
 
@@ -393,6 +394,7 @@ def apply_formats(
     # letters are balanced within each persona (counts differ by at most one), so the letter other
     # personas favour tells nothing; ranks and the heuristics' hits carry over the whole dataset
     balance.cycles.clear()
+    multiple = multiple_choice_picks(drafts, spec, rng)
     for draft in drafts:
         if opts.is_single_choice(draft):  # options made by the generator (preferences, order)
             trials = _alternative_lists(draft, rng, balance)
@@ -404,6 +406,17 @@ def apply_formats(
             continue
         if draft.format != "open" or draft.type in ("abstention", "adversarial"):
             continue  # options would argue with a false premise the question states
+        if id(draft) in multiple:
+            draft.open_form = (draft.spec, draft.answer, list(draft.options), draft.format)
+            room = min(3, len(LETTERS) - len(draft.spec.items))
+            options = (
+                list(draft.spec.items) + [w for w in draft.distractors if w not in draft.spec.items][:room]
+            )
+            rng.shuffle(options)
+            draft.options = options
+            draft.format = "multiple_choice"
+            draft.spec = AnswerSpec(kind="set", items=list(draft.spec.items))
+            continue
         draft.open_form = (draft.spec, draft.answer, list(draft.options), draft.format)
         kind = draft.spec.kind
         if kind in ("entity", "number", "date") and rng.random() < spec.single_choice_share:
@@ -419,21 +432,30 @@ def apply_formats(
             )
             draft.answer = f"{LETTERS[len(options) - 1]}. {right}"
             opts.place_gold(draft, balance, rng)
-        elif (
-            kind in ("set", "free")
-            and draft.spec.items
-            and not draft.spec.ordered
-            and draft.distractors
-            and rng.random() < spec.multiple_choice_share
-        ):
-            wrong = [w for w in draft.distractors if w not in draft.spec.items][:3]
-            if not wrong:
-                continue
-            options = list(draft.spec.items) + wrong
-            rng.shuffle(options)
-            draft.options = options
-            draft.format = "multiple_choice"
-            draft.spec = AnswerSpec(kind="set", items=list(draft.spec.items))
+
+
+def multiple_choice_ready(draft: Draft) -> bool:
+    """An open item whose answer is an unordered set of points (a recap, what a note said): it can be
+    asked as "which of these ...? (all that apply)"; 2-7 points leave room for a wrong option in 8."""
+    spec = draft.spec
+    return (
+        draft.format == "open"
+        and draft.type not in ("abstention", "adversarial")
+        and spec.kind in ("set", "free")
+        and 2 <= len(spec.items) <= len(LETTERS) - 1
+        and not spec.ordered
+    )
+
+
+def multiple_choice_picks(drafts: list[Draft], spec: QASpec, rng: random.Random) -> set[int]:
+    """The drafts made multiple choice: `multiple_choice_share` of the set items that have wrong options,
+    and never fewer than MIN_MULTIPLE_CHOICE of all the persona's items while such set items last (a
+    format a benchmark reports on needs items enough to report)."""
+    ready = [
+        d for d in drafts if multiple_choice_ready(d) and any(w not in d.spec.items for w in d.distractors)
+    ]
+    wanted = max(round(spec.multiple_choice_share * len(ready)), math.ceil(MIN_MULTIPLE_CHOICE * len(drafts)))
+    return {id(d) for d in rng.sample(ready, min(wanted, len(ready)))}
 
 
 # ---------------------------------------------------------------- the stage
@@ -451,7 +473,12 @@ def picked_drafts(
     report.candidates += len(drafts)
     kept = filter_drafts(drafts, world, report)
     rng = rng_for(seed, world.persona.id, "qa", "select")
-    return select(kept, target, spec, rng, report), rng
+    chosen = select(kept, target, spec, rng, report)
+    for draft in chosen:
+        if multiple_choice_ready(draft) and not draft.distractors:
+            draft.distractors = opts.point_distractors(draft, world)
+            rng.shuffle(draft.distractors)
+    return chosen, rng
 
 
 def final_items(chosen: list[Draft], world: World, report: QAReport) -> list[QAItem]:
