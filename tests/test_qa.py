@@ -21,12 +21,37 @@ def _world(traj) -> World:
 
 
 @pytest.fixture(scope="module")
-def year():
+def year_built():
     cfg = load_config(ROOT / "configs/year.yaml")
     traj = synthesize_persona(0, cfg)
     world = _world(traj)
-    items = build.build_items(world, cfg.qa, cfg.seed, build.QAReport())
-    return cfg, traj, world, items
+    report = build.QAReport()
+    items = build.build_items(world, cfg.qa, cfg.seed, report)
+    return cfg, traj, world, items, report
+
+
+@pytest.fixture(scope="module")
+def year(year_built):
+    return year_built[:4]
+
+
+def test_the_type_mix_is_the_configs_within_two_points(year_built):
+    """Each type the candidates can fill is its config weight within 2 points, once the share of the types
+    they cannot (reported in short_of_mix, with what was built) is given to the others in proportion."""
+    cfg, _, _, items, report = year_built
+    short = report.as_dict().get("short_of_mix", {})
+    counts = Counter(i.type for i in items)
+    assert {k: counts[k] for k in short} == {k: v["built"] for k, v in short.items()}
+    left = 1 - sum(counts[k] for k in short) / len(items)
+    weight = sum(w for k, w in cfg.qa.mix.items() if k not in short)
+    for kind, w in cfg.qa.mix.items():
+        if kind not in short:
+            assert abs(counts[kind] / len(items) - w * left / weight) <= 0.02, kind
+
+
+def test_multiple_choice_is_at_least_five_percent_of_a_year(year):
+    items = year[3]
+    assert sum(1 for i in items if i.format == "multiple_choice") / len(items) >= 0.05
 
 
 def test_a_persona_year_yields_at_least_300_items(year):
@@ -34,8 +59,9 @@ def test_a_persona_year_yields_at_least_300_items(year):
 
 
 def test_every_type_is_at_least_four_percent(year):
-    """Implicit preferences excepted (two at least): a habit is asked only where the year's chats and
-    payments show a clear one (keme.days.clear_lead), and a persona-year holds a handful, not 4 %."""
+    """Implicit preferences excepted (two at least): a habit is asked only where most of the period's
+    payments or of the sessions she opened share a value (keme.days.clear_leader), and a persona-year
+    holds a handful, not 4 %."""
     items = year[3]
     counts = Counter(i.type for i in items)
     for kind in (

@@ -287,7 +287,7 @@ def money_distractors(
     for side, need in ((-1, need_below), (1, need_above)):
         for _ in range(need):
             made = _generated_money(gold, side, [gold, *chosen], rng)
-            if made is not None:
+            if made is not None and made not in taken:  # never a value held then
                 chosen.append(made)
     return [str(v.quantize(Decimal("0.01"))) for v in chosen]
 
@@ -319,7 +319,7 @@ def int_distractors(
     chosen = [int(v) for v in picked]
     for side, need in ((-1, need_below), (1, need_above)):
         for _ in range(need):
-            made = _generated_int(gold, side, [gold, *chosen], rng)
+            made = _generated_int(gold, side, [*taken, *chosen], rng)  # never a value held then
             if made is not None:
                 chosen.append(made)
     return [str(v) for v in chosen]
