@@ -20,6 +20,8 @@ BLOCK_HOURS: dict[Block, tuple[time, time]] = {
     "afternoon": (time(12, 0), time(17, 59, 59)),
     "evening": (time(18, 0), time(23, 30)),
 }
+# the hours a persona is awake and may chat: from the first block's start to the last one's end
+WAKING: tuple[time, time] = (BLOCK_HOURS["morning"][0], BLOCK_HOURS["evening"][1])
 Slot = tuple[date, Block]
 T = TypeVar("T")
 # "Usually" / "most often": at least USUAL_MIN times, and clearly more often than anything else
@@ -33,9 +35,18 @@ def clear_lead(top: int, other: int) -> bool:
 
 
 def clear_leader(counts: Counter[T]) -> T | None:
-    """The value counted most, where its lead over the runner-up is clear (`clear_lead`); else None."""
+    """The value counted most, where it is a habit: more than half of everything counted (`majority`)
+    and clearly ahead of the runner-up (`clear_lead`); else None.
+
+    "Usually" on a plurality is not what anyone means by it: 43 % of the chats in the evening against
+    30 % in the morning is no habit, and a reader who counts would not agree with the gold."""
     (top, most), (_, runner_up) = (counts.most_common(2) + [(None, 0)] * 2)[:2]
-    return top if clear_lead(most, runner_up) else None
+    return top if majority(most, sum(counts.values())) and clear_lead(most, runner_up) else None
+
+
+def majority(top: int, total: int) -> bool:
+    """Whether `top` of `total` is more than half: the least a "usually" can rest on."""
+    return 2 * top > total
 
 
 def block_of(moment: datetime) -> Block | None:

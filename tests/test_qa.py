@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime
+from datetime import datetime, time
 
 import pytest
 from conftest import ROOT
@@ -21,12 +21,37 @@ def _world(traj) -> World:
 
 
 @pytest.fixture(scope="module")
-def year():
+def year_built():
     cfg = load_config(ROOT / "configs/year.yaml")
     traj = synthesize_persona(0, cfg)
     world = _world(traj)
-    items = build.build_items(world, cfg.qa, cfg.seed, build.QAReport())
-    return cfg, traj, world, items
+    report = build.QAReport()
+    items = build.build_items(world, cfg.qa, cfg.seed, report)
+    return cfg, traj, world, items, report
+
+
+@pytest.fixture(scope="module")
+def year(year_built):
+    return year_built[:4]
+
+
+def test_the_type_mix_is_the_configs_within_two_points(year_built):
+    """Each type the candidates can fill is its config weight within 2 points, once the share of the types
+    they cannot (reported in short_of_mix, with what was built) is given to the others in proportion."""
+    cfg, _, _, items, report = year_built
+    short = report.as_dict().get("short_of_mix", {})
+    counts = Counter(i.type for i in items)
+    assert {k: counts[k] for k in short} == {k: v["built"] for k, v in short.items()}
+    left = 1 - sum(counts[k] for k in short) / len(items)
+    weight = sum(w for k, w in cfg.qa.mix.items() if k not in short)
+    for kind, w in cfg.qa.mix.items():
+        if kind not in short:
+            assert abs(counts[kind] / len(items) - w * left / weight) <= 0.02, kind
+
+
+def test_multiple_choice_is_at_least_five_percent_of_a_year(year):
+    items = year[3]
+    assert sum(1 for i in items if i.format == "multiple_choice") / len(items) >= 0.05
 
 
 def test_a_persona_year_yields_at_least_300_items(year):
@@ -34,8 +59,9 @@ def test_a_persona_year_yields_at_least_300_items(year):
 
 
 def test_every_type_is_at_least_four_percent(year):
-    """Implicit preferences excepted (two at least): a habit is asked only where the year's chats and
-    payments show a clear one (keme.days.clear_lead), and a persona-year holds a handful, not 4 %."""
+    """Implicit preferences excepted (two at least): a habit is asked only where most of the period's
+    payments or of the sessions she opened share a value (keme.days.clear_leader), and a persona-year
+    holds a handful, not 4 %."""
     items = year[3]
     counts = Counter(i.type for i in items)
     for kind in (
@@ -76,6 +102,14 @@ def test_a_share_of_questions_is_asked_mid_trajectory(year):
     _, traj, _, items = year
     mid = [i for i in items if i.asked_at <= traj.persona.end]
     assert 0.1 <= len(mid) / len(items) <= 0.5
+
+
+def test_no_question_of_a_year_is_asked_at_night(year):
+    """Mid-trajectory and final items alike fall in the persona's chat hours, which start at 07:00."""
+    _, _, world, items = year
+    first, last = world.chat_hours
+    assert first >= time(7, 0)
+    assert [i.id for i in items if not first <= i.asked_at.time() <= last] == []
 
 
 def test_composed_items_name_their_sub_questions_and_hops(year):

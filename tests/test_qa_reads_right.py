@@ -75,17 +75,18 @@ def test_a_show_asked_about_by_day_is_the_only_title_named_that_day(year):
 
 def test_a_usual_time_of_day_leads_clearly_among_the_chats_the_user_opened(year):
     """Nine evening chats against eight morning ones, one of the nine a payment notification nobody
-    answered, were "usually in the evening"."""
+    answered, were "usually in the evening"; so were 13 of 30 sessions (43 %) she opened herself. A
+    usual time is more than half of the sessions whose first message is hers, clearly ahead."""
     for item in (q for q in year.qa if q.proof.op == "time_of_day"):
         args = item.proof.args
         counts = Counter(
-            block_of(opened)
+            block_of(s.messages[0].timestamp)
             for s in year.sessions
-            if (opened := next((m.timestamp for m in s.messages if m.role == "user"), None))
-            and args.start <= opened.date() <= args.end
+            if s.messages[0].role == "user" and args.start <= s.messages[0].timestamp.date() <= args.end
         )
         (top, first), (_, second) = (counts.most_common(2) + [(None, 0)] * 2)[:2]
         assert top in (item.spec.value, item.spec.option_value), item.id
+        assert 2 * first > sum(counts.values()), (item.id, counts)
         assert first >= second + 2 and first >= 1.4 * second, (item.id, counts)
 
 

@@ -58,8 +58,12 @@ class Session(BaseModel):
 
     @property
     def opened_by_user(self) -> Message | None:
-        """The user's first message: when the user began chatting (None: an app notification alone)."""
-        return next((m for m in self.messages if m.role == "user"), None)
+        """The message the user opened the session with (None where an app's notification opened it).
+
+        When a person chooses to chat is what a habit question asks about ("what time of day do I usually
+        chat with you?"); a reply to a notification keeps the app's time, not the user's."""
+        first = self.messages[0] if self.messages else None
+        return first if first is not None and first.role == "user" else None
 
     @model_serializer(mode="wrap")
     def _omit_default_filler(self, handler: SerializerFunctionWrapHandler) -> dict:

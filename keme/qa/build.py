@@ -41,6 +41,7 @@ from keme.text.tokens import shingles
 from keme.world.catalog import load_catalog
 
 LETTERS = "ABCDEFGH"
+MIN_MULTIPLE_CHOICE = 0.05  # the least share of a persona's items asked as multiple choice
 SELECTABLE = (*QA_TYPES, "visual_reasoning")  # visual items exist only in omni datasets
 
 
@@ -49,13 +50,32 @@ class QAReport:
     candidates: int = 0
     rejected: Counter = field(default_factory=Counter)
     selected: Counter = field(default_factory=Counter)
+    wanted: Counter = field(default_factory=Counter)  # per type: the items the mix asked of the selection
+    short: Counter = field(default_factory=Counter)  # per type: how many of them no candidate was there for
 
     def as_dict(self) -> dict:
-        return {
+        found = {
             "candidates": self.candidates,
             "rejected_by_reason": dict(sorted(self.rejected.items())),
             "selected_by_type": dict(sorted(self.selected.items())),
         }
+        if +self.short:  # a type the candidates could not fill: said, and its share given to the others
+            found["short_of_mix"] = {
+                kind: {"wanted": self.wanted[kind], "built": self.wanted[kind] - n}
+                for kind, n in sorted((+self.short).items())
+            }
+        return found
+
+    def add(self, part: QAReport) -> None:
+        """Another persona's (or step's) counts added to these."""
+        self.candidates += part.candidates
+        for mine, theirs in (
+            (self.rejected, part.rejected),
+            (self.selected, part.selected),
+            (self.wanted, part.wanted),
+            (self.short, part.short),
+        ):
+            mine.update(theirs)
 
 
 # ---------------------------------------------------------------- traversal
@@ -178,15 +198,62 @@ def filter_drafts(drafts: list[Draft], world: World, report: QAReport) -> list[D
 
 
 # ---------------------------------------------------------------- selection
-def select(drafts: list[Draft], target: int, spec: QASpec, rng: random.Random) -> list[Draft]:
-    """Pick `target` drafts to the type mix, subtypes interleaved, with every composed item's
-    sub-questions."""
+MIN_SHARE = 0.04  # every type the config asks for is at least this share of a persona's items
+
+
+def weights(spec: QASpec) -> dict[str, float]:
+    """The share of each type the selection aims at: the config's mix, a type it asks for raised to
+    MIN_SHARE, summing to 1 (a weight of 2-4 % is then within 2 points of what the config says)."""
+    raised = {k: max(w, MIN_SHARE) for k, w in spec.mix.items() if w > 0}
+    total = sum(raised.values())
+    return {k: w / total for k, w in raised.items()}
+
+
+def quotas(shares: dict[str, float], available: dict[str, int], target: int) -> dict[str, int]:
+    """How many items of each type make `target`: each type its share, rounded so the counts sum to the
+    target (largest remainders); a type with fewer candidates than its share gets all it has, and what
+    it cannot fill goes to the others in proportion to their shares (nothing is made up to fill it)."""
+    fixed: dict[str, int] = {}
+    open_ = {k for k, w in shares.items() if w > 0}
+    while open_:
+        room = target - sum(fixed.values())
+        weight = sum(shares[k] for k in open_)
+        short = {k for k in open_ if available.get(k, 0) < room * shares[k] / weight}
+        if not short:
+            break
+        for kind in short:
+            fixed[kind] = available.get(kind, 0)
+        open_ -= short
+    room = max(0, target - sum(fixed.values()))
+    weight = sum(shares[k] for k in open_) or 1.0
+    exact = {k: room * shares[k] / weight for k in open_}
+    counts = {k: math.floor(v) for k, v in exact.items()}
+    for kind in sorted(open_, key=lambda k: (counts[k] - exact[k], k))[: room - sum(counts.values())]:
+        counts[kind] += 1
+    return fixed | {k: min(n, available.get(k, 0)) for k, n in counts.items()}
+
+
+def select(
+    drafts: list[Draft], target: int, spec: QASpec, rng: random.Random, report: QAReport | None = None
+) -> list[Draft]:
+    """Pick `target` drafts to the type mix (`quotas`), subtypes interleaved. Single-hop items are
+    picked last, the building blocks of the composed items chosen first (most referenced first), so a
+    multi-hop item ships with its sub-questions where the single-hop share has room for them; the
+    type counts stay the mix's either way. A type that cannot fill its share is counted in `report`."""
     by_type: dict[str, dict[str, list[Draft]]] = defaultdict(lambda: defaultdict(list))
     for draft in drafts:
         by_type[draft.type][draft.subtype].append(draft)
     for subtypes in by_type.values():
         for items in subtypes.values():
             rng.shuffle(items)
+    shares = weights(spec)
+    available = {k: sum(len(v) for v in by_type.get(k, {}).values()) for k in SELECTABLE}
+    counts = quotas(shares, available, target)
+    if report is not None:
+        for kind, share in shares.items():
+            wanted = round(share * target)
+            report.wanted[kind] += wanted
+            report.short[kind] += max(0, wanted - counts.get(kind, 0))
 
     def take(kind: str, count: int, chosen: dict[int, Draft]) -> None:
         subtypes = by_type.get(kind, {})
@@ -204,28 +271,21 @@ def select(drafts: list[Draft], target: int, spec: QASpec, rng: random.Random) -
                         picked += 1
                         break
 
-    eligible = {id(x) for x in drafts}
     chosen: dict[int, Draft] = {}
-    floor = math.ceil(0.045 * target)
     for kind in SELECTABLE:
-        if kind == "single_hop":
-            continue
-        take(kind, max(floor, round(spec.mix.get(kind, 0) * target)), chosen)
-    for draft in list(chosen.values()):
-        for sub in draft.sub:
-            if id(sub) in eligible:  # a rejected building block is not shipped, only referenced when valid
-                chosen.setdefault(id(sub), sub)
-    single = sum(1 for x in chosen.values() if x.type == "single_hop")
-    take("single_hop", max(0, round(spec.mix.get("single_hop", 0) * target) - single), chosen)
-    remaining = target - len(chosen)
-    kinds = [k for k in SELECTABLE if by_type.get(k)]
-    while remaining > 0 and any(any(v for v in by_type[k].values()) for k in kinds):
-        for kind in kinds:
-            if remaining <= 0:
-                break
-            before = len(chosen)
-            take(kind, 1, chosen)
-            remaining -= len(chosen) - before
+        if kind != "single_hop":
+            take(kind, counts.get(kind, 0), chosen)
+    eligible = {id(x) for x in drafts}  # a rejected building block is not shipped, only referenced when valid
+    blocks = Counter(id(sub) for x in chosen.values() for sub in x.sub if id(sub) in eligible)
+    singles = counts.get("single_hop", 0)
+    by_id = {id(sub): sub for x in chosen.values() for sub in x.sub}
+    for key, _ in sorted(blocks.items(), key=lambda kv: -kv[1]):
+        if singles <= 0:
+            break
+        if by_id[key].type == "single_hop" and key not in chosen:
+            chosen[key] = by_id[key]
+            singles -= 1
+    take("single_hop", singles, chosen)
     return list(chosen.values())
 
 
@@ -336,6 +396,7 @@ def apply_formats(
     # letters are balanced within each persona (counts differ by at most one), so the letter other
     # personas favour tells nothing; ranks and the heuristics' hits carry over the whole dataset
     balance.cycles.clear()
+    multiple = multiple_choice_picks(drafts, spec, rng)
     for draft in drafts:
         if opts.is_single_choice(draft):  # options made by the generator (preferences, order)
             trials = _alternative_lists(draft, rng, balance)
@@ -347,6 +408,17 @@ def apply_formats(
             continue
         if draft.format != "open" or draft.type in ("abstention", "adversarial"):
             continue  # options would argue with a false premise the question states
+        if id(draft) in multiple:
+            draft.open_form = (draft.spec, draft.answer, list(draft.options), draft.format)
+            room = min(3, len(LETTERS) - len(draft.spec.items))
+            options = (
+                list(draft.spec.items) + [w for w in draft.distractors if w not in draft.spec.items][:room]
+            )
+            rng.shuffle(options)
+            draft.options = options
+            draft.format = "multiple_choice"
+            draft.spec = AnswerSpec(kind="set", items=list(draft.spec.items))
+            continue
         draft.open_form = (draft.spec, draft.answer, list(draft.options), draft.format)
         kind = draft.spec.kind
         if kind in ("entity", "number", "date") and rng.random() < spec.single_choice_share:
@@ -362,21 +434,30 @@ def apply_formats(
             )
             draft.answer = f"{LETTERS[len(options) - 1]}. {right}"
             opts.place_gold(draft, balance, rng)
-        elif (
-            kind in ("set", "free")
-            and draft.spec.items
-            and not draft.spec.ordered
-            and draft.distractors
-            and rng.random() < spec.multiple_choice_share
-        ):
-            wrong = [w for w in draft.distractors if w not in draft.spec.items][:3]
-            if not wrong:
-                continue
-            options = list(draft.spec.items) + wrong
-            rng.shuffle(options)
-            draft.options = options
-            draft.format = "multiple_choice"
-            draft.spec = AnswerSpec(kind="set", items=list(draft.spec.items))
+
+
+def multiple_choice_ready(draft: Draft) -> bool:
+    """An open item whose answer is an unordered set of points (a recap, what a note said): it can be
+    asked as "which of these ...? (all that apply)"; 2-7 points leave room for a wrong option in 8."""
+    spec = draft.spec
+    return (
+        draft.format == "open"
+        and draft.type not in ("abstention", "adversarial")
+        and spec.kind in ("set", "free")
+        and 2 <= len(spec.items) <= len(LETTERS) - 1
+        and not spec.ordered
+    )
+
+
+def multiple_choice_picks(drafts: list[Draft], spec: QASpec, rng: random.Random) -> set[int]:
+    """The drafts made multiple choice: `multiple_choice_share` of the set items that have wrong options,
+    and never fewer than MIN_MULTIPLE_CHOICE of all the persona's items while such set items last (a
+    format a benchmark reports on needs items enough to report)."""
+    ready = [
+        d for d in drafts if multiple_choice_ready(d) and any(w not in d.spec.items for w in d.distractors)
+    ]
+    wanted = max(round(spec.multiple_choice_share * len(ready)), math.ceil(MIN_MULTIPLE_CHOICE * len(drafts)))
+    return {id(d) for d in rng.sample(ready, min(wanted, len(ready)))}
 
 
 # ---------------------------------------------------------------- the stage
@@ -394,7 +475,12 @@ def picked_drafts(
     report.candidates += len(drafts)
     kept = filter_drafts(drafts, world, report)
     rng = rng_for(seed, world.persona.id, "qa", "select")
-    return select(kept, target, spec, rng), rng
+    chosen = select(kept, target, spec, rng, report)
+    for draft in chosen:
+        if multiple_choice_ready(draft) and not draft.distractors:
+            draft.distractors = opts.point_distractors(draft, world)
+            rng.shuffle(draft.distractors)
+    return chosen, rng
 
 
 def final_items(chosen: list[Draft], world: World, report: QAReport) -> list[QAItem]:
@@ -430,9 +516,12 @@ def build_items(
 
 
 def spec_for(world: World, cfg: SynthConfig) -> QASpec:
-    """The QA settings of a persona: an omni persona's mix adds the visual share."""
+    """The QA settings of a persona: an omni persona's mix gives the visual share to visual items and the
+    rest to the text types in the config's proportions (so the whole mix still sums to 1)."""
     if world.images:  # model_copy: the visual share lives in the omni section, not in the text mix
-        return cfg.qa.model_copy(update={"mix": cfg.qa.mix | {"visual_reasoning": cfg.omni.visual_share}})
+        visual = cfg.omni.visual_share  # of all the items: the text types share the rest by their mix
+        mix = {k: w * (1 - visual) for k, w in cfg.qa.mix.items()} | {"visual_reasoning": visual}
+        return cfg.qa.model_copy(update={"mix": mix})
     return cfg.qa
 
 

@@ -153,9 +153,14 @@ def fill_question(rng: random.Random, forms: list[str], **slots: object) -> str:
 
 
 # ---------------------------------------------------------------- question time
+FINAL_HOUR = time(20, 0)  # the evening after the trajectory, when the final questions are asked
+
+
 def final_time(world: World) -> datetime:
-    """After the whole trajectory: the evening of the day after it ends."""
-    return datetime.combine(world.persona.end.date() + timedelta(days=1), time(20, 0))
+    """After the whole trajectory: the evening of the day after it ends (within the persona's chat
+    hours, for one who never chats that late)."""
+    first, last = world.chat_hours
+    return datetime.combine(world.persona.end.date() + timedelta(days=1), min(max(FINAL_HOUR, first), last))
 
 
 def ask_time(
@@ -164,13 +169,42 @@ def ask_time(
     """When the question is asked: after `last`, before `until` if the answer stops being true then.
 
     A share of questions is asked mid-trajectory (an hour to a few weeks after
-    the evidence); the rest after the trajectory ends. None if no time works.
+    the evidence, at a moment drawn evenly over the persona's chat hours in that time: a person asks
+    her assistant when she is awake, not between midnight and seven); the rest after the trajectory
+    ends. None if no time works.
     """
     end = world.persona.end
     if until is None and rng.random() >= mid_share:
         return final_time(world)
     low = last + timedelta(hours=1)
     high = min(until or end, end, last + timedelta(days=30)) - timedelta(minutes=1)
-    if high <= low:
+    moment = draw_within(rng, waking_spans(low, high, world.chat_hours))
+    if moment is None:
         return None if until is not None else final_time(world)
-    return (low + timedelta(seconds=rng.randrange(int((high - low).total_seconds())))).replace(microsecond=0)
+    return moment
+
+
+def waking_spans(low: datetime, high: datetime, hours: tuple[time, time]) -> list[tuple[datetime, datetime]]:
+    """The parts of [low, high] inside the daily `hours` (from, to), one per day, in order."""
+    spans = []
+    day = low.date()
+    while day <= high.date():
+        start = max(low, datetime.combine(day, hours[0]))
+        stop = min(high, datetime.combine(day, hours[1]))
+        if start < stop:
+            spans.append((start, stop))
+        day += timedelta(days=1)
+    return spans
+
+
+def draw_within(rng: random.Random, spans: list[tuple[datetime, datetime]]) -> datetime | None:
+    """A moment drawn evenly over the spans (to the second), None if they hold no time."""
+    lengths = [int((stop - start).total_seconds()) for start, stop in spans]
+    if sum(lengths) <= 0:
+        return None
+    offset = rng.randrange(sum(lengths))
+    for (start, _), length in zip(spans, lengths):
+        if offset < length:
+            return (start + timedelta(seconds=offset)).replace(microsecond=0)
+        offset -= length
+    return None  # unreachable: the offset is below the total

@@ -9,9 +9,10 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, time
 
 from keme.dataset import Dataset, PersonaView
+from keme.days import WAKING
 from keme.models import Anchor, Event, Message, Session
 from keme.prior.anchors import anchor_slots
 from keme.synth.params import SET
@@ -81,6 +82,18 @@ class World(PersonaView):
     def corpus(self) -> str:
         """Every message, normalised and joined: fast "is this mentioned anywhere?" checks."""
         return "\n".join(norm_text(m.content) for m in self.messages.values())
+
+    @functools.cached_property
+    def chat_hours(self) -> tuple[time, time]:
+        """The persona's own chat hours: from the earliest to the latest time of day she wrote to the
+        assistant, within her waking hours (keme.days.WAKING). A question is one she asks her assistant,
+        so it is asked within them, never at 03:00 when she has never chatted."""
+        times = [
+            m.timestamp.time() for s in self.sessions if not s.filler for m in s.messages if m.role == "user"
+        ]
+        if not times:
+            return WAKING
+        return max(WAKING[0], min(times)), min(WAKING[1], max(times))
 
     def mentions(self, term: str) -> bool:
         needle = norm_text(term)

@@ -293,8 +293,8 @@ def order(ctx: Context, item: QAItem, args: OrderArgs) -> Answer:
 
 @op("time_of_day", TimeOfDayArgs)
 def time_of_day(ctx: Context, item: QAItem, args: TimeOfDayArgs) -> Answer:
-    """The block most of the user's chats began in: a session counts when the user wrote in it, at the
-    time of their first message (an app notification alone is not the user chatting)."""
+    """The block more than half of the sessions the user opened herself began in, clearly ahead of the
+    next (keme.days.clear_leader); a session an app's notification opened is not her choice of time."""
     opened = (s.opened_by_user for s in ctx.world.sessions)
     counts = Counter(
         block_of(m.timestamp)

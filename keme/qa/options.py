@@ -287,7 +287,7 @@ def money_distractors(
     for side, need in ((-1, need_below), (1, need_above)):
         for _ in range(need):
             made = _generated_money(gold, side, [gold, *chosen], rng)
-            if made is not None:
+            if made is not None and made not in taken:  # never a value held then
                 chosen.append(made)
     return [str(v.quantize(Decimal("0.01"))) for v in chosen]
 
@@ -319,7 +319,7 @@ def int_distractors(
     chosen = [int(v) for v in picked]
     for side, need in ((-1, need_below), (1, need_above)):
         for _ in range(need):
-            made = _generated_int(gold, side, [gold, *chosen], rng)
+            made = _generated_int(gold, side, [*taken, *chosen], rng)  # never a value held then
             if made is not None:
                 chosen.append(made)
     return [str(v) for v in chosen]
@@ -460,3 +460,48 @@ def place_golds(drafts: list[Draft], rng: random.Random, balance: Balancer | Non
     for draft in drafts:
         if is_single_choice(draft):
             place_gold(draft, balance, rng)
+
+
+def point_distractors(draft: Draft, world) -> list[str]:
+    """Wrong options for a key-point item made multiple choice ("what happened in my April?", "how did
+    my Lisbon trip go?"): values the persona's own facts of the points' kind and key hold elsewhere (another
+    month's trip, another episode's dish), said by the time the question is asked, and never said in
+    the item's scope (the period its query names, the sessions of the event it is about, the sessions
+    its points come from), so each is something that happened to her, just not there: knowing what the
+    month or the episode held is the only way to leave it out."""
+    items = draft.spec.items
+    points = set(draft.evidence)
+    slots = {(f.kind, f.key) for f in world.facts if f.message_id in points and f.value in items}
+    if not slots:
+        return []
+    scope = _scope_text(draft, world)
+    shown = [norm_text(i) for i in items]
+    found: list[str] = []
+    for fact in world.facts:
+        value = norm_text(fact.value)
+        if (
+            (fact.kind, fact.key) in slots
+            and fact.when <= draft.asked_at
+            and value
+            and value not in scope
+            and not any(value in s or s in value for s in shown)
+            and fact.value not in found
+        ):
+            found.append(fact.value)
+    return found
+
+
+def _scope_text(draft: Draft, world) -> str:
+    """Every message of what the item is about, normalised: its points' sessions, the sessions of its
+    node's events, and every message in the period its queries name."""
+    inside = {e.id for e in world.graph.events if e.id == draft.node or e.parent_id == draft.node}
+    inside |= {e.id for e in world.graph.events if e.parent_id in inside}
+    sessions = {world.session_of[m] for m in draft.evidence}
+    sessions |= {e.session_id for e in world.graph.events if e.id in inside and e.session_id}
+    periods = [(q.start, q.end) for q in draft.queries if q.start is not None and q.end is not None]
+    return "\n".join(
+        norm_text(m.content)
+        for s in world.sessions
+        for m in s.messages
+        if s.id in sessions or any(lo <= m.timestamp.date() <= hi for lo, hi in periods)
+    )

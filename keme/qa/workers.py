@@ -47,9 +47,7 @@ def final_task(chosen: list[Draft], world: World) -> tuple[list[QAItem], QARepor
 
 
 def _add(report: QAReport, part: QAReport) -> None:
-    report.candidates += part.candidates
-    report.rejected.update(part.rejected)
-    report.selected.update(part.selected)
+    report.add(part)
 
 
 def qa_stage_distributed(dataset: Dataset, cfg, cluster: Cluster, brain=None) -> QAReport:

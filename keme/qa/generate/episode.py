@@ -401,7 +401,7 @@ def _matching_system(g: Gen, app: str, needle: str, start: date, end: date) -> l
 
 
 def _time_of_day(g: Gen, start: date, end: date, node: str, generator: str, **slots: str) -> list[Draft]:
-    # the user's chats: each session they wrote in, from their first message (not an app's notification)
+    # the sessions the user opened herself (one an app's notification opened keeps the app's time)
     opened = (s.opened_by_user for s in g.world.sessions)
     chats = [m for m in opened if m is not None and start <= m.timestamp.date() <= end]
     usual = clear_leader(Counter(block_of(m.timestamp) for m in chats))

@@ -178,7 +178,9 @@ def knowledge_updates(g: Gen, node: str) -> list[Draft]:
 
 def implicit_overall(g: Gen, node: str) -> list[Draft]:
     """Habits over the whole trajectory and over each calendar quarter in it: a quarter's chats and
-    payments are enough to show a habit where a month's few are not."""
+    payments are enough to show a habit where a month's few are not. A habit is asked only where there
+    is one: more than half of the period's payments (or of the sessions the user opened herself) share
+    the value, clearly ahead of the runner-up (keme.days.clear_leader); otherwise nothing is asked."""
     persona = g.world.persona
     start, end = persona.start.date(), persona.end.date()
     drafts = _habits(g, start, end, node, "all", {})

@@ -1,0 +1,79 @@
+"""The built type mix is the config's (keme.qa.build.quotas/select): each type its share of the target
+within rounding, every type at least 4 %, a type without candidates enough reported and its share given
+to the others; and multiple choice is at least 5 % of the items while set items last."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime
+
+from keme.config import QASpec
+from keme.qa import draft as d
+from keme.qa.build import QAReport, multiple_choice_picks, quotas, select, weights
+from keme.qa.draft import Draft
+
+MIX = {"single_hop": 0.5, "multi_hop": 0.3, "abstention": 0.2}
+
+
+def _draft(kind: str, n: int, spec=None, distractors=()) -> Draft:
+    return Draft(
+        kind,
+        f"{kind}.test",
+        f"{kind} question {n}?",
+        "x",
+        spec or d.entity(f"value {n}"),
+        d.proof("absent", [], terms=""),
+        datetime(2026, 6, 1, 20, 0),
+        1,
+        "p01-root",
+        distractors=list(distractors),
+    )
+
+
+def test_each_type_gets_its_share_of_the_target_rounded_to_sum_to_it():
+    assert quotas(MIX, {"single_hop": 100, "multi_hop": 100, "abstention": 100}, 31) == {
+        "single_hop": 16,
+        "multi_hop": 9,
+        "abstention": 6,
+    }
+
+
+def test_a_type_short_of_candidates_gives_all_it_has_and_the_rest_goes_to_the_others():
+    """Abstention wants 20 of 100 but has 8; the 12 left go 5:3 to single- and multi-hop."""
+    counts = quotas(MIX, {"single_hop": 100, "multi_hop": 100, "abstention": 8}, 100)
+    assert counts == {"single_hop": 58, "multi_hop": 34, "abstention": 8}
+
+
+def test_a_weight_below_four_percent_is_raised_to_it():
+    shares = weights(QASpec(mix={"single_hop": 0.79, "multi_hop": 0.2, "abstention": 0.01}))
+    assert round(shares["abstention"], 4) == round(0.04 / 1.03, 4)  # 4 % before the others make room
+    assert abs(sum(shares.values()) - 1) < 1e-9
+
+
+def test_selection_meets_the_mix_and_reports_what_it_could_not_fill():
+    drafts = [
+        _draft(k, n)
+        for k, many in (("single_hop", 80), ("multi_hop", 80), ("abstention", 5))
+        for n in range(many)
+    ]
+    report = QAReport()
+    chosen = select(drafts, 50, QASpec(mix=MIX), random.Random(3), report)
+    counts = {k: sum(1 for x in chosen if x.type == k) for k in MIX}
+    assert counts == {"single_hop": 28, "multi_hop": 17, "abstention": 5}
+    assert report.as_dict()["short_of_mix"] == {"abstention": {"wanted": 10, "built": 5}}
+
+
+def test_multiple_choice_is_at_least_five_percent_of_the_items_while_set_items_last():
+    """40 items, 4 of them recaps with wrong options: a 30 % share of them would be 1, 5 % of 40 is 2."""
+    recaps = [
+        _draft("summarization", n, d.key_points(["Lisbon", "a pottery class"]), ["Kyoto", "a cooking class"])
+        for n in range(4)
+    ]
+    others = [_draft("single_hop", n) for n in range(36)]
+    picked = multiple_choice_picks(recaps + others, QASpec(multiple_choice_share=0.3), random.Random(1))
+    assert len(picked) == 2 and picked <= {id(r) for r in recaps}
+
+
+def test_a_recap_without_a_wrong_option_is_not_made_multiple_choice():
+    recap = _draft("summarization", 0, d.key_points(["Lisbon", "a pottery class"]), ["Lisbon"])
+    assert multiple_choice_picks([recap], QASpec(), random.Random(1)) == set()
