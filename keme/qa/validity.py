@@ -13,7 +13,7 @@ from collections import Counter
 from pydantic import BaseModel
 
 from keme.models import QAItem
-from keme.qa.blind import blind_scores, position_histogram, position_p
+from keme.qa.blind import SHAPE_STRATEGIES, blind_scores, position_histogram, position_p
 
 UNIQUENESS = ("not_unique", "shared_title", "same_text_other_gold")
 CHANCE_MARGIN = 0.05  # blind baselines on choice items stay within chance ± 5 points
@@ -89,15 +89,18 @@ def lines(report: Validity) -> list[str]:
             + f" — χ² p {p:.2f}"
         )
     blind = report.blind
-    choice = [k for k in blind if k not in ("always_abstain", "never_abstain") and blind[k]["n"]]
-    if choice:
-        out.append(
-            "  blind baselines on choice items: "
-            + " · ".join(
-                f"{k} {blind[k]['accuracy']:.2f} (chance {blind[k]['chance']:.2f}, n {blind[k]['n']})"
-                for k in choice
+    skip = ("always_abstain", "never_abstain", *SHAPE_STRATEGIES)
+    choice = [k for k in blind if k not in skip and blind[k]["n"]]
+    shapes = [k for k in SHAPE_STRATEGIES if k in blind and blind[k]["n"]]
+    for title, names in (("blind baselines on choice items", choice), ("blind baselines on the traps' shape", shapes)):
+        if names:
+            out.append(
+                f"  {title}: "
+                + " · ".join(
+                    f"{k} {blind[k]['accuracy']:.2f} (chance {blind[k]['chance']:.2f}, n {blind[k]['n']})"
+                    for k in names
+                )
             )
-        )
     for k in ("always_abstain", "never_abstain"):
         if k in blind:
             out.append(f"  {k.replace('_', ' ')}: {blind[k]['accuracy']:.2f} of all {blind[k]['n']} items")
