@@ -44,10 +44,10 @@ EVENT_KINDS = frozenset(
 TALKED_ABOUT = frozenset({"trip", "shopping", "health", "social", "cooking", "work_project", "entertainment"})
 
 
-# What a person dates life by: a trip, an illness, a friend's or family occasion. A question about the
-# rest of life at such a time is one a person asks ("which gym was I going to when I went to Lisbon?");
-# one anchored on a receipt ("... when I paid $14.74 at Shell?") is not.
-LANDMARK_KINDS = frozenset({"trip", "health", "social"})
+# What a person dates life by: a trip, an illness, a friend's or family occasion, a project at work. A
+# question about the rest of life at such a time is one a person asks ("which gym was I going to when I
+# went to Lisbon?"); one anchored on a receipt ("... when I paid $14.74 at Shell?") is not.
+LANDMARK_KINDS = frozenset({"trip", "health", "social", "work_project"})
 
 # Bill categories that are payments to an account, not purchases at a shop: "I paid AT&T $115.74", not
 # "I paid $115.74 at AT&T" (and 「付中国移动那笔¥58」, not 「在中国移动付¥58」)
@@ -257,7 +257,10 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
             verb = None
         suffix = "_first" if first else ""
         pick = "first" if first else "all"
-        if verb and roll < 0.35:
+        # a trip, an illness or an occasion is mostly asked about as a time of life ("where was I working
+        # when I went to Lisbon?"): the only multi-hop anchor left once receipts are not
+        landmark = bool(changing) and atom.fact.kind in LANDMARK_KINDS and roll < 0.75
+        if verb and not landmark and roll < 0.35:
             asked = g.when(atom.fact.when)
             if asked is None:
                 continue
@@ -277,7 +280,7 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
                     queries=_queries(_event_query(g, atom.fact, "verb", pick=pick)),
                 )
             )
-        elif verb and roll < 0.6:
+        elif verb and not landmark and roll < 0.6:
             asked = g.when(atom.fact.when)
             if asked is None:
                 continue
@@ -299,13 +302,15 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
                     queries=_queries(_event_query(g, atom.fact, "verb", pick=pick)),
                 )
             )
-        elif changing and atom.fact.kind in LANDMARK_KINDS:
+        elif changing and atom.fact.kind in LANDMARK_KINDS:  # landmark, or a roll past the dates
             when = _event_phrase(g, atom.fact, "when")
             attr = g.rng.choice(changing)
             version = attr.version_at(atom.fact.when)
             forms = g.say.text.attributes[attr.key].at_event
             if not when or version is None or not forms or not settled(g, attr.key, atom.fact.when):
-                continue  # "where was I employed when ..." between leaving one job and starting the next
+                continue
+            if first and atom.fact.when.date() != min(days):
+                continue  # a trip talked about on several days is dated by its first mention  # "where was I employed when ..." between leaving one job and starting the next
             evidence = next(
                 (m for m in version.evidence if g.world.messages[m].timestamp <= atom.fact.when),
                 None,
@@ -328,7 +333,7 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
                     node,
                     sub=[atom],
                     queries=_queries(
-                        _event_query(g, atom.fact, "when"),
+                        _event_query(g, atom.fact, "when", pick=pick),
                         Query(
                             subject="persona",
                             target=claim_predicate(attr.key),
