@@ -185,7 +185,7 @@ def test_always_abstain_answers_with_the_abstain_phrase():
 def test_blind_scores_report_accuracy_chance_and_n_per_strategy():
     items = [_item(["$1.10", "$2.30", "$3.70", "$4.90"], letter=x) for x in "ABCD"]
     scores = blind.blind_scores(items)
-    assert set(scores) == set(blind.STRATEGIES)
+    assert set(scores) == set(blind.STRATEGIES) | set(blind.SHAPE_STRATEGIES)
     assert scores["position"] == {"accuracy": 0.25, "chance": 0.25, "correct": 1, "n": 4}
     assert scores["always_abstain"]["accuracy"] == 0.0
 

@@ -5,19 +5,30 @@ golds take most often in the other personas' items: any position bias a guesser 
 On single-choice items a benchmark without structural tells keeps every strategy at chance; the
 abstain strategies show what always / never declining would score. Pure functions over QAItems, so
 `keme validate` prints them and eval wraps them as the `no_memory` system.
+
+The shape strategies (`SHAPE_STRATEGIES`) ask what a lazy reader of the questions alone gets on the one
+decision the traps hinge on: is this item unanswerable (abstention) or built on a false premise
+(adversarial), or an ordinary question? Each reads one shape -- an amount's ratio to another amount
+the persona's questions name, how often a named entity recurs over the dataset's questions, the answer
+class its template mostly has, a merchant asked about on dates a few days apart -- and is scored against
+the chance agreement of its own predictions with the labels (as if the predictions were shuffled), so a
+shape that tells nothing sits at chance however often it fires.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from statistics import median
 
 from keme.models import QAItem
 from keme.qa import phrasing
+from keme.text import resources
 from keme.text.dates import dates_in
 from keme.text.normalize import numbers_in, parse_money
 
@@ -26,6 +37,8 @@ CHOICE_STRATEGIES = ("position", "median", "longest", "multiples")
 CONTENT_STRATEGIES = ("median", "longest", "multiples")  # read the options, not the letters
 ABSTAIN_STRATEGIES = ("always_abstain", "never_abstain")
 STRATEGIES = CHOICE_STRATEGIES + ABSTAIN_STRATEGIES
+# read the question's shape to call an item a trap (abstention or false premise); see `shape_scores`
+SHAPE_STRATEGIES = ("ratio", "name_frequency", "template_prior", "near_date")
 # a committed answer that names nothing (never_abstain on open items)
 NON_ANSWER = {"en": "It was the usual one.", "zh": "就是平常那个。"}
 
@@ -220,6 +233,7 @@ def blind_scores(items: list[QAItem]) -> dict[str, dict]:
     right = sum(1 for i in choice if LETTERS[choose(i, "position", stats) or 0] == i.spec.value)
     guess = [sum(1 / len(i.options) for i in choice) / len(items)] * len(items) if items else []
     scores["never_abstain"] = _score(right, len(items), guess)
+    scores.update(shape_scores(items))
     return scores
 
 
@@ -230,3 +244,198 @@ def _score(correct: int, n: int, chances: list[float]) -> dict:
         "correct": correct,
         "n": n,
     }
+
+
+# ---------------------------------------------------------------- shapes of the traps
+TRAP_CLASSES = ("answer", "abstain", "premise")
+
+
+def trap_class(item: QAItem) -> str:
+    """What the item asks of a reader before any value: decline (abstain), correct the question
+    (premise) or answer it."""
+    if item.spec.kind == "abstain":
+        return "abstain"
+    return "premise" if item.type == "adversarial" else "answer"
+
+
+def _agreement_score(pairs: list[tuple[str, str]]) -> dict:
+    """Accuracy of (predicted, true) class pairs, and their chance agreement: the accuracy the same
+    predictions would have if they were independent of the labels (sum over classes of the predicted
+    share times the true share), which is what a shape that tells nothing scores."""
+    n = len(pairs)
+    if not n:
+        return _score(0, 0, [])
+    predicted = Counter(p for p, _ in pairs)
+    true = Counter(t for _, t in pairs)
+    chance = sum(predicted[c] * true[c] for c in predicted) / (n * n)
+    correct = sum(1 for p, t in pairs if p == t)
+    return {"accuracy": round(correct / n, 4), "chance": round(chance, 4), "correct": correct, "n": n}
+
+
+def _amounts(text: str) -> list[Decimal]:
+    """Every amount written with a currency sign or word."""
+    found = []
+    for match in re.finditer(r"[$¥￥]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?(?:元|块)", text):
+        value = parse_money(match.group(0))
+        if value is not None:
+            found.append(value)
+    return found
+
+
+@functools.cache
+def _vocabulary(lang: str) -> tuple[str, ...]:
+    """The names a question of `lang` may carry (people, merchants, places, projects, companies), the
+    longest first: what a reader who knows the generator's catalogs would look for."""
+    if lang not in ("en", "zh"):
+        return ()
+    res = resources.get(lang)
+    pools = res.pools
+    names: set[str] = set()
+    for category in res.anchors.bill.categories.values():
+        names.update(m for m in category.merchants if "{" not in m)
+    names.update(x.name for x in pools.destinations)
+    names.update(c.name for c in pools.cities)
+    for values in pools.lists.values():
+        names.update(v for v in values if isinstance(v, str))
+    names.update(pools.names.given_female + pools.names.given_male)
+    if lang == "zh":
+        names.update(
+            pools.names.format.format(family=f, given=g)
+            for f in pools.names.family
+            for g in pools.names.given_female + pools.names.given_male
+        )
+    for attr in res.persona.attributes.values():
+        names.update(v for v in getattr(attr, "values", []) or [] if isinstance(v, str))
+    return tuple(sorted((n for n in names if len(n) >= 2), key=len, reverse=True))
+
+
+def named_entity(question: str, lang: str) -> str | None:
+    """The longest catalog name the question carries, None if it names none."""
+    return next((n for n in _vocabulary(lang) if n in question), None)
+
+
+@functools.cache
+def _templates(lang: str) -> tuple[tuple[str, re.Pattern], ...]:
+    """Every question template of `lang` as a pattern (a slot matches any text), the most literal first."""
+    text = phrasing.get(lang).text
+    raw: set[str] = {t for forms in text.questions.values() for t in forms}
+    for attr in text.attributes.values():
+        for form in ("ask", "current", "previous", "history", "at_time", "at_event"):
+            raw.update(getattr(attr, form))
+    for generalization in text.generalize.values():
+        raw.update(generalization.situations)
+    compiled = []
+    for template in raw:
+        parts = re.split(r"\{\w+\}", template)
+        compiled.append((template, re.compile("(.+?)".join(re.escape(p) for p in parts), re.S)))
+    literal = lambda t: len(re.sub(r"\{\w+\}", "", t[0]))  # noqa: E731
+    return tuple(sorted(compiled, key=lambda t: (-literal(t), t[0])))
+
+
+def template_of(question: str, lang: str) -> str:
+    """The template a question was filled from (the most literal one that matches it whole), or the
+    question with its numbers masked where none does."""
+    if lang in ("en", "zh"):
+        for template, pattern in _templates(lang):
+            if pattern.fullmatch(question):
+                return template
+    return re.sub(r"\d[\d,.]*", "#", question)
+
+
+def _ratio_traps(items: list[QAItem]) -> list[tuple[str, str]]:
+    """Items whose question names an amount: a trap when that amount is a simple ratio (0.5x, 2x, 3x,
+    4/3x ...) of another amount the item's options or the persona's other questions on the same day name
+    (the true charge a multiplied false one was made from)."""
+    by_day: dict[tuple[str, str], list[Decimal]] = defaultdict(list)
+    days_of: dict[str, list[str]] = {}
+    for item in items:
+        days = [d.isoformat() for d in dates_in(item.question, item.asked_at.year)]
+        days_of[item.id] = days
+        for day in days:
+            by_day[(item.persona_id, day)].extend(_amounts(item.question))
+    pairs = []
+    for item in items:
+        own = _amounts(item.question)
+        if not own:
+            continue
+        others = [a for o in item.options for a in _amounts(o)]
+        for day in days_of[item.id]:
+            others += by_day[(item.persona_id, day)]
+        others = [o for o in others if o not in own]
+        trap = any(simple_ratio(a, o) for a in own for o in others)
+        pairs.append(
+            ("premise" if trap else "answer", "premise" if trap_class(item) == "premise" else "answer")
+        )
+    return pairs
+
+
+def _frequency_traps(items: list[QAItem]) -> list[tuple[str, str]]:
+    """Items whose question names a catalog entity: a trap when no other question of the dataset names
+    it (a never-mentioned friend, shop or city is asked about once; real ones recur)."""
+    named = {item.id: named_entity(item.question, item.language) for item in items}
+    counts = Counter(n for n in named.values() if n)
+    pairs = []
+    for item in items:
+        name = named[item.id]
+        if name is None:
+            continue
+        truth = "answer" if trap_class(item) == "answer" else "trap"
+        pairs.append(("trap" if counts[name] <= 1 else "answer", truth))
+    return pairs
+
+
+def _template_traps(items: list[QAItem]) -> list[tuple[str, str]]:
+    """Every item: the class most of the other items of its template have (leave one out, as a reader
+    learns a template's prior from the rest of the benchmark); a template seen nowhere else gets the
+    dataset's majority class. Ties go to answering."""
+    keys = [template_of(i.question, i.language) for i in items]
+    classes = [trap_class(i) for i in items]
+    per: dict[str, Counter] = defaultdict(Counter)
+    for key, cls in zip(keys, classes, strict=True):
+        per[key][cls] += 1
+    overall = Counter(classes)
+    pairs = []
+    for key, cls in zip(keys, classes, strict=True):
+        rest = per[key].copy()
+        rest[cls] -= 1
+        if sum(rest.values()) == 0:
+            rest = overall.copy()
+            rest[cls] -= 1
+        best = max(rest.values())
+        guess = next(c for c in TRAP_CLASSES if rest[c] == best)
+        pairs.append((guess, cls))
+    return pairs
+
+
+def _near_date_traps(items: list[QAItem], days: int = 3) -> list[tuple[str, str]]:
+    """Items naming an entity and a day: a trap when another question of the persona names the same
+    entity on a different day at most `days` away (a false date made by shifting the true one)."""
+    seen: dict[tuple[str, str], set] = defaultdict(set)
+    facts = []
+    for item in items:
+        name = named_entity(item.question, item.language)
+        on = dates_in(item.question, item.asked_at.year)
+        if name is None or not on:
+            continue
+        facts.append((item, name, on[0]))
+        seen[(item.persona_id, name)].add(on[0])
+    pairs = []
+    for item, name, day in facts:
+        near = any(0 < abs((o - day).days) <= days for o in seen[(item.persona_id, name)])
+        pairs.append(
+            ("premise" if near else "answer", "premise" if trap_class(item) == "premise" else "answer")
+        )
+    return pairs
+
+
+SHAPES: dict[str, Callable[[list[QAItem]], list[tuple[str, str]]]] = {
+    "ratio": _ratio_traps,
+    "name_frequency": _frequency_traps,
+    "template_prior": _template_traps,
+    "near_date": _near_date_traps,
+}
+
+
+def shape_scores(items: list[QAItem]) -> dict[str, dict]:
+    """Per shape strategy: accuracy at telling traps from ordinary items, its chance agreement and n."""
+    return {name: _agreement_score(SHAPES[name](items)) for name in SHAPE_STRATEGIES}

@@ -319,7 +319,7 @@ def int_distractors(
     chosen = [int(v) for v in picked]
     for side, need in ((-1, need_below), (1, need_above)):
         for _ in range(need):
-            made = _generated_int(gold, side, [*taken, *chosen], rng)  # never a value held then
+            made = _generated_int(gold, side, [gold, *chosen, *taken], rng)  # never a value held then
             if made is not None:
                 chosen.append(made)
     return [str(v) for v in chosen]

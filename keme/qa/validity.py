@@ -16,11 +16,14 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from keme.models import QAItem
-from keme.qa.blind import blind_scores, position_histogram, position_p
+from keme.qa.blind import SHAPE_STRATEGIES, blind_scores, position_histogram, position_p
 
 UNIQUENESS = ("not_unique", "shared_title", "same_text_other_gold")
 CHANCE_MARGIN = 0.05  # every blind baseline stays within chance ± 5 points
 SIGNIFICANCE = 2.0  # ... and a gap counts only beyond this many standard errors of a guess at chance
+# shape baselines the generator does not hold at chance yet (issue 37): reported as a warning, not a failure,
+# until it does (a made-up name occurs once where real ones recur; some trap wordings have no answerable twin)
+NOT_YET_GATED = frozenset({"name_frequency", "template_prior", "near_date"})
 
 
 @dataclass(frozen=True)
@@ -36,12 +39,18 @@ class Breach:
     def error(self) -> float:
         return standard_error(self.chance, self.n)
 
+    @property
+    def gated(self) -> bool:
+        """Whether the breach fails validation (NOT_YET_GATED: a warning for now)."""
+        return self.name not in NOT_YET_GATED
+
     def line(self) -> str:
         """The ✗ line `keme validate` prints: the baseline, its figure and chance."""
         return (
             f"✗ blind baseline {self.name}: {self.accuracy:.2f} against chance {self.chance:.2f} "
             f"({self.accuracy - self.chance:+.2f}, beyond ± {CHANCE_MARGIN:.2f}; on {self.n} items one "
             f"standard error at chance is ± {self.error:.2f}): a guesser with no memory beats the questions"
+            + ("" if self.gated else " (known, not yet a failure: issue 37)")
         )
 
 
@@ -133,15 +142,21 @@ def lines(report: Validity) -> list[str]:
             + f" — χ² p {p:.2f}"
         )
     blind = report.blind
-    choice = [k for k in blind if k not in ("always_abstain", "never_abstain") and blind[k]["n"]]
-    if choice:
-        out.append(
-            "  blind baselines on choice items: "
-            + " · ".join(
-                f"{k} {blind[k]['accuracy']:.2f} (chance {blind[k]['chance']:.2f}, n {blind[k]['n']})"
-                for k in choice
+    skip = ("always_abstain", "never_abstain", *SHAPE_STRATEGIES)
+    choice = [k for k in blind if k not in skip and blind[k]["n"]]
+    shapes = [k for k in SHAPE_STRATEGIES if k in blind and blind[k]["n"]]
+    for title, names in (
+        ("blind baselines on choice items", choice),
+        ("blind baselines on the traps' shape", shapes),
+    ):
+        if names:
+            out.append(
+                f"  {title}: "
+                + " · ".join(
+                    f"{k} {blind[k]['accuracy']:.2f} (chance {blind[k]['chance']:.2f}, n {blind[k]['n']})"
+                    for k in names
+                )
             )
-        )
     for k in ("always_abstain", "never_abstain"):
         if k in blind:
             out.append(f"  {k.replace('_', ' ')}: {blind[k]['accuracy']:.2f} of all {blind[k]['n']} items")

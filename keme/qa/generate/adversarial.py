@@ -4,17 +4,21 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+import random
+from collections.abc import Sequence
+from datetime import date, timedelta
 from decimal import Decimal
 
 from keme.models import Query, Quote
 from keme.models.attributes import claim_predicate
 from keme.qa import draft as d
+from keme.qa.blind import simple_ratio
 from keme.qa.draft import Draft
 from keme.qa.generate.atoms import SOCIAL_NAMES, _queries
-from keme.qa.generate.composition import _event_query
+from keme.qa.generate.composition import ACCOUNT_CATEGORIES, FEE_MERCHANTS, _event_query
 from keme.qa.generate.context import Gen
 from keme.qa.generate.episode import _matching_system
+from keme.qa.ops import NEAR_DAYS
 from keme.text import lang as fmt
 from keme.text import resources
 
@@ -25,9 +29,6 @@ def abstentions(g: Gen, node: str) -> list[Draft]:
     drafts: list[Draft] = []
     final = d.final_time(g.world)
     answer = g.say.answer("abstain")
-
-    def unseen(candidates: list[str]) -> list[str]:
-        return [c for c in candidates if not g.world.mentions(c)]
 
     for key in ("pets.pet_name", "social_circle.partner"):
         if not persona.attribute(key).versions:
@@ -45,26 +46,15 @@ def abstentions(g: Gen, node: str) -> list[Draft]:
                     queries=[Query(subject="persona", target=claim_predicate(key), expect=[])],
                 )
             )
-    merchants = sorted({m for c in res.anchors.bill.categories.values() for m in c.merchants if "{" not in m})
     pools = res.pools
     sources = {
-        "abs.merchant": ("merchant", merchants),
+        "abs.merchant": ("merchant", shop_merchants(g)),
         "abs.destination": ("destination", [x.name for x in pools.destinations]),
         "abs.project": ("project", pools.lists["projects"]),
-        "abs.person": (
-            "person",
-            sorted(set(pools.names.given_female + pools.names.given_male))
-            if g.lang == "en"
-            else [
-                pools.names.format.format(family=f, given=n)
-                for f in pools.names.family[:8]
-                for n in pools.names.given_female[:6]
-            ],
-        ),
+        "abs.person": ("person", friend_names(g)),
     }
     for generator, (slot, candidates) in sources.items():
-        fresh = unseen(candidates)
-        for value in g.rng.sample(fresh, min(6, len(fresh))):
+        for value in unseen_sample(g, candidates, 6):
             drafts.append(
                 Draft(
                     "abstention",
@@ -83,6 +73,50 @@ def abstentions(g: Gen, node: str) -> list[Draft]:
     return drafts
 
 
+# bill categories that are not shops one goes to ("How much did I spend at One Medical?" is no question
+# about a shop): accounts, fees, care and travel bookings
+NOT_SHOPS = ACCOUNT_CATEGORIES | {"transport", "travel", "health", "medical"}
+
+
+def unseen_sample(g: Gen, candidates: list[str], k: int) -> list[str]:
+    """Up to k candidates the persona's chats never mention, in random order (checked lazily: the
+    Chinese name pool holds thousands)."""
+    picked: list[str] = []
+    for value in g.rng.sample(candidates, len(candidates)):
+        if len(picked) == k:
+            break
+        if not g.world.mentions(value):
+            picked.append(value)
+    return picked
+
+
+def shop_merchants(g: Gen) -> list[str]:
+    """Shops of the persona's own country and kind: the merchants of the shop categories the persona
+    pays in (a coffee chain for a persona who buys coffee), never a utility, a fee or a clinic."""
+    categories = resources.get(g.lang).anchors.bill.categories
+    spent = {f.context.get("category_value") for f in g.world.facts if f.kind == "bill"}
+    return sorted(
+        {
+            m
+            for key, c in categories.items()
+            if key not in NOT_SHOPS and c.label in spent
+            for m in c.merchants
+            if "{" not in m and m not in FEE_MERCHANTS
+        }
+    )
+
+
+def friend_names(g: Gen) -> list[str]:
+    """Names a friend of the persona would have, as the persona's chats name friends: a given name in
+    English, a full name of the Chinese pools in Chinese (every family and given name, so a never-said
+    name is no rarer than the friends' own)."""
+    names = resources.get(g.lang).pools.names
+    given = sorted(set(names.given_female + names.given_male))
+    if g.lang != "zh":
+        return given
+    return [names.format.format(family=f, given=n) for f in names.family for n in given]
+
+
 def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
     persona = g.world.persona
     res = resources.get(g.lang)
@@ -90,16 +124,14 @@ def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
     final = d.final_time(g.world)
     app = res.anchors.bill.app_name
     bills = [a for a in atoms if a.subtype == "bill.amount"]
+    active = active_days(g)
     for atom in g.rng.sample(bills, min(12, len(bills))):
         fact = atom.fact
         merchant = fact.context["merchant"]
         true_day = fact.when.date()
         if g.rng.random() < 0.5:
-            false_day = true_day + timedelta(days=g.rng.choice((-3, -2, -1, 1, 2, 3)))
-            if false_day < persona.start.date():
-                continue  # "December 31" of the year before reads as this year's, a year off
-            week = timedelta(days=7)  # the correction must name the one payment there that week
-            if len(_matching_system(g, app, merchant, false_day - week, false_day + week)) != 1:
+            false_day = false_bill_day(g, app, merchant, true_day, active)
+            if false_day is None:
                 continue
             slots = {
                 "merchant": merchant,
@@ -136,9 +168,14 @@ def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
             )
         else:
             true_amount = Decimal(fact.context["amount_value"])
-            false_amount = (true_amount * Decimal(g.rng.choice(("1.5", "2", "0.5", "3")))).quantize(
-                Decimal("0.01")
-            )
+            label = fact.context.get("category_value", "")
+            category = next((c for c in res.anchors.bill.categories.values() if c.label == label), None)
+            if category is None:
+                continue
+            others = category_charges(g, label, true_amount)
+            false_amount = false_charge(true_amount, others, category.amount, g.rng)
+            if false_amount is None:
+                continue
             slots = {
                 "merchant": merchant,
                 "false_amount": fmt.format_money(false_amount, g.lang),
@@ -259,3 +296,72 @@ def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
             )
         )
     return drafts
+
+
+# ---------------------------------------------------------------- plausible false values
+def active_days(g: Gen) -> set[date]:
+    """The days the user wrote to the assistant: a false date on one of them reads like any other day of
+    the persona's (a day off the calendar of chats would tell itself apart)."""
+    return {m.timestamp.date() for s in g.world.sessions for m in s.messages if m.role == "user"}
+
+
+def false_bill_day(g: Gen, app: str, merchant: str, true_day: date, active: set[date]) -> date | None:
+    """A day the persona was active, up to a week either side of the payment, with no payment at the
+    merchant and the true one the only one near it (so the correction names it). Any offset within the
+    week is as likely as any other: a false date is not always 1-3 days off."""
+    start, end = g.world.persona.start.date(), g.world.persona.end.date()
+    week = timedelta(days=NEAR_DAYS)
+    candidates = [
+        day
+        for day in sorted(active)
+        if day != true_day
+        and abs((day - true_day).days) <= NEAR_DAYS
+        and start <= day <= end  # "December 31" of the year before reads as this year's
+        and not _matching_system(g, app, merchant, day, day)
+        and len(_matching_system(g, app, merchant, day - week, day + week)) == 1
+    ]
+    return g.rng.choice(candidates) if candidates else None
+
+
+def category_charges(g: Gen, label: str, true_amount: Decimal) -> list[Decimal]:
+    """The persona's other real charges of the category (by its label on the record), the true one left
+    out: a false amount drawn from them is one the persona really pays for such things."""
+    amounts = {
+        Decimal(f.context["amount_value"])
+        for f in g.world.facts
+        if f.kind == "bill" and f.context.get("amount_value") and f.context.get("category_value") == label
+    }
+    return sorted(amounts - {true_amount})
+
+
+def plausible_false(true_amount: Decimal, candidate: Decimal) -> bool:
+    """A false amount a reader cannot tell from the true one by arithmetic: not the true one, at least
+    15 % away from it (a cent off reads as a typo), and not a simple ratio of it (0.5x, 1.5x, 2x, 3x,
+    4/3x ... would give the true amount back from the question alone)."""
+    gap = abs(candidate - true_amount)
+    return (
+        candidate > 0
+        and gap >= max(true_amount * Decimal("0.15"), Decimal(1))
+        and not simple_ratio(candidate, true_amount)
+    )
+
+
+def false_charge(
+    true_amount: Decimal, others: Sequence[Decimal], bounds: tuple[float, float], rng: random.Random
+) -> Decimal | None:
+    """A false amount for a payment: half the time another real charge of its category, otherwise a draw
+    from the category's range (kept within a third to three times the true one, so it stays a plausible
+    price for the same thing), at the true amount's precision (whole yuan stay whole)."""
+    fitting = [o for o in others if plausible_false(true_amount, o)]
+    if fitting and rng.random() < 0.5:
+        return rng.choice(fitting)
+    low = max(Decimal(str(bounds[0])), true_amount / 3)
+    high = min(Decimal(str(bounds[1])), true_amount * 3)
+    step = Decimal(1) if true_amount == true_amount.to_integral_value() else Decimal("0.01")
+    for _ in range(40):
+        if high <= low:
+            break
+        candidate = Decimal(str(rng.uniform(float(low), float(high)))).quantize(step)
+        if plausible_false(true_amount, candidate):
+            return candidate
+    return rng.choice(fitting) if fitting else None

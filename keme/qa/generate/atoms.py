@@ -66,8 +66,9 @@ RECORD_QUESTIONS: dict[tuple[str, str], tuple[str, tuple[str, ...], str, str]] =
     # (app, field) -> (generator, question slots, parse, spec kind)
     ("bill", "amount"): ("bill.amount", ("merchant", "date"), "money", "number"),
     ("bill", "merchant"): ("bill.merchant", ("amount", "date"), "text", "entity"),
-    ("bill", "payment_method"): ("bill.method", ("merchant", "date"), "text", "entity"),
-    ("bill", "category"): ("bill.category", ("merchant", "date"), "text", "entity"),
+    # method and category questions name the amount too: the wording adversarial items use with a false one
+    ("bill", "payment_method"): ("bill.method", ("amount", "merchant", "date"), "text", "entity"),
+    ("bill", "category"): ("bill.category", ("amount", "merchant", "date"), "text", "entity"),
     ("calendar", "event_date"): ("calendar.date", ("title",), "date", "date"),
     ("calendar", "location"): ("calendar.location", ("title",), "text", "entity"),
     ("todo", "due_date"): ("todo.due", ("title",), "date", "date"),

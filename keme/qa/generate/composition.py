@@ -15,6 +15,7 @@ from keme.qa.facts import Fact
 from keme.qa.generate.atoms import _attr_distractors, _attr_spec, _qualifiers, _queries, settled
 from keme.qa.generate.context import Gen
 from keme.text import lang as fmt
+from keme.text import resources
 
 EVENT_KINDS = frozenset(
     {
@@ -43,13 +44,49 @@ EVENT_KINDS = frozenset(
 TALKED_ABOUT = frozenset({"trip", "shopping", "health", "social", "cooking", "work_project", "entertainment"})
 
 
+# What a person dates life by: a trip, an illness, a friend's or family occasion, a project at work. A
+# question about the rest of life at such a time is one a person asks ("which gym was I going to when I
+# went to Lisbon?"); one anchored on a receipt ("... when I paid $14.74 at Shell?") is not.
+LANDMARK_KINDS = frozenset({"trip", "health", "social", "work_project"})
+
+# Bill categories that are payments to an account, not purchases at a shop: "I paid AT&T $115.74", not
+# "I paid $115.74 at AT&T" (and 「付中国移动那笔¥58」, not 「在中国移动付¥58」)
+ACCOUNT_CATEGORIES = frozenset({"utilities", "telecom", "housing", "subscriptions"})
+# merchants on a bill that are a fee or a fare, not a shop (「在ETC通行费付」 reads as a place)
+FEE_MERCHANTS = frozenset({"ETC通行费", "停车场缴费", "地铁乘车码", "公交乘车码", "SpotHero", "Zocdoc copay"})
+
+
+def event_kind(g: Gen, fact: Fact) -> str:
+    """The phrase family of a fact: a bill to an account or for a fee is phrased as a payment to it
+    (`bill_account`), any other bill as a payment at a place."""
+    if fact.kind != "bill":
+        return fact.kind
+    label = fact.context.get("category_value", "")
+    categories = resources.get(g.lang).anchors.bill.categories
+    key = next((k for k, c in categories.items() if c.label == label), "")
+    account = key in ACCOUNT_CATEGORIES or fact.context.get("merchant") in FEE_MERCHANTS
+    return "bill_account" if account and "bill_account" in g.say.text.events else "bill"
+
+
+def related(g: Gen, first: Fact, second: Fact) -> bool:
+    """Whether the days between two facts mean something to the persona: both of one episode (booking a
+    trip and coming back, a symptom and the clinic visit) or payments at the same merchant. Days between
+    a bill and an unrelated to-do is arithmetic nobody asks for."""
+    if first.kind == "bill" and second.kind == "bill":
+        return first.context.get("merchant") == second.context.get("merchant")
+    a, b = g.world.events.get(first.event_id), g.world.events.get(second.event_id)
+    if a is None or b is None:
+        return False
+    return g.world.episode_of(a).id == g.world.episode_of(b).id
+
+
 def _event_phrase(g: Gen, fact: Fact, form: str) -> str | None:
     """The event's phrase; None for a fact only the assistant stated ("when did I first talk to you about
     《三体》" when the assistant recommended it)."""
     if fact.kind not in EVENT_KINDS or g.by_assistant(fact):
         return None
     slots = dict(fact.context)
-    phrase = g.say.event(fact.kind, form, **slots)
+    phrase = g.say.event(event_kind(g, fact), form, **slots)
     if phrase is None:
         return None
     needed = {
@@ -140,6 +177,8 @@ def compose_pairs(g: Gen, node: str, sample: list[Draft], limit: int) -> list[Dr
                 )
             )
         elif choice < 0.75:
+            if not related(g, first.fact, second.fact):
+                continue
             days = (second.fact.when.date() - first.fact.when.date()).days
             event1, event2 = _event_phrase(g, first.fact, "past"), _event_phrase(g, second.fact, "past")
             if event1 == event2:
@@ -218,7 +257,10 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
             verb = None
         suffix = "_first" if first else ""
         pick = "first" if first else "all"
-        if verb and roll < 0.35:
+        # a trip, an illness or an occasion is mostly asked about as a time of life ("where was I working
+        # when I went to Lisbon?"): the only multi-hop anchor left once receipts are not
+        landmark = bool(changing) and atom.fact.kind in LANDMARK_KINDS and roll < 0.75
+        if verb and not landmark and roll < 0.35:
             asked = g.when(atom.fact.when)
             if asked is None:
                 continue
@@ -238,7 +280,7 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
                     queries=_queries(_event_query(g, atom.fact, "verb", pick=pick)),
                 )
             )
-        elif verb and roll < 0.6:
+        elif verb and not landmark and roll < 0.6:
             asked = g.when(atom.fact.when)
             if asked is None:
                 continue
@@ -260,13 +302,15 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
                     queries=_queries(_event_query(g, atom.fact, "verb", pick=pick)),
                 )
             )
-        elif changing:
+        elif changing and atom.fact.kind in LANDMARK_KINDS:  # landmark, or a roll past the dates
             when = _event_phrase(g, atom.fact, "when")
             attr = g.rng.choice(changing)
             version = attr.version_at(atom.fact.when)
             forms = g.say.text.attributes[attr.key].at_event
             if not when or version is None or not forms or not settled(g, attr.key, atom.fact.when):
-                continue  # "where was I employed when ..." between leaving one job and starting the next
+                continue
+            if first and atom.fact.when.date() != min(days):
+                continue  # a trip talked about on several days is dated by its first mention
             evidence = next(
                 (m for m in version.evidence if g.world.messages[m].timestamp <= atom.fact.when),
                 None,
@@ -289,7 +333,7 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
                     node,
                     sub=[atom],
                     queries=_queries(
-                        _event_query(g, atom.fact, "when"),
+                        _event_query(g, atom.fact, "when", pick=pick),
                         Query(
                             subject="persona",
                             target=claim_predicate(attr.key),
