@@ -194,3 +194,13 @@ def test_each_shape_baseline_is_at_chance_on_the_demo(demo, strategy):
     score = blind.shape_scores(demo)[strategy]
     assert score["n"] >= 20
     assert abs(score["accuracy"] - score["chance"]) <= 0.05, score
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_generalization_question_is_traced_to_its_situation(lang):
+    """Situations carry their option kind and goods (keme.qa.phrasing.Situation): the template is its text."""
+    from keme.qa import phrasing
+    from keme.qa.blind import template_of
+
+    situation = next(iter(phrasing.get(lang).text.generalize.values())).situations[0]
+    assert template_of(situation.text, lang) == situation.text

@@ -323,7 +323,7 @@ def _templates(lang: str) -> tuple[tuple[str, re.Pattern], ...]:
         for form in ("ask", "current", "previous", "history", "at_time", "at_event"):
             raw.update(getattr(attr, form))
     for generalization in text.generalize.values():
-        raw.update(generalization.situations)
+        raw.update(s.text for s in generalization.situations)
     compiled = []
     for template in raw:
         parts = re.split(r"\{\w+\}", template)
