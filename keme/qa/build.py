@@ -213,7 +213,16 @@ def quotas(shares: dict[str, float], available: dict[str, int], target: int) -> 
     """How many items of each type make `target`: each type its share, rounded so the counts sum to the
     target (largest remainders); a type with fewer candidates than its share gets all it has, and what
     it cannot fill goes to the others in proportion to their shares (nothing is made up to fill it)."""
+    return allot(shares, available, target)[0]
+
+
+def allot(
+    shares: dict[str, float], available: dict[str, int], target: int
+) -> tuple[dict[str, int], dict[str, int]]:
+    """`quotas`, and for each type that ran out of candidates the count its share asked of it when it did
+    (after what the types short before it left to the others): what the build report calls wanted."""
     fixed: dict[str, int] = {}
+    asked: dict[str, int] = {}
     open_ = {k for k, w in shares.items() if w > 0}
     while open_:
         room = target - sum(fixed.values())
@@ -223,6 +232,7 @@ def quotas(shares: dict[str, float], available: dict[str, int], target: int) -> 
             break
         for kind in short:
             fixed[kind] = available.get(kind, 0)
+            asked[kind] = round(room * shares[kind] / weight)
         open_ -= short
     room = max(0, target - sum(fixed.values()))
     weight = sum(shares[k] for k in open_) or 1.0
@@ -230,7 +240,7 @@ def quotas(shares: dict[str, float], available: dict[str, int], target: int) -> 
     counts = {k: math.floor(v) for k, v in exact.items()}
     for kind in sorted(open_, key=lambda k: (counts[k] - exact[k], k))[: room - sum(counts.values())]:
         counts[kind] += 1
-    return fixed | {k: min(n, available.get(k, 0)) for k, n in counts.items()}
+    return fixed | {k: min(n, available.get(k, 0)) for k, n in counts.items()}, asked
 
 
 def select(
@@ -248,10 +258,10 @@ def select(
             rng.shuffle(items)
     shares = weights(spec)
     available = {k: sum(len(v) for v in by_type.get(k, {}).values()) for k in SELECTABLE}
-    counts = quotas(shares, available, target)
+    counts, asked = allot(shares, available, target)
     if report is not None:
-        for kind, share in shares.items():
-            wanted = round(share * target)
+        for kind in shares:
+            wanted = asked.get(kind, counts.get(kind, 0))
             report.wanted[kind] += wanted
             report.short[kind] += max(0, wanted - counts.get(kind, 0))
 

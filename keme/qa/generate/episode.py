@@ -89,6 +89,13 @@ TOPIC_SLOTS = {
 }
 
 
+def episode_point(g: Gen, kind: str, key: str, value: str) -> str:
+    """An episode recap's point as a person says it ("worked on it with Malik", "it was due June 24"), not
+    a bare name or date; the value itself where the language has no phrase for the fact."""
+    text = g.say.point(f"{kind}.{key}", value=value)
+    return text if text and value in text else value
+
+
 def episode_drafts(g: Gen, episode: Event, sessions: list[Session]) -> list[Draft]:
     """A recap and the span of an episode that had several sessions."""
     kind = episode.params.get("_episode", episode.change or episode.kind)
@@ -112,13 +119,14 @@ def episode_drafts(g: Gen, episode: Event, sessions: list[Session]) -> list[Draf
     if len(points) >= 2:
         asked = g.when(last)
         if asked is not None:
-            items = [f.value for f in points]
+            items = [episode_point(g, kind, f.key, f.value) for f in points]
+            values = [f.value for f in points]
             keys = {f.key for f in points}
             others = list(
                 dict.fromkeys(
-                    f.value
+                    episode_point(g, kind, f.key, f.value)
                     for f in g.world.facts
-                    if f.kind == kind and f.key in keys and f.value not in items and f.value not in topic
+                    if f.kind == kind and f.key in keys and f.value not in values and f.value not in topic
                 )
             )
             drafts.append(
@@ -127,14 +135,14 @@ def episode_drafts(g: Gen, episode: Event, sessions: list[Session]) -> list[Draf
                     "sum.episode",
                     g.say.question("sum.episode", g.rng, topic=topic),
                     "; ".join(items),
-                    d.key_points(items),
+                    d.key_points(items).model_copy(update={"cover": cover_of(len(items))}),
                     d.proof("key_points", [d.quote(f) for f in points]),
                     asked,
                     len(points),
                     episode.id,
                     distractors=g.rng.sample(others, min(3, len(others))),
                     queries=[
-                        Query(subject="event", target="*", where=where, aggregate="covers", expect=items)
+                        Query(subject="event", target="*", where=where, aggregate="covers", expect=values)
                     ],
                 )
             )
