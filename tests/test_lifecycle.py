@@ -581,7 +581,19 @@ def test_a_pool_value_out_of_its_season_is_not_drawn(lang, pool, when, kept):
     life = load_catalog(lang).lifecycle
     memory, who = gen.LifeMemory(), persona(lang)
     pools = {"sales": pool, "other": ["a"]}
-    assert gen.gated_pools(pools, life, lambda v: memory.allows(v, when, who, lang, life))["sales"] == kept
+    assert gen.gated_pools(pools, life, gen.line_gate(memory, life, who, when), lang)["sales"] == kept
+
+
+@pytest.mark.parametrize(
+    ("day", "drawn"), [(datetime(2026, 3, 2, 10), False), (datetime(2026, 1, 20, 10), True)]
+)
+def test_the_gate_holds_holiday_words_to_the_window_the_checker_does(day, drawn):
+    """「春节前的年货大促」 13 days after 春节 (2026-02-17): the lifecycle rule's 15 days after let it
+    through, the calendar check's 年货 (3 days after) named it; the gate asks the checker's own test."""
+    life = load_catalog("zh").lifecycle
+    allows = gen.line_gate(gen.LifeMemory(), life, persona("zh"), day)
+    assert allows("等{pool.b_sale_events}吧，反正也不急") is True
+    assert allows("等春节前的年货大促吧，反正也不急") is drawn
 
 
 @pytest.mark.parametrize(

@@ -1005,6 +1005,29 @@ def test_a_date_with_the_wrong_weekday_is_named():
         ("zh", at(26, "17:22"), "平常就下班之后那点时间能学", False),
         ("zh", at(26, "09:08"), "我通常坐地铁去上班，帮我算算几点出门比较合适，9点要打卡", False),
         ("zh", at(25, "18:57"), "感谢这段时间的培养，别说现在公司不好。", False),
+        # look-alike (loop, year-en seed 19): the period of "Co." ends no clause, so "When" still reads a habit
+        (
+            "en",
+            at(26, "20:05"),
+            "When I hit Summit Climbing Co. after work I only have time for something short.",
+            False,
+        ),
+        ("en", at(26, "20:05"), "Left Summit Climbing Co. and went after work drinks with the team.", True),
+        # look-alikes (hypothesis, a commute change announced on a Sunday): a routine, not today's trip
+        (
+            "en",
+            at(26, "10:38"),
+            "New routine: I'm commuting by scooter now instead of by e-bike. About 10 minutes each way.",
+            False,
+        ),
+        (
+            "en",
+            at(26, "10:38"),
+            "gave up on the e-bike. going by scooter from now on, 10 min door to door",
+            False,
+        ),
+        ("zh", at(26, "10:38"), "跟你说下，我以后都打车去公司了，单程差不多25分钟", False),
+        ("zh", at(26, "10:38"), "我现在改骑电动车上班了，以前是坐地铁，单程大概20分钟", False),
     ],
 )
 def test_work_on_a_weekend_or_holiday_is_named_unless_it_is_overtime(lang, when, text, flagged):

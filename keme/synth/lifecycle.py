@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 
 from keme.models import Event, Persona, Session
 from keme.world.catalog import Catalog
+from keme.world.check.calendar import holiday_word_off
+from keme.world.cues import Cues, load_cues
 from keme.world.lifecycle import (
     After,
     Lifecycle,
@@ -215,21 +217,35 @@ class LifeMemory:
 
 
 def gate_for(traj: Trajectory, catalog: Catalog, when: datetime) -> Callable[[str], bool]:
-    """The realizer's test of a user line at `when` (the session's start) for `traj`'s persona."""
+    """The realizer's test of a user line at `when` (the session's start) for `traj`'s persona: the
+    catalog's lifecycle rules, and the holiday words the calendar check holds to their season."""
     memory = traj.lifecycle
-    life = catalog.lifecycle
-    memory.catch_up(traj.sessions, life)
-    persona, lang = traj.persona, traj.persona.language
-    return lambda line: memory.allows(line, when, persona, lang, life)
+    memory.catch_up(traj.sessions, catalog.lifecycle)
+    return line_gate(memory, catalog.lifecycle, traj.persona, when)
+
+
+def line_gate(memory: LifeMemory, life: Lifecycle, persona: Persona, when: datetime) -> Callable[[str], bool]:
+    """Whether a user line (or a pool value) may be said at `when`: no holiday word far from its holiday
+    (keme.world.check.calendar.holiday_word_off, the checker's own test), and every lifecycle rule whose cue
+    it carries allows it."""
+    lang = persona.language
+    cues = load_cues(lang)
+
+    def allows(line: str) -> bool:
+        if _carries_holiday(line, cues) and holiday_word_off(line, when.date(), persona.country, lang, cues):
+            return False
+        return memory.allows(line, when, persona, lang, life)
+
+    return allows
 
 
 def gated_pools(
-    pools: dict[str, list[str]], life: Lifecycle, allows: Callable[[str], bool]
+    pools: dict[str, list[str]], life: Lifecycle, allows: Callable[[str], bool], lang: str
 ) -> dict[str, list[str]]:
     """`pools` without the values `allows` refuses now ("春节前的年货大促" in April), a pool never emptied:
     a line's words come from its pools too."""
     out = pools
-    for name, values in _cued_values(pools, life).items():
+    for name, values in _cued_values(pools, life, lang).items():
         kept = [v for v in pools[name] if v not in values or allows(v)]
         if kept and len(kept) < len(pools[name]):
             out = dict(out) if out is pools else out
@@ -240,15 +256,30 @@ def gated_pools(
 _CUED: dict[tuple[int, int], dict[str, set[str]]] = {}
 
 
-def _cued_values(pools: dict[str, list[str]], life: Lifecycle) -> dict[str, set[str]]:
-    """The pool values that carry a cue, by pool (found once per pools and rules)."""
+def _cued_values(pools: dict[str, list[str]], life: Lifecycle, lang: str) -> dict[str, set[str]]:
+    """The pool values that carry a lifecycle cue or a holiday word, by pool (found once per pools and
+    rules)."""
     key = (id(pools), id(life))
     found = _CUED.get(key)
     if found is None:
-        pattern = _any_cue(life)
-        found = {n: {v for v in vs if pattern.search(v)} for n, vs in pools.items()}
+        pattern, cues = _any_cue(life), load_cues(lang)
+        found = {
+            n: {v for v in vs if pattern.search(v) or _carries_holiday(v, cues)} for n, vs in pools.items()
+        }
         found = _CUED[key] = {n: vs for n, vs in found.items() if vs}
     return found
+
+
+_HOLIDAY: dict[int, re.Pattern[str]] = {}
+
+
+def _carries_holiday(line: str, cues: Cues) -> bool:
+    """Whether a line holds any holiday word at all (most do not: they are let through at once)."""
+    found = _HOLIDAY.get(id(cues))
+    if found is None:
+        words = [p for cue in cues.holidays for p in cue.patterns] or ["(?!)"]
+        found = _HOLIDAY[id(cues)] = re.compile("|".join(f"(?:{w})" for w in words), re.IGNORECASE)
+    return bool(found.search(line))
 
 
 _ANY: dict[int, re.Pattern[str]] = {}

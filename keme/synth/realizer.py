@@ -311,7 +311,7 @@ def compose(
     values = _persona_values(persona, start)
     recall = routines_first(values, recall)
     catalog = load_catalog(lang)
-    pools = res.flat_pools if gate is None else gated_pools(res.flat_pools, catalog.lifecycle, gate)
+    pools = res.flat_pools if gate is None else gated_pools(res.flat_pools, catalog.lifecycle, gate, lang)
     figures = figures if figures is not None else {}  # counts, totals from records (keme.world.figures)
     recall = figures_first(figures, recall)
     bound = load_prices(lang).bound  # named amounts inside their price category (keme.world.prices)

@@ -120,8 +120,18 @@ class World:
 
 
 def clauses(text: str) -> list[str]:
-    """The sentences of a message; a cue is judged inside its own clause."""
-    return [c.strip() for c in _CLAUSE.findall(text) if c.strip()] or [text]
+    """The sentences of a message; a cue is judged inside its own clause. The period of an abbreviation
+    ("Summit Climbing Co. after work", "St. Paul") ends no sentence."""
+    guarded = _ABBREVIATION.sub(lambda m: m.group(1) + _HELD_DOT, text)
+    found = [c.strip().replace(_HELD_DOT, ".") for c in _CLAUSE.findall(guarded) if c.strip()]
+    return found or [text]
+
+
+_HELD_DOT = "\x00"
+_ABBREVIATION = re.compile(
+    r"\b((?:Co|Inc|Ltd|Corp|Bros|St|Ave|Blvd|Rd|Mt|Dr|Mr|Mrs|Ms|Jr|Sr|Prof|vs|approx)|(?:e\.g|i\.e))\."
+    r"(?=\s+\S)"
+)
 
 
 def quote(text: str, width: int = 90) -> str:

@@ -11,7 +11,8 @@ from datetime import date, datetime, timedelta
 
 from keme.days import holiday_name, is_workday
 from keme.models import BillRecord, CalendarRecord, Message
-from keme.world.check.base import Finding, World, day, quote
+from keme.world.check.base import Finding, World, clauses, day, quote
+from keme.world.cues import Cues, HolidayCue
 from keme.world.lifecycle import holiday_days
 
 RULE = "calendar"
@@ -187,14 +188,34 @@ def _workday(world: World, message: Message) -> list[Finding]:
 
 def _holiday_words(world: World, message: Message) -> list[Finding]:
     """A user's words that name a holiday as now's business (the cue list `holidays`), said far from its
-    real date: 「过年回家」 two weeks after 春节, a Christmas party in August. A clause of another year
-    (去年过年, last Christmas) is not judged; one of another day is (a Christmas party "next Friday" in
-    August is still in August)."""
+    real date (`holiday_word_off`)."""
     if message.role != "user":
         return []
-    cues, today = world.cues, message.timestamp.date()
-    country, lang = world.view.persona.country, world.view.lang
-    for clause in world.clauses(message.content):
+    today = message.timestamp.date()
+    off = holiday_word_off(message.content, today, world.view.persona.country, world.view.lang, world.cues)
+    if off is None:
+        return []
+    word, cue, nearest = off
+    return [
+        world.finding(
+            RULE,
+            [message.id],
+            f"{message.id} says “{word}” on {today}, {(today - nearest).days:+d} days from "
+            f"{cue.holiday} ({nearest}; said {cue.before} days before to {cue.after} after) "
+            f"({quote(message.content)})",
+        )
+    ]
+
+
+def holiday_word_off(
+    text: str, today: date, country: str, lang: str, cues: Cues
+) -> tuple[str, HolidayCue, date] | None:
+    """The first word of `text` that names a holiday as now's business, said far from its real date on
+    `today`: 「过年回家」 two weeks after 春节, a Christmas party in August; with the cue and the holiday's
+    nearest first day. A clause of another year (去年过年, last Christmas) is not judged; one of another day
+    is (a Christmas party "next Friday" in August is still in August). The realizer's gate asks the same
+    (keme.synth.lifecycle), so a line the checker would name is not drawn."""
+    for clause in clauses(text):
         if cues.any(cues.holiday_other_year, clause):
             continue
         for cue in cues.holidays:
@@ -203,18 +224,8 @@ def _holiday_words(world: World, message: Message) -> list[Finding]:
                 continue
             firsts = holiday_days(cue.holiday, country, lang, range(today.year - 1, today.year + 2))
             if firsts and not any(-cue.before <= (today - f).days <= cue.after for f in firsts):
-                nearest = min(firsts, key=lambda f: abs((today - f).days))
-                off = (today - nearest).days
-                return [
-                    world.finding(
-                        RULE,
-                        [message.id],
-                        f"{message.id} says “{found.group(0)}” on {today}, {off:+d} days from "
-                        f"{cue.holiday} ({nearest}; said {cue.before} days before to {cue.after} after) "
-                        f"({quote(message.content)})",
-                    )
-                ]
-    return []
+                return found.group(0), cue, min(firsts, key=lambda f: abs((today - f).days))
+    return None
 
 
 def _first_day(world: World) -> list[Finding]:
