@@ -1005,7 +1005,7 @@ def test_a_date_with_the_wrong_weekday_is_named():
         ("zh", at(26, "17:22"), "平常就下班之后那点时间能学", False),
         ("zh", at(26, "09:08"), "我通常坐地铁去上班，帮我算算几点出门比较合适，9点要打卡", False),
         ("zh", at(25, "18:57"), "感谢这段时间的培养，别说现在公司不好。", False),
-        # look-alike (loop, year-en seed 19): the period of "Co." ends no clause, so "When" still reads a habit
+        # look-alike (loop, year-en seed 19): the period of "Co." ends no clause: "When" still reads a habit
         (
             "en",
             at(26, "20:05"),
