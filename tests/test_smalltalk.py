@@ -227,3 +227,14 @@ def test_an_opener_that_announces_a_question_leads_only_a_question(lang):
         for seed in range(60):
             part = _talk(lang, SmallTalk(), seed, register).pick("openers", leads="statement")
             assert part is not None and not ASKING[lang].search(part.template.source), part.template.source
+
+
+@pytest.mark.parametrize(
+    ("lang", "part", "news"),
+    [("zh", "跟你说个事", True), ("zh", "哎，", False), ("en", "Fun fact:", True), ("en", "Quick one:", False)],
+)
+def test_a_part_that_announces_news_is_known_so_a_fact_line_goes_without_it(lang, part, news):
+    """「跟你说个事 在万象新零售干了这么久」 told the persona's employer as news a second time (year-zh seed 1)."""
+    from keme.synth.variety import _tells_news
+
+    assert _tells_news(part, lang) is news

@@ -23,6 +23,7 @@ from keme.synth.said import variants as variant_bank
 from keme.synth.speech import act_of, fits_act
 from keme.text.resources import Exchange, Parts, TalkPart
 from keme.text.template import Context, Template, render
+from keme.world.cues import load_cues
 
 THREAD, QUICK, SHARE = "thread", "quick", "share"
 SHARE_P = 0.6  # an app record with no update or reveal due: shared with (almost) no talk
@@ -297,6 +298,7 @@ class Talk:
             if self.ctx.can_render(p.template)
             and self.placed(p, kind, leads)
             and not (fact and p.hedge)
+            and not (fact and _tells_news(p.template.source, self.lang))
             and fits_act(p.acts, act)
             and p.template.source not in exclude
         )
@@ -437,6 +439,15 @@ class Talk:
             return core.startswith(ACK_LIKE_ZH)
         first = re.split(r"[\s,.!—:;-]+", core.strip(), maxsplit=1)[0].lower()
         return first in ACK_LIKE_EN
+
+
+@functools.lru_cache(maxsize=4096)
+def _tells_news(source: str, lang: str) -> bool:
+    """Whether a small-talk part announces news ("跟你说个事", "fun fact:"): beside a line that states a
+    persona fact it would tell that fact as news, though the persona may have told it long ago
+    (keme/world/check/told.py)."""
+    cues = load_cues(lang)
+    return cues.any(cues.news, source)
 
 
 def asks_of(text: str) -> str:
