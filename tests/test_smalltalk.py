@@ -231,10 +231,16 @@ def test_an_opener_that_announces_a_question_leads_only_a_question(lang):
 
 @pytest.mark.parametrize(
     ("lang", "part", "news"),
-    [("zh", "跟你说个事", True), ("zh", "哎，", False), ("en", "Fun fact:", True), ("en", "Quick one:", False)],
+    [
+        ("zh", "跟你说个事", True),
+        ("zh", "哎，", False),
+        ("en", "Fun fact:", True),
+        ("en", "Quick one:", False),
+    ],
 )
 def test_a_part_that_announces_news_is_known_so_a_fact_line_goes_without_it(lang, part, news):
-    """「跟你说个事 在万象新零售干了这么久」 told the persona's employer as news a second time (year-zh seed 1)."""
+    """「跟你说个事 在万象新零售干了这么久」 told the persona's employer as news once more (year-zh
+    seed 1): a part that announces news is not put beside a line that states a persona fact."""
     from keme.synth.variety import _tells_news
 
     assert _tells_news(part, lang) is news
