@@ -1186,6 +1186,23 @@ def test_catalog_items_named_together_in_text_must_go_together():
     assert ids(findings(view, "catalog", catalog())) == [["p01-s0022-m01"], ["p01-s0022-m02"]]
 
 
+def test_catalog_items_in_two_sentences_of_one_message_are_not_paired():
+    """Look-alike (year-zh seed 19): 「于筱雨喜欢街角那家咖啡馆。…送过羊绒围巾这件事我也记上」 names a café and
+    a scarf, but never the scarf bought at the café."""
+    view = world(
+        "en",
+        [event("p01-c01-e01", "social", START, END)],
+        [
+            session(
+                "p01-s0022",
+                "p01-c01-e01",
+                [("user", at(23, "20:47"), "Total Wine was packed today. The LG C3 TV finally shipped.")],
+            )
+        ],
+    )
+    assert findings(view, "catalog", catalog()) == []
+
+
 def test_a_steamed_dish_said_with_stir_fry_words_is_named():
     view = world(
         "zh",

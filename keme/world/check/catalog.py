@@ -371,22 +371,26 @@ def _named(world: World) -> list[Finding]:
         # category labels are common words (交通 in 交通银行, "Dining" in a sentence): bills are held to the
         # catalog through their records and claims instead
         # and method words are single characters (炒, 拌 in 拌饭): dishes are held to their method by _methods
+        # judged sentence by sentence: 「…喜欢街角那家咖啡馆。…送过羊绒围巾」 puts no scarf in the café
         for relation in (r for r in PREDICATES if r not in ("merchant~category", "dish~method")):
             lefts, rights = world.catalog.known[relation]
-            said_left = _mentions(message.content, lefts)
-            said_right = _mentions(message.content, rights) if said_left else []
-            for left in said_left:
-                verdicts = [world.catalog.compatible(relation, left, right) for right in said_right]
-                if verdicts and all(v is False for v in verdicts):
-                    out.append(
-                        world.finding(
-                            RULE,
-                            [message.id],
-                            f"{message.id} puts {left!r} with "
-                            f"{' / '.join(repr(r) for r in said_right)}, which "
-                            f"do not go together ({relation}): {quote(message.content)}",
+            named: set[str] = set()
+            for clause in world.clauses(message.content):
+                said_left = _mentions(clause, lefts)
+                said_right = _mentions(clause, rights) if said_left else []
+                for left in said_left:
+                    verdicts = [world.catalog.compatible(relation, left, right) for right in said_right]
+                    if verdicts and all(v is False for v in verdicts) and left not in named:
+                        named.add(left)
+                        out.append(
+                            world.finding(
+                                RULE,
+                                [message.id],
+                                f"{message.id} puts {left!r} with "
+                                f"{' / '.join(repr(r) for r in said_right)}, which "
+                                f"do not go together ({relation}): {quote(message.content)}",
+                            )
                         )
-                    )
     return out
 
 
