@@ -1187,7 +1187,7 @@ def test_catalog_items_named_together_in_text_must_go_together():
 
 
 def test_catalog_items_in_two_sentences_of_one_message_are_not_paired():
-    """Look-alike (year-zh seed 19): 「于筱雨喜欢街角那家咖啡馆。…送过羊绒围巾这件事我也记上」 names a café and
+    """Look-alike (year-zh seed 19): 「…喜欢街角那家咖啡馆。…送过羊绒围巾这件事我也记上」 names a café and
     a scarf, but never the scarf bought at the café."""
     view = world(
         "en",
