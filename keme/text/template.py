@@ -141,27 +141,7 @@ class Context:
             template.persona_keys <= self.persona.keys()
             and template.old_keys <= self.old.keys()
             and template.slots <= self.slots.keys()
-            and all(self._fits(part) for part in template.parts if part.kind == "num" and part.predicate)
         )
-
-    def _fits(self, part: Part) -> bool:
-        """Whether the count the world already holds for a named quantity lies in the line's range: a line
-        written for a few ("only {num:2-3@training_per_week} a week, and I skip some") is not said of six."""
-        if self.recall is None:
-            return True
-        try:
-            held = self.recall(part.predicate, _not_held)
-        except _NotHeld:
-            return True  # not held yet: the line draws it from its own range
-        return not held.isdigit() or part.low <= int(held) <= part.high
-
-
-class _NotHeld(Exception):
-    """Raised by `_not_held`: the world holds no value for the quantity asked about."""
-
-
-def _not_held() -> str:
-    raise _NotHeld
 
 
 Said = Callable[[str, str, str, str], None]  # (kind, name, canonical value, text as said)
