@@ -81,6 +81,7 @@ SPEC = pa.struct(
         ("unit", STRING),
         ("tolerance", pa.float64()),
         ("option_value", STRING),
+        ("cover", INT),
     ]
 )
 

@@ -11,6 +11,7 @@ one, "take today off" only on a working day.
 
 from __future__ import annotations
 
+import functools
 import random
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -253,13 +254,13 @@ def gated_pools(
     return out
 
 
-_CUED: dict[tuple[int, int], dict[str, set[str]]] = {}
+_CUED: dict[tuple[int, int, str], dict[str, set[str]]] = {}
 
 
 def _cued_values(pools: dict[str, list[str]], life: Lifecycle, lang: str) -> dict[str, set[str]]:
     """The pool values that carry a lifecycle cue or a holiday word, by pool (found once per pools and
     rules)."""
-    key = (id(pools), id(life))
+    key = (id(pools), id(life), lang)
     found = _CUED.get(key)
     if found is None:
         pattern, cues = _any_cue(life), load_cues(lang)
@@ -270,16 +271,15 @@ def _cued_values(pools: dict[str, list[str]], life: Lifecycle, lang: str) -> dic
     return found
 
 
-_HOLIDAY: dict[int, re.Pattern[str]] = {}
-
-
 def _carries_holiday(line: str, cues: Cues) -> bool:
     """Whether a line holds any holiday word at all (most do not: they are let through at once)."""
-    found = _HOLIDAY.get(id(cues))
-    if found is None:
-        words = [p for cue in cues.holidays for p in cue.patterns] or ["(?!)"]
-        found = _HOLIDAY[id(cues)] = re.compile("|".join(f"(?:{w})" for w in words), re.IGNORECASE)
-    return bool(found.search(line))
+    return bool(_holiday_words(tuple(p for cue in cues.holidays for p in cue.patterns)).search(line))
+
+
+@functools.lru_cache(maxsize=16)
+def _holiday_words(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern of every holiday word, keyed by the words themselves (never by an object's id)."""
+    return re.compile("|".join(f"(?:{w})" for w in patterns or ("(?!)",)), re.IGNORECASE)
 
 
 _ANY: dict[int, re.Pattern[str]] = {}
