@@ -47,6 +47,11 @@ def test_a_shape_baseline_not_yet_held_at_chance_is_named_as_known_not_failed():
     assert found["longest"].gated
 
 
+def test_a_handful_of_items_is_never_a_breach():
+    """4 of 5 'longest' right at chance 0.25 (a one-month persona on a calendar edge): 1.6 % by luck alone."""
+    assert breaches({"longest": _score(0.8, 0.25, 5)}) == []
+
+
 def test_a_baseline_that_applies_to_no_item_is_no_breach():
     assert breaches({"multiples": _score(0.0, 0.0, 0)}) == []
 

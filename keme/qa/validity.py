@@ -21,6 +21,7 @@ from keme.qa.blind import SHAPE_STRATEGIES, blind_scores, position_histogram, po
 UNIQUENESS = ("not_unique", "shared_title", "same_text_other_gold")
 CHANCE_MARGIN = 0.05  # every blind baseline stays within chance ± 5 points
 SIGNIFICANCE = 2.0  # ... and a gap counts only beyond this many standard errors of a guess at chance
+MIN_ITEMS = 20  # ... on at least this many items: below, the normal approximation says nothing
 # shape baselines the generator does not hold at chance yet (issue 37): reported as a warning, not a failure,
 # until it does (a made-up name occurs once where real ones recur; some trap wordings have no answerable twin)
 NOT_YET_GATED = frozenset({"name_frequency", "template_prior", "near_date"})
@@ -71,7 +72,7 @@ def breaches(blind: dict[str, dict]) -> list[Breach]:
     for name, score in blind.items():
         n, accuracy, chance = score["n"], score["accuracy"], score["chance"]
         gap = abs(accuracy - chance)
-        if n and gap > CHANCE_MARGIN and gap > SIGNIFICANCE * standard_error(chance, n):
+        if n >= MIN_ITEMS and gap > CHANCE_MARGIN and gap > SIGNIFICANCE * standard_error(chance, n):
             found.append(Breach(name, accuracy, chance, n))
     return found
 
