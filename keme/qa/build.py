@@ -16,6 +16,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
+from fractions import Fraction
 
 from keme.config import QASpec, SynthConfig
 from keme.dataset import Dataset
@@ -220,23 +221,26 @@ def allot(
     shares: dict[str, float], available: dict[str, int], target: int
 ) -> tuple[dict[str, int], dict[str, int]]:
     """`quotas`, and for each type that ran out of candidates the count its share asked of it when it did
-    (after what the types short before it left to the others): what the build report calls wanted."""
+    (after what the types short before it left to the others): what the build report calls wanted.
+    Exact fractions: a float sum over the types depends on their order, and a share that asks for exactly
+    what is available would be short in one process and not in another."""
+    share = {k: Fraction(w) for k, w in shares.items() if w > 0}
     fixed: dict[str, int] = {}
     asked: dict[str, int] = {}
-    open_ = {k for k, w in shares.items() if w > 0}
+    open_ = sorted(share)
     while open_:
         room = target - sum(fixed.values())
-        weight = sum(shares[k] for k in open_)
-        short = {k for k in open_ if available.get(k, 0) < room * shares[k] / weight}
+        weight = sum(share[k] for k in open_)
+        short = [k for k in open_ if available.get(k, 0) < room * share[k] / weight]
         if not short:
             break
         for kind in short:
             fixed[kind] = available.get(kind, 0)
-            asked[kind] = round(room * shares[kind] / weight)
-        open_ -= short
+            asked[kind] = round(room * share[kind] / weight)
+        open_ = [k for k in open_ if k not in short]
     room = max(0, target - sum(fixed.values()))
-    weight = sum(shares[k] for k in open_) or 1.0
-    exact = {k: room * shares[k] / weight for k in open_}
+    weight = sum(share[k] for k in open_) or Fraction(1)
+    exact = {k: room * share[k] / weight for k in open_}
     counts = {k: math.floor(v) for k, v in exact.items()}
     for kind in sorted(open_, key=lambda k: (counts[k] - exact[k], k))[: room - sum(counts.values())]:
         counts[kind] += 1
