@@ -233,3 +233,15 @@ def test_random_calendar_edges_synthesize():
         )
         traj = synthesize_persona(0, cfg)
         assert {e.anchor_id for e in traj.graph.events if e.anchor_id} == {a.id for a in traj.anchors}
+
+
+def test_a_move_to_another_city_brings_its_new_commute_within_weeks():
+    """Seed 11's third persona moved in September with its chapter full: the commute change went to the
+    next chapter and landed 94 days after the move, past the relocation window the checker holds."""
+    cfg = parse_config(_three_for_two_years(11))
+    persona = synthesize_persona(2, cfg).persona
+    moves = [v.valid_from for v in persona.attribute("home.city").versions[1:]]
+    commutes = [v.valid_from for v in persona.attribute("transport.commute_mode").versions[1:]]
+    assert moves
+    for moved in moves:
+        assert any(timedelta(0) <= when - moved <= timedelta(days=60) for when in commutes), moved

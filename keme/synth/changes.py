@@ -7,7 +7,7 @@ are the catalog's (keme.world.lifecycle), applied through keme.synth.lifecycle.
 from __future__ import annotations
 
 import random
-from datetime import timedelta
+from datetime import date, timedelta
 
 from keme.models import Event, Persona
 from keme.models.catalog import CHANGES
@@ -79,3 +79,16 @@ def _long_enough(chapters: list[Event], index: int) -> int:
             if 0 <= candidate < len(chapters) and holds_changes(chapters[candidate]):
                 return candidate
     return index
+
+
+def follow_up_due(cause: Event, ctx: PlanContext) -> date:
+    """The last day a change that follows `cause` may take: half the catalog's relocation window after it."""
+    return (cause.end + timedelta(days=ctx.catalog.lifecycle.relocation_window // 2)).date()
+
+
+def due_dates(chapter: Event) -> list[tuple[str, date]]:
+    """The changes a chapter was handed as follow-ups, each with the last day it may end."""
+    return [
+        (name, date.fromisoformat(day))
+        for name, _, day in (p.partition("=") for p in chapter.params.get("_due", "").split(",") if p)
+    ]

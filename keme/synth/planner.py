@@ -22,7 +22,7 @@ from keme.models import Event, Persona
 from keme.models.catalog import CHANGES, EPISODE_KINDS
 from keme.seeding import rng_for
 from keme.synth.capacity import ROOMY_PER_KIND, chapter_windows, roomy_kinds
-from keme.synth.changes import schedule_changes
+from keme.synth.changes import due_dates, schedule_changes
 from keme.synth.context import PlanContext
 from keme.synth.moments import NoRoom, shrink_to_leaf_if_single
 from keme.synth.params import change_params, episode_params
@@ -259,8 +259,9 @@ def _plan_chapter(
         if trip_cluster is None and rng.random() < 1 - (1 - share) ** budget:
             _plan_regular_trip(chapter, traj, ctx, rng, commit)
 
+    due = dict(due_dates(chapter))
     for name in chapter_changes(chapter):
-        commit(plan_change_episode(name, chapter, traj, ctx, rng, earliest=lo))
+        commit(plan_change_episode(name, chapter, traj, ctx, rng, earliest=lo, latest=due.get(name)))
 
     if room_for is not None:
         roomy = [
@@ -473,10 +474,14 @@ def plan_change_episode(
     rng: random.Random,
     earliest: date,
     window: tuple[date, date] | None = None,
+    latest: date | None = None,
 ) -> Event:
-    """The milestone episode of a life change, in `window` or a random one after `earliest`."""
+    """The milestone episode of a life change, in `window` or a random one after `earliest` (and over by
+    `latest`, a follow-up's due day, where the chapter leaves the change's shortest length before it)."""
     change = CHANGES[name]
     lo, hi = max(parent.start.date(), earliest), parent.end.date()
+    if latest is not None:
+        hi = min(hi, max(latest, lo + timedelta(days=change.days[0] - 1)))
     span = (hi - lo).days + 1
     length = min(span, rng.randint(*change.days))
     first = lo + timedelta(days=rng.randint(0, max(0, span - length)))

@@ -16,7 +16,7 @@ from datetime import datetime, time, timedelta
 from keme.models import Event, Revision
 from keme.models.catalog import CHANGES
 from keme.seeding import rng_for
-from keme.synth.changes import holds_changes
+from keme.synth.changes import due_dates, follow_up_due, holds_changes
 from keme.synth.context import PlanContext
 from keme.synth.moments import NoRoom, shrink_to_leaf_if_single
 from keme.synth.params import colleagues, episode_params, fitness_goal, social_params
@@ -102,11 +102,16 @@ def add_follow_up(
     now: datetime,
     reason: str,
 ) -> None:
-    """Schedule a change episode soon after `cause`: in this chapter if it fits, else in the next one."""
+    """Schedule a change episode soon after `cause`: in this chapter if it fits, else in the next one, and
+    over by `follow_up_due` either way (a commute planned months after a move to another city is a
+    consequence the world would not wait for: keme/world/check/lifecycle.py holds it to the catalog's
+    relocation window). The same change already planned later than that is taken back and placed sooner."""
     chapter = _chapter_of(cause, traj)
-    pending = [e for e in traj.graph.events if e.change == name and e.state == "planned"]
-    if pending:
-        return
+    due = follow_up_due(cause, ctx)
+    for event in [e for e in traj.graph.events if e.change == name and e.state == "planned"]:
+        if event.end.date() <= due or not _movable(event):
+            return
+        _delete(event, traj, now, f"{reason}: by {due.isoformat()}, not {event.end:%Y-%m-%d}")
     earliest = (max(now, cause.end) + timedelta(days=1)).date()
     change = CHANGES[name]
     fits = (chapter.end.date() - earliest).days + 1 >= change.days[0]
@@ -128,14 +133,11 @@ def add_follow_up(
     if later:
         target = later[0]
         changes = [c for c in target.params.get("changes", "").split(",") if c]
+        dues = dict(due_dates(target))
+        updates = {"param:_due": ",".join(f"{k}={v.isoformat()}" for k, v in (dues | {name: due}).items())}
         if name not in changes:
-            _modify(
-                target,
-                traj,
-                now,
-                reason + " (no room left this chapter)",
-                **{"param:changes": ",".join(changes + [name])},
-            )
+            updates["param:changes"] = ",".join(changes + [name])
+        _modify(target, traj, now, reason + " (no room left this chapter)", **updates)
 
 
 def _add_episode(
