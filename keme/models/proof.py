@@ -155,7 +155,10 @@ class DaysBeforeArgs(Args):
 
 
 class OrderArgs(Args):
-    """Which of quotes 0 (A) and 1 (B) came first."""
+    """Which of quotes 0 (A) and 1 (B) came first, or with `later` which came last (asked both ways, so
+    the earlier of two records is not the gold every time: the kinds said earlier differ in length)."""
+
+    later: bool | None = Field(default=None, strict=True, description="the later of the two, not the first")
 
 
 class SumArgs(Args):

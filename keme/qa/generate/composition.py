@@ -209,8 +209,10 @@ def compose_pairs(g: Gen, node: str, sample: list[Draft], limit: int) -> list[Dr
             nouns = [_event_phrase(g, x.fact, "noun") for x in shown]
             if None in nouns or nouns[0] == nouns[1]:
                 continue
-            question = g.say.question("tmp.order", g.rng, event1=nouns[0], event2=nouns[1])
-            letter = "A" if shown[0] is first else "B"
+            later = g.rng.random() < 0.5  # asked both ways: the earlier record's kind is no tell
+            key = "tmp.order_later" if later else "tmp.order"
+            question = g.say.question(key, g.rng, event1=nouns[0], event2=nouns[1])
+            letter = "A" if shown[0] is (second if later else first) else "B"
             quotes = [Quote(message_id=x.fact.message_id, text=x.fact.value) for x in shown]
             drafts.append(
                 Draft(
@@ -219,7 +221,7 @@ def compose_pairs(g: Gen, node: str, sample: list[Draft], limit: int) -> list[Dr
                     question,
                     f"{letter}. {nouns[0 if letter == 'A' else 1]}",
                     d.choice(letter, nouns[0 if letter == "A" else 1]),
-                    d.proof("order", quotes),
+                    d.proof("order", quotes, **({"later": True} if later else {})),
                     asked,
                     2,
                     node,
