@@ -245,3 +245,15 @@ def test_a_move_to_another_city_brings_its_new_commute_within_weeks():
     assert moves
     for moved in moves:
         assert any(timedelta(0) <= when - moved <= timedelta(days=60) for when in commutes), moved
+
+
+def test_the_new_job_a_move_brings_starts_within_the_relocation_window():
+    """Seed 1's second persona moved in July; its paired job change sat in the next two-month chapter and
+    began 102 days later, past the 90 days the checker allows: once the move is lived, the job is due."""
+    cfg = parse_config(_three_for_two_years(1))
+    persona = synthesize_persona(1, cfg).persona
+    moves = [v.valid_from for v in persona.attribute("home.city").versions[1:]]
+    jobs = [v.valid_from for v in persona.attribute("career.company").versions[1:]]
+    assert moves
+    for moved in moves:
+        assert any(abs(when - moved) <= timedelta(days=90) for when in jobs), (moved, jobs)

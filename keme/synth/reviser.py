@@ -11,7 +11,7 @@ recorded with its reason. Events that carry anchors are never deleted or moved.
 from __future__ import annotations
 
 import random
-from datetime import datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 
 from keme.models import Event, Revision
 from keme.models.catalog import CHANGES
@@ -20,13 +20,14 @@ from keme.synth.changes import due_dates, follow_up_due, holds_changes
 from keme.synth.context import PlanContext
 from keme.synth.moments import NoRoom, shrink_to_leaf_if_single
 from keme.synth.params import colleagues, episode_params, fitness_goal, social_params
-from keme.synth.planner import episode_event, plan_change_episode
+from keme.synth.planner import chapter_changes, episode_event, plan_change_episode
 from keme.synth.state import Trajectory, is_leaf
 from keme.synth.where import overlaps_trip
 from keme.world.places import OCCASION_EPISODES
 from keme.world.venues import elsewhere
 
 FOLLOW_UP_CHANCE = {"commute_change": 0.8, "gym_change": 0.9}
+PAIRED = {"relocate": "job_change", "job_change": "relocate"}  # keme.synth.lifecycle.pair_relocation
 
 
 def _chapter_of(event: Event, traj: Trajectory) -> Event:
@@ -112,6 +113,12 @@ def add_follow_up(
         if event.end.date() <= due or not _movable(event):
             return
         _delete(event, traj, now, f"{reason}: by {due.isoformat()}, not {event.end:%Y-%m-%d}")
+    for held in [c for c in _later_chapters(chapter, traj) if name in chapter_changes(c)][:1]:
+        if held.start.date() <= due:  # the chapter that holds it already: over by the due day there
+            _modify(held, traj, now, reason, **{"param:_due": _with_due(held, name, due)})
+            return
+        rest = [c for c in chapter_changes(held) if c != name]
+        _modify(held, traj, now, f"{reason}: by {due.isoformat()}", **{"param:changes": ",".join(rest)})
     earliest = (max(now, cause.end) + timedelta(days=1)).date()
     change = CHANGES[name]
     fits = (chapter.end.date() - earliest).days + 1 >= change.days[0]
@@ -127,17 +134,23 @@ def add_follow_up(
             if not traj.add_edge(cause.id, episode.id, "causes"):
                 traj.chain_edges(traj.children(chapter.id))
             return
-    later = [
-        c for c in traj.children(None) if c.start > chapter.end and c.state == "planned" and holds_changes(c)
-    ]
+    later = [c for c in _later_chapters(chapter, traj) if holds_changes(c)]
     if later:
         target = later[0]
-        changes = [c for c in target.params.get("changes", "").split(",") if c]
-        dues = dict(due_dates(target))
-        updates = {"param:_due": ",".join(f"{k}={v.isoformat()}" for k, v in (dues | {name: due}).items())}
+        changes = chapter_changes(target)
+        updates = {"param:_due": _with_due(target, name, due)}
         if name not in changes:
             updates["param:changes"] = ",".join(changes + [name])
         _modify(target, traj, now, reason + " (no room left this chapter)", **updates)
+
+
+def _later_chapters(chapter: Event, traj: Trajectory) -> list[Event]:
+    """The chapters after `chapter` not planned into episodes yet, in order."""
+    return [c for c in traj.children(None) if c.start > chapter.end and c.state == "planned"]
+
+
+def _with_due(chapter: Event, name: str, due: date) -> str:
+    return ",".join(f"{k}={v.isoformat()}" for k, v in (dict(due_dates(chapter)) | {name: due}).items())
 
 
 def _add_episode(
@@ -168,6 +181,15 @@ def _add_episode(
     traj.chain_edges(traj.children(chapter.id))
 
 
+def _scheduled(name: str, leaf: Event, traj: Trajectory) -> bool:
+    """Whether change `name` is still to come: an episode not planned into moments yet, or a later
+    chapter's."""
+    chapter = _chapter_of(leaf, traj)
+    return any(e.change == name and e.state == "planned" for e in traj.graph.events) or any(
+        name in chapter_changes(c) for c in _later_chapters(chapter, traj)
+    )
+
+
 def _after_change(leaf: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random, now: datetime) -> None:
     name = leaf.change
     assert name is not None
@@ -181,6 +203,10 @@ def _after_change(leaf: Event, traj: Trajectory, ctx: PlanContext, rng: random.R
     cause = traj.events.get(leaf.parent_id) if leaf.depth == 2 and leaf.parent_id else leaf
     if new.get("sport.main_sport"):
         _refit_goals(leaf, traj, ctx, now, new["sport.main_sport"])
+    partner = PAIRED.get(name)
+    if partner and _scheduled(partner, leaf, traj):  # the other half of a move for a new job
+        reason = f"{name} realized in {leaf.id}: {partner} goes with it"
+        add_follow_up(partner, cause, traj, ctx, rng, now, reason)
     for follow_up in change.follow_ups:
         # a move to another city always changes the commute (keme/world/check/lifecycle.py); a new job may not
         chance = 1.0 if name == "relocate" else FOLLOW_UP_CHANCE.get(follow_up, 1.0)
