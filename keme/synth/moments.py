@@ -289,3 +289,23 @@ def expand_episode(episode: Event, traj: Trajectory, ctx: PlanContext, rng: rand
         traj.add_event(leaf)
         leaves.append(leaf)
     return leaves
+
+
+SETTLE_DAYS = 8  # a project at a new job begins a week after its first day at the soonest: a job change
+# episode that must run on past its window (a crowded chapter) does not reach into one planned after it
+
+
+def one_employer(traj: Trajectory, first: date, last: date) -> tuple[date, date] | None:
+    """[first, last] cut to the part before (or after) a job change planned in it: a project is one
+    employer's, and does not follow the persona to the next. None when nothing of it is left."""
+    for event in sorted(traj.events.values(), key=lambda e: (e.start, e.id)):
+        if "set:career.company" not in event.params:
+            continue
+        begins, ends = event.start.date(), event.end.date()
+        if begins > last or ends < first:
+            continue
+        if begins > first:
+            last = begins - timedelta(days=1)
+        else:
+            first = ends + timedelta(days=SETTLE_DAYS)
+    return (first, last) if first <= last else None

@@ -24,7 +24,7 @@ from keme.seeding import rng_for
 from keme.synth.capacity import ROOMY_PER_KIND, chapter_windows, roomy_kinds
 from keme.synth.changes import due_dates, schedule_changes
 from keme.synth.context import PlanContext
-from keme.synth.moments import NoRoom, shrink_to_leaf_if_single
+from keme.synth.moments import NoRoom, one_employer, shrink_to_leaf_if_single
 from keme.synth.params import change_params, episode_params
 from keme.synth.state import Trajectory
 from keme.synth.where import overlaps_trip, own_trip_of, trip_fits
@@ -438,22 +438,6 @@ def regular_episode(
             return None  # every project is taken: it was delivered already
         params["deadline"] = fmt.format_date(last, ctx.lang)
     return episode_event(traj, chapter, kind, first, last, params, ctx)
-
-
-def one_employer(traj: Trajectory, first: date, last: date) -> tuple[date, date] | None:
-    """[first, last] cut to the part before (or after) a job change planned in it: a project is one
-    employer's, and does not follow the persona to the next. None when nothing of it is left."""
-    for event in sorted(traj.events.values(), key=lambda e: (e.start, e.id)):
-        if "set:career.company" not in event.params:
-            continue
-        begins, ends = event.start.date(), event.end.date()
-        if begins > last or ends < first:
-            continue
-        if begins > first:
-            last = begins - timedelta(days=1)
-        else:
-            first = ends + timedelta(days=1)
-    return (first, last) if first <= last else None
 
 
 def _trip_dates(start: date, end: date, lang: str) -> dict[str, str]:

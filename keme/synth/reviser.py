@@ -102,8 +102,10 @@ def add_follow_up(
     rng: random.Random,
     now: datetime,
     reason: str,
+    here: bool = True,
 ) -> None:
-    """Schedule a change episode soon after `cause`: in this chapter if it fits, else in the next one, and
+    """Schedule a change episode soon after `cause`: in this chapter if it fits (and `here`), else in the
+    next one, and
     over by `follow_up_due` either way (a commute planned months after a move to another city is a
     consequence the world would not wait for: keme/world/check/lifecycle.py holds it to the catalog's
     relocation window). The same change already planned later than that is taken back and placed sooner."""
@@ -122,7 +124,7 @@ def add_follow_up(
     earliest = (max(now, cause.end) + timedelta(days=1)).date()
     change = CHANGES[name]
     fits = (chapter.end.date() - earliest).days + 1 >= change.days[0]
-    if fits and len(traj.children(chapter.id)) < ctx.cfg.graph.max_events:
+    if here and fits and len(traj.children(chapter.id)) < ctx.cfg.graph.max_events:
         episode = plan_change_episode(name, chapter, traj, ctx, rng, earliest=earliest)
         try:
             shrink_to_leaf_if_single(episode, traj, ctx, rng, not_before=earliest)
@@ -206,7 +208,8 @@ def _after_change(leaf: Event, traj: Trajectory, ctx: PlanContext, rng: random.R
     partner = PAIRED.get(name)
     if partner and _scheduled(partner, leaf, traj):  # the other half of a move for a new job
         reason = f"{name} realized in {leaf.id}: {partner} goes with it"
-        add_follow_up(partner, cause, traj, ctx, rng, now, reason)
+        # not into this chapter: its episodes were planned for the job it has (a project would change hands)
+        add_follow_up(partner, cause, traj, ctx, rng, now, reason, here=False)
     for follow_up in change.follow_ups:
         # a move to another city always changes the commute (keme/world/check/lifecycle.py); a new job may not
         chance = 1.0 if name == "relocate" else FOLLOW_UP_CHANCE.get(follow_up, 1.0)
