@@ -52,7 +52,13 @@ def test_a_declaration_parses_into_its_typed_parts():
     assert p.part == "night"
     assert p.date == ("deadline", Window(None, 0))
     assert p.happened == "relocate"
-    assert p.state == ("diet.diet_type", "vegan")
+    assert p.state == ("diet.diet_type", frozenset({"vegan"}))
+
+
+def test_a_state_may_be_any_of_several_values_and_a_routine_number_a_window():
+    p = parse({"state": "transport.commute_mode=坐地铁|坐公交", "value": "training_per_week ..3"})
+    assert p.state == ("transport.commute_mode", frozenset({"坐地铁", "坐公交"}))
+    assert p.value == ("training_per_week", Window(None, 3))
 
 
 @pytest.mark.parametrize(
@@ -485,3 +491,76 @@ def test_a_line_is_held_to_a_part_of_the_day_by_every_clock_word_the_calendar_re
     """A line the calendar check would hold to an hour must declare its part: the static rule reads the
     same clock cues, in the same clauses, as keme/world/check/calendar.py."""
     assert part_word(text, lang) == word
+
+
+# ------------------------------------------------------------------------ states and routine numbers
+START = datetime(2026, 1, 1)
+
+
+def _routine(lang: str, **values: str):
+    """A persona with these routine and transport values from the first day."""
+    keys = {"training_per_week": "routine.training_per_week", "commute_minutes": "routine.commute_minutes"}
+    return persona(lang, {keys.get(k, f"transport.{k}"): [(v, START, [])] for k, v in values.items()})
+
+
+def test_the_filter_says_a_few_times_a_week_only_of_a_few():
+    few = parse({"value": "training_per_week ..3"})
+    six = Moment(
+        start=at(10, "20:00"),
+        end=at(10, "20:30"),
+        events=(),
+        params={},
+        persona=_routine("zh", training_per_week="6"),
+    )
+    two = replace(six, persona=_routine("zh", training_per_week="2"))
+    assert not holds(few, six)
+    assert holds(few, two)
+
+
+@pytest.mark.parametrize(
+    "lang,pattern,text,values,problem",
+    [
+        (
+            "zh",
+            "fitness_plan",
+            "一周就6次，还经常偷懒",
+            {"training_per_week": "6"},
+            "training_per_week is '6'",
+        ),
+        (
+            "en",
+            "commute_talk",
+            "My commute is 15 minutes each way and I'm so over it.",
+            {"commute_minutes": "15"},
+            "commute_minutes is '15'",
+        ),
+        (
+            "zh",
+            "commute_talk",
+            "单程要50分钟，换乘还要走好远",
+            {"commute_minutes": "50", "commute_mode": "骑共享单车"},
+            "transport.commute_mode is '骑共享单车'",
+        ),
+    ],
+)
+def test_a_line_whose_words_do_not_fit_the_persona_s_number_or_state_is_named(
+    lang, pattern, text, values, problem
+):
+    found = presup_findings(
+        lang,
+        episode("fitness" if pattern == "fitness_plan" else "commute", []),
+        [said("p01-s0001", pattern, [("user", at(12, "19:00"), text)], lang)],
+        the_persona=_routine(lang, **values),
+    )
+    assert any(problem in f for f in found), found
+
+
+@pytest.mark.parametrize(
+    "lang,text", [("zh", "明天早上提前半小时叫我，试试错峰"), ("en", "ok, remind me to leave at 8 tomorrow")]
+)
+def test_a_plan_for_tomorrow_s_commute_said_on_a_friday_is_named(lang, text):
+    friday = at(24, "21:00")  # Friday 2026-04-24: tomorrow is a Saturday
+    found = presup_findings(
+        lang, episode("commute", []), [said("p01-s0001", "commute_talk", [("user", friday, text)], lang)]
+    )
+    assert any("Sat 2026-04-25 is no workday" in f for f in found), found

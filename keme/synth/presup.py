@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
+from keme.days import is_workday
 from keme.models import Anchor, Event, Persona
+from keme.models.attributes import attribute_key
 from keme.text.dates import parse_display_date
 from keme.text.presup import STAGES, Presup, in_part
 
@@ -108,13 +110,29 @@ def holds(presup: Presup, moment: Moment) -> bool:
         if not begun or not window.holds((moment.day - max(e.start for e in begun).date()).days):
             return False
     if presup.state is not None:
-        key, value = presup.state
+        key, values = presup.state
         attr = next((a for a in moment.persona.attributes() if a.key == key), None)
-        if attr is None or attr.value_at(moment.start) != value:
+        if attr is None or attr.value_at(moment.start) not in values:
+            return False
+    if presup.value is not None:
+        predicate, window = presup.value
+        number = _number(moment.persona, predicate, moment.start)
+        if number is None or not window.holds(number):
+            return False
+    if presup.workday is not None:
+        ahead = timedelta(days=presup.workday)
+        if not all(is_workday(d + ahead, moment.persona.country) for d in {moment.day, moment.end.date()}):
             return False
     if presup.item is not None and not _stage_ok(presup.item, moment.stages):
         return False
     return True
+
+
+def _number(persona: Persona, predicate: str, when: datetime) -> int | None:
+    key = attribute_key(predicate)
+    attr = next((a for a in persona.attributes() if a.key == key), None) if key else None
+    held = attr.value_at(when) if attr is not None else None
+    return int(held) if held is not None and held.isdigit() else None
 
 
 def said(presup: Presup, moment: Moment) -> None:

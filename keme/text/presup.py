@@ -16,7 +16,13 @@ Keys (every value a string, like `says:`):
 - `date`: "SLOT A..B": the date the episode detail SLOT names is A to B days from the message's day
   (either end may be left open: "deadline ..0" = today or past, "start_date 1.." = still ahead).
 - `ago`: "KIND A..B": the latest event of KIND began A to B days before the message's day.
-- `state`: "attribute=value": the persona holds the value then (`work.work_mode=office`).
+- `state`: "attribute=value": the persona holds the value then (`work.work_mode=office`); "a|b|c" for
+  any of several values ("单程…换乘还要走好远" takes a commute by train, bus or shuttle for granted).
+- `value`: "PREDICATE A..B": the persona's own number for a routine predicate (`commute_minutes`,
+  `training_per_week`: keme.models.attributes) is A to B then: a line whose words judge it ("一周就{n}次，
+  还经常偷懒", "I'm so over it") is said only of a number it fits.
+- `workday`: "N": the day N days from the message's day is a workday where the persona lives ("wake me half
+  an hour early tomorrow" to beat the rush says tomorrow is one).
 - `item`: the stage of the session's item the line states (ordered < delivered < unboxed < in_use): a
   session never goes back a stage, never says an item arrived twice, and an item ordered in a session
   is not delivered or used in the same session.
@@ -41,7 +47,19 @@ PARTS: dict[str, tuple[int, int]] = {
     "any": (0, 24),  # a time word that counts only from the moment it is said: reviewed, holds always
 }
 STAGES = ("ordered", "delivered", "unboxed", "in_use")
-KEYS = ("part", "months", "happened", "planned", "not_happened", "date", "ago", "state", "item")
+KEYS = (
+    "part",
+    "months",
+    "happened",
+    "planned",
+    "not_happened",
+    "date",
+    "ago",
+    "state",
+    "value",
+    "workday",
+    "item",
+)
 _WINDOW = re.compile(r"^\s*(-?\d+)?\s*\.\.\s*(-?\d+)?\s*$")
 
 
@@ -71,7 +89,9 @@ class Presup:
     not_happened: str | None = None
     date: tuple[str, Window] | None = None
     ago: tuple[str, Window] | None = None
-    state: tuple[str, str] | None = None
+    state: tuple[str, frozenset[str]] | None = None
+    value: tuple[str, Window] | None = None
+    workday: int | None = None
     item: str | None = None
 
     @property
@@ -113,7 +133,10 @@ def parse(decl: dict[str, str] | tuple[tuple[str, str], ...]) -> Presup:
         key, sep, value = items["state"].partition("=")
         if not sep or "." not in key or not value:
             raise PresupError(f"state {items['state']!r}: expected 'attribute.key=value'")
-        state = (key.strip(), value.strip())
+        state = (key.strip(), frozenset(v.strip() for v in value.split("|") if v.strip()))
+    workday = items.get("workday")
+    if workday is not None and not workday.strip().lstrip("-").isdigit():
+        raise PresupError(f"workday {workday!r}: expected a day offset like '1'")
     try:
         months = frozenset(int(m) for m in items.get("months", "").split(",") if m.strip())
     except ValueError as exc:
@@ -129,6 +152,8 @@ def parse(decl: dict[str, str] | tuple[tuple[str, str], ...]) -> Presup:
         date=_named_window(items["date"]) if "date" in items else None,
         ago=_named_window(items["ago"]) if "ago" in items else None,
         state=state,
+        value=_named_window(items["value"]) if "value" in items else None,
+        workday=int(workday) if workday is not None else None,
         item=item,
     )
 

@@ -14,9 +14,11 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, replace
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
+from keme.days import is_workday
 from keme.models import Event, Message, Session
+from keme.models.attributes import attribute_key
 from keme.text.dates import parse_display_date
 from keme.text.presup import STAGES, Presup, in_part
 from keme.text.resources import Exchange, Resources
@@ -375,10 +377,20 @@ def problems(
             if not window.holds(days):
                 out.append(f"the last {kind} was {days} days before {now:%Y-%m-%d}")
     if presup.state is not None:
-        key, value = presup.state
+        key, values = presup.state
         held = world.view.persona.attribute(key).value_at(now) if key in _keys(world) else None
-        if held != value:
-            out.append(f"{key} is {held!r}, not {value!r}")
+        if held not in values:
+            out.append(f"{key} is {held!r}, not {' or '.join(sorted(values))}")
+    if presup.value is not None:
+        predicate, window = presup.value
+        key = attribute_key(predicate)
+        held = world.view.persona.attribute(key).value_at(now) if key in _keys(world) else None
+        if held is None or not held.isdigit() or not window.holds(int(held)):
+            out.append(f"{predicate} is {held!r}, which the line's words do not fit")
+    if presup.workday is not None:
+        day = now.date() + timedelta(days=presup.workday)
+        if not is_workday(day, world.view.persona.country):
+            out.append(f"{day:%a %Y-%m-%d} is no workday")
     if presup.item is not None and stages:
         stage, last = presup.item, max(STAGES.index(s) for s in stages)
         if "ordered" in stages and STAGES.index(stage) > 0:
