@@ -499,7 +499,11 @@ START = datetime(2026, 1, 1)
 
 def _routine(lang: str, **values: str):
     """A persona with these routine and transport values from the first day."""
-    keys = {"training_per_week": "routine.training_per_week", "commute_minutes": "routine.commute_minutes"}
+    keys = {
+        "training_per_week": "routine.training_per_week",
+        "commute_minutes": "routine.commute_minutes",
+        "main_sport": "sport.main_sport",
+    }
     return persona(lang, {keys.get(k, f"transport.{k}"): [(v, START, [])] for k, v in values.items()})
 
 
@@ -536,6 +540,13 @@ def test_the_filter_says_a_few_times_a_week_only_of_a_few():
         ),
         (
             "zh",
+            "fitness_log",
+            "跑了8公里，配速比上周快了一点",
+            {"main_sport": "瑜伽"},
+            "sport.main_sport is '瑜伽'",
+        ),
+        (
+            "zh",
             "commute_talk",
             "单程要50分钟，换乘还要走好远",
             {"commute_minutes": "50", "commute_mode": "骑共享单车"},
@@ -548,7 +559,9 @@ def test_a_line_whose_words_do_not_fit_the_persona_s_number_or_state_is_named(
 ):
     found = presup_findings(
         lang,
-        episode("fitness" if pattern == "fitness_plan" else "commute", []),
+        episode(
+            "fitness" if pattern.startswith("fitness") else "commute", [("fitness_plan", at(2, "19:00"))]
+        ),
         [said("p01-s0001", pattern, [("user", at(12, "19:00"), text)], lang)],
         the_persona=_routine(lang, **values),
     )
