@@ -7,8 +7,9 @@ from datetime import date, datetime
 
 import pytest
 
-from keme.models import Anchor
+from keme.models import Anchor, Event
 from keme.models.anchor import NoteRecord
+from keme.synth.grounder import count_the_note
 from keme.world.cues import load_cues
 from keme.world.party import record_party, with_party
 
@@ -58,3 +59,23 @@ def test_the_dinner_bill_follows_the_head_count(lang, total):
     params = with_party(MEAL[lang], 4, lang)
     assert params["party_size"] == "4" and params["dinner_total"] == total
     assert params["budget_per_person"] == MEAL[lang]["budget_per_person"]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_an_occasion_stretched_over_a_note_takes_the_note_s_head_count(lang):
+    """3 personas x 24 months, seed 0: a welcome-back dinner for 7 was stretched by the grounder to take a
+    note "split 6 ways" dated after its window, and said both."""
+    dinner = Event(
+        id="p01-c01-e01",
+        parent_id="p01-c01",
+        depth=1,
+        kind="social",
+        title="dinner",
+        summary="",
+        start=datetime(2026, 5, 1),
+        end=datetime(2026, 5, 10, 23, 59),
+        params=MEAL[lang] | {"party_size": "7"},
+    )
+    count_the_note(dinner, note("p01-a001", "2026-05-09T20:00", BODY[lang]), lang)
+    assert dinner.params["party_size"] == "4"
+    assert dinner.params["dinner_total"] == with_party(MEAL[lang], 4, lang)["dinner_total"]

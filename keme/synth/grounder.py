@@ -20,6 +20,8 @@ from keme.synth.planner import next_child_id
 from keme.synth.state import Trajectory, is_leaf, slots_of
 from keme.synth.where import leaf_allowed
 from keme.text.titles import title_and_summary
+from keme.world.cues import load_cues
+from keme.world.party import record_party, with_party
 
 
 def _describe(anchor: Anchor) -> str:
@@ -110,6 +112,7 @@ def _stretch_episode(episode: Event, anchor: Anchor, traj: Trajectory, now: date
     end = max(episode.end, datetime.combine(day, time(23, 59, 59)))
     traj.move_event(episode, start, end)
     episode.pending_anchors.append(anchor.id)
+    count_the_note(episode, anchor, traj.persona.language)
     traj.record(
         Revision(
             at=now,
@@ -127,6 +130,18 @@ def _stretch_episode(episode: Event, anchor: Anchor, traj: Trajectory, now: date
             },
         )
     )
+
+
+def count_the_note(episode: Event, anchor: Anchor, lang: str) -> None:
+    """A note that says how many were there ("split 6 ways"), taken into an episode with a party after its
+    head count was drawn: the episode's head count (and its bill) become the note's, as the planner's
+    would have been had the note been in its window (keme.world.party)."""
+    if "party_size" not in episode.params:
+        return
+    day = anchor.timestamp.date()
+    people = record_party([anchor], day, day, load_cues(lang))
+    if people is not None and str(people) != episode.params["party_size"]:
+        episode.params = with_party(episode.params, people, lang)
 
 
 def _move_leaf(leaf: Event, anchor: Anchor, traj: Trajectory, now: datetime) -> None:
