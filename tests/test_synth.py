@@ -85,16 +85,25 @@ def test_non_dataset_directory_is_refused(tmp_path):
         synthesize_dataset(small_config(), tmp_path / "d")
 
 
-def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_dataset(tmp_path):
+def _two_personas(tmp_path: Path) -> Path:
+    """Two personas, zh for 4 months and en for 2: several checkpoints, and a QA mix short of candidates."""
     config = tmp_path / "c.yaml"
     config.write_text(
         "name: kill\nseed: 9\npersonas:\n  - {language: zh, start: 2026-01-01, months: 4}\n"
         "  - {language: en, start: 2026-01-01, months: 2}\n"
     )
+    return config
+
+
+def _synth(config: Path, out: Path) -> list[str]:
+    return [sys.executable, "-m", "keme.cli", "synth", "--config", str(config), "--out", str(out)]
+
+
+def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_dataset(tmp_path):
+    config = _two_personas(tmp_path)
     reference = tmp_path / "ref"
     out = tmp_path / "out"
-    cmd = [sys.executable, "-m", "keme.cli", "synth", "--config", str(config), "--out", str(out)]
-    ref_cmd = [sys.executable, "-m", "keme.cli", "synth", "--config", str(config), "--out", str(reference)]
+    cmd, ref_cmd = _synth(config, out), _synth(config, reference)
     assert (
         subprocess.run(ref_cmd, capture_output=True).returncode == 0
     )  # uninterrupted, in a process of its own
@@ -108,46 +117,20 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_dataset(tmp_path):
 
 def test_a_second_synthesis_in_one_process_equals_a_fresh_process(tmp_path):
     synthesize_dataset(small_config(), tmp_path / "first")
-    config = tmp_path / "c.yaml"
-    config.write_text(
-        "name: kill\nseed: 9\npersonas:\n  - {language: zh, start: 2026-01-01, months: 4}\n"
-        "  - {language: en, start: 2026-01-01, months: 2}\n"
-    )
+    config = _two_personas(tmp_path)
     synthesize_dataset(load_config(config), tmp_path / "second")
-    cmd = [
-        sys.executable,
-        "-m",
-        "keme.cli",
-        "synth",
-        "--config",
-        str(config),
-        "--out",
-        str(tmp_path / "fresh"),
-    ]
-    assert subprocess.run(cmd, capture_output=True).returncode == 0
+    assert subprocess.run(_synth(config, tmp_path / "fresh"), capture_output=True).returncode == 0
     assert _bytes(tmp_path / "second") == _bytes(tmp_path / "fresh")
 
 
 def test_a_synthesis_does_not_depend_on_the_hash_seed(tmp_path):
     """Set and dict order of strings changes with PYTHONHASHSEED: a float summed in that order decided
     whether a QA type was short of the mix in one process and not in another."""
-    config = tmp_path / "c.yaml"
-    config.write_text(
-        "name: kill\nseed: 9\npersonas:\n  - {language: zh, start: 2026-01-01, months: 4}\n"
-        "  - {language: en, start: 2026-01-01, months: 2}\n"
-    )
+    config = _two_personas(tmp_path)
     for seed in ("1", "2"):
-        cmd = [
-            sys.executable,
-            "-m",
-            "keme.cli",
-            "synth",
-            "--config",
-            str(config),
-            "--out",
-            str(tmp_path / seed),
-        ]
-        done = subprocess.run(cmd, env=os.environ | {"PYTHONHASHSEED": seed}, capture_output=True)
+        done = subprocess.run(
+            _synth(config, tmp_path / seed), env=os.environ | {"PYTHONHASHSEED": seed}, capture_output=True
+        )
         assert done.returncode == 0, done.stderr.decode()
     assert _bytes(tmp_path / "1") == _bytes(tmp_path / "2")
 

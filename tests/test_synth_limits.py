@@ -235,13 +235,17 @@ def test_random_calendar_edges_synthesize():
         assert {e.anchor_id for e in traj.graph.events if e.anchor_id} == {a.id for a in traj.anchors}
 
 
+def _changed(persona, key: str) -> list[datetime]:
+    """When `key` changed (its versions after the first)."""
+    return [v.valid_from for v in persona.attribute(key).versions[1:]]
+
+
 def test_a_move_to_another_city_brings_its_new_commute_within_weeks():
     """Seed 11's third persona moved in September with its chapter full: the commute change went to the
     next chapter and landed 94 days after the move, past the relocation window the checker holds."""
     cfg = parse_config(_three_for_two_years(11))
     persona = synthesize_persona(2, cfg).persona
-    moves = [v.valid_from for v in persona.attribute("home.city").versions[1:]]
-    commutes = [v.valid_from for v in persona.attribute("transport.commute_mode").versions[1:]]
+    moves, commutes = _changed(persona, "home.city"), _changed(persona, "transport.commute_mode")
     assert moves
     for moved in moves:
         assert any(timedelta(0) <= when - moved <= timedelta(days=60) for when in commutes), moved
@@ -252,8 +256,7 @@ def test_the_new_job_a_move_brings_starts_within_the_relocation_window():
     began 102 days later, past the 90 days the checker allows: once the move is lived, the job is due."""
     cfg = parse_config(_three_for_two_years(1))
     persona = synthesize_persona(1, cfg).persona
-    moves = [v.valid_from for v in persona.attribute("home.city").versions[1:]]
-    jobs = [v.valid_from for v in persona.attribute("career.company").versions[1:]]
+    moves, jobs = _changed(persona, "home.city"), _changed(persona, "career.company")
     assert moves
     for moved in moves:
         assert any(abs(when - moved) <= timedelta(days=90) for when in jobs), (moved, jobs)
