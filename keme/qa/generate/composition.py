@@ -35,6 +35,10 @@ EVENT_KINDS = frozenset(
         "document",
     }
 )
+# what a person dates life by (a trip, an illness, friends' occasions, a project at work, a big purchase):
+# which of two came first is asked with one of these, or of two records of one occasion, never of two
+# unrelated receipts
+LIFE_KINDS = frozenset({"trip", "shopping", "health", "social", "work_project"})
 
 
 # ================================================================ composition (internal nodes)
@@ -78,6 +82,13 @@ def related(g: Gen, first: Fact, second: Fact) -> bool:
     if a is None or b is None:
         return False
     return g.world.episode_of(a).id == g.world.episode_of(b).id
+
+
+def _one_occasion(g: Gen, first: Fact, second: Fact) -> bool:
+    """Two facts of one episode that is an occasion of the persona's life, not the errands app records
+    are grounded in when nothing else holds them (a W-2 saved and a plant-care memo)."""
+    a = g.world.events.get(first.event_id)
+    return a is not None and related(g, first, second) and g.world.episode_kind(a) != "errand"
 
 
 def _event_phrase(g: Gen, fact: Fact, form: str) -> str | None:
@@ -204,6 +215,10 @@ def compose_pairs(g: Gen, node: str, sample: list[Draft], limit: int) -> list[Dr
                 )
             )
         else:
+            if not (
+                {first.fact.kind, second.fact.kind} & LIFE_KINDS or _one_occasion(g, first.fact, second.fact)
+            ):
+                continue
             shown = [first, second]
             g.rng.shuffle(shown)
             nouns = [_event_phrase(g, x.fact, "noun") for x in shown]
