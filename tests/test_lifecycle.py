@@ -923,6 +923,7 @@ def test_the_planner_keeps_a_work_project_off_a_job_change(lang):
     day = lambda m, d: date(2026, m, d)  # noqa: E731
     assert one_employer(traj, day(3, 10), day(3, 28)) == (day(3, 10), day(3, 19))
     assert one_employer(traj, day(3, 22), day(4, 10)) == (day(4, 8), day(4, 10))  # a week to settle in
+    assert one_employer(traj, day(4, 1), day(4, 10)) == (day(4, 8), day(4, 10))  # the day after it, too
     assert one_employer(traj, day(3, 22), day(3, 30)) is None
     assert one_employer(traj, day(5, 1), day(5, 9)) == (day(5, 1), day(5, 9))
 

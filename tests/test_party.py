@@ -76,6 +76,6 @@ def test_an_occasion_stretched_over_a_note_takes_the_note_s_head_count(lang):
         end=datetime(2026, 5, 10, 23, 59),
         params=MEAL[lang] | {"party_size": "7"},
     )
-    count_the_note(dinner, note("p01-a001", "2026-05-09T20:00", BODY[lang]), lang)
+    count_the_note(dinner, [note("p01-a001", "2026-05-09T20:00", BODY[lang])], lang)
     assert dinner.params["party_size"] == "4"
     assert dinner.params["dinner_total"] == with_party(MEAL[lang], 4, lang)["dinner_total"]

@@ -63,7 +63,17 @@ def test_a_state_may_be_any_of_several_values_and_a_routine_number_a_window():
 
 @pytest.mark.parametrize(
     "decl",
-    [{"when": "soon"}, {"part": "teatime"}, {"date": "deadline soon"}, {"item": "lost"}, {"months": "13"}],
+    [
+        {"when": "soon"},
+        {"part": "teatime"},
+        {"date": "deadline soon"},
+        {"item": "lost"},
+        {"months": "13"},
+        {"workday": "--1"},
+        {"state": "transport.commute_mode=|"},
+        {"state": "transport.commute=bus"},
+        {"value": "commute_minute 30.."},
+    ],
 )
 def test_a_malformed_declaration_is_refused(decl):
     with pytest.raises(PresupError):

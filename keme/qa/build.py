@@ -212,8 +212,9 @@ def weights(spec: QASpec) -> dict[str, float]:
 
 def quotas(shares: dict[str, float], available: dict[str, int], target: int) -> dict[str, int]:
     """How many items of each type make `target`: each type its share, rounded so the counts sum to the
-    target (largest remainders); a type with fewer candidates than its share gets all it has, and what
-    it cannot fill goes to the others in proportion to their shares (nothing is made up to fill it)."""
+    target (largest remainders, a tie to the larger share); a type with fewer candidates than its share
+    gets all it has, and what it cannot fill goes to the others in proportion to their shares (nothing is
+    made up to fill it)."""
     return allot(shares, available, target)[0]
 
 
@@ -222,9 +223,10 @@ def allot(
 ) -> tuple[dict[str, int], dict[str, int]]:
     """`quotas`, and for each type that ran out of candidates the count its share asked of it when it did
     (after what the types short before it left to the others): what the build report calls wanted.
-    Exact fractions: a float sum over the types depends on their order, and a share that asks for exactly
-    what is available would be short in one process and not in another."""
-    share = {k: Fraction(w) for k, w in shares.items() if w > 0}
+    Exact fractions (the config's decimal shares recovered from their floats): a float sum over the types
+    depends on their order, and a share that asks for exactly what is available would be short in one
+    process and not in another."""
+    share = {k: Fraction(w).limit_denominator(10**6) for k, w in shares.items() if w > 0}  # 0.18 -> 9/50
     fixed: dict[str, int] = {}
     asked: dict[str, int] = {}
     open_ = sorted(share)
@@ -242,7 +244,8 @@ def allot(
     weight = sum(share[k] for k in open_) or Fraction(1)
     exact = {k: room * share[k] / weight for k in open_}
     counts = {k: math.floor(v) for k, v in exact.items()}
-    for kind in sorted(open_, key=lambda k: (counts[k] - exact[k], k))[: room - sum(counts.values())]:
+    by_remainder = sorted(open_, key=lambda k: (counts[k] - exact[k], -share[k], k))
+    for kind in by_remainder[: room - sum(counts.values())]:
         counts[kind] += 1
     return fixed | {k: min(n, available.get(k, 0)) for k, n in counts.items()}, asked
 

@@ -289,7 +289,7 @@ def days_before(ctx: Context, item: QAItem, args: DaysBeforeArgs) -> Answer:
 @op("order", OrderArgs)
 def order(ctx: Context, item: QAItem, args: OrderArgs) -> Answer:
     first = "A" if ctx.sent(item, 0) < ctx.sent(item, 1) else "B"
-    return {"A": "B", "B": "A"}[first] if args.later else first
+    return ("B" if first == "A" else "A") if args.later else first
 
 
 @op("time_of_day", TimeOfDayArgs)

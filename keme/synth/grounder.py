@@ -112,7 +112,7 @@ def _stretch_episode(episode: Event, anchor: Anchor, traj: Trajectory, now: date
     end = max(episode.end, datetime.combine(day, time(23, 59, 59)))
     traj.move_event(episode, start, end)
     episode.pending_anchors.append(anchor.id)
-    count_the_note(episode, anchor, traj.persona.language)
+    count_the_note(episode, traj.anchors, traj.persona.language)
     traj.record(
         Revision(
             at=now,
@@ -132,14 +132,13 @@ def _stretch_episode(episode: Event, anchor: Anchor, traj: Trajectory, now: date
     )
 
 
-def count_the_note(episode: Event, anchor: Anchor, lang: str) -> None:
+def count_the_note(episode: Event, anchors: list[Anchor], lang: str) -> None:
     """A note that says how many were there ("split 6 ways"), taken into an episode with a party after its
-    head count was drawn: the episode's head count (and its bill) become the note's, as the planner's
-    would have been had the note been in its window (keme.world.party)."""
+    head count was drawn: the episode's head count (and its bill) become what the first such note in its
+    new window says, as the planner's would have been had the window been this (keme.world.party)."""
     if "party_size" not in episode.params:
         return
-    day = anchor.timestamp.date()
-    people = record_party([anchor], day, day, load_cues(lang))
+    people = record_party(anchors, episode.start.date(), episode.end.date(), load_cues(lang))
     if people is not None and str(people) != episode.params["party_size"]:
         episode.params = with_party(episode.params, people, lang)
 

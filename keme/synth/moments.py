@@ -302,7 +302,7 @@ def one_employer(traj: Trajectory, first: date, last: date) -> tuple[date, date]
         if "set:career.company" not in event.params:
             continue
         begins, ends = event.start.date(), event.end.date()
-        if begins > last or ends < first:
+        if begins > last or ends + timedelta(days=SETTLE_DAYS - 1) < first:
             continue
         if begins > first:
             last = begins - timedelta(days=1)

@@ -129,6 +129,7 @@ def holds(presup: Presup, moment: Moment) -> bool:
 
 
 def _number(persona: Persona, predicate: str, when: datetime) -> int | None:
+    """The persona's own number for a routine predicate at `when` (None where it holds none)."""
     key = attribute_key(predicate)
     attr = next((a for a in persona.attributes() if a.key == key), None) if key else None
     held = attr.value_at(when) if attr is not None else None

@@ -444,14 +444,18 @@ def compose(
             # an optional beat whose every wording was said before is dropped rather than said again
             if rng.random() < keep and (beat.p >= 1.0 or fresh(talk, fit(beat.options), ctx)):
                 _say(talk, fit(beat.options), ctx, drafts, record=record, moment=situation)
-    if not any(d.role == "user" for d in drafts):
+    if not any(d.role == "user" and not d.smalltalk for d in drafts):
         # every beat this shape kept was out of its moment (a quick call whose opening beat holds only
-        # holiday lines, on a plain Monday): the first beat that holds a line now opens it instead
+        # holiday lines, on a plain Monday): the first beat that holds a line now opens it, after the
+        # app record if there is one (a record shared without a word is a session; a call is not)
+        opening: list[Draft] = []
         for beat in (b for b in pattern.beats if isinstance(b, Beat)):
-            if _say(talk, fit(beat.options), ctx, drafts, record=record, moment=situation):
+            if _say(talk, fit(beat.options), ctx, opening, record=record, moment=situation):
                 break
-        else:
+        if not opening and anchor is None:
             raise RealizationError(f"{leaf.id}: no line of {moment!r} holds at {start:%Y-%m-%d %H:%M}")
+        at = 1 if anchor is not None else 0
+        drafts[at:at] = opening
     for _ in range(style.bursts):
         _burst(drafts, talk, lang)
     return drafts

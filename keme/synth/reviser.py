@@ -112,8 +112,8 @@ def add_follow_up(
     chapter = _chapter_of(cause, traj)
     due = follow_up_due(cause, ctx)
     for event in [e for e in traj.graph.events if e.change == name and e.state == "planned"]:
-        if event.end.date() <= due or not _movable(event):
-            return
+        if event.end.date() <= due or not _movable(event) or event.depth > 1:
+            return  # in time, or held by a record, or a moment of an episode already under way
         _delete(event, traj, now, f"{reason}: by {due.isoformat()}, not {event.end:%Y-%m-%d}")
     for held in [c for c in _later_chapters(chapter, traj) if name in chapter_changes(c)][:1]:
         if held.start.date() <= due:  # the chapter that holds it already: over by the due day there
@@ -152,6 +152,7 @@ def _later_chapters(chapter: Event, traj: Trajectory) -> list[Event]:
 
 
 def _with_due(chapter: Event, name: str, due: date) -> str:
+    """The chapter's `_due` param with `name` due on `due`."""
     return ",".join(f"{k}={v.isoformat()}" for k, v in (dict(due_dates(chapter)) | {name: due}).items())
 
 

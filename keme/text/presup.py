@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass
 
 from keme.errors import KemeError
+from keme.models.attributes import BY_KEY, attribute_key
 
 # hours each part of day covers, [start, end) on a 24-hour clock; night wraps past midnight
 PARTS: dict[str, tuple[int, int]] = {
@@ -130,13 +131,19 @@ def parse(decl: dict[str, str] | tuple[tuple[str, str], ...]) -> Presup:
         raise PresupError(f"item {item!r}: one of {', '.join(STAGES)}")
     state = None
     if "state" in items:
-        key, sep, value = items["state"].partition("=")
-        if not sep or "." not in key or not value:
+        key, sep, held = items["state"].partition("=")
+        if not sep or "." not in key or not held:
             raise PresupError(f"state {items['state']!r}: expected 'attribute.key=value'")
-        state = (key.strip(), frozenset(v.strip() for v in value.split("|") if v.strip()))
+        values = frozenset(v.strip() for v in held.split("|") if v.strip())
+        if key.strip() not in BY_KEY or not values:
+            raise PresupError(f"state {items['state']!r}: an attribute of keme.models.attributes and a value")
+        state = (key.strip(), values)
     workday = items.get("workday")
-    if workday is not None and not workday.strip().lstrip("-").isdigit():
+    if workday is not None and re.fullmatch(r"\s*-?\d+\s*", workday) is None:
         raise PresupError(f"workday {workday!r}: expected a day offset like '1'")
+    value = _named_window(items["value"]) if "value" in items else None
+    if value is not None and attribute_key(value[0]) is None:
+        raise PresupError(f"value {items['value']!r}: {value[0]!r} is no attribute's predicate")
     try:
         months = frozenset(int(m) for m in items.get("months", "").split(",") if m.strip())
     except ValueError as exc:
@@ -152,7 +159,7 @@ def parse(decl: dict[str, str] | tuple[tuple[str, str], ...]) -> Presup:
         date=_named_window(items["date"]) if "date" in items else None,
         ago=_named_window(items["ago"]) if "ago" in items else None,
         state=state,
-        value=_named_window(items["value"]) if "value" in items else None,
+        value=value,
         workday=int(workday) if workday is not None else None,
         item=item,
     )

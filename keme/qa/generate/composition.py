@@ -87,8 +87,10 @@ def related(g: Gen, first: Fact, second: Fact) -> bool:
 def _one_occasion(g: Gen, first: Fact, second: Fact) -> bool:
     """Two facts of one episode that is an occasion of the persona's life, not the errands app records
     are grounded in when nothing else holds them (a W-2 saved and a plant-care memo)."""
-    a = g.world.events.get(first.event_id)
-    return a is not None and related(g, first, second) and g.world.episode_kind(a) != "errand"
+    a, b = g.world.events.get(first.event_id), g.world.events.get(second.event_id)
+    if a is None or b is None or g.world.episode_of(a).id != g.world.episode_of(b).id:
+        return False
+    return g.world.episode_kind(a) != "errand"
 
 
 def _event_phrase(g: Gen, fact: Fact, form: str) -> str | None:
