@@ -587,3 +587,19 @@ def test_a_plan_for_tomorrow_s_commute_said_on_a_friday_is_named(lang, text):
         lang, episode("commute", []), [said("p01-s0001", "commute_talk", [("user", friday, text)], lang)]
     )
     assert any("Sat 2026-04-25 is no workday" in f for f in found), found
+
+
+@pytest.mark.parametrize(
+    "lang,text",
+    [
+        ("en", "Okay, going to go enjoy this. Thanks for keeping me sane the last few weeks."),
+        ("zh", "谢谢你这几周陪我赶进度"),
+    ],
+)
+def test_these_last_few_weeks_of_a_project_begun_eight_days_ago_is_named(lang, text):
+    """A project that started on the 1st, its win on the 9th: "the last few weeks" had not passed."""
+    events = episode("work_project", [("work_deadline", at(8, "18:00"))], project="CRM")
+    found = presup_findings(
+        lang, events, [said("p01-s0001", "work_win", [("user", at(9, "19:00"), text)], lang)]
+    )
+    assert any("its episode began 8 days before" in f for f in found), found

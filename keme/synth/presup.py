@@ -119,6 +119,10 @@ def holds(presup: Presup, moment: Moment) -> bool:
         number = _number(moment.persona, predicate, moment.start)
         if number is None or not window.holds(number):
             return False
+    if presup.since is not None:
+        begun = [e.start for e in moment.events if e.id in moment.own and e.depth == 1]
+        if not begun or not presup.since.holds((moment.day - min(begun).date()).days):
+            return False
     if presup.workday is not None:
         ahead = timedelta(days=presup.workday)
         if not all(is_workday(d + ahead, moment.persona.country) for d in {moment.day, moment.end.date()}):

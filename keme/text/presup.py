@@ -21,6 +21,8 @@ Keys (every value a string, like `says:`):
 - `value`: "PREDICATE A..B": the persona's own number for a routine predicate (`commute_minutes`,
   `training_per_week`: keme.models.attributes) is A to B then: a line whose words judge it ("一周就{n}次，
   还经常偷懒", "I'm so over it") is said only of a number it fits.
+- `since`: "A..B": the session's own episode (a project, a trip, an illness) began A to B days before the
+  message's day ("these last few weeks" of a project begun eight days ago is not said).
 - `workday`: "N": the day N days from the message's day is a workday where the persona lives ("wake me half
   an hour early tomorrow" to beat the rush says tomorrow is one).
 - `item`: the stage of the session's item the line states (ordered < delivered < unboxed < in_use): a
@@ -58,6 +60,7 @@ KEYS = (
     "ago",
     "state",
     "value",
+    "since",
     "workday",
     "item",
 )
@@ -92,6 +95,7 @@ class Presup:
     ago: tuple[str, Window] | None = None
     state: tuple[str, frozenset[str]] | None = None
     value: tuple[str, Window] | None = None
+    since: Window | None = None
     workday: int | None = None
     item: str | None = None
 
@@ -160,6 +164,7 @@ def parse(decl: dict[str, str] | tuple[tuple[str, str], ...]) -> Presup:
         ago=_named_window(items["ago"]) if "ago" in items else None,
         state=state,
         value=value,
+        since=window(items["since"]) if "since" in items else None,
         workday=int(workday) if workday is not None else None,
         item=item,
     )

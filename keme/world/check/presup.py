@@ -387,6 +387,12 @@ def problems(
         held = world.view.persona.attribute(key).value_at(now) if key in _keys(world) else None
         if held is None or not held.isdigit() or not window.holds(int(held)):
             out.append(f"{predicate} is {held!r}, which the line's words do not fit")
+    if presup.since is not None:
+        episode = world.episode(session)
+        if episode is None:
+            out.append("no episode to count from")
+        elif not presup.since.holds((now.date() - episode.start.date()).days):
+            out.append(f"its episode began {(now.date() - episode.start.date()).days} days before")
     if presup.workday is not None:
         day = now.date() + timedelta(days=presup.workday)
         if not is_workday(day, world.view.persona.country):
