@@ -11,8 +11,9 @@ import sys
 from datetime import datetime
 
 from keme.config import QASpec
+from keme.models import AnswerSpec
 from keme.qa import draft as d
-from keme.qa.build import QAReport, multiple_choice_picks, quotas, select, weights
+from keme.qa.build import QAReport, multiple_choice_picks, one_longest_per_subtype, quotas, select, weights
 from keme.qa.draft import Draft
 
 MIX = {"single_hop": 0.5, "multi_hop": 0.3, "abstention": 0.2}
@@ -104,3 +105,30 @@ def test_the_mix_does_not_depend_on_the_hash_seed():
         for seed in range(1, 7)
     }
     assert len(seen) == 1 and "relationship" in seen.pop()
+
+
+def _choice(question: str, options: list[str], pool: list[str]) -> Draft:
+    return Draft(
+        "preference_generalization",
+        "gen.transport.commute_mode",
+        question,
+        f"A. {options[0]}",
+        AnswerSpec(kind="choice", value="A", aliases=[options[0]]),
+        d.proof("absent", [], terms=""),
+        datetime(2026, 6, 1, 20, 0),
+        1,
+        "p01-root",
+        options=options,
+        format="single_choice",
+        distractors=pool,
+    )
+
+
+def test_a_choice_whose_gold_is_longer_than_every_alternative_is_asked_once():
+    """骑共享单车 is longer than any other way to get there: asked four times, "pick the longest" won 4."""
+    always = [_choice(f"怎么过去{n}？", ["骑共享单车", "步行", "打车", "坐地铁"], ["开车"]) for n in range(4)]
+    balanced = _choice("怎么去上课？", ["步行", "坐地铁", "打车", "骑共享单车"], ["开车"])
+    report = QAReport()
+    kept = one_longest_per_subtype([*always, balanced], report)
+    assert kept == [always[0], balanced]
+    assert report.rejected["longest_whatever_shown"] == 3

@@ -193,7 +193,7 @@ def test_chance_agreement_is_what_predictions_independent_of_the_labels_score():
 )
 def test_each_shape_baseline_is_at_chance_on_the_demo(demo, strategy):
     score = blind.shape_scores(demo)[strategy]
-    assert score["n"] >= 20
+    assert score["n"] >= 10  # ratio: 14 questions name an amount since order questions pair no two receipts
     assert abs(score["accuracy"] - score["chance"]) <= 0.05, score
 
 

@@ -490,7 +490,7 @@ def picked_drafts(
     target = round(spec.per_month * months)
     drafts = candidates(world, spec, seed)
     report.candidates += len(drafts)
-    kept = filter_drafts(drafts, world, report)
+    kept = one_longest_per_subtype(filter_drafts(drafts, world, report), report)
     rng = rng_for(seed, world.persona.id, "qa", "select")
     chosen = select(kept, target, spec, rng, report)
     for draft in chosen:
@@ -498,6 +498,28 @@ def picked_drafts(
             draft.distractors = opts.point_distractors(draft, world)
             rng.shuffle(draft.distractors)
     return chosen, rng
+
+
+def one_longest_per_subtype(drafts: list[Draft], report: QAReport) -> list[Draft]:
+    """A choice the generator made whose gold is longer than every alternative it could be shown with is
+    decided by "pick the longest" whatever the balancer does (a persona's 骑共享单车 among 步行, 打车 and
+    坐地铁, asked four times, was the longest option 4 times in 4): one such item per subtype is asked."""
+    seen: set[str] = set()
+    kept: list[Draft] = []
+    for draft in drafts:
+        if opts.is_single_choice(draft) and _longest_whatever(draft):
+            if draft.subtype in seen:
+                report.rejected["longest_whatever_shown"] += 1
+                continue
+            seen.add(draft.subtype)
+        kept.append(draft)
+    return kept
+
+
+def _longest_whatever(draft: Draft) -> bool:
+    gold = draft.options[LETTERS.index(draft.spec.value or "A")]
+    others = [a for a in dict.fromkeys(draft.options + draft.distractors) if a != gold]
+    return bool(others) and len(gold) > max(len(a) for a in others)
 
 
 def final_items(chosen: list[Draft], world: World, report: QAReport) -> list[QAItem]:
