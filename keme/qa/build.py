@@ -380,6 +380,29 @@ def _alternative_lists(draft: Draft, rng: random.Random, balance: Balancer) -> l
     return _by_rank(balance, range(k + 1), make)
 
 
+def _fair(trials: list[Trial], balance: Balancer) -> list[Trial]:
+    """The trial lists whose gold is not strictly the longest option, once "pick the longest" is ahead of
+    chance over the dataset so far (the balancer's orders can pay back position and median, not length:
+    a list decides that alone); all of them while it is not."""
+    if balance.owed["longest"] >= 0:
+        return trials
+    return [t for t in trials if len(t[0][-1]) <= max(len(o) for o in t[0][:-1])]
+
+
+def _with_rivals(trials: list[Trial], draft: Draft) -> list[Trial]:
+    """Each trial list with its shortest wrong option swapped for an alternative at least as long as the
+    gold, where the draft's pool has one (a length tie is neither side of a length rank, so the rank draw
+    leaves it out)."""
+    gold = trials[0][0][-1] if trials else ""
+    out = []
+    for options, rank in trials:
+        rivals = [a for a in draft.distractors if a != gold and a not in options and len(a) >= len(gold)]
+        if rivals:
+            shortest = min(range(len(options) - 1), key=lambda i: (len(options[i]), i))
+            out.append(([*options[:shortest], rivals[0], *options[shortest + 1 :]], rank))
+    return out
+
+
 def _best_list(draft: Draft, trials: list[Trial], balance: Balancer) -> list[str]:
     """The trial list (gold last) whose best order pays the blind heuristics most of what they are
     owed, then the one whose rank was used least; its rank is counted."""
@@ -417,6 +440,7 @@ def apply_formats(
     for draft in drafts:
         if opts.is_single_choice(draft):  # options made by the generator (preferences, order)
             trials = _alternative_lists(draft, rng, balance)
+            trials = _fair(trials, balance) or _fair(_with_rivals(trials, draft), balance) or trials
             if trials:
                 draft.options = _best_list(draft, trials, balance)
                 letter = LETTERS[len(draft.options) - 1]
@@ -439,9 +463,9 @@ def apply_formats(
         draft.open_form = (draft.spec, draft.answer, list(draft.options), draft.format)
         kind = draft.spec.kind
         if kind in ("entity", "number", "date") and rng.random() < spec.single_choice_share:
-            trials = _option_lists(draft, values, rng, balance, lang)
+            trials = _fair(_option_lists(draft, values, rng, balance, lang), balance)
             if not trials:
-                continue
+                continue  # asked open: every list would hand "pick the longest" one more hit it is ahead by
             options = _best_list(draft, trials, balance)
             right = options[-1]
             draft.options = options
