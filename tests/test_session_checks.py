@@ -1,5 +1,6 @@
-"""Every synthesized session is a conversation: `keme validate` refuses one without a message, and one
-without an app record in which the user says nothing; the realizer never writes either."""
+"""Every synthesized session is a conversation: `keme validate` refuses one without a message, and the
+realizer never writes one in which the user says nothing (a hard-negative piece or a session back from
+another format may be an assistant's turn alone, so validate does not judge that)."""
 
 from __future__ import annotations
 
@@ -38,12 +39,6 @@ def test_a_session_without_a_message_is_refused():
     (found,) = check_sessions([_session([])], {})
     assert (found.check, found.where) == ("dialogue", "p01-s0005")
     assert found.message == "a session without a message"
-
-
-def test_a_conversation_without_a_user_line_is_refused():
-    session = _session([_message("assistant", "Sounds like a lovely call.")])
-    (found,) = check_sessions([session], {})
-    assert found.message == "a conversation in which the user says nothing"
 
 
 def test_an_app_record_shared_without_a_word_is_a_session():
