@@ -386,7 +386,7 @@ def _fair(trials: list[Trial], balance: Balancer) -> list[Trial]:
     a list decides that alone); all of them while it is not."""
     if balance.owed["longest"] >= 0:
         return trials
-    return [t for t in trials if len(t[0][-1]) <= max(len(o) for o in t[0][:-1])]
+    return [t for t in trials if not _longer_than_all(t[0][-1], t[0][:-1])]
 
 
 def _with_rivals(trials: list[Trial], draft: Draft) -> list[Trial]:
@@ -542,8 +542,12 @@ def one_longest_per_subtype(drafts: list[Draft], report: QAReport) -> list[Draft
 
 def _longest_whatever(draft: Draft) -> bool:
     gold = draft.options[LETTERS.index(draft.spec.value or "A")]
-    others = [a for a in dict.fromkeys(draft.options + draft.distractors) if a != gold]
-    return bool(others) and len(gold) > max(len(a) for a in others)
+    return _longer_than_all(gold, [a for a in dict.fromkeys(draft.options + draft.distractors) if a != gold])
+
+
+def _longer_than_all(gold: str, others: list[str]) -> bool:
+    """Whether "pick the longest option" picks `gold` out of it and `others` (none: it decides nothing)."""
+    return bool(others) and len(gold) > max(len(o) for o in others)
 
 
 def final_items(chosen: list[Draft], world: World, report: QAReport) -> list[QAItem]:

@@ -92,3 +92,8 @@ def due_dates(chapter: Event) -> list[tuple[str, date]]:
         (name, date.fromisoformat(day))
         for name, _, day in (p.partition("=") for p in chapter.params.get("_due", "").split(",") if p)
     ]
+
+
+def with_due(chapter: Event, name: str, due: date) -> str:
+    """The chapter's `_due` param (read by `due_dates`) with `name` due on `due`."""
+    return ",".join(f"{k}={v.isoformat()}" for k, v in (dict(due_dates(chapter)) | {name: due}).items())

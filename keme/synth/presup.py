@@ -111,13 +111,12 @@ def holds(presup: Presup, moment: Moment) -> bool:
             return False
     if presup.state is not None:
         key, values = presup.state
-        attr = next((a for a in moment.persona.attributes() if a.key == key), None)
-        if attr is None or attr.value_at(moment.start) not in values:
+        if _held(moment.persona, key, moment.start) not in values:
             return False
     if presup.value is not None:
         predicate, window = presup.value
-        number = _number(moment.persona, predicate, moment.start)
-        if number is None or not window.holds(number):
+        number = _held(moment.persona, attribute_key(predicate) or "", moment.start)
+        if number is None or not number.isdigit() or not window.holds(int(number)):
             return False
     if presup.since is not None:
         begun = [e.start for e in moment.events if e.id in moment.own and e.depth == 1]
@@ -132,12 +131,10 @@ def holds(presup: Presup, moment: Moment) -> bool:
     return True
 
 
-def _number(persona: Persona, predicate: str, when: datetime) -> int | None:
-    """The persona's own number for a routine predicate at `when` (None where it holds none)."""
-    key = attribute_key(predicate)
-    attr = next((a for a in persona.attributes() if a.key == key), None) if key else None
-    held = attr.value_at(when) if attr is not None else None
-    return int(held) if held is not None and held.isdigit() else None
+def _held(persona: Persona, key: str, when: datetime) -> str | None:
+    """The value the persona holds for attribute `key` at `when` (None where it has none)."""
+    attr = next((a for a in persona.attributes() if a.key == key), None)
+    return attr.value_at(when) if attr is not None else None
 
 
 def said(presup: Presup, moment: Moment) -> None:

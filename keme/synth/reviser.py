@@ -11,12 +11,12 @@ recorded with its reason. Events that carry anchors are never deleted or moved.
 from __future__ import annotations
 
 import random
-from datetime import date, datetime, time, timedelta
+from datetime import datetime, time, timedelta
 
 from keme.models import Event, Revision
 from keme.models.catalog import CHANGES
 from keme.seeding import rng_for
-from keme.synth.changes import due_dates, follow_up_due, holds_changes
+from keme.synth.changes import follow_up_due, holds_changes, with_due
 from keme.synth.context import PlanContext
 from keme.synth.moments import NoRoom, shrink_to_leaf_if_single
 from keme.synth.params import colleagues, episode_params, fitness_goal, social_params
@@ -105,10 +105,10 @@ def add_follow_up(
     here: bool = True,
 ) -> None:
     """Schedule a change episode soon after `cause`: in this chapter if it fits (and `here`), else in the
-    next one, and
-    over by `follow_up_due` either way (a commute planned months after a move to another city is a
-    consequence the world would not wait for: keme/world/check/lifecycle.py holds it to the catalog's
-    relocation window). The same change already planned later than that is taken back and placed sooner."""
+    next one, and over by `follow_up_due` either way (a commute planned months after a move to another
+    city is a consequence the world would not wait for: keme/world/check/lifecycle.py holds it to the
+    catalog's relocation window). The same change already planned later than that is taken back and
+    placed sooner."""
     chapter = _chapter_of(cause, traj)
     due = follow_up_due(cause, ctx)
     for event in [e for e in traj.graph.events if e.change == name and e.state == "planned"]:
@@ -117,7 +117,7 @@ def add_follow_up(
         _delete(event, traj, now, f"{reason}: by {due.isoformat()}, not {event.end:%Y-%m-%d}")
     for held in [c for c in _later_chapters(chapter, traj) if name in chapter_changes(c)][:1]:
         if held.start.date() <= due:  # the chapter that holds it already: over by the due day there
-            _modify(held, traj, now, reason, **{"param:_due": _with_due(held, name, due)})
+            _modify(held, traj, now, reason, **{"param:_due": with_due(held, name, due)})
             return
         rest = [c for c in chapter_changes(held) if c != name]
         _modify(held, traj, now, f"{reason}: by {due.isoformat()}", **{"param:changes": ",".join(rest)})
@@ -140,7 +140,7 @@ def add_follow_up(
     if later:
         target = later[0]
         changes = chapter_changes(target)
-        updates = {"param:_due": _with_due(target, name, due)}
+        updates = {"param:_due": with_due(target, name, due)}
         if name not in changes:
             updates["param:changes"] = ",".join(changes + [name])
         _modify(target, traj, now, reason + " (no room left this chapter)", **updates)
@@ -149,11 +149,6 @@ def add_follow_up(
 def _later_chapters(chapter: Event, traj: Trajectory) -> list[Event]:
     """The chapters after `chapter` not planned into episodes yet, in order."""
     return [c for c in traj.children(None) if c.start > chapter.end and c.state == "planned"]
-
-
-def _with_due(chapter: Event, name: str, due: date) -> str:
-    """The chapter's `_due` param with `name` due on `due`."""
-    return ",".join(f"{k}={v.isoformat()}" for k, v in (dict(due_dates(chapter)) | {name: due}).items())
 
 
 def _add_episode(
