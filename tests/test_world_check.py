@@ -1155,33 +1155,19 @@ def test_catalog_claims_that_do_not_go_together_are_named():
     assert all("剧本杀" in f.text for f in found)
 
 
+def _said_at_a_party(*texts: str) -> PersonaView:
+    """One English session of a social episode on the 23rd, the user saying `texts` a minute apart."""
+    lines = [("user", at(23, f"20:{47 + k}"), text) for k, text in enumerate(texts)]
+    return world(
+        "en", [event("p01-c01-e01", "social", START, END)], [session("p01-s0022", "p01-c01-e01", lines)]
+    )
+
+
 def test_catalog_items_named_together_in_text_must_go_together():
-    view = world(
-        "en",
-        [event("p01-c01-e01", "social", START, END)],
-        [
-            session(
-                "p01-s0022",
-                "p01-c01-e01",
-                [
-                    (
-                        "user",
-                        at(23, "20:47"),
-                        "I'll get a bottle of wine from Best Buy. Will it get here in time?",
-                    ),
-                    (
-                        "user",
-                        at(23, "20:48"),
-                        "Stiff neck again. I took DayQuil for a stiff neck, fine right?",
-                    ),
-                    (
-                        "user",
-                        at(23, "20:49"),
-                        "Picked up the LG C3 TV at Best Buy, and a bottle of wine at Total Wine.",
-                    ),
-                ],
-            )
-        ],
+    view = _said_at_a_party(
+        "I'll get a bottle of wine from Best Buy. Will it get here in time?",
+        "Stiff neck again. I took DayQuil for a stiff neck, fine right?",
+        "Picked up the LG C3 TV at Best Buy, and a bottle of wine at Total Wine.",
     )
     assert ids(findings(view, "catalog", catalog())) == [["p01-s0022-m01"], ["p01-s0022-m02"]]
 
@@ -1189,17 +1175,7 @@ def test_catalog_items_named_together_in_text_must_go_together():
 def test_catalog_items_in_two_sentences_of_one_message_are_not_paired():
     """Look-alike (year-zh seed 19): 「…喜欢街角那家咖啡馆。…送过羊绒围巾这件事我也记上」 names a café and
     a scarf, but never the scarf bought at the café."""
-    view = world(
-        "en",
-        [event("p01-c01-e01", "social", START, END)],
-        [
-            session(
-                "p01-s0022",
-                "p01-c01-e01",
-                [("user", at(23, "20:47"), "Total Wine was packed today. The LG C3 TV finally shipped.")],
-            )
-        ],
-    )
+    view = _said_at_a_party("Total Wine was packed today. The LG C3 TV finally shipped.")
     assert findings(view, "catalog", catalog()) == []
 
 
