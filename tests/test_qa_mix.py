@@ -23,7 +23,7 @@ def _draft(kind: str, n: int, spec=None, distractors=()) -> Draft:
     return Draft(
         kind,
         f"{kind}.test",
-        f"{kind} question {n}?",
+        f"What did I pay on day {n}?",  # one wording for every type: a trap's answerable twins
         "x",
         spec or d.entity(f"value {n}"),
         d.proof("absent", [], terms=""),
@@ -57,8 +57,8 @@ def test_a_weight_below_four_percent_is_raised_to_it():
 def test_selection_meets_the_mix_and_reports_what_it_could_not_fill():
     drafts = [
         _draft(k, n)
-        for k, many in (("single_hop", 80), ("multi_hop", 80), ("abstention", 5))
-        for n in range(many)
+        for k, many, first in (("single_hop", 80, 0), ("multi_hop", 80, 100), ("abstention", 5, 200))
+        for n in range(first, first + many)
     ]
     report = QAReport()
     chosen = select(drafts, 50, QASpec(mix=MIX), random.Random(3), report)

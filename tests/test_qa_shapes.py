@@ -16,7 +16,7 @@ from keme.models import AnswerSpec, QAItem, Quote
 from keme.models.proof import ValueProof
 from keme.qa import blind, build, phrasing
 from keme.qa.facts import world_of
-from keme.qa.generate.adversarial import false_charge, plausible_false
+from keme.qa.generate.adversarial import false_charge, plausible_false, trap_templates
 from keme.qa.validity import breaches
 from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize_persona
@@ -30,7 +30,6 @@ TRAP_SUBTYPES = (
     "abs.project",
     "adv.bill_date",
     "adv.bill_amount",
-    "adv.companion",
     "adv.company",
     "adv.city",
 )
@@ -96,7 +95,19 @@ def test_a_false_amount_a_cent_off_the_true_one_is_not_plausible():
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("subtype", TRAP_SUBTYPES)
 def test_an_abstention_or_false_premise_subtype_has_five_wordings(lang, subtype):
-    assert len(set(phrasing.get(lang).text.questions[subtype])) >= 5
+    assert len(set(trap_templates(phrasing.get(lang).text, subtype))) >= 5
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("subtype", TRAP_SUBTYPES)
+def test_a_trap_is_only_worded_as_an_answerable_question(lang, subtype):
+    """Every template a trap can be asked in is one an answerable question is asked in too."""
+    text = phrasing.get(lang).text
+    answerable = {t for key, forms in text.questions.items() if not key.startswith("adv.") for t in forms}
+    answerable |= {t for a in text.attributes.values() for t in a.ask + a.previous}
+    normal = {re.sub(r"\{(false_)?(\w+)\}", r"{\2}", t) for t in answerable}
+    for template in trap_templates(text, subtype):
+        assert re.sub(r"\{(false_)?(\w+)\}", r"{\2}", template) in normal, template
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -162,36 +173,7 @@ def test_chance_agreement_is_what_predictions_independent_of_the_labels_score():
     assert score["chance"] == round((1 * 2 + 3 * 2) / 16, 4)
 
 
-@pytest.mark.parametrize(
-    "strategy",
-    [
-        "ratio",
-        pytest.param(
-            "name_frequency",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="a never-mentioned name is asked about in one question, real names recur; "
-                "asking it twice is rejected as a duplicate (build.filter_drafts keys on the entity)",
-            ),
-        ),
-        pytest.param(
-            "template_prior",
-            marks=pytest.mark.xfail(
-                strict=False,
-                reason="+0.4 to +6.5 over demo builds: adv.companion/company/city wordings have no "
-                "answerable twin yet, so a wording seen twice among traps is learned",
-            ),
-        ),
-        pytest.param(
-            "near_date",
-            marks=pytest.mark.xfail(
-                strict=False,
-                reason="-6 to +8 on 35-43 items (one standard error ~0.08): a false date stays within the "
-                "week the premise check allows (ops.NEAR_DAYS), so same-merchant questions days apart remain",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("strategy", ["ratio", "name_frequency", "template_prior", "near_date"])
 def test_each_shape_baseline_is_at_chance_on_the_demo(demo, strategy):
     score = blind.shape_scores(demo)[strategy]
     assert score["n"] >= 10  # ratio: 14 questions name an amount since order questions pair no two receipts

@@ -32,6 +32,7 @@ from keme.qa.llm_roles import apply_llm_roles
 from keme.qa.options import Balancer, Values
 from keme.qa.resolve import Ledger, completed, record_titles, shared_title, uniqueness
 from keme.qa.second_right import prove_item
+from keme.qa.twins import TRAP_TYPES, place_traps
 from keme.qa.verify import Verifier
 from keme.qa.visual import visual_drafts
 from keme.seeding import rng_for
@@ -172,9 +173,12 @@ def filter_drafts(drafts: list[Draft], world: World, report: QAReport) -> list[D
         answer = norm_text(draft.spec.option_value or "") or _answer_key(draft)
         quotes = draft.proof.quotes
         args = draft.proof.args.model_dump_json()
+        # (a trap's group asks two questions of one made-up name, by construction not one in two wordings)
+        own = (draft.question,) if draft.group else ()
         meaning = (
-            (draft.subtype, answer, frozenset(q.text for q in quotes), frozenset(q.on for q in quotes), args),
-            (draft.subtype, answer, frozenset(q.message_id for q in quotes), args),
+            (draft.subtype, answer, frozenset(q.text for q in quotes), frozenset(q.on for q in quotes), args)
+            + own,
+            (draft.subtype, answer, frozenset(q.message_id for q in quotes), args) + own,
         )
         if exact in seen_exact or any(m in seen_meaning for m in meaning):
             report.rejected["duplicate"] += 1
@@ -251,12 +255,18 @@ def allot(
 
 
 def select(
-    drafts: list[Draft], target: int, spec: QASpec, rng: random.Random, report: QAReport | None = None
+    drafts: list[Draft],
+    target: int,
+    spec: QASpec,
+    rng: random.Random,
+    report: QAReport | None = None,
+    lang: str = "en",
 ) -> list[Draft]:
     """Pick `target` drafts to the type mix (`quotas`), subtypes interleaved. Single-hop items are
     picked last, the building blocks of the composed items chosen first (most referenced first), so a
     multi-hop item ships with its sub-questions where the single-hop share has room for them; the
-    type counts stay the mix's either way. A type that cannot fill its share is counted in `report`."""
+    type counts stay the mix's either way. Traps come last, each in a wording its answerable twins
+    outnumber (keme.qa.twins). A type that cannot fill its share is counted in `report`."""
     by_type: dict[str, dict[str, list[Draft]]] = defaultdict(lambda: defaultdict(list))
     for draft in drafts:
         by_type[draft.type][draft.subtype].append(draft)
@@ -266,11 +276,6 @@ def select(
     shares = weights(spec)
     available = {k: sum(len(v) for v in by_type.get(k, {}).values()) for k in SELECTABLE}
     counts, asked = allot(shares, available, target)
-    if report is not None:
-        for kind in shares:
-            wanted = asked.get(kind, counts.get(kind, 0))
-            report.wanted[kind] += wanted
-            report.short[kind] += max(0, wanted - counts.get(kind, 0))
 
     def take(kind: str, count: int, chosen: dict[int, Draft]) -> None:
         subtypes = by_type.get(kind, {})
@@ -290,7 +295,7 @@ def select(
 
     chosen: dict[int, Draft] = {}
     for kind in SELECTABLE:
-        if kind != "single_hop":
+        if kind != "single_hop" and kind not in TRAP_TYPES:
             take(kind, counts.get(kind, 0), chosen)
     eligible = {id(x) for x in drafts}  # a rejected building block is not shipped, only referenced when valid
     blocks = Counter(id(sub) for x in chosen.values() for sub in x.sub if id(sub) in eligible)
@@ -303,6 +308,16 @@ def select(
             chosen[key] = by_id[key]
             singles -= 1
     take("single_hop", singles, chosen)
+    traps = {kind: by_type.get(kind, {}) for kind in TRAP_TYPES}
+    unplaced = place_traps(chosen, traps, counts, drafts, lang, rng)
+    if report is not None:
+        for kind, n in unplaced.items():
+            report.rejected[f"no_answerable_twin.{kind}"] += n
+        got = Counter(x.type for x in chosen.values())
+        for kind in shares:
+            wanted = asked.get(kind, counts.get(kind, 0))
+            report.wanted[kind] += wanted
+            report.short[kind] += max(0, wanted - got[kind])
     return list(chosen.values())
 
 
@@ -516,7 +531,7 @@ def picked_drafts(
     report.candidates += len(drafts)
     kept = one_longest_per_subtype(filter_drafts(drafts, world, report), report)
     rng = rng_for(seed, world.persona.id, "qa", "select")
-    chosen = select(kept, target, spec, rng, report)
+    chosen = select(kept, target, spec, rng, report, world.lang)
     for draft in chosen:
         if multiple_choice_ready(draft) and not draft.distractors:
             draft.distractors = opts.point_distractors(draft, world)

@@ -33,6 +33,10 @@ class Draft:
     format: str = "open"
     open_form: tuple | None = None  # (spec, answer, options, format) before a choice format was applied
     queries: list[Query] = field(default_factory=list)  # what it asks of the ledger (keme.qa.resolve)
+    # a trap's other wordings, each the wording of answerable questions (keme.qa.twins picks one), and the
+    # traps asked together about one made-up name (asked twice, as real names recur)
+    wordings: list[str] = field(default_factory=list)
+    group: str = ""
 
     @property
     def evidence(self) -> list[str]:

@@ -90,6 +90,11 @@ class Phrasing:
     def question(self, key: str, rng: random.Random, **slots: object) -> str:
         return fill(rng.choice(self.text.questions[key]), slots)
 
+    def wordings(self, *keys: str, **slots: object) -> list[str]:
+        """Every wording of the questions `keys` filled with `slots`: the ones a trap may be asked in (the
+        selection picks one whose answerable twins outnumber the traps, keme.qa.twins)."""
+        return list(dict.fromkeys(fill(t, slots) for key in keys for t in self.text.questions[key]))
+
     def attribute(self, key: str, form: str, rng: random.Random, **slots: object) -> str | None:
         forms = getattr(self.text.attributes[key], form)
         return fill(rng.choice(forms), slots) if forms else None

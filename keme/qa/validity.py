@@ -22,9 +22,6 @@ UNIQUENESS = ("not_unique", "shared_title", "same_text_other_gold")
 CHANCE_MARGIN = 0.05  # every blind baseline stays within chance ± 5 points
 SIGNIFICANCE = 2.0  # ... and a gap counts only beyond this many standard errors of a guess at chance
 MIN_ITEMS = 20  # ... on at least this many items: below, the normal approximation says nothing
-# shape baselines the generator does not hold at chance yet (issue 37): reported as a warning, not a failure,
-# until it does (a made-up name occurs once where real ones recur; some trap wordings have no answerable twin)
-NOT_YET_GATED = frozenset({"name_frequency", "template_prior", "near_date"})
 
 
 @dataclass(frozen=True)
@@ -40,18 +37,12 @@ class Breach:
     def error(self) -> float:
         return standard_error(self.chance, self.n)
 
-    @property
-    def gated(self) -> bool:
-        """Whether the breach fails validation (NOT_YET_GATED: a warning for now)."""
-        return self.name not in NOT_YET_GATED
-
     def line(self) -> str:
         """The ✗ line `keme validate` prints: the baseline, its figure and chance."""
         return (
             f"✗ blind baseline {self.name}: {self.accuracy:.2f} against chance {self.chance:.2f} "
             f"({self.accuracy - self.chance:+.2f}, beyond ± {CHANCE_MARGIN:.2f}; on {self.n} items one "
             f"standard error at chance is ± {self.error:.2f}): a guesser with no memory beats the questions"
-            + ("" if self.gated else " (known, not yet a failure: issue 37)")
         )
 
 

@@ -14,29 +14,60 @@ from keme.models.attributes import claim_predicate
 from keme.qa import draft as d
 from keme.qa.blind import simple_ratio
 from keme.qa.draft import Draft
-from keme.qa.generate.atoms import SOCIAL_NAMES, _queries
+from keme.qa.generate.atoms import _queries
 from keme.qa.generate.composition import ACCOUNT_CATEGORIES, FEE_MERCHANTS, _event_query
 from keme.qa.generate.context import Gen
 from keme.qa.generate.episode import _matching_system
 from keme.qa.ops import NEAR_DAYS
+from keme.qa.phrasing import QuestionText
 from keme.text import lang as fmt
 from keme.text import resources
+from keme.text.fill import fill
+
+# what a never-mentioned name is asked in: the wordings of the answerable questions about a name of its
+# kind (keme.qa.twins asks each trap in one whose answerable twins outnumber the traps), and the slots
+# those wordings take it in
+TWINS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "abs.merchant": ("merchant", ("bill.amount",)),
+    "abs.destination": ("destination", ("trip.attraction", "trip.local_food", "rel.companion")),
+    "abs.project": ("project", ("work_project.deadline", "rel.colleague")),
+    "abs.person": ("person", ("rel.who_is", "social.restaurant", "social.gift")),
+}
+NAMES_PER_KIND = 8  # made-up names per kind, each asked about twice
+ABSENT_ATTRIBUTES = ("pets.pet_name", "social_circle.partner")  # asked of a persona who has none
+PREMISE_ATTRIBUTES = {"adv.company": "career.company", "adv.city": "home.city"}  # asked on a false present
+
+
+def trap_templates(text: QuestionText, subtype: str) -> list[str]:
+    """The templates a trap subtype is asked in: the answerable questions' of its kind (an absent
+    attribute's questions, the questions about a name of its kind, the question about a previous value
+    with a false present, the payment questions with a false date or amount)."""
+    if subtype.startswith("abs.") and subtype[4:] in ABSENT_ATTRIBUTES:
+        return list(dict.fromkeys(text.attributes[subtype[4:]].ask))
+    if subtype in TWINS:
+        return [t for key in TWINS[subtype][1] for t in text.questions[key]]
+    if subtype in PREMISE_ATTRIBUTES:
+        return list(text.attributes[PREMISE_ATTRIBUTES[subtype]].previous)
+    return list(text.questions[subtype])
 
 
 def abstentions(g: Gen, node: str) -> list[Draft]:
+    """Questions about what the persona never had or never mentioned, worded as the answerable questions
+    of their kind are: a pet's name where she has none, a shop, a trip, a project or a person no chat
+    names. Each made-up name is asked about twice (a name asked about once would tell itself apart from
+    the real ones, which recur), in two different wordings."""
     persona = g.world.persona
-    res = resources.get(g.lang)
     drafts: list[Draft] = []
     final = d.final_time(g.world)
     answer = g.say.answer("abstain")
-
-    for key in ("pets.pet_name", "social_circle.partner"):
+    for key in ABSENT_ATTRIBUTES:
         if not persona.attribute(key).versions:
+            wordings = trap_templates(g.say.text, f"abs.{key}")
             drafts.append(
                 Draft(
                     "abstention",
                     f"abs.{key}",
-                    g.say.question(f"abs.{key}", g.rng),
+                    g.rng.choice(wordings),
                     answer,
                     d.abstain(),
                     d.proof("absent", [], key=key, terms=""),
@@ -44,32 +75,47 @@ def abstentions(g: Gen, node: str) -> list[Draft]:
                     1,
                     node,
                     queries=[Query(subject="persona", target=claim_predicate(key), expect=[])],
+                    wordings=wordings,
                 )
             )
-    pools = res.pools
+    pools = resources.get(g.lang).pools
     sources = {
-        "abs.merchant": ("merchant", shop_merchants(g)),
-        "abs.destination": ("destination", [x.name for x in pools.destinations]),
-        "abs.project": ("project", pools.lists["projects"]),
-        "abs.person": ("person", friend_names(g)),
+        "abs.merchant": shop_merchants(g),
+        "abs.destination": [x.name for x in pools.destinations],
+        "abs.project": pools.lists["projects"],
+        "abs.person": friend_names(g),
     }
-    for generator, (slot, candidates) in sources.items():
-        for value in unseen_sample(g, candidates, 6):
-            drafts.append(
-                Draft(
-                    "abstention",
-                    generator,
-                    g.say.question(generator, g.rng, **{slot: value}),
-                    answer,
-                    d.abstain(),
-                    d.proof("absent", [], terms=value),
-                    final,
-                    1,
-                    node,
-                    # nothing in the ledger or the text names it: no day it was talked about
-                    queries=[Query(subject="any", target="said_on", where={slot: value}, expect=[])],
+    days = sorted(active_days(g))
+    for subtype, candidates in sources.items():
+        slot, keys = TWINS[subtype]
+        for value in unseen_sample(g, candidates, NAMES_PER_KIND) if days else []:
+            # two questions, not one in two wordings: two kinds of question, or one on two days
+            families = g.rng.sample(keys, 2) if len(keys) > 1 else [keys[0], keys[0]]
+            for n, key in enumerate(families):
+                slots = {
+                    slot: value,
+                    "name": value,
+                    "occasion": g.rng.choice(pools.lists["occasions"]),
+                    "date": g.day(g.rng.choice(days)),
+                }
+                wordings = g.say.wordings(key, **slots)
+                drafts.append(
+                    Draft(
+                        "abstention",
+                        subtype,
+                        wordings[n % len(wordings)],
+                        answer,
+                        d.abstain(),
+                        d.proof("absent", [], terms=value),
+                        final,
+                        1,
+                        node,
+                        # nothing in the ledger or the text names it: no day it was talked about
+                        queries=[Query(subject="any", target="said_on", where={slot: value}, expect=[])],
+                        wordings=wordings,
+                        group=f"{subtype}:{value}",
+                    )
                 )
-            )
     return drafts
 
 
@@ -117,6 +163,9 @@ def friend_names(g: Gen) -> list[str]:
     return [names.format.format(family=f, given=n) for f in names.family for n in given]
 
 
+BILL_TRAPS_PER_MONTH = 3  # payments asked about on a false date or amount, per month of the trajectory
+
+
 def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
     persona = g.world.persona
     res = resources.get(g.lang)
@@ -125,7 +174,8 @@ def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
     app = res.anchors.bill.app_name
     bills = [a for a in atoms if a.subtype == "bill.amount"]
     active = active_days(g)
-    for atom in g.rng.sample(bills, min(12, len(bills))):
+    months = max(1, round((persona.end - persona.start).days / 30.4))
+    for atom in g.rng.sample(bills, min(BILL_TRAPS_PER_MONTH * months, len(bills))):
         fact = atom.fact
         merchant = fact.context["merchant"]
         true_day = fact.when.date()
@@ -164,6 +214,7 @@ def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
                     node,
                     sub=[atom],
                     queries=_queries(_event_query(g, fact, "verb")),
+                    wordings=g.say.wordings("bill.amount", **(slots | {"date": slots["false_date"]})),
                 )
             )
         else:
@@ -206,50 +257,11 @@ def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
                     node,
                     sub=[atom],
                     queries=list(atom.queries),
+                    wordings=g.say.wordings(
+                        "bill.method", "bill.category", **(slots | {"amount": slots["false_amount"]})
+                    ),
                 )
             )
-    companions = [a for a in atoms if a.subtype == "rel.companion"]
-    people = [persona.value_at(k, persona.end) for k in SOCIAL_NAMES] + [
-        d2 for d2 in res.pools.names.given_female[:5]
-    ]
-    for atom in g.rng.sample(companions, min(6, len(companions))):
-        fact = atom.fact
-        sessions = {
-            s.id
-            for s in g.world.sessions
-            if s.event_id in g.world.events  # filler belongs to no episode
-            and g.world.events[s.event_id].parent_id == g.world.events[fact.event_id].parent_id
-        }
-        texts = [m.content for s in sessions for m in g.world.sessions_by_id[s].messages]
-        false = next((p for p in people if p and p != fact.value and not any(p in t for t in texts)), None)
-        if false is None:
-            continue
-        slots = {
-            "false_person": false,
-            "destination": fact.context.get("destination", ""),
-            "companion": fact.value,
-        }
-        drafts.append(
-            Draft(
-                "adversarial",
-                "adv.companion",
-                g.say.question("adv.companion", g.rng, **slots),
-                g.say.answer("adv.companion", **slots),
-                d.entity(fact.value),
-                d.proof(
-                    "premise",
-                    [d.quote(fact)] + atom.proof.quotes[1:],
-                    base="value",
-                    false=false,
-                    check="not_in_sessions",
-                ),
-                final,
-                2,
-                node,
-                sub=[atom],
-                queries=list(atom.queries),
-            )
-        )
     for key, generator, slot, answer_slot in (
         ("career.company", "adv.company", "false_company", "company"),
         ("home.city", "adv.city", "false_city", "city"),
@@ -266,11 +278,14 @@ def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
         if false is None:
             continue
         slots = {slot: false, answer_slot: version.value}
+        # "Which city did I live in before Lisbon?" of a persona who never lived there: the wording of the
+        # answerable question of one who moved, on a false present
+        wordings = [fill(t, {"current": false}) for t in trap_templates(g.say.text, generator)]
         drafts.append(
             Draft(
                 "adversarial",
                 generator,
-                g.say.question(generator, g.rng, **slots),
+                g.rng.choice(wordings),
                 g.say.answer(generator, **slots),
                 d.entity(version.value),
                 d.proof(
@@ -293,6 +308,7 @@ def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
                         expect=[v.value for v in attr.versions if v.evidence],
                     ),
                 ],
+                wordings=wordings,
             )
         )
     return drafts

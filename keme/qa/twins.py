@@ -1,0 +1,184 @@
+"""Traps asked in the wordings of answerable questions, each wording outnumbered by its answerable twins.
+
+A reader who learns which answer class each question template mostly has (keme.qa.blind's
+`template_prior`) tells an abstention or a false premise from an ordinary question by its wording alone
+unless every wording a trap is asked in is asked, more often, of questions that have an answer. So a trap
+carries the wordings of the answerable questions of its kind (`Draft.wordings`), and is placed only in one
+whose answerable items in the selection outnumber its traps by at least one after it (the leave-one-out
+prior then reads "answer" for every item of the wording: chance). Where no wording has room, answerable
+candidates of one are swapped in for chosen items of their own type whose wording does not need them, so
+the type counts stay the mix's. Traps about one made-up name (`Draft.group`) are placed together or not
+at all: a made-up name asked about once would be told from the real ones, which recur.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+
+from keme.qa.blind import template_of
+from keme.qa.draft import Draft
+
+TRAP_TYPES = ("abstention", "adversarial")
+MAX_SWAPS = 2  # answerable items swapped in for one trap: a first trap of a wording needs two
+
+
+class Wordings:
+    """The chosen items' wording counts (answerable and traps) and the unchosen answerable candidates of
+    each wording, kept current as traps are placed and items swapped."""
+
+    def __init__(self, chosen: dict[int, Draft], spare: Iterable[Draft], lang: str, rng: random.Random):
+        self.lang = lang
+        self.rng = rng
+        self.chosen = chosen
+        self._keys: dict[str, str] = {}
+        self.answers: Counter[str] = Counter()
+        self.traps: Counter[str] = Counter()
+        self.questions = {x.question for x in chosen.values()}
+        for draft in chosen.values():
+            (self.traps if draft.type in TRAP_TYPES else self.answers)[self.key(draft.question)] += 1
+        self.spare: dict[str, list[Draft]] = defaultdict(list)
+        for draft in spare:
+            if draft.type not in TRAP_TYPES and id(draft) not in chosen:
+                self.spare[self.key(draft.question)].append(draft)
+        self.blocks = {id(s) for x in chosen.values() for s in x.sub}
+
+    def key(self, question: str) -> str:
+        if question not in self._keys:
+            self._keys[question] = template_of(question, self.lang)
+        return self._keys[question]
+
+    def room(self, key: str) -> int:
+        """Traps the wording can still take: its answerable items stay ahead by one."""
+        return self.answers[key] - self.traps[key] - 1
+
+    def place(self, trap: Draft) -> Callable[[], None] | None:
+        """Ask `trap` in a wording with room (swapping answerable twins in where none has), the undo of
+        what it changed; None where it cannot be placed (nothing changed then)."""
+        wordings = [w for w in dict.fromkeys(trap.wordings or [trap.question]) if w not in self.questions]
+        self.rng.shuffle(wordings)
+        wordings.sort(key=lambda w: -self.room(self.key(w)))
+        undo: list[Callable[[], None]] = []
+        for wording in wordings:
+            key = self.key(wording)
+            while self.room(key) < 1 and len(undo) < MAX_SWAPS:
+                swap = self._swap_in(key)
+                if swap is None:
+                    break
+                undo.append(swap)
+            if self.room(key) >= 1:
+                before = trap.question
+                trap.question = wording
+                self.traps[key] += 1
+                self.questions.add(wording)
+                self.chosen[id(trap)] = trap
+
+                def undone() -> None:
+                    del self.chosen[id(trap)]
+                    self.questions.discard(wording)
+                    self.traps[key] -= 1
+                    trap.question = before
+                    for step in reversed(undo):
+                        step()
+
+                return undone
+        for step in reversed(undo):
+            step()
+        return None
+
+    def _swap_in(self, key: str) -> Callable[[], None] | None:
+        """One unchosen answerable candidate of wording `key` in, a chosen item of its type out (one whose
+        wording keeps its traps outnumbered without it, and no other item's building block)."""
+        for incoming in self.spare.get(key, []):
+            if incoming.question in self.questions:
+                continue
+            outgoing = self._removable(incoming.type, key)
+            if outgoing is None:
+                continue
+            out_key = self.key(outgoing.question)
+            self.spare[key].remove(incoming)
+            del self.chosen[id(outgoing)]
+            self.chosen[id(incoming)] = incoming
+            self.answers[out_key] -= 1
+            self.answers[key] += 1
+            self.questions.discard(outgoing.question)
+            self.questions.add(incoming.question)
+
+            def undo() -> None:
+                self.questions.discard(incoming.question)
+                self.questions.add(outgoing.question)
+                self.answers[key] -= 1
+                self.answers[out_key] += 1
+                del self.chosen[id(incoming)]
+                self.chosen[id(outgoing)] = outgoing
+                self.spare[key].append(incoming)
+
+            return undo
+        return None
+
+    def _removable(self, kind: str, key: str) -> Draft | None:
+        """A chosen answerable item of type `kind`, of another wording, that can go: one that is no other
+        item's building block before one that is, then the wording of the most answerable items first (a
+        rare wording keeps its few)."""
+        best: Draft | None = None
+        best_rank = (-1, -1)
+        for draft in self.chosen.values():
+            if draft.type != kind:
+                continue
+            other = self.key(draft.question)
+            if other == key or (self.traps[other] and self.room(other) < 1):
+                continue
+            rank = (id(draft) not in self.blocks, self.answers[other])
+            if rank > best_rank:
+                best, best_rank = draft, rank
+        return best
+
+
+def place_traps(
+    chosen: dict[int, Draft],
+    traps: dict[str, dict[str, list[Draft]]],
+    counts: dict[str, int],
+    spare: Iterable[Draft],
+    lang: str,
+    rng: random.Random,
+) -> Counter[str]:
+    """Add up to `counts[type]` traps of each trap type to `chosen` (subtypes interleaved, a group
+    whole), each in a wording its answerable twins outnumber; returns how many candidates could not be
+    placed, per type."""
+    book = Wordings(chosen, spare, lang, rng)
+    unplaced: Counter[str] = Counter()
+    for kind in TRAP_TYPES:
+        subtypes = traps.get(kind, {})
+        names = sorted(subtypes)
+        rng.shuffle(names)
+        queues = {n: _grouped(subtypes[n]) for n in names}
+        placed = 0
+        while placed < counts.get(kind, 0) and any(queues.values()):
+            for name in names:
+                if placed >= counts.get(kind, 0) or not queues[name]:
+                    continue
+                group = queues[name].pop()
+                if placed + len(group) > counts.get(kind, 0) and placed:
+                    continue
+                undo: list[Callable[[], None]] = []
+                for trap in group:
+                    step = book.place(trap)
+                    if step is None:
+                        break
+                    undo.append(step)
+                if len(undo) == len(group):
+                    placed += len(group)
+                else:
+                    for step in reversed(undo):
+                        step()
+                    unplaced[kind] += len(group)
+    return unplaced
+
+
+def _grouped(drafts: list[Draft]) -> list[list[Draft]]:
+    """The drafts in their order, those of one group (a made-up name) together."""
+    groups: dict[str, list[Draft]] = {}
+    for n, draft in enumerate(drafts):
+        groups.setdefault(draft.group or f"#{n}", []).append(draft)
+    return list(groups.values())

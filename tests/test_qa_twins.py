@@ -1,0 +1,114 @@
+"""A trap (an abstention or a false premise) is asked only in a wording that answerable questions in the
+selection are asked in more often (keme.qa.twins): a reader who learns each wording's usual answer class
+then reads "answer" for all of them, which is chance."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from datetime import datetime
+
+from keme.qa import draft as d
+from keme.qa.draft import Draft
+from keme.qa.twins import place_traps
+
+
+def _answerable(n: int, merchant: str = "Shell", kind: str = "single_hop") -> Draft:
+    return Draft(
+        kind,
+        "bill.amount",
+        f"How much did I pay at {merchant} on May {n}?",
+        "$40.00",
+        d.entity("$40.00"),
+        d.proof("absent", [], terms=""),
+        datetime(2026, 6, 1, 20),
+        1,
+        "p01-root",
+    )
+
+
+def _trap(wordings: list[str], group: str = "") -> Draft:
+    return Draft(
+        "abstention",
+        "abs.merchant",
+        wordings[0],
+        "Not available: that was never mentioned.",
+        d.abstain(),
+        d.proof("absent", [], terms="IKEA"),
+        datetime(2026, 6, 1, 20),
+        1,
+        "p01-root",
+        wordings=wordings,
+        group=group,
+    )
+
+
+def _place(chosen: list[Draft], traps: list[Draft], spare: list[Draft] = (), count: int = 10):
+    book = {id(x): x for x in chosen}
+    unplaced = place_traps(
+        book,
+        {"abstention": {"abs.merchant": list(traps)}},
+        {"abstention": count},
+        list(spare),
+        "en",
+        random.Random(1),
+    )
+    return book, unplaced
+
+
+def test_a_trap_is_asked_in_a_wording_its_answerable_twins_outnumber():
+    chosen = [_answerable(n) for n in range(1, 4)]  # "How much did I pay at {merchant} on {date}?" x 3
+    trap = _trap(["Who was leading the IKEA project?", "How much did I pay at IKEA on May 20?"])
+    book, unplaced = _place(chosen, [trap])
+    assert id(trap) in book and trap.question == "How much did I pay at IKEA on May 20?"
+    assert unplaced == Counter()
+
+
+def test_a_trap_whose_wordings_no_answerable_question_has_is_not_asked():
+    trap = _trap(["Who was leading the IKEA project?"])
+    book, unplaced = _place([_answerable(n) for n in range(1, 4)], [trap])
+    assert id(trap) not in book and unplaced == Counter(abstention=1)
+
+
+def test_traps_of_one_wording_stay_fewer_than_its_answerable_items():
+    """Three answerable items of a wording take two traps (3 against 2: the prior still reads "answer")."""
+    traps = [_trap([f"How much did I pay at IKEA on June {n}?"]) for n in range(1, 5)]
+    book, unplaced = _place([_answerable(n) for n in range(1, 4)], traps)
+    assert sum(1 for x in book.values() if x.type == "abstention") == 2 and unplaced == Counter(abstention=2)
+
+
+def test_answerable_twins_are_swapped_in_for_items_of_their_type_that_need_no_twin():
+    """No chosen item has the trap's wording: two unchosen ones are swapped in for two chosen items of
+    their type, so the type counts stay as they were."""
+    other = [
+        Draft(
+            "single_hop",
+            "todo.due",
+            f"When is the to-do 'call {name}' due?",
+            "May 3",
+            d.entity("May 3"),
+            d.proof("absent", [], terms=""),
+            datetime(2026, 6, 1, 20),
+            1,
+            "p01-root",
+        )
+        for name in ("Mom", "Dad", "Ana", "Raj")
+    ]
+    spare = [_answerable(n) for n in range(1, 4)]
+    trap = _trap(["How much did I pay at IKEA on May 20?"])
+    book, _ = _place(other, [trap], spare)
+    kinds = Counter(x.type for x in book.values())
+    assert id(trap) in book and kinds == Counter(single_hop=4, abstention=1)
+    assert sum(1 for x in book.values() if x.subtype == "bill.amount") == 2
+
+
+def test_the_traps_about_one_made_up_name_are_asked_together_or_not_at_all():
+    """A made-up name asked about once is told from the real ones, which recur: its second question has no
+    room, so neither is asked."""
+    pair = [
+        _trap(["How much did I pay at IKEA on June 2?"], group="abs.merchant:IKEA"),
+        _trap(["Who was leading the IKEA project?"], group="abs.merchant:IKEA"),
+    ]
+    book, unplaced = _place([_answerable(n) for n in range(1, 4)], pair)
+    assert not any(id(t) in book for t in pair) and unplaced == Counter(abstention=2)
+    assert pair[0].question == "How much did I pay at IKEA on June 2?"  # its wording put back
