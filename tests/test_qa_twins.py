@@ -112,3 +112,9 @@ def test_the_traps_about_one_made_up_name_are_asked_together_or_not_at_all():
     book, unplaced = _place([_answerable(n) for n in range(1, 4)], pair)
     assert not any(id(t) in book for t in pair) and unplaced == Counter(abstention=2)
     assert pair[0].question == "How much did I pay at IKEA on June 2?"  # its wording put back
+
+
+def test_a_made_up_name_whose_other_question_was_filtered_out_is_not_asked():
+    alone = _trap(["How much did I pay at IKEA on June 2?"], group="abs.merchant:IKEA")
+    book, unplaced = _place([_answerable(n) for n in range(1, 4)], [alone])
+    assert id(alone) not in book and unplaced == Counter(abstention=1)

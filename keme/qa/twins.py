@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable
 from keme.qa.blind import template_of
 from keme.qa.draft import Draft
 
-TRAP_TYPES = ("abstention", "adversarial")
+TRAP_TYPES = ("adversarial", "abstention")  # placed in this order: a false premise has the fewer wordings
 MAX_SWAPS = 2  # answerable items swapped in for one trap: a first trap of a wording needs two
 
 
@@ -159,6 +159,9 @@ def place_traps(
                 if placed >= counts.get(kind, 0) or not queues[name]:
                     continue
                 group = queues[name].pop()
+                if group[0].group and len(group) < 2:  # its other question was filtered out
+                    unplaced[kind] += 1
+                    continue
                 if placed + len(group) > counts.get(kind, 0) and placed:
                     continue
                 undo: list[Callable[[], None]] = []

@@ -29,10 +29,18 @@ from keme.text.fill import fill
 # those wordings take it in
 TWINS: dict[str, tuple[str, tuple[str, ...]]] = {
     "abs.merchant": ("merchant", ("bill.amount",)),
-    "abs.destination": ("destination", ("trip.attraction", "trip.local_food", "rel.companion")),
-    "abs.project": ("project", ("work_project.deadline", "rel.colleague")),
-    "abs.person": ("person", ("rel.who_is", "social.restaurant", "social.gift")),
+    "abs.destination": (
+        "destination",
+        ("trip.attraction", "trip.local_food", "rel.companion", "tmp.date_of", "tmp.days_ago"),
+    ),
+    "abs.project": ("project", ("work_project.deadline", "rel.colleague", "tmp.date_of", "tmp.days_ago")),
+    "abs.person": (
+        "person",
+        ("rel.who_is", "social.restaurant", "social.gift", "tmp.date_of", "tmp.days_ago"),
+    ),
 }
+# the talk a "when did I {event}?" twin asks about, per kind (keme/text/*/questions.yaml `events`)
+TWIN_EVENTS = {"abs.destination": "trip", "abs.project": "work_project", "abs.person": "social"}
 NAMES_PER_KIND = 8  # made-up names per kind, each asked about twice
 ABSENT_ATTRIBUTES = ("pets.pet_name", "social_circle.partner")  # asked of a persona who has none
 PREMISE_ATTRIBUTES = {"adv.company": "career.company", "adv.city": "home.city"}  # asked on a false present
@@ -98,6 +106,8 @@ def abstentions(g: Gen, node: str) -> list[Draft]:
                     "occasion": g.rng.choice(pools.lists["occasions"]),
                     "date": g.day(g.rng.choice(days)),
                 }
+                if subtype in TWIN_EVENTS:
+                    slots["event"] = g.say.event(TWIN_EVENTS[subtype], "verb", **slots) or ""
                 wordings = g.say.wordings(key, **slots)
                 drafts.append(
                     Draft(
@@ -163,7 +173,7 @@ def friend_names(g: Gen) -> list[str]:
     return [names.format.format(family=f, given=n) for f in names.family for n in given]
 
 
-BILL_TRAPS_PER_MONTH = 3  # payments asked about on a false date or amount, per month of the trajectory
+BILL_TRAPS_PER_MONTH = 5  # payments asked about on a false date or amount, per month of the trajectory
 
 
 def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:

@@ -52,6 +52,7 @@ TALKED_ABOUT = frozenset({"trip", "shopping", "health", "social", "cooking", "wo
 # question about the rest of life at such a time is one a person asks ("which gym was I going to when I
 # went to Lisbon?"); one anchored on a receipt ("... when I paid $14.74 at Shell?") is not.
 LANDMARK_KINDS = frozenset({"trip", "health", "social", "work_project"})
+ATTRIBUTES_PER_LANDMARK = 2  # attribute-at-the-time questions one landmark may anchor
 
 # Bill categories that are payments to an account, not purchases at a shop: "I paid AT&T $115.74", not
 # "I paid $115.74 at AT&T" (and 「付中国移动那笔¥58」, not 「在中国移动付¥58」)
@@ -323,44 +324,52 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
             )
         elif changing and atom.fact.kind in LANDMARK_KINDS:  # landmark, or a roll past the dates
             when = _event_phrase(g, atom.fact, "when")
-            attr = g.rng.choice(changing)
-            version = attr.version_at(atom.fact.when)
-            forms = g.say.text.attributes[attr.key].at_event
-            if not when or version is None or not forms or not settled(g, attr.key, atom.fact.when):
-                continue
-            if first and atom.fact.when.date() != min(days):
+            if not when or (first and atom.fact.when.date() != min(days)):
                 continue  # a trip talked about on several days is dated by its first mention
-            evidence = next(
-                (m for m in version.evidence if g.world.messages[m].timestamp <= atom.fact.when),
-                None,
-            )  # said by then: the value at the event is what the chats had told of it
-            if evidence is None:
-                continue
-            asked = d.final_time(g.world)
-            spec, answer = _attr_spec(attr.key, version.value, g.lang)
-            quotes = _event_quotes(g, atom) + [Quote(message_id=evidence, text=version.value)]
-            drafts.append(
-                Draft(
-                    "multi_hop",
-                    f"mh.attr_at_event.{attr.key}",
-                    d.fill_question(g.rng, forms, event=when),
-                    answer,
-                    spec,
-                    d.proof("attribute", quotes, key=attr.key, at=atom.fact.when.isoformat()),
-                    asked,
-                    2,
-                    node,
-                    sub=[atom],
-                    queries=_queries(
-                        _event_query(g, atom.fact, "when", pick=pick),
-                        Query(
-                            subject="persona",
-                            target=claim_predicate(attr.key),
-                            at=atom.fact.when,
-                            expect=[version.value],
-                        ),
-                    ),
-                    distractors=_attr_distractors(attr.key, version.value, g.lang),
-                )
-            )
+            # a time of life is asked about more than one way ("where was I working / living then?")
+            for attr in g.rng.sample(changing, min(ATTRIBUTES_PER_LANDMARK, len(changing))):
+                draft = _attr_at_event(g, node, atom, attr, when, pick)
+                if draft is not None:
+                    drafts.append(draft)
     return drafts
+
+
+def _attr_at_event(g: Gen, node: str, atom: Draft, attr, when: str, pick: str) -> Draft | None:
+    """The attribute's value at a landmark ("Which company was I working for when I went to Lisbon?"), as
+    the chats had told it by then."""
+    assert atom.fact is not None
+    version = attr.version_at(atom.fact.when)
+    forms = g.say.text.attributes[attr.key].at_event
+    if version is None or not forms or not settled(g, attr.key, atom.fact.when):
+        return None
+    evidence = next(
+        (m for m in version.evidence if g.world.messages[m].timestamp <= atom.fact.when),
+        None,
+    )  # said by then: the value at the event is what the chats had told of it
+    if evidence is None:
+        return None
+    asked = d.final_time(g.world)
+    spec, answer = _attr_spec(attr.key, version.value, g.lang)
+    quotes = _event_quotes(g, atom) + [Quote(message_id=evidence, text=version.value)]
+    return Draft(
+        "multi_hop",
+        f"mh.attr_at_event.{attr.key}",
+        d.fill_question(g.rng, forms, event=when),
+        answer,
+        spec,
+        d.proof("attribute", quotes, key=attr.key, at=atom.fact.when.isoformat()),
+        asked,
+        2,
+        node,
+        sub=[atom],
+        queries=_queries(
+            _event_query(g, atom.fact, "when", pick=pick),
+            Query(
+                subject="persona",
+                target=claim_predicate(attr.key),
+                at=atom.fact.when,
+                expect=[version.value],
+            ),
+        ),
+        distractors=_attr_distractors(attr.key, version.value, g.lang),
+    )
