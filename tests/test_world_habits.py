@@ -125,3 +125,9 @@ def test_habits_do_not_depend_on_the_hash_seed():
     ]
     assert outputs[0] == outputs[1]
     assert json.loads(outputs[0])["payment_method"]
+
+
+def test_her_usual_method_fits_any_payment():
+    """A card, never its online use: 70 % of her coffees are not paid online."""
+    usual = {_year("en", seed)[0].habits.payment_method for seed in range(1, 9)}
+    assert usual and not any("online" in m or "contactless" in m for m in usual)

@@ -24,11 +24,14 @@ CHAT_SHARE = (0.55, 0.7)
 REGULAR_SHARE = (0.55, 0.75)
 
 
-def payment_methods(persona: Persona, res: Resources) -> list[str]:
-    """The persona's payment methods as a bill shows them (her bank's card, not "{finance.bank} card")."""
+def payment_methods(persona: Persona, res: Resources, usual: bool = False) -> list[str]:
+    """The persona's payment methods as a bill shows them (her bank's card, not "{finance.bank} card");
+    with `usual`, those that fit any payment, her usual one among them (no online-only card for a coffee)."""
     values = {key: v for key in IMMUTABLE_KEYS if (v := persona.value_at(key, persona.start)) is not None}
     ctx = Context(lang=res.lang, rng=random.Random(0), persona=values, pools=res.flat_pools)
-    return [render(compile_template(m), ctx) for m in res.anchors.bill.payment_methods]
+    bill = res.anchors.bill
+    methods = (bill.usual_methods or bill.payment_methods) if usual else bill.payment_methods
+    return [render(compile_template(m), ctx) for m in methods]
 
 
 def chat_block(persona: Persona, res: Resources, rng: random.Random) -> Block:
@@ -44,11 +47,10 @@ def draw_habits(persona: Persona, seed: int, res: Resources) -> Habits:
     """Her habits, deterministic from (seed, persona id); every draw is made whatever the outcome, so one
     habit never shifts another's stream."""
     rng = rng_for(seed, persona.id, "habits")
-    methods = payment_methods(persona, res)
     categories = res.anchors.bill.categories
     with_regulars = [key for key in sorted(categories) if categories[key].regular]
     return Habits(
-        payment_method=rng.choice(methods),
+        payment_method=rng.choice(payment_methods(persona, res, usual=True)),
         payment_share=round(rng.uniform(*PAYMENT_SHARE), 2),
         chat_block=chat_block(persona, res, rng),
         chat_share=round(rng.uniform(*CHAT_SHARE), 2),

@@ -170,9 +170,20 @@ class BillText(_Strict):
     app_name: str
     currency: str
     payment_methods: list[str] = Field(min_length=2)
+    # the methods that fit any payment (a card, not its online or contactless use), among which a persona
+    # has her usual one (keme.models.Habits); none named: any of them
+    usual_methods: list[str] = Field(default_factory=list)
     categories: dict[str, BillCategory]
     message: str
     mention: list[ExchangeText] = Field(min_length=1)
+
+    @field_validator("usual_methods")
+    @classmethod
+    def _among_methods(cls, usual: list[str], info: ValidationInfo) -> list[str]:
+        unknown = sorted(set(usual) - set(info.data.get("payment_methods", [])))
+        if unknown:
+            raise ValueError(f"usual_methods not among payment_methods: {', '.join(unknown)}")
+        return usual
 
 
 class VoiceMemoItem(_Strict):
