@@ -231,9 +231,9 @@ def test_relocation_changes_the_commute_afterwards(tmp_path):
 @pytest.fixture(scope="module", params=["en", "zh"])
 def routines(request):
     """Two months of a move (whose follow-ups change the commute and the gym), a new sport and a new diet:
-    seed 6 has every routine change at least once in both languages."""
+    seed 1 has every routine change at least once in both languages."""
     cfg = small_config("changes:\n  per_month: 1.5\n  allowed: [relocate, new_sport, diet_change]\n")
-    cfg = cfg.model_copy(update={"seed": 6})
+    cfg = cfg.model_copy(update={"seed": 1})
     cfg.personas[0] = cfg.personas[0].model_copy(update={"language": request.param})
     return synthesize_persona(0, cfg)
 

@@ -18,7 +18,7 @@ from keme.models.anchor import (
 from keme.models.graph import Edge, Event, EventGraph, EventState, Revision
 from keme.models.ids import Id, ImagePath, id_problem, image_path_problem, is_safe_id, safe_id
 from keme.models.image import ImageRecord
-from keme.models.persona import Attribute, AttributeVersion, Persona
+from keme.models.persona import Attribute, AttributeVersion, Habits, Persona
 from keme.models.proof import ARGS_OF, OP_NAMES, PROOF_OF, OpName
 from keme.models.qa import QA_TYPES, AnswerSpec, Proof, QAItem, QAType, Query, Quote
 from keme.models.session import Message, Role, Session
@@ -58,6 +58,7 @@ __all__ = [
     "ImageRecord",
     "Message",
     "NoteRecord",
+    "Habits",
     "Persona",
     "Revision",
     "Role",

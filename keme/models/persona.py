@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
+from keme.days import Block
 from keme.models.ids import Id
 
 Language = Literal["en", "zh"]
@@ -50,6 +51,34 @@ class Attribute(BaseModel):
         return version.value if version else None
 
 
+class Habits(BaseModel):
+    """What the persona does the same way most of the time, so the world repeats it.
+
+    A habit question ("how do I usually pay?", "what time of day do I chat with you?") has an answer only
+    where most of a period's payments or chats share a value (keme.days.clear_leader); drawn uniformly,
+    no value ever holds a majority. Each share is the chance one payment (one chat she opens, one visit
+    to a shop of a category she has a regular in) follows the habit; the rest spread over the others."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    payment_method: str = Field(description="the payment method she uses most, as a bill shows it")
+    payment_share: float = Field(ge=0.5, le=1.0, description="the chance a payment uses it")
+    chat_block: Block = Field(description="the day block she usually opens a chat with the assistant in")
+    chat_share: float = Field(
+        ge=0.0,
+        le=1.0,
+        description="the chance a chat she opens goes first to her usual block, where the moment allows it "
+        "(a cook-along is in the evening whatever her habit)",
+    )
+    regulars: dict[str, str] = Field(
+        default_factory=dict,
+        description="bill category key -> her favourite merchant there (a coffee shop, a supermarket)",
+    )
+    regular_share: float = Field(
+        ge=0.0, le=1.0, description="the chance a payment in such a category goes to her favourite there"
+    )
+
+
 class Persona(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -62,6 +91,11 @@ class Persona(BaseModel):
     dimensions: dict[str, dict[str, Attribute]] = Field(
         description="dimension -> attribute name -> versioned attribute"
     )
+    habits: Habits | None = Field(
+        default=None,
+        description="a synthesized persona's routines (payment method, chat time, regular shops); none for "
+        "an imported one",
+    )
     source: dict[str, Any] | None = Field(
         default=None,
         description="an imported persona: what its source record holds that keme has no model for, verbatim "
@@ -71,10 +105,13 @@ class Persona(BaseModel):
 
     @model_serializer(mode="wrap")
     def _without_unset_source(self, handler: SerializerFunctionWrapHandler) -> dict:
-        """Written only for an imported persona that has some: synthesized datasets keep their bytes."""
+        """`source` is written only for an imported persona that has some, `habits` only for a synthesized
+        one (an imported persona keeps its bytes)."""
         data = handler(self)
-        if isinstance(data, dict) and data.get("source") is None:
-            data.pop("source", None)
+        if isinstance(data, dict):
+            for key in ("source", "habits"):
+                if data.get(key) is None:
+                    data.pop(key, None)
         return data
 
     def attribute(self, key: str) -> Attribute:

@@ -30,7 +30,8 @@ from keme.models.anchor import (
     VoiceMemoRecord,
 )
 from keme.models.attributes import IMMUTABLE_KEYS
-from keme.models.persona import Persona
+from keme.models.persona import Habits, Persona
+from keme.prior.habits import payment_methods, pick_merchant, pick_payment_method
 from keme.seeding import rng_for
 from keme.text import lang as fmt
 from keme.text.resources import Resources
@@ -150,38 +151,55 @@ def _draw(rng: random.Random, items: list, drawn: set[str]):
     return item
 
 
-def _record(
-    app: str,
-    moment: datetime | None,
+def _bill(
     rng: random.Random,
     ctx: Context,
     res: Resources,
-    providers: dict[str, str] | None = None,
+    providers: dict[str, str],
+    habits: Habits | None,
+    methods: list[str],
+) -> BillRecord:
+    """A payment, drawn before its time (one paid in person is then timed when the persona can shop): her
+    usual method and, in a category she has a regular in, her regular merchant most of the time
+    (keme.models.Habits); with no habits (`None`), any method and merchant alike."""
+    text = res.anchors.bill
+    category_key = rng.choice(sorted(text.categories))
+    category = text.categories[category_key]
+    prices = load_prices(res.lang)
+    chosen = (
+        rng.choice(category.merchants)
+        if habits is None
+        else pick_merchant(habits, category_key, category.merchants, rng)
+    )
+    merchant = household_merchant(prices, chosen, providers)
+    low, high = prices.merchant_range(merchant) or category.amount  # what a charge there costs
+    amount = Decimal(str(round(rng.uniform(low, high), 2))).quantize(Decimal("0.01"))
+    amount = prices.charge(merchant, amount)  # a fare in whole yuan
+    method = rng.choice(methods) if habits is None else pick_payment_method(habits, methods, rng)
+    return BillRecord(
+        merchant=_text(merchant, ctx),
+        amount=amount,
+        currency=text.currency,
+        category=category.label,
+        payment_method=method,
+    )
+
+
+def _record(
+    app: str,
+    moment: datetime,
+    rng: random.Random,
+    ctx: Context,
+    res: Resources,
     *,
     country: str,
     drawn: set[str] | None = None,
 ):
-    """The record of an anchor of `app` at `moment`; a one-off item in `drawn` (the one-off titles drawn
-    so far, updated here) is not drawn again."""
+    """The record of an anchor of `app` (not a bill: `_bill`) at `moment`; a one-off item in `drawn` (the
+    one-off titles drawn so far, updated here) is not drawn again."""
     text = res.anchors
     drawn = drawn if drawn is not None else set()
-    if app == "bill":
-        category_key = rng.choice(sorted(text.bill.categories))
-        category = text.bill.categories[category_key]
-        prices = load_prices(res.lang)
-        merchant = household_merchant(prices, rng.choice(category.merchants), providers or {})
-        low, high = prices.merchant_range(merchant) or category.amount  # what a charge there costs
-        amount = Decimal(str(round(rng.uniform(low, high), 2))).quantize(Decimal("0.01"))
-        amount = prices.charge(merchant, amount)  # a fare in whole yuan
-        return BillRecord(
-            merchant=_text(merchant, ctx),
-            amount=amount,
-            currency=text.bill.currency,
-            category=category.label,
-            payment_method=_text(rng.choice(text.bill.payment_methods), ctx),
-        )
     if app == "voice_memo":
-        assert moment is not None, "a voice memo is recorded at its anchor's time"
         item = rng.choice(_fitting(text.voice_memo.items, moment.date(), country))
         transcript = _text(item.transcript, ctx)
         rate = 4.0 if res.lang == "zh" else 2.4  # characters / words per second when speaking
@@ -191,7 +209,6 @@ def _record(
             duration_seconds=max(5, int(units / rate) + rng.randint(2, 15)),
             transcript=transcript,
         )
-    assert moment is not None, "only a bill is drawn before its time"
     if app == "calendar":
         item = _draw(rng, text.calendar.items, drawn)
         lo, hi = PART_START[item.part]
@@ -243,6 +260,7 @@ def build_anchors(persona: Persona, cfg: SynthConfig, res: Resources) -> list[An
     # one gas company, one power company... per household, chosen once (keme.world.prices)
     merchants = [m for c in res.anchors.bill.categories.values() for m in c.merchants]
     providers = choose_providers(prices, merchants, rng_for(cfg.seed, persona.id, "providers"))
+    methods = payment_methods(persona, res)
     for start, end in month_windows(persona.start, persona.end):
         days_in = (end - start).days + 1
         fraction = days_in / 30.4
@@ -255,7 +273,7 @@ def build_anchors(persona: Persona, cfg: SynthConfig, res: Resources) -> list[An
                 fits: Callable[[datetime], bool] = lambda _moment: True  # noqa: E731
                 if app == "bill":  # the charge first: one paid in person is timed when the persona can shop
                     ctx = Context(lang=res.lang, rng=rng, persona=static, pools=res.flat_pools)
-                    bill = _record(app, None, rng, ctx, res, providers, country=persona.country)
+                    bill = _bill(rng, ctx, res, providers, persona.habits, methods)
                     hours = catalog.hours(bill.merchant)
                     if hours is not None:
                         fits = functools.partial(free_to_shop, country=persona.country, hours=hours)

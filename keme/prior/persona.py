@@ -8,6 +8,7 @@ from keme.config import PersonaSpec
 from keme.days import add_months
 from keme.models.attributes import ATTRIBUTES
 from keme.models.persona import Attribute, AttributeVersion, Persona
+from keme.prior.habits import draw_habits
 from keme.prior.people import distinct_names, gender_of_relation, person_name, taken_names
 from keme.seeding import rng_for
 from keme.text.resources import Resources
@@ -63,7 +64,7 @@ def build_persona(spec: PersonaSpec, index: int, seed: int, res: Resources) -> P
         dimensions.setdefault(dim, {})[field] = Attribute(
             key=attr.key, mutable=attr.mutable, versions=versions
         )
-    return Persona(
+    persona = Persona(
         id=persona_id(index),
         name=name,
         language=spec.language,
@@ -72,6 +73,8 @@ def build_persona(spec: PersonaSpec, index: int, seed: int, res: Resources) -> P
         end=end,
         dimensions=dimensions,
     )
+    # her habits draw on her attributes (the bank on her card, the sleep that sets her chat time)
+    return persona.model_copy(update={"habits": draw_habits(persona, seed, res)})
 
 
 def _initial(dimensions: dict[str, dict[str, Attribute]], key: str) -> str | None:

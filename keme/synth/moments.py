@@ -16,7 +16,16 @@ from keme.models import Event
 from keme.models.catalog import CHANGES, EPISODE_KINDS, EpisodeKind
 from keme.synth.context import PlanContext
 from keme.synth.state import Trajectory
-from keme.synth.timing import DEFAULT_TIMING, TIMING, block_order, candidate_days, day_ok, slot_key
+from keme.synth.timing import (
+    DEFAULT_TIMING,
+    HABIT_REACH_DAYS,
+    TIMING,
+    block_order,
+    candidate_days,
+    day_ok,
+    slot_key,
+    usual_block,
+)
 from keme.synth.where import own_trip_of
 from keme.text import lang as fmt
 from keme.text.titles import leaf_title
@@ -165,13 +174,21 @@ def place_moments(
         spread = (last - first).days if strict else min(1, (last - first).days)
         target = first + timedelta(days=rng.randint(0, max(0, spread)))
         passes = (False,) if strict else (False, True)  # relax the day rule only after trying to keep it
-        for relax in passes if day_rules else (True,):
+        # her usual chat block first, within a day of the day drawn (she waits for the evening she chats
+        # in, never long enough to crowd the moments after it); a crowded window (not `strict`) places
+        # moments as early as they fit instead
+        usual = usual_block(rng, traj.persona.habits, weights) if strict else None
+        sweeps = [(usual, passes[0] if day_rules else True)] if usual else []
+        sweeps += [(None, relax) for relax in (passes if day_rules else (True,))]
+        for only, relax in sweeps:
             if found:
                 break
             for day in candidate_days(first, last, target):
+                if only and abs((day - target).days) > HABIT_REACH_DAYS:
+                    break  # nearest first: every later day is further still
                 if not relax and not day_ok(rule, day, country):
                     continue
-                for block in block_order(rng, weights):
+                for block in (only,) if only else block_order(rng, weights):
                     slot = (day, block)
                     if previous is not None and slot_key(slot) <= slot_key(previous):
                         continue

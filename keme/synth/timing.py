@@ -6,6 +6,7 @@ import random
 from datetime import date, timedelta
 
 from keme.days import BLOCKS, Block, Slot, is_workday
+from keme.models.persona import Habits
 
 # moment -> (day rule, weights for morning / afternoon / evening)
 TIMING: dict[str, tuple[str, tuple[float, float, float]]] = {
@@ -26,6 +27,11 @@ TIMING: dict[str, tuple[str, tuple[float, float, float]]] = {
     "recipe_help": ("any", (0.1, 0.25, 0.65)),  # a cook-along: "tonight", then the pan on the stove
 }
 DEFAULT_TIMING = ("any", (0.25, 0.3, 0.45))
+# a moment given less than this chance in a block does not happen there by habit: no packing for a trip in
+# the morning because she usually chats in the morning
+HABIT_FLOOR = 0.15
+# how many days a chat may move to fall in her usual block: further, and the moments after it lose their room
+HABIT_REACH_DAYS = 1
 
 
 def day_ok(rule: str, day: date, country: str) -> bool:
@@ -51,6 +57,20 @@ def block_order(rng: random.Random, weights: tuple[float, float, float]) -> list
         pick = rng.choices(range(len(remaining)), [w for _, w in remaining])[0]
         order.append(remaining.pop(pick)[0])
     return order
+
+
+def usual_block(
+    rng: random.Random, habits: Habits | None, weights: tuple[float, float, float]
+) -> Block | None:
+    """Her usual chat block (keme.models.Habits) where this chat follows her habit: `chat_share` of the
+    time, and only where the moment happens then (`HABIT_FLOOR`); else None, and the moment's own weights
+    decide. Without her, every chat would spread over the day as the moments do, and no time of day would
+    be hers."""
+    if habits is None:
+        return None
+    follows = rng.random() < habits.chat_share
+    fits = weights[BLOCKS.index(habits.chat_block)] >= HABIT_FLOOR
+    return habits.chat_block if follows and fits else None
 
 
 def candidate_days(lo: date, hi: date, target: date) -> list[date]:

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Union, cast
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
+from keme.days import Block
 from keme.errors import KemeError
 from keme.text.presup import Presup, PresupError
 from keme.text.presup import parse as parse_presup
@@ -64,6 +65,17 @@ class AttributeText(_Strict):
     # the values that go with another attribute's value: {"diet.diet_type": {"vegan": ["lentil soup", ...]}}
     # (a usual lunch fits the diet); the persona starts with, and a change picks, only a value that fits
     fits: dict[str, dict[str, list[str]]] = Field(default_factory=dict)
+    # the day block a value keeps the persona's own chats in ({"night owl": "evening"}): her chat habit
+    # (keme.models.Habits) agrees with what she says about her sleep; a value not named leaves it free
+    chat_block: dict[str, Block] = Field(default_factory=dict)
+
+    @field_validator("chat_block")
+    @classmethod
+    def _known_values(cls, table: dict[str, Block], info: ValidationInfo) -> dict[str, Block]:
+        unknown = sorted(set(table) - set(info.data.get("values", [])))
+        if unknown:
+            raise ValueError(f"chat_block names values the attribute does not have: {', '.join(unknown)}")
+        return table
 
     def fitting(self, held: dict[str, str]) -> list[str]:
         """The values that fit what the persona holds (`held`: attribute key -> value); all values when
@@ -138,15 +150,40 @@ class BillCategory(_Strict):
         default=False,
         description="a payment to an account (rent, a utility): never made on a public holiday or 除夕",
     )
+    regular: list[str] = Field(
+        default_factory=list,
+        description="the merchants one goes back to (a coffee shop, a supermarket): the persona has a "
+        "favourite among them and pays there most of the time (keme.models.Habits.regulars); none: no "
+        "favourite in the category",
+    )
+
+    @field_validator("regular")
+    @classmethod
+    def _among_merchants(cls, regular: list[str], info: ValidationInfo) -> list[str]:
+        unknown = sorted(set(regular) - set(info.data.get("merchants", [])))
+        if unknown:
+            raise ValueError(f"regular names merchants the category does not have: {', '.join(unknown)}")
+        return regular
 
 
 class BillText(_Strict):
     app_name: str
     currency: str
     payment_methods: list[str] = Field(min_length=2)
+    # the methods that fit any payment (a card, not its online or contactless use), among which a persona
+    # has her usual one (keme.models.Habits); none named: any of them
+    usual_methods: list[str] = Field(default_factory=list)
     categories: dict[str, BillCategory]
     message: str
     mention: list[ExchangeText] = Field(min_length=1)
+
+    @field_validator("usual_methods")
+    @classmethod
+    def _among_methods(cls, usual: list[str], info: ValidationInfo) -> list[str]:
+        unknown = sorted(set(usual) - set(info.data.get("payment_methods", [])))
+        if unknown:
+            raise ValueError(f"usual_methods not among payment_methods: {', '.join(unknown)}")
+        return usual
 
 
 class VoiceMemoItem(_Strict):
