@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from keme.text.fill import fill
+from keme.text.presup import PERSONA_KEYS, Presup, parse
 from keme.text.resources import ROOT, parse_file
 
 
@@ -45,6 +46,25 @@ class Situation(_Strict):
         default=None,
         description="the kind of goods it shops for (catalog platforms' `sells`): the answer must sell it",
     )
+    presup: dict[str, str] = Field(
+        default_factory=dict,
+        description="what the persona must hold when asked, as a line declares it (keme/text/presup.py): "
+        "`state` (a drive takes `transport.commute_mode=car`) or `value`; keme.qa.situations checks it",
+    )
+
+    @field_validator("presup")
+    @classmethod
+    def _persona_state(cls, value: dict[str, str]) -> dict[str, str]:
+        """A question has no session to be said in: only what the persona holds may be presupposed."""
+        unknown = sorted(set(value) - set(PERSONA_KEYS))
+        if unknown:
+            raise ValueError(f"a situation presupposes only {', '.join(PERSONA_KEYS)}, not {unknown}")
+        parse(value)
+        return value
+
+    @property
+    def presumes(self) -> Presup:
+        return parse(self.presup)
 
 
 class Generalization(_Strict):
