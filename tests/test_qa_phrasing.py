@@ -57,6 +57,6 @@ def test_a_missing_slot_is_an_error_not_a_blank():
 @pytest.mark.parametrize("lang", ["en", "zh"])
 @pytest.mark.parametrize("key", ["tmp.order", "tmp.order_later"])
 def test_an_order_question_has_five_wordings_each_way(lang, key):
-    """Two wordings a direction let a reader learn which words ask "earlier" from the template alone."""
+    """A dataset asks many order questions: two wordings a direction read like one person asking them all."""
     wordings = get(lang).text.questions[key]
     assert len(set(wordings)) >= 5
