@@ -52,3 +52,11 @@ def test_generalization_options_show_the_value():
 def test_a_missing_slot_is_an_error_not_a_blank():
     with pytest.raises(PhrasingError, match="merchant"):
         fill("How much at {merchant}?", {})
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("key", ["tmp.order", "tmp.order_later"])
+def test_an_order_question_has_five_wordings_each_way(lang, key):
+    """A dataset asks many order questions: two wordings a direction read like one person asking them all."""
+    wordings = get(lang).text.questions[key]
+    assert len(set(wordings)) >= 5

@@ -19,6 +19,7 @@ from keme.qa import generate as gen
 from keme.qa.draft import Draft
 from keme.qa.facts import world_of
 from keme.qa.options import Balancer, Values, money_distractors, place_golds, simple_ratio
+from keme.qa.situations import holds as situation_holds
 from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize_persona
 from keme.text.dates import dates_in
@@ -295,6 +296,14 @@ def test_preference_items_offer_up_to_four_options_of_one_kind(year):
     items = [i for i in year[1] if i.type == "preference_generalization"]
     assert items
     assert sum(1 for i in items if len(i.options) == 4) / len(items) >= 0.5
+
+
+def test_every_preference_item_asks_a_situation_that_holds_for_the_persona(year):
+    world, items = year
+    situations = {s.text: s for g in phrasing.get("en").text.generalize.values() for s in g.situations}
+    asked = [i for i in items if i.type == "preference_generalization"]
+    assert asked
+    assert all(situation_holds(situations[i.question], world.persona, i.asked_at) for i in asked)
 
 
 # ---------------------------------------------------------------- determinism

@@ -6,9 +6,10 @@ import functools
 import random
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from keme.text.fill import fill
+from keme.text.presup import PERSONA_KEYS, Presup, parse
 from keme.text.resources import ROOT, parse_file
 
 
@@ -45,6 +46,25 @@ class Situation(_Strict):
         default=None,
         description="the kind of goods it shops for (catalog platforms' `sells`): the answer must sell it",
     )
+    presup: dict[str, str] = Field(
+        default_factory=dict,
+        description="what the persona must hold when asked, as a line declares it (keme/text/presup.py): "
+        "`state` (a drive takes `transport.commute_mode=car`) or `value`; keme.qa.situations checks it",
+    )
+
+    @field_validator("presup")
+    @classmethod
+    def _persona_state(cls, value: dict[str, str]) -> dict[str, str]:
+        """A question has no session to be said in: only what the persona holds may be presupposed."""
+        unknown = sorted(set(value) - set(PERSONA_KEYS))
+        if unknown:
+            raise ValueError(f"a situation presupposes only {', '.join(PERSONA_KEYS)}, not {unknown}")
+        parse(value)
+        return value
+
+    @property
+    def presumes(self) -> Presup:
+        return parse(self.presup)
 
 
 class Generalization(_Strict):
@@ -69,6 +89,29 @@ class Generalization(_Strict):
         return next((s for s in self.situations if s.text == question), None)
 
 
+class PointPhrase(_Strict):
+    """How a recap says one detail of an episode: `said` is what any user message naming the value holds
+    ("wanted to see the Bund"), `done` what it says once the world records that it happened ("went to
+    the Bund"). `done` is said only of a value the user names in a session of one of `moments` (whose
+    lines about it all tell it happened: the trip's recap, not its planning) or in a message holding a
+    claim of one of `claims` (the ledger's `local_food_times`: the user ate it there). A point with no
+    `said` is made only where it happened: a companion is one who went along, not one asked for advice.
+    A bare string is a `said` with no `done`."""
+
+    said: str | None = None
+    done: str | None = None
+    moments: list[str] = Field(default_factory=list)
+    claims: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _proven(self) -> PointPhrase:
+        if self.said is None and self.done is None:
+            raise ValueError("a point needs `said` or `done`")
+        if (self.done is None) != (not self.moments and not self.claims):
+            raise ValueError("`done` goes with the `moments` or `claims` that prove it, and only with them")
+        return self
+
+
 class QuestionText(_Strict):
     attributes: dict[str, AttributeQuestions]
     events: dict[str, EventPhrases]
@@ -78,8 +121,17 @@ class QuestionText(_Strict):
     food_allergens: list[str]
     generalize: dict[str, Generalization]
     # a recap's key points as a person says them: `attr.<key>` from the value a life change took,
-    # `<episode kind>` from the episode's params ("moved to Denver", "Noah's housewarming")
-    points: dict[str, str] = Field(default_factory=dict)
+    # `<episode kind>` from the episode's params ("moved to Denver", "Noah's housewarming"),
+    # `<episode kind>.<detail>` an episode recap's detail, said no stronger than its evidence
+    points: dict[str, PointPhrase] = Field(default_factory=dict)
+
+    @field_validator("points", mode="before")
+    @classmethod
+    def _plain_points(cls, value: object) -> object:
+        """A point written as a bare string is what any mention of it holds."""
+        if isinstance(value, dict):
+            return {k: {"said": v} if isinstance(v, str) else v for k, v in value.items()}
+        return value
 
 
 @dataclass(frozen=True)
@@ -113,9 +165,11 @@ class Phrasing:
             key = f"{key}_one"
         return fill(self.text.answers[key], slots)
 
-    def point(self, key: str, **slots: object) -> str | None:
-        """A recap's key point phrased from slots; None where the language has no phrase for it."""
-        template = self.text.points.get(key)
+    def point(self, key: str, done: bool = False, **slots: object) -> str | None:
+        """A recap's key point phrased from slots, as said (`done`: as happened); None where the language
+        has no phrase for it."""
+        phrase = self.text.points.get(key)
+        template = None if phrase is None else phrase.done if done else phrase.said
         return fill(template, slots) if template else None
 
     def has(self, key: str) -> bool:

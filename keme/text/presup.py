@@ -64,6 +64,7 @@ KEYS = (
     "workday",
     "item",
 )
+PERSONA_KEYS = ("state", "value")  # what the persona holds: all a question (no session) may presuppose
 _WINDOW = re.compile(r"^\s*(-?\d+)?\s*\.\.\s*(-?\d+)?\s*$")
 
 

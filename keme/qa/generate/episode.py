@@ -5,7 +5,7 @@ and totals of app records, the usual time of day.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal
 
@@ -15,6 +15,7 @@ from keme.qa import draft as d
 from keme.qa.draft import Draft
 from keme.qa.facts import Fact
 from keme.qa.generate.context import Gen
+from keme.qa.phrasing import PointPhrase
 from keme.text import lang as fmt
 from keme.text import resources
 
@@ -89,11 +90,57 @@ TOPIC_SLOTS = {
 }
 
 
-def episode_point(g: Gen, kind: str, key: str, value: str) -> str:
-    """An episode recap's point as a person says it ("worked on it with Malik", "it was due June 24"), not
-    a bare name or date; the value itself where the language has no phrase for the fact."""
-    text = g.say.point(f"{kind}.{key}", value=value)
-    return text if text and value in text else value
+@dataclass(frozen=True)
+class Detail:
+    """An episode recap's point: as said, the fact that quotes it, and whether it is said as happened."""
+
+    text: str
+    fact: Fact
+    done: bool = False
+
+
+def episode_point(g: Gen, kind: str, fact: Fact, facts: list[Fact]) -> Detail | None:
+    """An episode recap's point about `fact`'s detail as a person says it ("went with Malik", "due June
+    24"), saying no more than the messages do: the phrase of what happened only where the world records
+    that it did (`_happened`), quoted by that message; otherwise the phrase any mention holds ("wanted to
+    see the Bund", not "visited it"), quoted by `fact`. None where the detail is a point only once it
+    happened and nothing shows it did (a friend asked for advice on a trip is not yet its companion); the
+    value itself where the language has no phrase for the detail."""
+    phrase = g.say.text.points.get(f"{kind}.{fact.key}")
+    if phrase is None:
+        return Detail(fact.value, fact)
+    proof = _happened(g, phrase, fact, facts)
+    if proof is not None:
+        return Detail(
+            g.say.point(f"{kind}.{fact.key}", done=True, value=fact.value) or fact.value, proof, True
+        )
+    said = g.say.point(f"{kind}.{fact.key}", value=fact.value)
+    return Detail(said, fact) if said else None
+
+
+def _happened(g: Gen, phrase: PointPhrase, fact: Fact, facts: list[Fact]) -> Fact | None:
+    """The user's message that shows `fact`'s detail happened, by how the world records it: the value
+    named in a session of a moment whose lines all tell it happened (a trip's recap names the sight it
+    went to), or said in a message holding a claim of a predicate that records it (`local_food_times`:
+    the times the user ate the food there). None where the messages only plan, wish or ask."""
+    named = [f for f in facts if f.key == fact.key and f.value == fact.value and not g.by_assistant(f)]
+    shown = next((f for f in named if f.context.get("moment") in phrase.moments), None)
+    if shown is not None or not phrase.claims:
+        return shown
+    sessions = {f.session_id for f in facts}
+    for claim in g.world.claims:
+        message = g.world.messages.get(claim.message_id)
+        if (
+            claim.predicate in phrase.claims
+            and claim.speaker == "user"
+            and message is not None
+            and fact.value in message.content
+            and g.world.session_of[message.id] in sessions
+        ):
+            return replace(
+                fact, message_id=message.id, session_id=g.world.session_of[message.id], when=message.timestamp
+            )
+    return None
 
 
 def episode_drafts(g: Gen, episode: Event, sessions: list[Session]) -> list[Draft]:
@@ -110,23 +157,27 @@ def episode_drafts(g: Gen, episode: Event, sessions: list[Session]) -> list[Draf
         return drafts
     shown = {params.get(s, "") for s in topic_slots}
     where = {s: params[s] for s in topic_slots if params.get(s)}  # the episode the question names
-    points: list[Fact] = []
+    details: list[Detail] = []
     for key in SUMMARY_KEYS.get(kind, ()):
         fact = next((f for f in facts if f.key == key and not g.by_assistant(f)), None)
         if fact is not None and fact.value not in shown and fact.value not in topic:
-            points.append(fact)
-    last = max(f.when for f in facts)
+            point = episode_point(g, kind, fact, facts)
+            if point is not None:
+                details.append(point)
+    points = [p.fact for p in details]
+    last = max(f.when for f in [*facts, *points])
     if len(points) >= 2:
         asked = g.when(last)
         if asked is not None:
-            items = [episode_point(g, kind, f.key, f.value) for f in points]
+            items = [p.text for p in details]
             values = [f.value for f in points]
-            keys = {f.key for f in points}
+            # another episode's details, said the way this recap says each (a wish beside a wish)
+            done = {p.fact.key: p.done for p in details}
             others = list(
                 dict.fromkeys(
-                    episode_point(g, kind, f.key, f.value)
+                    g.say.point(f"{kind}.{f.key}", done=done[f.key], value=f.value) or f.value
                     for f in g.world.facts
-                    if f.kind == kind and f.key in keys and f.value not in values and f.value not in topic
+                    if f.kind == kind and f.key in done and f.value not in values and f.value not in topic
                 )
             )
             drafts.append(

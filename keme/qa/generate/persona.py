@@ -17,6 +17,7 @@ from keme.qa.generate.context import Gen
 from keme.qa.generate.episode import BIG_CHANGES, _bills, _time_of_day, by_records, life_change
 from keme.qa.options import Balancer, pick_by_rank
 from keme.qa.second_right import prove_options, right_values
+from keme.qa.situations import holds as situation_holds
 from keme.text import resources
 from keme.text.fill import fill
 from keme.world.catalog import load_catalog
@@ -271,9 +272,11 @@ def _preference_pool(
 def generalizations(g: Gen, node: str) -> list[Draft]:
     """Apply a revealed preference to new situations: one single-choice question per situation, whose
     options are all plausible and only one of which the preference picks (for an allergy: the one to
-    avoid). Every option list is proved against the whole persona at the question's time and the catalog
-    (keme.qa.second_right): an option that is right too is never drawn, and a list that still has one,
-    or whose gold the catalog refutes (a shop that sells no sheets), is not asked."""
+    avoid), asked only where the situation holds for the persona then (keme.qa.situations: a drive of a
+    driver, a dog walk of a dog owner). Every option list is proved against the whole persona at the
+    question's time and the catalog (keme.qa.second_right): an option that is right too is never drawn,
+    and a list that still has one, or whose gold the catalog refutes (a shop that sells no sheets), is
+    not asked."""
     persona = g.world.persona
     catalog = load_catalog(g.lang)
     drafts: list[Draft] = []
@@ -288,8 +291,8 @@ def generalizations(g: Gen, node: str) -> list[Draft]:
             until = next((v.valid_from for v in attr.versions if v.valid_from > version.valid_from), None)
             for situation in text.situations:
                 asked = g.when(g.world.messages[version.evidence[0]].timestamp, until)
-                if asked is None:
-                    continue
+                if asked is None or not situation_holds(situation, persona, asked):
+                    continue  # never a drive to someone who rides an e-bike
                 right = right_values(key, persona, asked, catalog, situation.needs)
                 if right is None or version.value not in right:
                     continue  # the catalog refutes the gold: the favourite shop sells none of it
