@@ -99,6 +99,20 @@ def add_months(day: date, months: int) -> date:
     return date(year, month, 1) if day.day == 1 else date(year, month, min(day.day, 28))
 
 
+def quarters_within(start: date, end: date) -> list[tuple[date, date]]:
+    """The calendar quarters wholly inside [start, end], as (first day, last day): a quarter's payments
+    and chats show a habit or a total where a month's few do not."""
+    found = []
+    quarter = date(start.year, 3 * ((start.month - 1) // 3) + 1, 1)
+    while quarter <= end:
+        following = add_months(quarter, 3)
+        last = following - timedelta(days=1)
+        if start <= quarter and last <= end:
+            found.append((quarter, last))
+        quarter = following
+    return found
+
+
 def month_windows(start: datetime, end: datetime) -> list[tuple[datetime, datetime]]:
     """The calendar months of [start, end], the first and last clipped to it (anchors and chapters follow
     them)."""

@@ -232,3 +232,12 @@ def test_qa_stage_alone_reproduces_the_synthesized_items(tmp_path, sample_config
     )
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "d/qa.jsonl").read_bytes() == before
+
+
+def test_a_year_counts_payments_over_a_quarter_too(year):
+    """Four payments a month leave few repeats in a month: a regular place is counted over a quarter."""
+    items = year[3]
+    quarterly = [
+        i for i in items if i.subtype in ("mh.count_merchant", "mh.total_category") and "–" in i.question
+    ]
+    assert quarterly and all(i.proof.args.start.month in (1, 4, 7, 10) for i in quarterly)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from types import SimpleNamespace
 
+from keme.days import quarters_within
 from keme.models import Claim, ImageRecord, Message, Query, Session
 from keme.qa.resolve import Ledger
 
@@ -338,3 +339,13 @@ def test_a_chat_screenshot_on_another_topic_does_not_answer_the_question():
 def test_two_chat_screenshots_on_the_topic_with_other_values_are_two_answers():
     ledger = _chats((1, "meeting_place", "Blue Bottle"), (2, "meeting_place", "Ritual"))
     assert ledger.resolve(PLACE, ASKED).problem(PLACE.expect) is not None
+
+
+def test_the_quarters_asked_about_are_the_calendar_quarters_wholly_inside_the_trajectory():
+    assert quarters_within(date(2026, 1, 1), date(2026, 12, 31)) == [
+        (date(2026, 1, 1), date(2026, 3, 31)),
+        (date(2026, 4, 1), date(2026, 6, 30)),
+        (date(2026, 7, 1), date(2026, 9, 30)),
+        (date(2026, 10, 1), date(2026, 12, 31)),
+    ]
+    assert quarters_within(date(2026, 2, 1), date(2026, 6, 30)) == [(date(2026, 4, 1), date(2026, 6, 30))]

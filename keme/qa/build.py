@@ -122,6 +122,7 @@ def candidates(world: World, spec: QASpec, seed: int) -> list[Draft]:
     composed = gen.compose_pairs(g, root, sample_unused(everything), 4)
     composed += gen.knowledge_updates(g, root)
     composed += gen.implicit_overall(g, root)
+    composed += gen.quarter_totals(g, root)
     composed += gen.generalizations(g, root)
     composed += gen.relationships(g, root)
     composed += gen.abstentions(g, root)

@@ -28,7 +28,14 @@ from keme.qa.generate.atoms import (
 )
 from keme.qa.generate.composition import EVENT_KINDS, compose_pairs, compose_single
 from keme.qa.generate.context import Gen
-from keme.qa.generate.episode import SALIENT, SUMMARY_KEYS, TOPIC_SLOTS, chapter_drafts, episode_drafts
+from keme.qa.generate.episode import (
+    SALIENT,
+    SUMMARY_KEYS,
+    TOPIC_SLOTS,
+    chapter_drafts,
+    episode_drafts,
+    quarter_totals,
+)
 from keme.qa.generate.persona import (
     GENERALIZABLE,
     _preference_options,
@@ -59,6 +66,7 @@ __all__ = [
     "compose_pairs",
     "compose_single",
     "episode_drafts",
+    "quarter_totals",
     "chapter_drafts",
     "knowledge_updates",
     "implicit_overall",

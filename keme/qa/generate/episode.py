@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal
 
-from keme.days import block_of, clear_leader
+from keme.days import block_of, clear_leader, quarters_within
 from keme.models import Attribute, Event, Persona, Query, Quote, Session
 from keme.qa import draft as d
 from keme.qa.draft import Draft
@@ -267,7 +267,20 @@ def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
                 queries=[by_records("expense_category", start, end, "mode", label)],
             )
         )
-    # repeated merchant: count; category with several payments: total
+    drafts += record_totals(g, start, end, chapter.id, month)
+    drafts += _time_of_day(g, start, end, chapter.id, "imp.time_of_day.month", month=month)
+    return drafts
+
+
+def record_totals(g: Gen, start: date, end: date, node: str, period: str) -> list[Draft]:
+    """Counts and totals over a period's payments, as the Wallet app shows them: how often a merchant paid
+    twice or more was paid, what a category with several payments came to ("how many times did I pay
+    Blue Bottle in January-March?"). The period's name fills the questions' {month} slot."""
+    month = period
+    drafts: list[Draft] = []
+    final = d.final_time(g.world)
+    bills = _bills(g, start, end)
+    counts = Counter(ctx["category"] for _, ctx in bills)
     merchants = Counter(ctx["merchant"] for _, ctx in bills)
     app = resources.get(g.lang).anchors.bill.app_name
     for merchant, count in merchants.items():
@@ -293,7 +306,7 @@ def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
                     ),
                     final,
                     count,
-                    chapter.id,
+                    node,
                     queries=[by_records("merchant", start, end, "count", str(count), merchant=merchant)],
                 )
             )
@@ -320,12 +333,22 @@ def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
                 ),
                 final,
                 count,
-                chapter.id,
+                node,
                 queries=[by_records("amount", start, end, "sum", str(total), expense_category=label)],
             )
         )
-    drafts += _time_of_day(g, start, end, chapter.id, "imp.time_of_day.month", month=month)
     return drafts
+
+
+def quarter_totals(g: Gen, node: str) -> list[Draft]:
+    """`record_totals` over each calendar quarter of the trajectory: a regular place paid a dozen times a
+    quarter is counted where a month holds one or two visits."""
+    start, end = g.world.persona.start.date(), g.world.persona.end.date()
+    return [
+        draft
+        for quarter, last in quarters_within(start, end)
+        for draft in record_totals(g, quarter, last, node, g.period(quarter, last))
+    ]
 
 
 # What a person dates a month by, most salient first: a life change, their health, a family or friend's

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from datetime import date, datetime, time, timedelta
 
-from keme.days import clear_leader
+from keme.days import clear_leader, quarters_within
 from keme.models import Query, Quote
 from keme.models.attributes import claim_predicate
 from keme.qa import draft as d
@@ -185,13 +185,8 @@ def implicit_overall(g: Gen, node: str) -> list[Draft]:
     persona = g.world.persona
     start, end = persona.start.date(), persona.end.date()
     drafts = _habits(g, start, end, node, "all", {})
-    quarter = date(start.year, 3 * ((start.month - 1) // 3) + 1, 1)
-    while quarter <= end:
-        following = date(quarter.year + quarter.month // 10, (quarter.month + 2) % 12 + 1, 1)
-        last = following - timedelta(days=1)
-        if start <= quarter and last <= end:
-            drafts += _habits(g, quarter, last, node, "quarter", {"period": g.period(quarter, last)})
-        quarter = following
+    for quarter, last in quarters_within(start, end):
+        drafts += _habits(g, quarter, last, node, "quarter", {"period": g.period(quarter, last)})
     return drafts
 
 
