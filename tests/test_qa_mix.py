@@ -63,8 +63,8 @@ def test_selection_meets_the_mix_and_reports_what_it_could_not_fill():
     report = QAReport()
     chosen = select(drafts, 50, QASpec(mix=MIX), random.Random(3), report)
     counts = {k: sum(1 for x in chosen if x.type == k) for k in MIX}
-    assert counts == {"single_hop": 28, "multi_hop": 17, "abstention": 5}
-    assert report.as_dict()["short_of_mix"] == {"abstention": {"wanted": 10, "built": 5}}
+    assert counts == {"single_hop": 22, "multi_hop": 13, "abstention": 5}
+    assert report.as_dict()["short_of_mix"] == {"abstention": {"wanted": 8, "built": 5}}
 
 
 def test_multiple_choice_is_at_least_five_percent_of_the_items_while_set_items_last():
@@ -132,3 +132,30 @@ def test_a_choice_whose_gold_is_longer_than_every_alternative_is_asked_once():
     kept = one_longest_per_subtype([*always, balanced], report)
     assert kept == [always[0], balanced]
     assert report.rejected["longest_whatever_shown"] == 3
+
+
+def test_where_a_type_falls_short_the_selection_shrinks_rather_than_another_type_overflowing():
+    """Abstention wants 20 % of 50 but has 5: the others would take its share (single-hop 56 %); instead
+    ten items leave, the others' in proportion to their shares."""
+    report = QAReport()
+    chosen = select(_pool(abstentions=5), 50, QASpec(mix=MIX), random.Random(3), report)
+    assert len(chosen) == 40 and report.rejected["held_to_mix"] == 10
+
+
+def test_the_selection_never_shrinks_below_four_fifths_of_the_target():
+    """With one abstention, holding its share would leave 5 items: 40 are kept, the mix as near as that
+    allows."""
+    chosen = select(_pool(abstentions=1), 50, QASpec(mix=MIX), random.Random(3), QAReport())
+    assert len(chosen) == 40
+
+
+def _pool(abstentions: int) -> list[Draft]:
+    return [
+        _draft(k, n)
+        for k, many, first in (
+            ("single_hop", 80, 0),
+            ("multi_hop", 80, 100),
+            ("abstention", abstentions, 200),
+        )
+        for n in range(first, first + many)
+    ]

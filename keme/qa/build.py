@@ -32,7 +32,7 @@ from keme.qa.llm_roles import apply_llm_roles
 from keme.qa.options import Balancer, Values
 from keme.qa.resolve import Ledger, completed, record_titles, shared_title, uniqueness
 from keme.qa.second_right import prove_item
-from keme.qa.twins import TRAP_TYPES, place_traps
+from keme.qa.twins import TRAP_TYPES, hold_mix, place_traps
 from keme.qa.verify import Verifier
 from keme.qa.visual import visual_drafts
 from keme.seeding import rng_for
@@ -205,6 +205,8 @@ def filter_drafts(drafts: list[Draft], world: World, report: QAReport) -> list[D
 
 # ---------------------------------------------------------------- selection
 MIN_SHARE = 0.04  # every type the config asks for is at least this share of a persona's items
+MIX_MARGIN = 0.018  # each type within this of its share (issue 37: 2 points), fewer items if need be ...
+MIN_KEPT = 0.8  # ... but not fewer than this share of the target
 
 
 def weights(spec: QASpec) -> dict[str, float]:
@@ -267,7 +269,9 @@ def select(
     picked last, the building blocks of the composed items chosen first (most referenced first), so a
     multi-hop item ships with its sub-questions where the single-hop share has room for them; the
     type counts stay the mix's either way. Traps come last, each in a wording its answerable twins
-    outnumber (keme.qa.twins). A type that cannot fill its share is counted in `report`."""
+    outnumber (keme.qa.twins). Where a type cannot fill its share, the others take it only within the
+    mix's margin: the selection shrinks instead (`hold_mix`, to MIN_KEPT of the target at least). A type
+    that cannot fill its share is counted in `report`."""
     by_type: dict[str, dict[str, list[Draft]]] = defaultdict(lambda: defaultdict(list))
     for draft in drafts:
         by_type[draft.type][draft.subtype].append(draft)
@@ -311,12 +315,14 @@ def select(
     take("single_hop", singles, chosen)
     traps = {kind: by_type.get(kind, {}) for kind in TRAP_TYPES}
     unplaced = place_traps(chosen, traps, counts, drafts, lang, rng)
+    held = hold_mix(chosen, shares, math.ceil(target * MIN_KEPT), MIX_MARGIN, lang, rng)
     if report is not None:
+        report.rejected["held_to_mix"] += held
         for kind, n in unplaced.items():
             report.rejected[f"no_answerable_twin.{kind}"] += n
         got = Counter(x.type for x in chosen.values())
-        for kind in shares:
-            wanted = asked.get(kind, counts.get(kind, 0))
+        for kind in shares:  # what the mix asks of the selection as it was kept
+            wanted = round(shares[kind] * len(chosen)) if held else asked.get(kind, counts.get(kind, 0))
             report.wanted[kind] += wanted
             report.short[kind] += max(0, wanted - got[kind])
     return list(chosen.values())

@@ -49,6 +49,21 @@ class Wordings:
             self._keys[question] = template_of(question, self.lang)
         return self._keys[question]
 
+    def can_drop(self, draft: Draft) -> bool:
+        """Whether a chosen item can leave the selection without a trap's wording losing its lead of
+        answerable twins, and without leaving another item's building block out."""
+        if id(draft) in self.blocks:
+            return False
+        if draft.type in TRAP_TYPES:
+            return True
+        key = self.key(draft.question)
+        return not self.traps[key] or self.room(key) >= 1
+
+    def drop(self, draft: Draft) -> None:
+        del self.chosen[id(draft)]
+        self.questions.discard(draft.question)
+        (self.traps if draft.type in TRAP_TYPES else self.answers)[self.key(draft.question)] -= 1
+
     def room(self, key: str) -> int:
         """Traps the wording can still take: its answerable items stay ahead by one."""
         return self.answers[key] - self.traps[key] - 1
@@ -185,3 +200,46 @@ def _grouped(drafts: list[Draft]) -> list[list[Draft]]:
     for n, draft in enumerate(drafts):
         groups.setdefault(draft.group or f"#{n}", []).append(draft)
     return list(groups.values())
+
+
+def hold_mix(
+    chosen: dict[int, Draft],
+    shares: dict[str, float],
+    floor: int,
+    margin: float,
+    lang: str,
+    rng: random.Random,
+) -> int:
+    """Shrink the selection (not below `floor` items) until every type is within `margin` of its share:
+    where a type could not fill its share, the others would otherwise take it and leave the mix the
+    config asked for. Items leave from the type furthest above its share (relatively: what the short type
+    leaves is shared in proportion), never one a trap's wording or a composed item needs. Returns how many
+    left."""
+    book = Wordings(chosen, (), lang, rng)
+    counts = Counter(x.type for x in chosen.values())
+    total = len(chosen)
+    below = [
+        counts[k] / (w - margin) for k, w in shares.items() if w > margin and counts[k] / total < w - margin
+    ]
+    goal = max(floor, int(min(below, default=total)))
+    removed = 0
+    while len(chosen) > goal:
+        size = len(chosen) - 1
+        # the most above its share, relatively (by name among equals: the mix's order is the config's)
+        over = sorted(shares, key=lambda k: (-counts[k] / shares[k], k))
+        victim = next(
+            (
+                x
+                for kind in over
+                if counts[kind] > shares[kind] * size
+                for x in sorted(chosen.values(), key=lambda x: (x.subtype, x.question))
+                if x.type == kind and book.can_drop(x)
+            ),
+            None,
+        )
+        if victim is None:
+            break
+        book.drop(victim)
+        counts[victim.type] -= 1
+        removed += 1
+    return removed

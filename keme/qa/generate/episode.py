@@ -341,13 +341,15 @@ def record_totals(g: Gen, start: date, end: date, node: str, period: str) -> lis
 
 
 def quarter_totals(g: Gen, node: str) -> list[Draft]:
-    """`record_totals` over each calendar quarter of the trajectory: a regular place paid a dozen times a
+    """`record_totals` over each calendar quarter of the trajectory (over the whole of it where it spans
+    more than a month and no quarter fits, as March-May does): a regular place paid a dozen times a
     quarter is counted where a month holds one or two visits."""
     start, end = g.world.persona.start.date(), g.world.persona.end.date()
+    periods = quarters_within(start, end) or ([(start, end)] if (end - start).days > 40 else [])
     return [
         draft
-        for quarter, last in quarters_within(start, end)
-        for draft in record_totals(g, quarter, last, node, g.period(quarter, last))
+        for first, last in periods
+        for draft in record_totals(g, first, last, node, g.period(first, last))
     ]
 
 
