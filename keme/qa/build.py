@@ -315,7 +315,8 @@ def select(
     take("single_hop", singles, chosen)
     traps = {kind: by_type.get(kind, {}) for kind in TRAP_TYPES}
     unplaced = place_traps(chosen, traps, counts, drafts, lang, rng)
-    held = hold_mix(chosen, shares, math.ceil(target * MIN_KEPT), MIX_MARGIN, lang, rng)
+    floor = math.ceil(target * MIN_KEPT)
+    held = hold_mix(chosen, shares, floor, MIX_MARGIN, lang, rng, keep=multiple_choice_ready)
     if report is not None:
         report.rejected["held_to_mix"] += held
         for kind, n in unplaced.items():

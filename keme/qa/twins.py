@@ -51,9 +51,7 @@ class Wordings:
 
     def can_drop(self, draft: Draft) -> bool:
         """Whether a chosen item can leave the selection without a trap's wording losing its lead of
-        answerable twins, and without leaving another item's building block out."""
-        if id(draft) in self.blocks:
-            return False
+        answerable twins."""
         if draft.type in TRAP_TYPES:
             return True
         key = self.key(draft.question)
@@ -209,12 +207,13 @@ def hold_mix(
     margin: float,
     lang: str,
     rng: random.Random,
+    keep: Callable[[Draft], bool] = lambda draft: False,
 ) -> int:
     """Shrink the selection (not below `floor` items) until every type is within `margin` of its share:
     where a type could not fill its share, the others would otherwise take it and leave the mix the
     config asked for. Items leave from the type furthest above its share (relatively: what the short type
-    leaves is shared in proportion), never one a trap's wording or a composed item needs. Returns how many
-    left."""
+    leaves is shared in proportion), never one a trap's wording needs; another item's building block
+    and what `keep` asks for (a format's supply) go last. Returns how many left."""
     book = Wordings(chosen, (), lang, rng)
     counts = Counter(x.type for x in chosen.values())
     total = len(chosen)
@@ -232,7 +231,9 @@ def hold_mix(
                 x
                 for kind in over
                 if counts[kind] > shares[kind] * size
-                for x in sorted(chosen.values(), key=lambda x: (x.subtype, x.question))
+                for x in sorted(
+                    chosen.values(), key=lambda x: (id(x) in book.blocks, keep(x), x.subtype, x.question)
+                )
                 if x.type == kind and book.can_drop(x)
             ),
             None,
