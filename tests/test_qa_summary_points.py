@@ -248,6 +248,12 @@ def test_a_friend_named_on_the_trip_is_its_companion():
     assert _point("trip", planning, [planning, there]) == "went with Malik"
 
 
+def test_a_companion_is_quoted_from_the_trips_recap_before_its_days_there():
+    there, recap = _detail("companion", "曹勇", "trip_during"), _detail("companion", "曹勇", "trip_recap", 2)
+    detail = episode_point(_world_of([there, recap], lang="zh"), "trip", there, [there, recap])
+    assert (detail.text, detail.fact.message_id) == ("和曹勇一起去的", recap.message_id)
+
+
 def test_a_local_food_talked_about_is_the_places_specialty_not_a_meal():
     food = _detail("local_food", "锅包肉", "trip_planning")
     assert _point("trip", food, [food], lang="zh") == "当地特色是锅包肉"

@@ -120,11 +120,12 @@ def episode_point(g: Gen, kind: str, fact: Fact, facts: list[Fact]) -> Detail | 
 
 def _happened(g: Gen, phrase: PointPhrase, fact: Fact, facts: list[Fact]) -> Fact | None:
     """The user's message that shows `fact`'s detail happened, by how the world records it: the value
-    named in a session of a moment whose lines all tell it happened (a trip's recap names the sight it
-    went to), or said in a message holding a claim of a predicate that records it (`local_food_times`:
-    the times the user ate the food there). None where the messages only plan, wish or ask."""
+    named in a session of a moment whose lines all tell it happened, the first such moment first (a trip's
+    recap names the sight it went to, and says "we" of the companion more plainly than its days there),
+    or said in a message holding a claim of a predicate that records it (`local_food_times`: the times
+    the user ate the food there). None where the messages only plan, wish or ask."""
     named = [f for f in facts if f.key == fact.key and f.value == fact.value and not g.by_assistant(f)]
-    shown = next((f for f in named if f.context.get("moment") in phrase.moments), None)
+    shown = next((f for m in phrase.moments for f in named if f.context.get("moment") == m), None)
     if shown is not None or not phrase.claims:
         return shown
     sessions = {f.session_id for f in facts}
