@@ -241,3 +241,24 @@ def test_a_year_counts_payments_over_a_quarter_too(year):
         i for i in items if i.subtype in ("mh.count_merchant", "mh.total_category") and "–" in i.question
     ]
     assert quarterly and all(i.proof.args.start.month in (1, 4, 7, 10) for i in quarterly)
+
+
+def test_a_month_recap_asked_as_multiple_choice_offers_other_months_points(year):
+    """ "What happened in my April?" with wrong options that are the points of her other months, phrased
+    as April's are."""
+    import random
+
+    from keme.qa import phrasing
+    from keme.qa.generate import Gen
+    from keme.qa.generate.episode import recap_points
+
+    _, _, world, items = year
+    g = Gen(world, phrasing.get(world.lang), random.Random(0), 0.3)
+    chapters = [e for e in world.graph.events if e.depth == 0]
+    recaps = [i for i in items if i.subtype == "sum.month" and i.format == "multiple_choice"]
+    assert recaps
+    for item in recaps:
+        own = next(c for c in chapters if c.id == item.node)
+        elsewhere = {p.text for c in chapters if c.id != own.id for p in recap_points(g, c)}
+        wrong = [o for o in item.options if o not in item.spec.items]
+        assert wrong and set(wrong) <= elsewhere, item.question

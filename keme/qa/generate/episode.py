@@ -18,6 +18,7 @@ from keme.qa.generate.context import Gen
 from keme.qa.phrasing import PointPhrase
 from keme.text import lang as fmt
 from keme.text import resources
+from keme.text.normalize import norm_text
 
 SUMMARY_KEYS: dict[str, tuple[str, ...]] = {
     "trip": ("destination", "companion", "attraction", "local_food"),
@@ -458,7 +459,25 @@ def _month_recap(g: Gen, chapter: Event, month: str) -> list[Draft]:
                     expect=[p.fact.value for p in chosen],
                 )
             ],
+            distractors=other_months_points(g, chapter),
         )
+    ]
+
+
+def other_months_points(g: Gen, chapter: Event) -> list[str]:
+    """Wrong options for a month's recap asked as multiple choice: the key points of her other months,
+    phrased as its own are, whose thing is never named in this month's chats (a project that ran on into
+    it is no wrong option): something that happened to her, just not then."""
+    start, end = chapter.start.date(), chapter.end.date()
+    said = " ".join(
+        norm_text(m.content) for s in g.world.sessions if start <= s.start.date() <= end for m in s.messages
+    )
+    return [
+        point.text
+        for other in g.world.graph.events
+        if other.depth == 0 and other.id != chapter.id
+        for point in recap_points(g, other)
+        if norm_text(point.fact.value) not in said
     ]
 
 
