@@ -218,10 +218,9 @@ def compose_pairs(g: Gen, node: str, sample: list[Draft], limit: int) -> list[Dr
                 )
             )
         else:
-            if not (
-                {first.fact.kind, second.fact.kind} & LIFE_KINDS or _one_occasion(g, first.fact, second.fact)
-            ):
-                continue
+            kinds = {first.fact.kind, second.fact.kind}
+            if kinds == {"bill"} or not (kinds & LIFE_KINDS or _one_occasion(g, first.fact, second.fact)):
+                continue  # never which of two receipts came first, even of one occasion
             shown = [first, second]
             g.rng.shuffle(shown)
             nouns = [_event_phrase(g, x.fact, "noun") for x in shown]
