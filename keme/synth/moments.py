@@ -66,11 +66,12 @@ def shrink_to_leaf_if_single(
     lo, hi = event.start.date(), event.end.date()
     parent = traj.events.get(event.parent_id or "")
     # its window, then the rest of its chapter (a commute talk the weekend cannot hold goes to Monday), then
-    # its window again without the place rules, so that synthesis goes on
+    # the whole chapter; never where the moment cannot happen (an office moment on a Sunday): with no such
+    # block left the episode is not planned (NoRoom), as when its days are full
     tries: list[tuple[date, date, dict]] = [(lo, hi, {}), (lo, hi, {"strict": False})]
     if parent is not None and parent.depth == 0:
-        tries += [(lo, parent.end.date(), {"strict": False}), (parent.start.date(), parent.end.date(), {})]
-    tries.append((lo, hi, {"strict": False, "places": False}))
+        chapter = parent.start.date(), parent.end.date()
+        tries += [(lo, chapter[1], {"strict": False}), (*chapter, {}), (*chapter, {"strict": False})]
     if not_before is not None:
         tries = [(max(first, not_before), last, how) for first, last, how in tries if last >= not_before]
     slots: list[Slot] = []
@@ -126,20 +127,21 @@ def place_moments(
     fixed: dict[int, tuple[date, date]],
     strict: bool = True,
     day_rules: bool = True,
-    places: bool = True,
 ) -> list[Slot]:
     """One free day block per moment, in increasing order; own pending anchors' blocks are welcome.
 
-    With `places` (always, but for a last resort) a moment only goes where the schedule lets it happen
-    (`keme.world.places.slot_allowed`): not inside a trip unless it can happen anywhere, a trip's own
-    moments before, during and after it.
+    A moment only goes where the schedule lets it happen (`keme.world.places.slot_allowed`), whatever else
+    is relaxed: not inside a trip unless it can happen anywhere, an office moment on a workday, a trip's own
+    moments before, during and after it. Day rules (`keme.synth.timing.day_ok`: "the meeting is tomorrow")
+    give way where they must (not `strict`, or no `day_rules`); the realizer's presuppositions then keep the
+    lines that would assume them.
     """
     country = traj.persona.country
     trips = trip_spans(traj.graph.events)
     own_trip = own_trip_of(event)
 
     def allowed(moment: str, slot: Slot) -> bool:
-        return not places or slot_allowed(moment, slot[0], slot[1], trips, country, own_trip)
+        return slot_allowed(moment, slot[0], slot[1], trips, country, own_trip)
 
     ranges = [fixed.get(i, (lo, hi)) for i in range(len(moments))]
     anchor_days = {traj.anchor_slot(a): a for a in own}
@@ -235,6 +237,56 @@ def _fewer(moments: list[str], optional: tuple[str, ...]) -> list[tuple[int, ...
     return sorted(subsets, key=cost)
 
 
+def _crowded(
+    traj: Trajectory,
+    moments: list[str],
+    ranges: list[tuple[date, date]],
+    episode: Event,
+    ctx: PlanContext,
+    rng: random.Random,
+    own: frozenset[str],
+    update_index: int | None,
+) -> list[Slot]:
+    """The moments of an episode whose window is full, as many as fit: the episode may run on to its
+    chapter's end, each moment as early as it fits from its own part of the window, keeping its day rule
+    where it can, then on any day; else each in the first block it can happen in (`earliest_slots`). A
+    moment never goes where it cannot happen: a fallback that did put a meeting's prep at the office on a
+    Sunday. The most that fit, when fewer than the episode needs."""
+    lo = episode.start.date()
+    chapter_end = traj.events[episode.parent_id].end.date() if episode.parent_id else episode.end.date()
+    needed = 2 if update_index is None else max(2, update_index + 1)
+    spread = {i: (first, chapter_end) for i, (first, _) in enumerate(ranges)}
+    for day_rules in (True, False):
+        slots = place_moments(
+            traj, moments, lo, chapter_end, episode, ctx, rng, own, spread, strict=False, day_rules=day_rules
+        )
+        if len(slots) >= needed:
+            return slots
+    return earliest_slots(traj, moments, lo, chapter_end, episode, own)
+
+
+def earliest_slots(
+    traj: Trajectory, moments: list[str], lo: date, hi: date, event: Event, own: frozenset[str]
+) -> list[Slot]:
+    """Each moment in the first free block of [lo, hi] after the one before it where it can happen
+    (`slot_allowed`), whatever its day rule: the longest run of the moments, in order, that any placement
+    in [lo, hi] could fit (an earlier block never leaves the moments after it fewer blocks to take)."""
+    country, trips, own_trip = traj.persona.country, trip_spans(traj.graph.events), own_trip_of(event)
+    free = iter(
+        (day, block)
+        for day in days(lo, hi)
+        for block in BLOCKS
+        if traj.slot_free((day, block), own_anchors=own)
+    )
+    chosen: list[Slot] = []
+    for moment in moments:
+        found = next((s for s in free if slot_allowed(moment, s[0], s[1], trips, country, own_trip)), None)
+        if found is None:
+            break
+        chosen.append(found)
+    return chosen
+
+
 def expand_episode(episode: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random) -> list[Event]:
     """Plan an episode's leaf moments in their day blocks (anchors are grounded afterwards)."""
     moments = episode.params["_moments"].split(",")
@@ -254,32 +306,7 @@ def expand_episode(episode: Event, traj: Trajectory, ctx: PlanContext, rng: rand
                 moments, ranges = fewer, [ranges[i] for i in keep]
                 break
     if not slots:
-        # crowded window: relax the day rules and let the episode run on (within its chapter) if it must
-        chapter_end = traj.events[episode.parent_id].end.date() if episode.parent_id else hi
-        relaxed = {i: (first, chapter_end) for i, (first, _) in enumerate(ranges)}
-        slots = place_moments(traj, moments, lo, chapter_end, episode, ctx, rng, own, relaxed, strict=False)
-        needed = 2 if update_index is None else max(2, update_index + 1)
-        if len(slots) < needed:
-            # honouring a day rule can put the first moment on the window's last workday (a week of
-            # holidays): place them in order, as early as they fit, on any day
-            slots = place_moments(
-                traj, moments, lo, chapter_end, episode, ctx, rng, own, relaxed, strict=False, day_rules=False
-            )
-        if len(slots) < needed:  # last resort, so that synthesis goes on: the place rules too
-            slots = place_moments(
-                traj,
-                moments,
-                lo,
-                chapter_end,
-                episode,
-                ctx,
-                rng,
-                own,
-                relaxed,
-                strict=False,
-                day_rules=False,
-                places=False,
-            )
+        slots = _crowded(traj, moments, ranges, episode, ctx, rng, own, update_index)
         if slots and block_window(*slots[-1])[1] > episode.end:
             traj.move_event(episode, episode.start, datetime.combine(slots[-1][0], time(23, 59, 59)))
     kept = moments[: len(slots)]
