@@ -12,7 +12,7 @@ from keme.days import BLOCKS, Slot, block_of, days, is_workday
 from keme.models import Event, EventGraph
 from keme.synth.context import PlanContext
 from keme.synth.limits import load_config, parse_config
-from keme.synth.moments import NoRoom, expand_episode, shrink_to_leaf_if_single
+from keme.synth.moments import NoRoom, expand_episode, place_moments, shrink_to_leaf_if_single
 from keme.synth.pipeline import start_trajectory, synthesize_persona
 from keme.synth.state import Trajectory
 from keme.synth.where import anchors_at_home
@@ -174,15 +174,15 @@ def test_slot_rules():
     assert not slot_allowed("first_day", date(2026, 5, 9), "morning", [], "CN")  # a Saturday
 
 
-def _late_may_full_but(free: set[Slot]) -> tuple[Trajectory, PlanContext]:
-    """A US persona's May 2026 (chapters May 1-14 and 15-31, no anchors) with every block of its second
-    chapter taken but `free`."""
+def _late_may_full_but(free: set[Slot], bills: float = 0.0) -> tuple[Trajectory, PlanContext]:
+    """A US persona's May 2026 (chapters May 1-15 and 16-31; `bills` a month, else no anchors) with every
+    block of its second chapter taken but `free`."""
     cfg = parse_config(
         "name: t\nseed: 1\npersonas:\n  - {language: en, start: 2026-05-01, months: 1, country: US}\n"
-        "anchors:\n  per_month: {bill: 0.0}\n"
+        f"anchors:\n  per_month: {{bill: {bills}}}\n"
     )
     traj = start_trajectory(0, cfg, resources.get("en"))
-    for day in days(date(2026, 5, 15), date(2026, 5, 31)):
+    for day in days(date(2026, 5, 16), date(2026, 5, 31)):
         for block in BLOCKS:
             if (day, block) not in free:
                 traj.occupied[(day, block)] = "p01-c02-e99"
@@ -220,6 +220,22 @@ def test_a_crowded_episode_keeps_its_office_moments_on_workdays():
         ("work_deadline", datetime(2026, 5, 28, 12)),
         ("work_meeting_prep", datetime(2026, 5, 28, 18)),
     ]
+
+
+def test_the_first_moment_leaves_its_own_anchors_last_block_to_the_second():
+    """A purchase episode from Sunday to Tuesday with two blocks free, Monday morning and its own bill's
+    block on Tuesday afternoon, its last: the comparison never takes the bill's block, whatever the draw,
+    or the purchase after it would have none."""
+    bill = (date(2026, 5, 26), "afternoon")
+    traj, ctx = _late_may_full_but({(date(2026, 5, 25), "morning"), bill}, bills=4.0)
+    own = frozenset(a.id for a in traj.anchors if traj.anchor_slot(a.id) == bill)
+    episode = _episode("shopping", date(2026, 5, 24), date(2026, 5, 26))
+    moments = ["purchase_compare", "purchase_done"]
+    for seed in range(10):
+        slots = place_moments(
+            traj, moments, date(2026, 5, 24), date(2026, 5, 26), episode, ctx, random.Random(seed), own, {}
+        )
+        assert slots == [(date(2026, 5, 25), "morning"), bill], seed
 
 
 def test_a_one_moment_office_episode_with_only_a_weekend_left_is_not_planned():
