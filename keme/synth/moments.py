@@ -8,6 +8,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import random
+from collections.abc import Callable
 from datetime import date, datetime, time, timedelta
 
 from keme.days import BLOCKS, Slot, block_window, days
@@ -15,6 +16,7 @@ from keme.errors import NoFit
 from keme.models import Event
 from keme.models.catalog import CHANGES, EPISODE_KINDS, EpisodeKind
 from keme.synth.context import PlanContext
+from keme.synth.lifecycle import details_hold
 from keme.synth.state import Trajectory
 from keme.synth.timing import (
     DEFAULT_TIMING,
@@ -130,18 +132,11 @@ def place_moments(
 ) -> list[Slot]:
     """One free day block per moment, in increasing order; own pending anchors' blocks are welcome.
 
-    A moment only goes where the schedule lets it happen (`keme.world.places.slot_allowed`), whatever else
-    is relaxed: not inside a trip unless it can happen anywhere, an office moment on a workday, a trip's own
-    moments before, during and after it. Day rules (`keme.synth.timing.day_ok`: "the meeting is tomorrow")
-    give way where they must (not `strict`, or no `day_rules`); the realizer's presuppositions then keep the
-    lines that would assume them.
+    A moment only goes where and when it can happen (`_allowed`), whatever else is relaxed. Day rules
+    (`keme.synth.timing.day_ok`: "the meeting is tomorrow") give way where they must (not `strict`, or no
+    `day_rules`); the realizer's presuppositions then keep the lines that would assume them.
     """
-    country = traj.persona.country
-    trips = trip_spans(traj.graph.events)
-    own_trip = own_trip_of(event)
-
-    def allowed(moment: str, slot: Slot) -> bool:
-        return slot_allowed(moment, slot[0], slot[1], trips, country, own_trip)
+    allowed = _allowed(traj, event, ctx)
 
     ranges = [fixed.get(i, (lo, hi)) for i in range(len(moments))]
     anchor_days = {traj.anchor_slot(a): a for a in own}
@@ -188,7 +183,7 @@ def place_moments(
             for day in candidate_days(first, last, target):
                 if only and abs((day - target).days) > HABIT_REACH_DAYS:
                     break  # nearest first: every later day is further still
-                if not relax and not day_ok(rule, day, country):
+                if not relax and not day_ok(rule, day, traj.persona.country):
                     continue
                 for block in (only,) if only else block_order(rng, weights):
                     slot = (day, block)
@@ -262,16 +257,38 @@ def _crowded(
         )
         if len(slots) >= needed:
             return slots
-    return earliest_slots(traj, moments, lo, chapter_end, episode, own)
+    return earliest_slots(traj, moments, lo, chapter_end, episode, ctx, own)
+
+
+def _allowed(traj: Trajectory, event: Event, ctx: PlanContext) -> Callable[[str, Slot], bool]:
+    """Whether a moment of `event` can happen on a day block: where the schedule lets it
+    (`keme.world.places.slot_allowed`: not inside a trip unless it can happen anywhere, an office moment on
+    a workday, a trip's own moments before, during and after it), on a day its details hold
+    (`keme.synth.lifecycle.details_hold`: a seasonal project in its season, a holiday's dinner near the
+    holiday). No fallback relaxes these: the data would show the moment where it cannot be."""
+    country, trips, own_trip = traj.persona.country, trip_spans(traj.graph.events), own_trip_of(event)
+    holds = details_hold(event.params, ctx.catalog.lifecycle, traj.persona)
+
+    def allowed(moment: str, slot: Slot) -> bool:
+        on_time = holds is None or holds(slot[0])
+        return on_time and slot_allowed(moment, slot[0], slot[1], trips, country, own_trip)
+
+    return allowed
 
 
 def earliest_slots(
-    traj: Trajectory, moments: list[str], lo: date, hi: date, event: Event, own: frozenset[str]
+    traj: Trajectory,
+    moments: list[str],
+    lo: date,
+    hi: date,
+    event: Event,
+    ctx: PlanContext,
+    own: frozenset[str],
 ) -> list[Slot]:
-    """Each moment in the first free block of [lo, hi] after the one before it where it can happen
-    (`slot_allowed`), whatever its day rule: the longest run of the moments, in order, that any placement
-    in [lo, hi] could fit (an earlier block never leaves the moments after it fewer blocks to take)."""
-    country, trips, own_trip = traj.persona.country, trip_spans(traj.graph.events), own_trip_of(event)
+    """Each moment in the first free block of [lo, hi] after the one before it where and when it can happen
+    (`_allowed`), whatever its day rule: the longest run of the moments, in order, that any placement in
+    [lo, hi] could fit (an earlier block never leaves the moments after it fewer blocks to take)."""
+    allowed = _allowed(traj, event, ctx)
     free = iter(
         (day, block)
         for day in days(lo, hi)
@@ -280,7 +297,7 @@ def earliest_slots(
     )
     chosen: list[Slot] = []
     for moment in moments:
-        found = next((s for s in free if slot_allowed(moment, s[0], s[1], trips, country, own_trip)), None)
+        found = next((s for s in free if allowed(moment, s)), None)
         if found is None:
             break
         chosen.append(found)
