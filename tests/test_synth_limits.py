@@ -179,6 +179,8 @@ def _config(seed: int, personas: list, depth: int, anchors: dict, changes: float
 # a commute change that follows a new job was placed ten days before the job's first day (the reviser's
 # follow-up fell back to the whole chapter), so the first day told the old commute after it changed
 @example(text=(Path(__file__).parent / "fixtures/follow_up_before_cause.yaml").read_text(encoding="utf-8"))
+# a one-moment project episode begun after its project's season, zh in Japan (lifecycle.details_hold)
+@example(text=(Path(__file__).parent / "fixtures/project_out_of_season.yaml").read_text(encoding="utf-8"))
 def test_a_random_config_within_the_limits_synthesizes_and_validates(text):
     _synthesizes_and_validates(text)
 
