@@ -25,8 +25,11 @@ from keme.models import (
 from keme.synth import lifecycle as gen
 from keme.synth.context import PlanContext
 from keme.synth.limits import parse_config
+from keme.synth.moments import shrink_to_leaf_if_single
+from keme.synth.params import social_params
 from keme.synth.pipeline import start_trajectory
 from keme.synth.planner import expand_chapter, one_employer
+from keme.synth.state import Trajectory
 from keme.text import resources
 from keme.world.catalog import load_catalog
 from keme.world.check import check_world
@@ -635,6 +638,90 @@ def test_a_promotion_that_shrank_to_its_moment_keeps_its_project(lang):
     promo = episode(1, "work_win", at(9, 24), change="promotion", project=held, _episode="promotion")
     picks = {gen.project_for(random.Random(s), [promo], life, [held, free], at(10, 19)) for s in range(20)}
     assert picks == {free}
+
+
+SEASON_ENDS = {"en": ("spring product launch", 5, 15), "zh": ("618大促活动页", 6, 18)}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_project_whose_season_ends_inside_the_window_is_not_picked(lang):
+    """Its one moment may fall on the window's last day, after the season: the project is begun then."""
+    life = load_catalog(lang).lifecycle
+    seasonal, month, last = SEASON_ENDS[lang]
+    pool = [seasonal, PROMOTED[lang][0]]
+    start, over, inside = at(month, last - 1), at(month, last + 9), at(month, last)
+    assert {gen.project_for(random.Random(s), [], life, pool, start, until=over) for s in range(20)} == {
+        PROMOTED[lang][0]
+    }
+    assert seasonal in {
+        gen.project_for(random.Random(s), [], life, pool, start, until=inside) for s in range(20)
+    }
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_seasonal_project_holds_to_its_season_s_last_day(lang):
+    seasonal, month, last = SEASON_ENDS[lang]
+    holds = gen.details_hold({"project": seasonal}, load_catalog(lang).lifecycle, persona(lang))
+    assert holds is not None
+    assert holds(date(2026, month, last)) and not holds(date(2026, month, last + 1))
+
+
+def test_an_all_year_project_and_a_plain_occasion_bind_no_day():
+    life = load_catalog("zh").lifecycle
+    assert gen.details_hold({"project": "小程序改版", "occasion": "乔迁宴"}, life, persona("zh")) is None
+
+
+def test_a_holiday_dinner_holds_from_the_checks_days_before_to_their_days_after():
+    """中秋 2026 is September 25: 中秋团圆饭 is said up to 7 days after (the lifecycle check's window, the
+    narrower of the two checks'), and from 75 before."""
+    holds = gen.details_hold({"occasion": "中秋团圆饭"}, load_catalog("zh").lifecycle, persona("zh"))
+    assert holds is not None
+    assert [holds(date(2026, 10, d)) for d in (2, 3)] == [True, False]
+    assert [holds(date(2026, 7, d)) for d in (11, 12)] == [False, True]
+
+
+def test_a_holiday_dinner_is_not_held_where_the_holiday_is_not_kept():
+    """A zh persona in Japan: no 中秋节 in its calendar, so no day is near it (the lifecycle check)."""
+    japan = persona("zh").model_copy(update={"country": "JP"})
+    holds = gen.details_hold({"occasion": "中秋团圆饭"}, load_catalog("zh").lifecycle, japan)
+    assert holds is not None and not holds(date(2026, 9, 25))
+
+
+def _planning(start: str) -> tuple[Trajectory, PlanContext]:
+    """A zh persona in China for the month from `start`, one moment an episode, no anchors."""
+    cfg = parse_config(
+        f"name: t\nseed: 3\npersonas:\n  - {{language: zh, start: {start}, months: 1, country: CN}}\n"
+        "graph:\n  max_depth: 1\nanchors:\n  per_month: {bill: 0.0}\n"
+    )
+    return start_trajectory(0, cfg, resources.get("zh")), PlanContext(cfg, resources.get("zh"))
+
+
+def test_a_one_moment_project_episode_happens_in_its_season_whatever_the_draw():
+    """618大促活动页 from June 17 to 27: its moment is the day the project is begun, by June 18."""
+    traj, ctx = _planning("2026-06-01")
+    chapter = traj.children(None)[-1]
+    days = set()
+    for seed in range(10):
+        work = episode(1, "work_project", at(6, 17, 0), days=11, project="618大促活动页")
+        work.parent_id = chapter.id
+        shrink_to_leaf_if_single(work, traj, ctx, random.Random(seed))
+        days.add(work.start.date())
+    assert days <= {date(2026, 6, 17), date(2026, 6, 18)}
+
+
+def test_a_holiday_dinner_is_planned_only_near_the_holiday():
+    """A sibling's occasion in the week after 中秋 (September 25, 2026) is never its 中秋团圆饭; in the week
+    before it can be."""
+    traj, ctx = _planning("2026-09-01")
+
+    def picks(first: datetime, last: datetime) -> set[str]:
+        return {
+            social_params(random.Random(s), traj, ctx, first, "吴凯", "sibling", last)["occasion"]
+            for s in range(40)
+        }
+
+    assert "中秋团圆饭" not in picks(at(10, 2), at(10, 9))
+    assert "中秋团圆饭" in picks(at(9, 18), at(9, 25))
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

@@ -56,6 +56,25 @@ def test_a_variant_whose_slots_differ_from_its_sentence_is_named(lang, line, key
     assert len(problems) == 1 and "has slots" in problems[0]
 
 
+@pytest.mark.parametrize(
+    ("lang", "key", "wrong"),
+    [
+        (
+            "en",
+            "Mood check: solid {num:3-6@mood_score} out of ten today.",
+            "A solid {num:3-6@mood_score}/10.",
+        ),
+        ("zh", "心情大概{num:3-6@mood_score}分吧", "心情{num:3-6@mood_score}分（满分10分）"),
+    ],
+)
+def test_a_variant_that_says_a_number_with_a_literal_digit_is_named(lang, key, wrong):
+    """The 10 of "5/10" is a number no claim covers: a variant says numbers through its slots, as its
+    sentence does (keme.text.check.claim_problems)."""
+    assert bank_problems({key: [wrong]}, [key], lang) == [
+        f"{key!r}: variant {wrong!r} states a number with a literal digit"
+    ]
+
+
 # -- composing lines ------------------------------------------------------------------------------
 def test_a_line_is_composed_sentence_by_sentence_from_its_variants_en():
     bank = Variants(

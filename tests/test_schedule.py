@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import random
 from datetime import date, datetime, time, timedelta
 
 import pytest
 from conftest import ROOT
 
-from keme.days import block_of, is_workday
+from keme.days import BLOCKS, Slot, block_of, days, is_workday
 from keme.models import Event, EventGraph
-from keme.synth.limits import load_config
-from keme.synth.pipeline import synthesize_persona
+from keme.synth.context import PlanContext
+from keme.synth.limits import load_config, parse_config
+from keme.synth.moments import NoRoom, expand_episode, place_moments, shrink_to_leaf_if_single
+from keme.synth.pipeline import start_trajectory, synthesize_persona
+from keme.synth.state import Trajectory
 from keme.synth.where import anchors_at_home
+from keme.text import resources
 from keme.text.lang import period_name
 from keme.world.places import OCCASION_EPISODES, VENUE_MOMENTS, TripSpan, slot_allowed, trip_blocks, where
 from keme.world.schedule import block_at, schedule_of, trip_spans, where_slots
@@ -167,6 +172,80 @@ def test_slot_rules():
     assert not slot_allowed("trip_during", date(2026, 5, 4), "evening", [trip], "CN", own_trip=trip)
     assert not slot_allowed("trip_packing", date(2026, 5, 5), "evening", [], "CN", own_trip=trip)
     assert not slot_allowed("first_day", date(2026, 5, 9), "morning", [], "CN")  # a Saturday
+
+
+def _late_may_full_but(free: set[Slot], bills: float = 0.0) -> tuple[Trajectory, PlanContext]:
+    """A US persona's May 2026 (chapters May 1-15 and 16-31; `bills` a month, else no anchors) with every
+    block of its second chapter taken but `free`."""
+    cfg = parse_config(
+        "name: t\nseed: 1\npersonas:\n  - {language: en, start: 2026-05-01, months: 1, country: US}\n"
+        f"anchors:\n  per_month: {{bill: {bills}}}\n"
+    )
+    traj = start_trajectory(0, cfg, resources.get("en"))
+    for day in days(date(2026, 5, 16), date(2026, 5, 31)):
+        for block in BLOCKS:
+            if (day, block) not in free:
+                traj.occupied[(day, block)] = "p01-c02-e99"
+    return traj, PlanContext(cfg, resources.get("en"))
+
+
+def _episode(kind: str, first: date, last: date, **params: str) -> Event:
+    return Event(
+        id="p01-c02-e01",
+        parent_id="p01-c02",
+        depth=1,
+        kind=kind,
+        title="",
+        summary="",
+        start=datetime.combine(first, time()),
+        end=datetime.combine(last, time(23, 59, 59)),
+        params=params,
+        change=params.pop("change", None),
+    )
+
+
+def test_a_crowded_episode_keeps_its_office_moments_on_workdays():
+    """Thursday to Sunday at the end of May with only Thursday's afternoon and evening left on workdays: the
+    meeting's prep goes on Thursday evening, not to the free weekend its half of the window falls in."""
+    weekend = {(day, block) for day in (date(2026, 5, 30), date(2026, 5, 31)) for block in BLOCKS}
+    traj, ctx = _late_may_full_but(
+        {(date(2026, 5, 28), "afternoon"), (date(2026, 5, 28), "evening")} | weekend
+    )
+    episode = _episode(
+        "work_project", date(2026, 5, 28), date(2026, 5, 31), _moments="work_deadline,work_meeting_prep"
+    )
+    traj.add_event(episode)
+    leaves = expand_episode(episode, traj, ctx, random.Random(0))
+    assert [(leaf.kind, leaf.start) for leaf in leaves] == [
+        ("work_deadline", datetime(2026, 5, 28, 12)),
+        ("work_meeting_prep", datetime(2026, 5, 28, 18)),
+    ]
+
+
+def test_the_first_moment_leaves_its_own_anchors_last_block_to_the_second():
+    """A purchase episode from Sunday to Tuesday with two blocks free, Monday morning and its own bill's
+    block on Tuesday afternoon, its last: the comparison never takes the bill's block, whatever the draw,
+    or the purchase after it would have none."""
+    bill = (date(2026, 5, 26), "afternoon")
+    traj, ctx = _late_may_full_but({(date(2026, 5, 25), "morning"), bill}, bills=4.0)
+    own = frozenset(a.id for a in traj.anchors if traj.anchor_slot(a.id) == bill)
+    episode = _episode("shopping", date(2026, 5, 24), date(2026, 5, 26))
+    moments = ["purchase_compare", "purchase_done"]
+    for seed in range(10):
+        slots = place_moments(
+            traj, moments, date(2026, 5, 24), date(2026, 5, 26), episode, ctx, random.Random(seed), own, {}
+        )
+        assert slots == [(date(2026, 5, 25), "morning"), bill], seed
+
+
+def test_a_one_moment_office_episode_with_only_a_weekend_left_is_not_planned():
+    """A commute change's talk, with nothing free in its chapter but the last weekend: no talk of the
+    commute on a Saturday; the planner plans something else, as when the days are full."""
+    weekend = {(day, block) for day in (date(2026, 5, 30), date(2026, 5, 31)) for block in BLOCKS}
+    traj, ctx = _late_may_full_but(weekend)
+    episode = _episode("commute_change", date(2026, 5, 30), date(2026, 5, 31), change="commute_change")
+    with pytest.raises(NoRoom):
+        shrink_to_leaf_if_single(episode, traj, ctx, random.Random(0))
 
 
 def test_where_slots_hold_for_the_whole_leaf():

@@ -16,7 +16,7 @@ import random
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, time, timedelta
 from typing import TYPE_CHECKING
 
 from keme.models import Event, Persona, Session
@@ -52,17 +52,56 @@ def project_for(
     pool: Sequence[str],
     when: datetime,
     reserve: int = 0,
+    until: datetime | None = None,
 ) -> str | None:
-    """A project for an episode starting at `when`: in its season, and one no other event names (a
-    project is delivered once; a promotion's project counts, whatever moment its episode shrank to).
-    `reserve` all-year projects are left for the promotions still to plan. None when no project is left:
-    the caller plans something else."""
-    fits = [p for p in pool if (rule := life.project(p)) is None or in_season(rule.season, when.date())]
+    """A project for an episode from `when` to `until`: in its season on both (a one-moment episode may
+    happen on any day of its window, and its day is when the project is begun), and one no other event
+    names (a project is delivered once; a promotion's project counts, whatever moment its episode shrank
+    to). `reserve` all-year projects are left for the promotions still to plan. None when no project is
+    left: the caller plans something else."""
+    ends = {when.date(), (until or when).date()}
+    fits = [
+        p for p in pool if (rule := life.project(p)) is None or all(in_season(rule.season, d) for d in ends)
+    ]
     taken = {event.params["project"] for event in events if event.params.get("project")}
     fresh = [p for p in fits if p not in taken]
     if reserve and sum(1 for p in fresh if life.project(p) is None) <= reserve:
         fresh = [p for p in fresh if life.project(p) is not None]
     return rng.choice(fresh) if fresh else None
+
+
+def may_name(text: str, day: date, life: Lifecycle, persona: Persona) -> bool:
+    """Whether a detail (an occasion, a holiday) may be said on `day` by its words alone: the realizer's
+    gate (`line_gate`) of a persona who has said nothing yet. 中秋团圆饭 is said from 75 days before 中秋
+    to 7 after (the lifecycle and calendar checks), whatever month the episode falls in."""
+    return line_gate(LifeMemory(), life, persona, datetime.combine(day, time(12)))(text)
+
+
+def named_throughout(text: str, first: date, last: date, life: Lifecycle, persona: Persona) -> bool:
+    """Whether `text` may be said on every day of [first, last] (an episode's window: its sessions may
+    fall on any of them)."""
+    days = (first + timedelta(days=n) for n in range((last - first).days + 1))
+    return all(may_name(text, day, life, persona) for day in days)
+
+
+def details_hold(params: dict[str, str], life: Lifecycle, persona: Persona) -> Callable[[date], bool] | None:
+    """Whether an episode with these details can happen on a day, where they bind it to a time of year: a
+    seasonal project in its season, an occasion or a holiday that names a holiday near that holiday. None
+    when nothing binds it (most episodes): the planner's fallbacks may then move a moment anywhere in its
+    chapter, which once put a 618 project's only session after 618 and a 中秋 dinner 12 days after 中秋."""
+    rule = life.project(params.get("project", ""))
+    names = [params[key] for key in ("occasion", "holiday") if params.get(key)]
+    if rule is None and not any(
+        _carries_cue(n, life) or _carries_holiday(n, load_cues(persona.language)) for n in names
+    ):
+        return None
+
+    @functools.cache
+    def holds(day: date) -> bool:
+        in_time = rule is None or in_season(rule.season, day)
+        return in_time and all(may_name(name, day, life, persona) for name in names)
+
+    return holds
 
 
 def promotions_ahead(events: Iterable[Event]) -> int:

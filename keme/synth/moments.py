@@ -8,6 +8,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import random
+from collections.abc import Callable
 from datetime import date, datetime, time, timedelta
 
 from keme.days import BLOCKS, Slot, block_window, days
@@ -15,6 +16,7 @@ from keme.errors import NoFit
 from keme.models import Event
 from keme.models.catalog import CHANGES, EPISODE_KINDS, EpisodeKind
 from keme.synth.context import PlanContext
+from keme.synth.lifecycle import details_hold
 from keme.synth.state import Trajectory
 from keme.synth.timing import (
     DEFAULT_TIMING,
@@ -66,11 +68,12 @@ def shrink_to_leaf_if_single(
     lo, hi = event.start.date(), event.end.date()
     parent = traj.events.get(event.parent_id or "")
     # its window, then the rest of its chapter (a commute talk the weekend cannot hold goes to Monday), then
-    # its window again without the place rules, so that synthesis goes on
+    # the whole chapter; never where the moment cannot happen (an office moment on a Sunday): with no such
+    # block left the episode is not planned (NoRoom), as when its days are full
     tries: list[tuple[date, date, dict]] = [(lo, hi, {}), (lo, hi, {"strict": False})]
     if parent is not None and parent.depth == 0:
-        tries += [(lo, parent.end.date(), {"strict": False}), (parent.start.date(), parent.end.date(), {})]
-    tries.append((lo, hi, {"strict": False, "places": False}))
+        chapter = parent.start.date(), parent.end.date()
+        tries += [(lo, chapter[1], {"strict": False}), (*chapter, {}), (*chapter, {"strict": False})]
     if not_before is not None:
         tries = [(max(first, not_before), last, how) for first, last, how in tries if last >= not_before]
     slots: list[Slot] = []
@@ -126,20 +129,14 @@ def place_moments(
     fixed: dict[int, tuple[date, date]],
     strict: bool = True,
     day_rules: bool = True,
-    places: bool = True,
 ) -> list[Slot]:
     """One free day block per moment, in increasing order; own pending anchors' blocks are welcome.
 
-    With `places` (always, but for a last resort) a moment only goes where the schedule lets it happen
-    (`keme.world.places.slot_allowed`): not inside a trip unless it can happen anywhere, a trip's own
-    moments before, during and after it.
+    A moment only goes where and when it can happen (`_allowed`), whatever else is relaxed. Day rules
+    (`keme.synth.timing.day_ok`: "the meeting is tomorrow") give way where they must (not `strict`, or no
+    `day_rules`); the realizer's presuppositions then keep the lines that would assume them.
     """
-    country = traj.persona.country
-    trips = trip_spans(traj.graph.events)
-    own_trip = own_trip_of(event)
-
-    def allowed(moment: str, slot: Slot) -> bool:
-        return not places or slot_allowed(moment, slot[0], slot[1], trips, country, own_trip)
+    allowed = _allowed(traj, event, ctx)
 
     ranges = [fixed.get(i, (lo, hi)) for i in range(len(moments))]
     anchor_days = {traj.anchor_slot(a): a for a in own}
@@ -186,7 +183,7 @@ def place_moments(
             for day in candidate_days(first, last, target):
                 if only and abs((day - target).days) > HABIT_REACH_DAYS:
                     break  # nearest first: every later day is further still
-                if not relax and not day_ok(rule, day, country):
+                if not relax and not day_ok(rule, day, traj.persona.country):
                     continue
                 for block in (only,) if only else block_order(rng, weights):
                     slot = (day, block)
@@ -235,6 +232,78 @@ def _fewer(moments: list[str], optional: tuple[str, ...]) -> list[tuple[int, ...
     return sorted(subsets, key=cost)
 
 
+def _crowded(
+    traj: Trajectory,
+    moments: list[str],
+    ranges: list[tuple[date, date]],
+    episode: Event,
+    ctx: PlanContext,
+    rng: random.Random,
+    own: frozenset[str],
+    update_index: int | None,
+) -> list[Slot]:
+    """The moments of an episode whose window is full, as many as fit: the episode may run on to its
+    chapter's end, each moment as early as it fits from its own part of the window, keeping its day rule
+    where it can, then on any day; else each in the first block it can happen in (`earliest_slots`). A
+    moment never goes where it cannot happen: a fallback that did put a meeting's prep at the office on a
+    Sunday. The most that fit, when fewer than the episode needs."""
+    lo = episode.start.date()
+    chapter_end = traj.events[episode.parent_id].end.date() if episode.parent_id else episode.end.date()
+    needed = 2 if update_index is None else max(2, update_index + 1)
+    spread = {i: (first, chapter_end) for i, (first, _) in enumerate(ranges)}
+    for day_rules in (True, False):
+        slots = place_moments(
+            traj, moments, lo, chapter_end, episode, ctx, rng, own, spread, strict=False, day_rules=day_rules
+        )
+        if len(slots) >= needed:
+            return slots
+    return earliest_slots(traj, moments, lo, chapter_end, episode, ctx, own)
+
+
+def _allowed(traj: Trajectory, event: Event, ctx: PlanContext) -> Callable[[str, Slot], bool]:
+    """Whether a moment of `event` can happen on a day block: where the schedule lets it
+    (`keme.world.places.slot_allowed`: not inside a trip unless it can happen anywhere, an office moment on
+    a workday, a trip's own moments before, during and after it), on a day its details hold
+    (`keme.synth.lifecycle.details_hold`: a seasonal project in its season, a holiday's dinner near the
+    holiday). No fallback relaxes these: the data would show the moment where it cannot be."""
+    country, trips, own_trip = traj.persona.country, trip_spans(traj.graph.events), own_trip_of(event)
+    holds = details_hold(event.params, ctx.catalog.lifecycle, traj.persona)
+
+    def allowed(moment: str, slot: Slot) -> bool:
+        on_time = holds is None or holds(slot[0])
+        return on_time and slot_allowed(moment, slot[0], slot[1], trips, country, own_trip)
+
+    return allowed
+
+
+def earliest_slots(
+    traj: Trajectory,
+    moments: list[str],
+    lo: date,
+    hi: date,
+    event: Event,
+    ctx: PlanContext,
+    own: frozenset[str],
+) -> list[Slot]:
+    """Each moment in the first free block of [lo, hi] after the one before it where and when it can happen
+    (`_allowed`), whatever its day rule: the longest run of the moments, in order, that any placement in
+    [lo, hi] could fit (an earlier block never leaves the moments after it fewer blocks to take)."""
+    allowed = _allowed(traj, event, ctx)
+    free = iter(
+        (day, block)
+        for day in days(lo, hi)
+        for block in BLOCKS
+        if traj.slot_free((day, block), own_anchors=own)
+    )
+    chosen: list[Slot] = []
+    for moment in moments:
+        found = next((s for s in free if allowed(moment, s)), None)
+        if found is None:
+            break
+        chosen.append(found)
+    return chosen
+
+
 def expand_episode(episode: Event, traj: Trajectory, ctx: PlanContext, rng: random.Random) -> list[Event]:
     """Plan an episode's leaf moments in their day blocks (anchors are grounded afterwards)."""
     moments = episode.params["_moments"].split(",")
@@ -254,32 +323,7 @@ def expand_episode(episode: Event, traj: Trajectory, ctx: PlanContext, rng: rand
                 moments, ranges = fewer, [ranges[i] for i in keep]
                 break
     if not slots:
-        # crowded window: relax the day rules and let the episode run on (within its chapter) if it must
-        chapter_end = traj.events[episode.parent_id].end.date() if episode.parent_id else hi
-        relaxed = {i: (first, chapter_end) for i, (first, _) in enumerate(ranges)}
-        slots = place_moments(traj, moments, lo, chapter_end, episode, ctx, rng, own, relaxed, strict=False)
-        needed = 2 if update_index is None else max(2, update_index + 1)
-        if len(slots) < needed:
-            # honouring a day rule can put the first moment on the window's last workday (a week of
-            # holidays): place them in order, as early as they fit, on any day
-            slots = place_moments(
-                traj, moments, lo, chapter_end, episode, ctx, rng, own, relaxed, strict=False, day_rules=False
-            )
-        if len(slots) < needed:  # last resort, so that synthesis goes on: the place rules too
-            slots = place_moments(
-                traj,
-                moments,
-                lo,
-                chapter_end,
-                episode,
-                ctx,
-                rng,
-                own,
-                relaxed,
-                strict=False,
-                day_rules=False,
-                places=False,
-            )
+        slots = _crowded(traj, moments, ranges, episode, ctx, rng, own, update_index)
         if slots and block_window(*slots[-1])[1] > episode.end:
             traj.move_event(episode, episode.start, datetime.combine(slots[-1][0], time(23, 59, 59)))
     kept = moments[: len(slots)]

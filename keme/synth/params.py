@@ -120,7 +120,7 @@ def episode_params(
         company = planned_value(traj, "career.company", when) or ""
         events, life = list(traj.events.values()), catalog.lifecycle
         reserve = lifecycle.promotions_ahead(events) if kind == "work_project" else 0
-        project = lifecycle.project_for(rng, events, life, lists["projects"], when, reserve)
+        project = lifecycle.project_for(rng, events, life, lists["projects"], when, reserve, until)
         if project is None and kind == "promotion":
             project = lifecycle.reused_project(events, lists["projects"])
         params = {"project": project} if project else {}
@@ -140,8 +140,8 @@ def episode_params(
         people += [(name, "acquaintance") for name in distinct_names(rng, res, 1, known)] * 2
         people = [p for p in people if p[0]]
         # someone with an occasion left to have (a once-only one is not held twice)
-        person, role = rng.choice([p for p in people if _occasions(traj, catalog, when, *p)] or people)
-        return social_params(rng, traj, ctx, when, person, role)
+        person, role = rng.choice([p for p in people if _occasions(traj, catalog, when, until, *p)] or people)
+        return social_params(rng, traj, ctx, when, person, role, until)
     if kind == "shopping":
         goods = [p for p in catalog.products if p.category not in (PHONE_LABEL[lang], GIFT_LABEL[lang])]
         return _purchase(rng, rng.choice(goods), lang)
@@ -198,34 +198,61 @@ def _yearly_held(traj: Trajectory, catalog: Catalog, person: str, when: datetime
     }
 
 
-def _occasions(traj: Trajectory, catalog: Catalog, when: datetime, person: str, role: Role) -> list[Occasion]:
-    """`person`'s occasions that can fall at `when`: of the season, theirs by `role`, no yearly kind they had
-    this year, no once-only one they had, none out of their life order (keme.synth.lifecycle)."""
+def _occasions(
+    traj: Trajectory, catalog: Catalog, when: datetime, until: datetime | None, person: str, role: Role
+) -> list[Occasion]:
+    """`person`'s occasions that can fall from `when` to `until`: of the season, theirs by `role`, no
+    yearly kind they had this year, no once-only one they had, none out of their life order
+    (keme.synth.lifecycle), and none whose name may not be said on one of those days (`_in_time`)."""
     held = _yearly_held(traj, catalog, person, when)
     once = lifecycle.once_held(traj.events.values(), catalog.lifecycle, person)
     had = lifecycle.occasions_of(traj.events.values(), person)
-    return [
-        o
-        for o in catalog.occasions_in(when.month, role)
-        if o.yearly not in held
-        and lifecycle.open_occasion(catalog.lifecycle, o.name, once)
-        and lifecycle.in_life_order(catalog.lifecycle, o.name, when.date(), had)
-    ]
+    return _in_time(
+        traj,
+        catalog,
+        [
+            o
+            for o in catalog.occasions_in(when.month, role)
+            if o.yearly not in held
+            and lifecycle.open_occasion(catalog.lifecycle, o.name, once)
+            and lifecycle.in_life_order(catalog.lifecycle, o.name, when.date(), had)
+        ],
+        when,
+        until,
+    )
+
+
+def _in_time(
+    traj: Trajectory, catalog: Catalog, occasions: list[Occasion], when: datetime, until: datetime | None
+) -> list[Occasion]:
+    """The `occasions` whose names may be said on every day from `when` to `until` (a holiday's: near the
+    holiday, as the checks hold it, not in the month it falls in: 中秋团圆饭 in October is after 中秋 some
+    years and not others)."""
+    last = (until or when).date()
+    life = catalog.lifecycle
+    return [o for o in occasions if lifecycle.named_throughout(o.name, when.date(), last, life, traj.persona)]
 
 
 def social_params(
-    rng: random.Random, traj: Trajectory, ctx: PlanContext, when: datetime, person: str, role: Role
+    rng: random.Random,
+    traj: Trajectory,
+    ctx: PlanContext,
+    when: datetime,
+    person: str,
+    role: Role,
+    until: datetime | None = None,
 ) -> dict[str, str]:
-    """`person`'s occasion at `when`: one of the season that can be theirs (by `role`, their relation to
-    the persona; none of a yearly kind they already had this year) at a venue that holds it; the meal is
-    there when the venue is a dining one, else at a restaurant after (the dinner after a graduation); a
-    gift from a store that sells it, at its price."""
+    """`person`'s occasion from `when` to `until`: one of the season that can be theirs (by `role`, their
+    relation to the persona; none of a yearly kind they already had this year) at a venue that holds it;
+    the meal is there when the venue is a dining one, else at a restaurant after (the dinner after a
+    graduation); a gift from a store that sells it, at its price."""
     catalog, lang = ctx.catalog, ctx.lang
     held = _yearly_held(traj, catalog, person, when)
     local, city = load_local(lang), traj.persona.value_at("home.city", when)  # keme.world.venues
-    occasions = _occasions(traj, catalog, when, person, role) or [
-        o for o in catalog.occasions_in(when.month, role) if o.yearly not in held
-    ]
+    anyone = [o for o in catalog.occasions_in(when.month, role) if o.yearly not in held]
+    occasions = _occasions(traj, catalog, when, until, person, role) or (
+        _in_time(traj, catalog, anyone, when, until) or anyone
+    )
     occasion, venue = local.choose(rng, occasions, lambda o: catalog.venues_of(o.venue_types), city)
     meal = local.local(catalog.venues_of(MEAL_AFTER), city) or catalog.venues_of(MEAL_AFTER)
     restaurant = venue if venue.type in DINING else rng.choice(meal)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from keme.text.check import states_a_literal_digit
 from keme.text.resources import Resources
 from keme.text.template import Template, compile_template
 from keme.text.variants import SLOT, SPLIT, lead, line_spans, load_bank, spans_of, trail
@@ -208,7 +209,9 @@ def dialogue_sources(res: Resources) -> set[str]:
 
 def bank_problems(bank: Mapping[str, list[str]], sources: Iterable[str], lang: str) -> list[str]:
     """Why a variant bank does not fit its dialogue lines: a key that is not the exact text of a sentence
-    of one, a variant whose slots differ from its key's, a variant that repeats its key or another."""
+    of one, a variant whose slots differ from its key's, a variant that repeats its key or another, a
+    variant that states a number with a literal digit (its lines obey the text rule the pattern lines do,
+    keme.text.check.claim_problems: every number said is a claim)."""
     known = {sentence for source in sources for sentence in spans_of(source, lang)}
     problems = []
     for key, wordings in bank.items():
@@ -219,4 +222,6 @@ def bank_problems(bank: Mapping[str, list[str]], sources: Iterable[str], lang: s
         for wording in wordings:
             if slot_set(wording) != slot_set(key):
                 problems.append(f"{key!r}: variant {wording!r} has slots {sorted(slot_set(wording))}")
+            if states_a_literal_digit(compile_template(wording)):
+                problems.append(f"{key!r}: variant {wording!r} states a number with a literal digit")
     return problems

@@ -63,15 +63,21 @@ def claim_problems(t: Template, user: bool) -> list[str]:
         for part in t.parts
         if part.kind in ("num", "money") and not part.predicate
     ]
-    said = [part.value for part in t.parts if part.kind == "text"]
-    said += [choice for part in t.parts if part.kind == "alt" for choice in part.choices]
-    if any(_DIGIT.search(text) for text in said):
+    if states_a_literal_digit(t):
         who = "a user line" if user else "an assistant line"
         problems.append(
             f"{who} states a number with a literal digit: say it through a named quantity "
             "({num:a-b@name}, or {fact:value@name} for general knowledge or a fixed plan)"
         )
     return problems
+
+
+def states_a_literal_digit(t: Template) -> bool:
+    """Whether a line's own words (its text, or a choice of its alternatives) hold a digit: a number no
+    claim can cover ("a solid {num:3-6@mood_score}/10" says a 10 the world never recorded)."""
+    said = [part.value for part in t.parts if part.kind == "text"]
+    said += [choice for part in t.parts if part.kind == "alt" for choice in part.choices]
+    return any(_DIGIT.search(text) for text in said)
 
 
 def _slot_problems(
