@@ -155,6 +155,6 @@ def lines(report: Validity) -> list[str]:
     for kind, counts in report.short_of_mix.items():
         out.append(
             f"  short of the mix: {kind} {counts['built']} of the {counts['wanted']} wanted (no more "
-            "candidates hold; the other types took its share)"
+            "candidates hold; the selection shrank to keep the others near their shares)"
         )
     return out
