@@ -4,13 +4,16 @@ generated before)."""
 
 from __future__ import annotations
 
+import random
 import re
+from collections import Counter
+from types import SimpleNamespace
 
 import pytest
 
 from keme.days import holiday_name, is_workday
 from keme.models.anchor import BillRecord, CalendarRecord, VoiceMemoRecord
-from keme.prior.anchors import build_anchors
+from keme.prior.anchors import _draw, build_anchors
 from keme.prior.persona import build_persona
 from keme.synth.limits import parse_config
 from keme.text import resources
@@ -69,3 +72,22 @@ def test_rent_and_utilities_are_not_paid_on_a_public_holiday(lang):
     assert account, "the year holds rent or utility payments"
     assert all(holiday_name(a.timestamp.date(), persona.country) is None for a in account)
     assert any(holiday_name(a.timestamp.date(), persona.country) for a in bills)  # shopping on a holiday
+
+
+def test_a_list_of_records_goes_round_before_one_is_drawn_again():
+    """Screenshots, notes and memos: 18 draws from 6 items give each exactly 3 (a bank statement seven
+    times in a year was one sentence said seven times)."""
+    items = [SimpleNamespace(title=f"screen {n}") for n in range(6)]
+    drawn: Counter[str] = Counter()
+    picks = Counter(_draw(random.Random(n), items, drawn).title for n in range(18))
+    assert set(picks.values()) == {3}
+
+
+def test_a_one_off_record_is_drawn_once():
+    items = [
+        SimpleNamespace(title="Priya's wedding", once=True),
+        SimpleNamespace(title="dentist", once=False),
+    ]
+    drawn: Counter[str] = Counter()
+    picks = [_draw(random.Random(n), items, drawn).title for n in range(5)]
+    assert picks.count("Priya's wedding") == 1

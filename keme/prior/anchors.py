@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import random
+from collections import Counter
 from collections.abc import Callable
 from datetime import date, datetime, time, timedelta
 from decimal import Decimal
@@ -143,11 +144,15 @@ def _fitting(items: list, day: date, country: str) -> list:
     return [item for item in items if not item.work] or items
 
 
-def _draw(rng: random.Random, items: list, drawn: set[str]):
-    """An item, a one-off one (a friend's wedding) not drawn before: a life event is on the calendar once."""
-    item = rng.choice([i for i in items if not (i.once and i.title in drawn)] or items)
-    if item.once:
-        drawn.add(item.title)
+def _draw(rng: random.Random, items: list, drawn: Counter[str]):
+    """An item, a one-off one (a friend's wedding) not drawn before (a life event is on the calendar
+    once), and of the others one drawn least so far: a year of screenshots, notes and memos goes round
+    its list before it says one again (a bank statement seven times over was one sentence said seven
+    times)."""
+    fresh = [i for i in items if not (getattr(i, "once", False) and drawn[i.title])] or items
+    least = min(drawn[i.title] for i in fresh)
+    item = rng.choice([i for i in fresh if drawn[i.title] == least])
+    drawn[item.title] += 1
     return item
 
 
@@ -193,14 +198,14 @@ def _record(
     res: Resources,
     *,
     country: str,
-    drawn: set[str] | None = None,
+    drawn: Counter[str] | None = None,
 ):
     """The record of an anchor of `app` (not a bill: `_bill`) at `moment`; a one-off item in `drawn` (the
     one-off titles drawn so far, updated here) is not drawn again."""
     text = res.anchors
-    drawn = drawn if drawn is not None else set()
+    drawn = drawn if drawn is not None else Counter()
     if app == "voice_memo":
-        item = rng.choice(_fitting(text.voice_memo.items, moment.date(), country))
+        item = _draw(rng, _fitting(text.voice_memo.items, moment.date(), country), drawn)
         transcript = _text(item.transcript, ctx)
         rate = 4.0 if res.lang == "zh" else 2.4  # characters / words per second when speaking
         units = len(transcript) if res.lang == "zh" else len(transcript.split())
@@ -225,7 +230,7 @@ def _record(
             attendees=[_text(a, ctx) for a in item.attendees],
         )
     if app == "note":
-        item = rng.choice(text.note.items)
+        item = _draw(rng, text.note.items, drawn)
         return NoteRecord(title=_text(item.title, ctx), body=_text(item.body, ctx))
     if app == "todo":
         item = _draw(rng, text.todo.items, drawn)
@@ -237,11 +242,11 @@ def _record(
             list_name=_text(item.list_name, ctx),
         )
     if app == "screen":
-        item = rng.choice(text.screen.items)
+        item = _draw(rng, text.screen.items, drawn)
         return ScreenRecord(
             source_app=_text(item.source_app, ctx), title=_text(item.title, ctx), text=_text(item.text, ctx)
         )
-    item = rng.choice(text.document.items)
+    item = _draw(rng, text.document.items, drawn)
     return DocumentRecord(
         title=_text(item.title, ctx),
         doc_type=_text(item.doc_type, ctx),
@@ -282,7 +287,7 @@ def build_anchors(persona: Persona, cfg: SynthConfig, res: Resources) -> list[An
                 planned.append((_pick_time(rng, app, start, end, taken, fits), app, bill))
                 room -= 1
     planned.sort(key=lambda p: (p[0], p[1]))
-    anchors, once = [], set()
+    anchors, once = [], Counter()
     for number, (moment, app, drawn) in enumerate(planned, start=1):
         ctx = Context(lang=res.lang, rng=rng, persona=static, pools=res.flat_pools, bound=prices.bound)
         record = (
