@@ -16,7 +16,7 @@ from keme.models import AnswerSpec, QAItem, Quote
 from keme.models.proof import ValueProof
 from keme.qa import blind, build, phrasing
 from keme.qa.facts import world_of
-from keme.qa.generate.adversarial import false_charge, plausible_false, trap_templates
+from keme.qa.generate.adversarial import false_charge, name_parts, plausible_false, trap_templates
 from keme.qa.validity import breaches
 from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize_persona
@@ -202,3 +202,11 @@ def test_the_demo_holds_every_choice_heuristic_to_the_gate(screenshots):
     items = build.synthesize_qa(worlds, cfg)[0]
     scores = blind.blind_scores(items)
     assert breaches({k: scores[k] for k in ("position", "median", "longest")}) == []
+
+
+def test_a_made_up_name_is_checked_by_what_it_is_also_called():
+    """"the Regal downtown" names Regal Cinemas, 「万科」 names 万科物业: neither is a shop never
+    mentioned."""
+    assert name_parts("Regal Cinemas", "en") == ["Regal Cinemas", "Regal"]
+    assert name_parts("万科物业", "zh") == ["万科物业", "万科"]
+    assert name_parts("Keisha", "en") == ["Keisha"]

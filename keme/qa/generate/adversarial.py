@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Sequence
 from datetime import date, timedelta
 from decimal import Decimal
@@ -135,15 +136,31 @@ NOT_SHOPS = ACCOUNT_CATEGORIES | {"transport", "travel", "health", "medical"}
 
 
 def unseen_sample(g: Gen, candidates: list[str], k: int) -> list[str]:
-    """Up to k candidates the persona's chats never mention, in random order (checked lazily: the
-    Chinese name pool holds thousands)."""
+    """Up to k candidates the persona's chats never mention, not even by a short name, in random order
+    (checked lazily: the Chinese name pool holds thousands)."""
     picked: list[str] = []
     for value in g.rng.sample(candidates, len(candidates)):
         if len(picked) == k:
             break
-        if not g.world.mentions(value):
+        if not any(g.world.mentions(part) for part in name_parts(value, g.lang)):
             picked.append(value)
     return picked
+
+
+# words a shop's name shares with any other of its kind: "Cinemas" tells no cinema from another
+GENERIC_NAME_WORDS = frozenset(
+    "cinemas cinema center centre fitness market store stores coffee kitchen grill house club studio "
+    "company group bank foods restaurant cafe bakery pharmacy salon services airlines supermarket".split()
+)
+
+
+def name_parts(value: str, lang: str) -> list[str]:
+    """The name and what it is also called by: "the Regal downtown" names Regal Cinemas, 「万科」 names
+    万科物业, so a made-up name is checked by its distinctive words too (the whole name for a short one)."""
+    if lang == "zh":
+        return [value, value[:2]] if len(value) >= 4 else [value]
+    words = [w for w in re.findall(r"[A-Z][\w'&-]{3,}", value) if w.lower() not in GENERIC_NAME_WORDS]
+    return [value, *words] if len(value.split()) > 1 else [value]
 
 
 def shop_merchants(g: Gen) -> list[str]:
