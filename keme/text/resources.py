@@ -142,6 +142,14 @@ class Pools(_Strict):
         return lists
 
 
+def _among(values: list[str], known: list[str], problem: str) -> list[str]:
+    """`values` if each is one of `known`, else an error naming the others (a habit names what exists)."""
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise ValueError(f"{problem}: {', '.join(unknown)}")
+    return values
+
+
 class BillCategory(_Strict):
     label: str
     merchants: list[str] = Field(min_length=2)
@@ -160,10 +168,7 @@ class BillCategory(_Strict):
     @field_validator("regular")
     @classmethod
     def _among_merchants(cls, regular: list[str], info: ValidationInfo) -> list[str]:
-        unknown = sorted(set(regular) - set(info.data.get("merchants", [])))
-        if unknown:
-            raise ValueError(f"regular names merchants the category does not have: {', '.join(unknown)}")
-        return regular
+        return _among(regular, info.data.get("merchants", []), "regular names merchants the category lacks")
 
 
 class BillText(_Strict):
@@ -180,10 +185,7 @@ class BillText(_Strict):
     @field_validator("usual_methods")
     @classmethod
     def _among_methods(cls, usual: list[str], info: ValidationInfo) -> list[str]:
-        unknown = sorted(set(usual) - set(info.data.get("payment_methods", [])))
-        if unknown:
-            raise ValueError(f"usual_methods not among payment_methods: {', '.join(unknown)}")
-        return usual
+        return _among(usual, info.data.get("payment_methods", []), "usual_methods not among payment_methods")
 
 
 class VoiceMemoItem(_Strict):
