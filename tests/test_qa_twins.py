@@ -72,7 +72,7 @@ def test_a_trap_whose_wordings_no_answerable_question_has_is_not_asked():
 
 def test_traps_of_one_wording_stay_fewer_than_its_answerable_items():
     """Three answerable items of a wording take two traps (3 against 2: the prior still reads "answer")."""
-    traps = [_trap([f"How much did I pay at IKEA on June {n}?"]) for n in range(1, 5)]
+    traps = [_trap([f"How much did I pay at IKEA on June {n}?"]) for n in (1, 8, 15, 22)]
     book, unplaced = _place([_answerable(n) for n in range(1, 4)], traps)
     assert sum(1 for x in book.values() if x.type == "abstention") == 2 and unplaced == Counter(abstention=2)
 
@@ -118,3 +118,11 @@ def test_a_made_up_name_whose_other_question_was_filtered_out_is_not_asked():
     alone = _trap(["How much did I pay at IKEA on June 2?"], group="abs.merchant:IKEA")
     book, unplaced = _place([_answerable(n) for n in range(1, 4)], [alone])
     assert id(alone) not in book and unplaced == Counter(abstention=1)
+
+
+def test_a_trap_is_not_asked_of_a_name_another_question_asks_about_a_few_days_off():
+    """ "Marigold Thai on May 27" beside "Marigold Thai on May 24": the pair tells the shifted date."""
+    chosen = [_answerable(n, merchant="Marigold Thai") for n in (24, 10, 3)]
+    near = _trap(["How much did I pay at Marigold Thai on May 27?"])
+    book, unplaced = _place(chosen, [near])
+    assert id(near) not in book and unplaced == Counter(abstention=1)

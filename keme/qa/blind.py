@@ -407,7 +407,10 @@ def _template_traps(items: list[QAItem]) -> list[tuple[str, str]]:
     return pairs
 
 
-def _near_date_traps(items: list[QAItem], days: int = 3) -> list[tuple[str, str]]:
+NEAR_DATE_DAYS = 3  # the same name on days this close reads as a date shifted to make a false premise
+
+
+def _near_date_traps(items: list[QAItem], days: int = NEAR_DATE_DAYS) -> list[tuple[str, str]]:
     """Items naming an entity and a day: a trap when another question of the persona names the same
     entity on a different day at most `days` away (a false date made by shifting the true one)."""
     seen: dict[tuple[str, str], set] = defaultdict(set)

@@ -120,6 +120,7 @@ def candidates(world: World, spec: QASpec, seed: int) -> list[Draft]:
     everything = [a for root in children.get(None, []) for a in visit(root)]
     root = f"{world.persona.id}-root"
     composed = gen.compose_pairs(g, root, sample_unused(everything), 4)
+    composed += gen.compose_pairs(g, root, gen.landmarks(g, atoms), LANDMARK_ORDERS, orders=True)
     composed += gen.knowledge_updates(g, root)
     composed += gen.implicit_overall(g, root)
     composed += gen.quarter_totals(g, root)
@@ -204,6 +205,7 @@ def filter_drafts(drafts: list[Draft], world: World, report: QAReport) -> list[D
 
 
 # ---------------------------------------------------------------- selection
+LANDMARK_ORDERS = 6  # "which came first, my trip or my flu?" questions composed at a persona's root
 MIN_SHARE = 0.04  # every type the config asks for is at least this share of a persona's items
 MIX_MARGIN = 0.018  # each type within this of its share (issue 37: 2 points), fewer items if need be ...
 MIN_KEPT = 0.8  # ... but not fewer than this share of the target

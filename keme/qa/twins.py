@@ -16,9 +16,11 @@ from __future__ import annotations
 import random
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
+from datetime import date
 
-from keme.qa.blind import template_of
+from keme.qa.blind import NEAR_DATE_DAYS, named_entity, template_of
 from keme.qa.draft import Draft
+from keme.text.dates import dates_in
 
 TRAP_TYPES = ("adversarial", "abstention")  # placed in this order: a false premise has the fewer wordings
 MAX_SWAPS = 2  # answerable items swapped in for one trap: a first trap of a wording needs two
@@ -36,6 +38,7 @@ class Wordings:
         self.answers: Counter[str] = Counter()
         self.traps: Counter[str] = Counter()
         self.questions = {x.question for x in chosen.values()}
+        self._days: dict[str, tuple[str, date] | None] = {}
         for draft in chosen.values():
             (self.traps if draft.type in TRAP_TYPES else self.answers)[self.key(draft.question)] += 1
         self.spare: dict[str, list[Draft]] = defaultdict(list)
@@ -43,6 +46,27 @@ class Wordings:
             if draft.type not in TRAP_TYPES and id(draft) not in chosen:
                 self.spare[self.key(draft.question)].append(draft)
         self.blocks = {id(s) for x in chosen.values() for s in x.sub}
+
+    def _dated(self, question: str, year: int) -> tuple[str, date] | None:
+        """The catalog name and the day a question names (as the near-date reader reads them)."""
+        if question not in self._days:
+            name, days = named_entity(question, self.lang), dates_in(question, year)
+            self._days[question] = (name, days[0]) if name and days else None
+        return self._days[question]
+
+    def near_another(self, question: str, year: int) -> bool:
+        """Whether another chosen question names the same thing on a day at most NEAR_DATE_DAYS away: a false
+        date made by shifting a true one would tell itself by the pair."""
+        mine = self._dated(question, year)
+        if mine is None:
+            return False
+        return any(
+            (other := self._dated(q, year)) is not None
+            and other[0] == mine[0]
+            and 0 < abs((other[1] - mine[1]).days) <= NEAR_DATE_DAYS
+            for q in self.questions
+            if q != question
+        )
 
     def key(self, question: str) -> str:
         if question not in self._keys:
@@ -69,7 +93,11 @@ class Wordings:
     def place(self, trap: Draft) -> Callable[[], None] | None:
         """Ask `trap` in a wording with room (swapping answerable twins in where none has), the undo of
         what it changed; None where it cannot be placed (nothing changed then)."""
-        wordings = [w for w in dict.fromkeys(trap.wordings or [trap.question]) if w not in self.questions]
+        wordings = [
+            w
+            for w in dict.fromkeys(trap.wordings or [trap.question])
+            if w not in self.questions and not self.near_another(w, trap.asked_at.year)
+        ]
         self.rng.shuffle(wordings)
         wordings.sort(key=lambda w: -self.room(self.key(w)))
         undo: list[Callable[[], None]] = []

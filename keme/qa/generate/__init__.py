@@ -26,7 +26,7 @@ from keme.qa.generate.atoms import (
     param_atoms,
     record_atoms,
 )
-from keme.qa.generate.composition import EVENT_KINDS, compose_pairs, compose_single
+from keme.qa.generate.composition import EVENT_KINDS, compose_pairs, compose_single, landmarks
 from keme.qa.generate.context import Gen
 from keme.qa.generate.episode import (
     SALIENT,
@@ -66,6 +66,7 @@ __all__ = [
     "compose_pairs",
     "compose_single",
     "episode_drafts",
+    "landmarks",
     "quarter_totals",
     "chapter_drafts",
     "knowledge_updates",

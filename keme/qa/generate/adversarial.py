@@ -251,7 +251,13 @@ def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
             if category is None:
                 continue
             others = category_charges(g, label, true_amount)
-            false_amount = false_charge(true_amount, others, category.amount, g.rng)
+            # never another real charge at the same place: "that was on another day" would answer it too
+            there = merchant_charges(g, merchant)
+            false_amount = false_charge(
+                true_amount, [o for o in others if o not in there], category.amount, g.rng
+            )
+            if false_amount in there:
+                continue
             if false_amount is None:
                 continue
             slots = {
@@ -375,6 +381,15 @@ def category_charges(g: Gen, label: str, true_amount: Decimal) -> list[Decimal]:
         if f.kind == "bill" and f.context.get("amount_value") and f.context.get("category_value") == label
     }
     return sorted(amounts - {true_amount})
+
+
+def merchant_charges(g: Gen, merchant: str) -> set[Decimal]:
+    """Every amount the persona was charged at `merchant`."""
+    return {
+        Decimal(f.context["amount_value"])
+        for f in g.world.facts
+        if f.kind == "bill" and f.context.get("amount_value") and f.context.get("merchant") == merchant
+    }
 
 
 def plausible_false(true_amount: Decimal, candidate: Decimal) -> bool:

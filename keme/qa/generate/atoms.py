@@ -246,7 +246,9 @@ def record_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
         else:
             spec = d.entity(fact.value)
         quotes = [d.quote(fact)] + premises
-        asked = g.when(fact.when)
+        # "what day is the plumber on my calendar?" is asked before the plumber comes, not after
+        start = fact.context.get("start_value") if fact.kind == "calendar" else None
+        asked = g.when(fact.when, datetime.fromisoformat(start) if start else None)
         if asked is None:
             continue
         drafts.append(

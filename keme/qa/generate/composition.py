@@ -5,6 +5,7 @@ another way (its date, how long ago, the attribute at that time).
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from keme.models import APP_TYPES, Query, Quote
@@ -53,6 +54,7 @@ TALKED_ABOUT = frozenset({"trip", "shopping", "health", "social", "cooking", "wo
 # went to Lisbon?"); one anchored on a receipt ("... when I paid $14.74 at Shell?") is not.
 LANDMARK_KINDS = frozenset({"trip", "health", "social", "work_project"})
 ATTRIBUTES_PER_LANDMARK = 2  # attribute-at-the-time questions one landmark may anchor
+LANDMARK_GAP = 7  # days between two occasions asked about in one order question, the first's end to the next
 
 # Bill categories that are payments to an account, not purchases at a shop: "I paid AT&T $115.74", not
 # "I paid $115.74 at AT&T" (and 「付中国移动那笔¥58」, not 「在中国移动付¥58」)
@@ -73,16 +75,19 @@ def event_kind(g: Gen, fact: Fact) -> str:
     return "bill_account" if account and "bill_account" in g.say.text.events else "bill"
 
 
+# the records apps make (APP_TYPES): two of them are related only by the episode they were grounded in,
+# which for an errand or a family call holds whatever the day's notifications were (a fuel charge, a memo)
+APP_KINDS = frozenset(APP_TYPES)
+
+
 def related(g: Gen, first: Fact, second: Fact) -> bool:
-    """Whether the days between two facts mean something to the persona: both of one episode (booking a
-    trip and coming back, a symptom and the clinic visit) or payments at the same merchant. Days between
-    a bill and an unrelated to-do is arithmetic nobody asks for."""
+    """Whether the days between two facts mean something to the persona: both talked about, of one occasion
+    of her life (booking a trip and coming back, a symptom and the clinic visit), or payments at the same
+    merchant. An app record grounded in an episode is no part of it: days between a sore throat and a
+    packing note is arithmetic nobody asks for."""
     if first.kind == "bill" and second.kind == "bill":
         return first.context.get("merchant") == second.context.get("merchant")
-    a, b = g.world.events.get(first.event_id), g.world.events.get(second.event_id)
-    if a is None or b is None:
-        return False
-    return g.world.episode_of(a).id == g.world.episode_of(b).id
+    return not {first.kind, second.kind} & APP_KINDS and _one_occasion(g, first, second)
 
 
 def _one_occasion(g: Gen, first: Fact, second: Fact) -> bool:
@@ -141,8 +146,9 @@ def _event_quotes(g: Gen, atom: Draft) -> list[Quote]:
     ]
 
 
-def compose_pairs(g: Gen, node: str, sample: list[Draft], limit: int) -> list[Draft]:
-    """Temporal and multi-hop questions from pairs of child questions about different sessions."""
+def compose_pairs(g: Gen, node: str, sample: list[Draft], limit: int, orders: bool = False) -> list[Draft]:
+    """Temporal and multi-hop questions from pairs of child questions about different sessions; "which
+    came first" only with `orders`, of `landmarks` (occasions whose days do not overlap)."""
     eventful = [a for a in sample if a.fact is not None and _event_phrase(g, a.fact, "verb")]
     pairs = [
         (a, b)
@@ -160,7 +166,7 @@ def compose_pairs(g: Gen, node: str, sample: list[Draft], limit: int) -> list[Dr
         asked = g.when(last)
         if asked is None:
             continue
-        choice = g.rng.random()
+        choice = 1.0 if orders else g.rng.random()
         if first.subtype == "bill.amount" and second.subtype == "bill.amount" and choice < 0.5:
             total = Decimal(first.spec.value) + Decimal(second.spec.value)
             slots = {
@@ -217,10 +223,10 @@ def compose_pairs(g: Gen, node: str, sample: list[Draft], limit: int) -> list[Dr
                     ),
                 )
             )
-        else:
+        elif orders:
             kinds = {first.fact.kind, second.fact.kind}
-            if kinds == {"bill"} or not (kinds & LIFE_KINDS or _one_occasion(g, first.fact, second.fact)):
-                continue  # never which of two receipts came first, even of one occasion
+            if kinds & APP_KINDS or not (kinds & LIFE_KINDS or _one_occasion(g, first.fact, second.fact)):
+                continue  # never of an app's record: a life dated by a Spotify charge or a to-do is no life
             shown = [first, second]
             g.rng.shuffle(shown)
             nouns = [_event_phrase(g, x.fact, "noun") for x in shown]
@@ -243,14 +249,41 @@ def compose_pairs(g: Gen, node: str, sample: list[Draft], limit: int) -> list[Dr
                     2,
                     node,
                     sub=[first, second],
-                    queries=_queries(
-                        _event_query(g, first.fact, "noun"), _event_query(g, second.fact, "noun")
+                    queries=_queries(  # an occasion talked of on several days is dated by its first
+                        _event_query(g, first.fact, "noun", pick="first"),
+                        _event_query(g, second.fact, "noun", pick="first"),
                     ),
                     options=list(nouns),
                     format="single_choice",
                 )
             )
     return drafts
+
+
+def landmarks(g: Gen, atoms: list[Draft]) -> list[Draft]:
+    """One question per occasion of her life (a trip, an illness, a friend's party, a project), the one
+    asked of the day it was first talked of, each occasion's days (from its first mention to its last,
+    anywhere in her chats) at least LANDMARK_GAP days from the next one's: "which came first, my trip to
+    Lisbon or my bout of flu?" is asked of things a person dates life by, and has one answer only where
+    the two did not overlap."""
+    said: dict[tuple[str, str], list[datetime]] = {}
+    for f in g.world.facts:
+        said.setdefault((f.kind, f.value), []).append(f.when)
+    spans: dict[tuple[str, str], tuple[Draft, datetime, datetime]] = {}
+    for atom in atoms:
+        fact = atom.fact
+        if fact is None or fact.kind not in LIFE_KINDS or g.by_assistant(fact):
+            continue
+        days = said.get((fact.kind, fact.value), [fact.when])
+        if fact.when.date() == min(days).date() and (fact.kind, fact.value) not in spans:
+            spans[(fact.kind, fact.value)] = (atom, min(days), max(days))
+    kept: list[Draft] = []
+    until: datetime | None = None
+    for first, start, end in sorted(spans.values(), key=lambda x: x[1]):
+        if until is None or start >= until:
+            kept.append(first)
+            until = end + timedelta(days=LANDMARK_GAP)
+    return kept
 
 
 def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[Draft]:

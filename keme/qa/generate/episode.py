@@ -4,6 +4,7 @@ and totals of app records, the usual time of day.
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import date
@@ -145,6 +146,19 @@ def _happened(g: Gen, phrase: PointPhrase, fact: Fact, facts: list[Fact]) -> Fac
     return None
 
 
+def balanced_wrong(
+    by_key: dict[str, list[str]], keys: list[str], rng: random.Random, k: int = 3
+) -> list[str]:
+    """Up to `k` wrong options for a recap, one of each kind its points are first (a colleague beside the
+    colleague, a date beside the deadline), then any: with only one person among the options, "who was on
+    it" needs no memory."""
+    pools = {key: rng.sample(values, len(values)) for key, values in by_key.items()}
+    picked = [pools[key].pop() for key in dict.fromkeys(keys) if pools.get(key)]
+    rest = [v for key in sorted(pools) for v in pools[key]]
+    picked += rng.sample(rest, max(0, min(k - len(picked), len(rest))))
+    return picked[:k]
+
+
 def episode_drafts(g: Gen, episode: Event, sessions: list[Session]) -> list[Draft]:
     """A recap and the span of an episode that had several sessions."""
     kind = episode.params.get("_episode", episode.change or episode.kind)
@@ -175,13 +189,13 @@ def episode_drafts(g: Gen, episode: Event, sessions: list[Session]) -> list[Draf
             values = [f.value for f in points]
             # another episode's details, said the way this recap says each (a wish beside a wish)
             done = {p.fact.key: p.done for p in details}
-            others = list(
-                dict.fromkeys(
-                    g.say.point(f"{kind}.{f.key}", done=done[f.key], value=f.value) or f.value
-                    for f in g.world.facts
-                    if f.kind == kind and f.key in done and f.value not in values and f.value not in topic
-                )
-            )
+            by_key: dict[str, list[str]] = {}
+            for f in g.world.facts:
+                if f.kind == kind and f.key in done and f.value not in values and f.value not in topic:
+                    text = g.say.point(f"{kind}.{f.key}", done=done[f.key], value=f.value) or f.value
+                    if text not in by_key.setdefault(f.key, []):
+                        by_key[f.key].append(text)
+            others = balanced_wrong(by_key, [p.fact.key for p in details], g.rng)
             drafts.append(
                 Draft(
                     "summarization",
@@ -193,7 +207,7 @@ def episode_drafts(g: Gen, episode: Event, sessions: list[Session]) -> list[Draf
                     asked,
                     len(points),
                     episode.id,
-                    distractors=g.rng.sample(others, min(3, len(others))),
+                    distractors=others,
                     queries=[
                         Query(subject="event", target="*", where=where, aggregate="covers", expect=values)
                     ],
