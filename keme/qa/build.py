@@ -207,7 +207,7 @@ def filter_drafts(drafts: list[Draft], world: World, report: QAReport) -> list[D
 # ---------------------------------------------------------------- selection
 LANDMARK_ORDERS = 6  # "which came first, my trip or my flu?" questions composed at a persona's root
 MIN_SHARE = 0.04  # every type the config asks for is at least this share of a persona's items
-MIX_MARGIN = 0.018  # each type within this of its share (issue 37: 2 points), fewer items if need be ...
+MIX_MARGIN = 0.015  # each type within this of its share (issue 37: 2 points), fewer items if need be ...
 MIN_KEPT = 0.8  # ... but not fewer than this share of the target
 
 
