@@ -8,6 +8,7 @@ import random
 import re
 from datetime import datetime
 from decimal import Decimal
+from types import SimpleNamespace
 
 import pytest
 from conftest import ROOT
@@ -17,6 +18,8 @@ from keme.models.proof import ValueProof
 from keme.qa import blind, build, phrasing
 from keme.qa.facts import world_of
 from keme.qa.generate.adversarial import false_charge, name_parts, plausible_false, trap_templates
+from keme.qa.generate.composition import _said_when_otherwise
+from keme.qa.generate.persona import _lived_before
 from keme.qa.validity import breaches
 from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize_persona
@@ -205,8 +208,34 @@ def test_the_demo_holds_every_choice_heuristic_to_the_gate(screenshots):
 
 
 def test_a_made_up_name_is_checked_by_what_it_is_also_called():
-    """"the Regal downtown" names Regal Cinemas, 「万科」 names 万科物业: neither is a shop never
+    """ "the Regal downtown" names Regal Cinemas, 「万科」 names 万科物业: neither is a shop never
     mentioned."""
     assert name_parts("Regal Cinemas", "en") == ["Regal Cinemas", "Regal"]
     assert name_parts("万科物业", "zh") == ["万科物业", "万科"]
     assert name_parts("Keisha", "en") == ["Keisha"]
+
+
+def _moved(day: datetime) -> SimpleNamespace:
+    """Wuhan until May 23, Hangzhou after."""
+    return SimpleNamespace(value="武汉" if day < datetime(2026, 5, 23) else "杭州")
+
+
+def test_a_landmark_named_again_after_a_move_anchors_no_where_did_i_live_question():
+    """「膝盖疼」 in March, 「膝盖又难受了」 in June after the move: "where did I live when my knee hurt?"
+    has two answers."""
+    lines = [(datetime(2026, 3, 2), "膝盖疼得厉害"), (datetime(2026, 6, 4), "练完篮球膝盖又难受了，老毛病")]
+    g = SimpleNamespace(lang="zh", world=SimpleNamespace(user_lines=lines))
+    assert _said_when_otherwise(g, "膝盖疼", SimpleNamespace(version_at=_moved), "武汉")
+
+
+def test_a_landmark_named_only_while_the_attribute_held_anchors_the_question():
+    g = SimpleNamespace(lang="zh", world=SimpleNamespace(user_lines=[(datetime(2026, 3, 2), "膝盖疼得厉害")]))
+    assert not _said_when_otherwise(g, "膝盖疼", SimpleNamespace(version_at=_moved), "武汉")
+
+
+def test_which_cities_have_i_lived_in_is_not_asked_of_one_who_grew_up_elsewhere():
+    """She grew up in Savannah: the city history San Diego -> Chicago would leave it out."""
+    said = SimpleNamespace(versions=[SimpleNamespace(value="Savannah", evidence=["p01-s0035-m11"])])
+    persona = SimpleNamespace(attribute=lambda key: said)
+    assert _lived_before(persona, "home.city", "San Diego")
+    assert not _lived_before(persona, "home.city", "Savannah")

@@ -84,6 +84,13 @@ class World(PersonaView):
         return "\n".join(norm_text(m.content) for m in self.messages.values())
 
     @functools.cached_property
+    def user_lines(self) -> list[tuple[datetime, str]]:
+        """Every user message's time and normalised text, in order: "on which days did she name it?"."""
+        return [
+            (m.timestamp, norm_text(m.content)) for s in self.sessions for m in s.messages if m.role == "user"
+        ]
+
+    @functools.cached_property
     def chat_hours(self) -> tuple[time, time]:
         """The persona's own chat hours: from the earliest to the latest time of day she wrote to the
         assistant, within her waking hours (keme.days.WAKING). A question is one she asks her assistant,

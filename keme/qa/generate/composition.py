@@ -17,6 +17,7 @@ from keme.qa.generate.atoms import _attr_distractors, _attr_spec, _qualifiers, _
 from keme.qa.generate.context import Gen
 from keme.text import lang as fmt
 from keme.text import resources
+from keme.text.normalize import norm_text
 
 EVENT_KINDS = frozenset(
     {
@@ -366,6 +367,28 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
     return drafts
 
 
+def _said_when_otherwise(g: Gen, landmark: str, attr, value: str) -> bool:
+    """Whether the user names the landmark (a symptom, a destination, a friend's occasion), or its head
+    word, on a day the attribute held another value: "where did I live when my knee hurt?" has two
+    answers once the knee hurts again after the move (「膝盖又难受了」 says no 膝盖疼)."""
+    needle = _head(norm_text(landmark), g.lang)
+    for when, text in g.world.user_lines:
+        if needle in text:
+            then = attr.version_at(when)
+            if then is not None and then.value != value:
+                return True
+    return False
+
+
+def _head(text: str, lang: str) -> str:
+    """What a landmark is also called by: in Chinese its first two characters (膝盖 of 膝盖疼), in English
+    its longest word (throat of a sore throat)."""
+    if lang == "zh":
+        return text[:2] if len(text) >= 3 else text
+    words = re.findall(r"[a-z]{4,}", text)
+    return max(words, key=len) if words else text
+
+
 def _attr_at_event(g: Gen, node: str, atom: Draft, attr, when: str, pick: str) -> Draft | None:
     """The attribute's value at a landmark ("Which company was I working for when I went to Lisbon?"), as
     the chats had told it by then."""
@@ -374,6 +397,8 @@ def _attr_at_event(g: Gen, node: str, atom: Draft, attr, when: str, pick: str) -
     forms = g.say.text.attributes[attr.key].at_event
     if version is None or not forms or not settled(g, attr.key, atom.fact.when):
         return None
+    if _said_when_otherwise(g, atom.fact.value, attr, version.value):
+        return None  # the knee that hurt in March hurt again in June, after the move
     evidence = next(
         (m for m in version.evidence if g.world.messages[m].timestamp <= atom.fact.when),
         None,

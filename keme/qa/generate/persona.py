@@ -8,7 +8,7 @@ from collections import Counter
 from datetime import date, datetime, time, timedelta
 
 from keme.days import clear_leader, quarters_within
-from keme.models import Query, Quote
+from keme.models import Persona, Query, Quote
 from keme.models.attributes import claim_predicate
 from keme.qa import draft as d
 from keme.qa.draft import Draft
@@ -96,7 +96,7 @@ def knowledge_updates(g: Gen, node: str) -> list[Draft]:
                     distractors=[last.value] + _attr_distractors(attr.key, previous.value, g.lang)[:2],
                 )
             )
-        if forms.history:
+        if forms.history and not _lived_before(persona, attr.key, versions[0].value):
             items = [v.value for v in versions]
             quotes = [Quote(message_id=v.evidence[0], text=v.value) for v in versions]
             shown = [_attr_spec(attr.key, v, g.lang)[1] for v in items]
@@ -175,6 +175,15 @@ def knowledge_updates(g: Gen, node: str) -> list[Draft]:
                 )
                 break
     return drafts
+
+
+def _lived_before(persona: Persona, key: str, first: str) -> bool:
+    """Whether the persona said she grew up somewhere other than her first city: "which cities have I
+    lived in?" then has her hometown first too, which the city history does not hold."""
+    if key != "home.city":
+        return False
+    hometown = persona.attribute("basic_info.hometown")
+    return any(v.evidence and v.value != first for v in hometown.versions)
 
 
 def implicit_overall(g: Gen, node: str) -> list[Draft]:
