@@ -359,6 +359,8 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
             when = _event_phrase(g, atom.fact, "when")
             if not when or (first and atom.fact.when.date() != min(days)):
                 continue  # a trip talked about on several days is dated by its first mention
+            if atom.fact.kind == "health":
+                continue  # "where did I live when I had a runny nose?": a symptom dates no time of life
             # a time of life is asked about more than one way ("where was I working / living then?")
             for attr in g.rng.sample(changing, min(ATTRIBUTES_PER_LANDMARK, len(changing))):
                 draft = _attr_at_event(g, node, atom, attr, when, pick)
