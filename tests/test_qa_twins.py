@@ -13,11 +13,16 @@ from keme.qa.draft import Draft
 from keme.qa.twins import place_traps
 
 
-def _answerable(n: int, merchant: str = "Shell", kind: str = "single_hop") -> Draft:
+def _answerable(n: int, merchant: str = "Shell") -> Draft:
+    return _answer(f"How much did I pay at {merchant} on May {n}?", "bill.amount")
+
+
+def _answer(question: str, subtype: str) -> Draft:
+    """A chosen single-hop item asked in `question`."""
     return Draft(
-        kind,
-        "bill.amount",
-        f"How much did I pay at {merchant} on May {n}?",
+        "single_hop",
+        subtype,
+        question,
         "$40.00",
         d.entity("$40.00"),
         d.proof("absent", [], terms=""),
@@ -81,18 +86,7 @@ def test_answerable_twins_are_swapped_in_for_items_of_their_type_that_need_no_tw
     """No chosen item has the trap's wording: two unchosen ones are swapped in for two chosen items of
     their type, so the type counts stay as they were."""
     other = [
-        Draft(
-            "single_hop",
-            "todo.due",
-            f"When is the to-do 'call {name}' due?",
-            "May 3",
-            d.entity("May 3"),
-            d.proof("absent", [], terms=""),
-            datetime(2026, 6, 1, 20),
-            1,
-            "p01-root",
-        )
-        for name in ("Mom", "Dad", "Ana", "Raj")
+        _answer(f"When is the to-do 'call {name}' due?", "todo.due") for name in ("Mom", "Dad", "Ana", "Raj")
     ]
     spare = [_answerable(n) for n in range(1, 4)]
     trap = _trap(["How much did I pay at IKEA on May 20?"])
