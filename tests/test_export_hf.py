@@ -161,7 +161,7 @@ def test_every_claim_comes_back_as_the_same_claim(load, exported):
 
 def test_every_persona_comes_back_with_its_attribute_versions(load, exported):
     rows = _rows(load, exported, "personas")
-    assert {pid: Persona.model_validate(_unjson(r, "dimensions", "source")) for pid, r in rows.items()} == {
+    assert {pid: Persona.model_validate(_unjson(r, "dimensions", "habits", "source")) for pid, r in rows.items()} == {
         p.id: p for p in sample_dataset().personas
     }
 

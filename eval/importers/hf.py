@@ -304,6 +304,11 @@ PERSONAS = Table(
             "dimensions",
             "dimension -> attribute -> {key, mutable, versions: [{value, valid_from, evidence}]}",
         ),
+        _json_col(
+            "habits",
+            "what she does most of the time: usual payment method, usual chat block, regular places, "
+            "with their shares (null for an imported persona)",
+        ),
         _json_col("source", "an imported persona: its source record's fields keme has no model for"),
     ),
 )
@@ -493,7 +498,7 @@ def _schema(written: list[Written]) -> list[str]:
         "",
         "Lists of ids and the answer spec are Arrow lists and structs; the fields that are deeply nested or "
         "differ from row to row (`qa.proof`, `qa.queries`, `qa.also_supported_by`, `images.about`, "
-        "`images.facts`, `images.screen`, `personas.dimensions`) are JSON strings: `json.loads` gives the "
+        "`images.facts`, `images.screen`, `personas.dimensions`, `personas.habits`) are JSON strings: `json.loads` gives the "
         "keme record's field back.",
         "",
     ]
