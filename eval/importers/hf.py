@@ -498,8 +498,8 @@ def _schema(written: list[Written]) -> list[str]:
         "",
         "Lists of ids and the answer spec are Arrow lists and structs; the fields that are deeply nested or "
         "differ from row to row (`qa.proof`, `qa.queries`, `qa.also_supported_by`, `images.about`, "
-        "`images.facts`, `images.screen`, `personas.dimensions`, `personas.habits`) are JSON strings: `json.loads` gives the "
-        "keme record's field back.",
+        "`images.facts`, `images.screen`, `personas.dimensions`, `personas.habits`) are JSON strings: "
+        "`json.loads` gives the keme record's field back.",
         "",
     ]
     for table in (w.table for w in written):
