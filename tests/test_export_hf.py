@@ -161,9 +161,9 @@ def test_every_claim_comes_back_as_the_same_claim(load, exported):
 
 def test_every_persona_comes_back_with_its_attribute_versions(load, exported):
     rows = _rows(load, exported, "personas")
-    assert {pid: Persona.model_validate(_unjson(r, "dimensions", "habits", "source")) for pid, r in rows.items()} == {
-        p.id: p for p in sample_dataset().personas
-    }
+    assert {
+        pid: Persona.model_validate(_unjson(r, "dimensions", "habits", "source")) for pid, r in rows.items()
+    } == {p.id: p for p in sample_dataset().personas}
 
 
 def test_a_screenshot_is_copied_and_its_record_comes_back(load, with_image, exported_with_image):

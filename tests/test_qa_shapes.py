@@ -242,6 +242,6 @@ def test_which_cities_have_i_lived_in_is_not_asked_of_one_who_grew_up_elsewhere(
 
 
 def test_a_symptom_anchors_no_question_about_a_time_of_life(demo):
-    """"Which city was I living in when I was dealing with a runny nose?" is no question a person asks."""
+    """ "Which city was I living in when I was dealing with a runny nose?" is no question a person asks."""
     at_event = [i for i in demo if i.subtype.startswith("mh.attr_at_event") and i.language == "en"]
     assert at_event and not any("dealing with" in i.question for i in at_event)
