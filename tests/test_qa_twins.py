@@ -10,7 +10,7 @@ from datetime import datetime
 
 from keme.qa import draft as d
 from keme.qa.draft import Draft
-from keme.qa.twins import place_traps
+from keme.qa.twins import Wordings, place_traps
 
 
 def _answerable(n: int, merchant: str = "Shell") -> Draft:
@@ -50,14 +50,8 @@ def _trap(wordings: list[str], group: str = "") -> Draft:
 
 def _place(chosen: list[Draft], traps: list[Draft], spare: list[Draft] = (), count: int = 10):
     book = {id(x): x for x in chosen}
-    unplaced = place_traps(
-        book,
-        {"abstention": {"abs.merchant": list(traps)}},
-        {"abstention": count},
-        list(spare),
-        "en",
-        random.Random(1),
-    )
+    wordings = Wordings(book, list(spare), "en", random.Random(1))
+    unplaced = place_traps(wordings, {"abstention": {"abs.merchant": list(traps)}}, {"abstention": count})
     return book, unplaced
 
 

@@ -32,7 +32,7 @@ from keme.qa.llm_roles import apply_llm_roles
 from keme.qa.options import Balancer, Values
 from keme.qa.resolve import Ledger, completed, record_titles, shared_title, uniqueness
 from keme.qa.second_right import prove_item
-from keme.qa.twins import TRAP_TYPES, hold_mix, place_traps
+from keme.qa.twins import TRAP_TYPES, Wordings, hold_mix, place_traps
 from keme.qa.verify import Verifier
 from keme.qa.visual import visual_drafts
 from keme.seeding import rng_for
@@ -316,9 +316,10 @@ def select(
             singles -= 1
     take("single_hop", singles, chosen)
     traps = {kind: by_type.get(kind, {}) for kind in TRAP_TYPES}
-    unplaced = place_traps(chosen, traps, counts, drafts, lang, rng)
+    book = Wordings(chosen, drafts, lang, rng)
+    unplaced = place_traps(book, traps, counts)
     floor = math.ceil(target * MIN_KEPT)
-    held = hold_mix(chosen, shares, floor, MIX_MARGIN, lang, rng, keep=multiple_choice_ready)
+    held = hold_mix(book, shares, floor, MIX_MARGIN, keep=multiple_choice_ready)
     if report is not None:
         report.rejected["held_to_mix"] += held
         for kind, n in unplaced.items():

@@ -41,11 +41,23 @@ class Wordings:
         self._days: dict[str, tuple[str, date] | None] = {}
         for draft in chosen.values():
             (self.traps if draft.type in TRAP_TYPES else self.answers)[self.key(draft.question)] += 1
-        self.spare: dict[str, list[Draft]] = defaultdict(list)
-        for draft in spare:
-            if draft.type not in TRAP_TYPES and id(draft) not in chosen:
-                self.spare[self.key(draft.question)].append(draft)
-        self.blocks = {id(s) for x in chosen.values() for s in x.sub}
+        self._candidates = [x for x in spare if x.type not in TRAP_TYPES and id(x) not in chosen]
+        self._spare: dict[str, list[Draft]] | None = None
+        self.blocks = self.building_blocks()
+
+    @property
+    def spare(self) -> dict[str, list[Draft]]:
+        """The unchosen answerable candidates by wording, indexed when a swap first needs them (matching
+        a thousand candidates against every template is the cost of this stage)."""
+        if self._spare is None:
+            self._spare = defaultdict(list)
+            for draft in self._candidates:
+                self._spare[self.key(draft.question)].append(draft)
+        return self._spare
+
+    def building_blocks(self) -> set[int]:
+        """The chosen items some chosen item is composed of."""
+        return {id(s) for x in self.chosen.values() for s in x.sub}
 
     def _dated(self, question: str, year: int) -> tuple[str, date] | None:
         """The catalog name and the day a question names (as the near-date reader reads them)."""
@@ -177,17 +189,12 @@ class Wordings:
 
 
 def place_traps(
-    chosen: dict[int, Draft],
-    traps: dict[str, dict[str, list[Draft]]],
-    counts: dict[str, int],
-    spare: Iterable[Draft],
-    lang: str,
-    rng: random.Random,
+    book: Wordings, traps: dict[str, dict[str, list[Draft]]], counts: dict[str, int]
 ) -> Counter[str]:
-    """Add up to `counts[type]` traps of each trap type to `chosen` (subtypes interleaved, a group
-    whole), each in a wording its answerable twins outnumber; returns how many candidates could not be
-    placed, per type."""
-    book = Wordings(chosen, spare, lang, rng)
+    """Add up to `counts[type]` traps of each trap type to the book's chosen items (subtypes
+    interleaved, a group whole), each in a wording its answerable twins outnumber; returns how many
+    candidates could not be placed, per type."""
+    rng = book.rng
     unplaced: Counter[str] = Counter()
     for kind in TRAP_TYPES:
         subtypes = traps.get(kind, {})
@@ -229,12 +236,10 @@ def _grouped(drafts: list[Draft]) -> list[list[Draft]]:
 
 
 def hold_mix(
-    chosen: dict[int, Draft],
+    book: Wordings,
     shares: dict[str, float],
     floor: int,
     margin: float,
-    lang: str,
-    rng: random.Random,
     keep: Callable[[Draft], bool] = lambda draft: False,
 ) -> int:
     """Shrink the selection (not below `floor` items) until every type is within `margin` of its share:
@@ -242,7 +247,8 @@ def hold_mix(
     config asked for. Items leave from the type furthest above its share (relatively: what the short type
     leaves is shared in proportion), never one a trap's wording needs; another item's building block
     and what `keep` asks for (a format's supply) go last. Returns how many left."""
-    book = Wordings(chosen, (), lang, rng)
+    chosen = book.chosen
+    book.blocks = book.building_blocks()  # the traps placed are composed of items too
     counts = Counter(x.type for x in chosen.values())
     total = len(chosen)
     below = [
