@@ -68,7 +68,7 @@ def _gen(episodes: list[tuple[Event, Event]], facts: list[Fact], lang: str = "en
         graph=SimpleNamespace(events=[CHAPTER, *[e for pair in episodes for e in pair]]),
         by_session=by_session,
     )
-    return SimpleNamespace(world=world, say=phrasing(lang), by_assistant=lambda fact: False)
+    return SimpleNamespace(world=world, say=phrasing(lang), by_assistant=lambda fact: False, recaps={})
 
 
 APRIL = [

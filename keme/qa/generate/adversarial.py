@@ -375,20 +375,20 @@ def false_bill_day(g: Gen, app: str, merchant: str, true_day: date, active: set[
 def category_charges(g: Gen, label: str, true_amount: Decimal) -> list[Decimal]:
     """The persona's other real charges of the category (by its label on the record), the true one left
     out: a false amount drawn from them is one the persona really pays for such things."""
-    amounts = {
-        Decimal(f.context["amount_value"])
-        for f in g.world.facts
-        if f.kind == "bill" and f.context.get("amount_value") and f.context.get("category_value") == label
-    }
-    return sorted(amounts - {true_amount})
+    return sorted(charges(g, "category_value", label) - {true_amount})
 
 
 def merchant_charges(g: Gen, merchant: str) -> set[Decimal]:
     """Every amount the persona was charged at `merchant`."""
+    return charges(g, "merchant", merchant)
+
+
+def charges(g: Gen, field: str, value: str) -> set[Decimal]:
+    """The amounts of the persona's payments whose record has `value` in `field`."""
     return {
         Decimal(f.context["amount_value"])
         for f in g.world.facts
-        if f.kind == "bill" and f.context.get("amount_value") and f.context.get("merchant") == merchant
+        if f.kind == "bill" and f.context.get("amount_value") and f.context.get(field) == value
     }
 
 

@@ -5,7 +5,7 @@ how dates and months are said.
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from keme.qa import draft as d
@@ -20,6 +20,9 @@ class Gen:
     say: Phrasing
     rng: random.Random
     mid_share: float
+    # each chapter's recap points (keme.qa.generate.episode.recap_points), found once: a month's recap
+    # takes the other months' as its wrong options
+    recaps: dict[str, list] = field(default_factory=dict)
 
     @property
     def lang(self) -> str:

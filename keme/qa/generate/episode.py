@@ -292,7 +292,6 @@ def record_totals(g: Gen, start: date, end: date, node: str, period: str) -> lis
     """Counts and totals over a period's payments, as the Wallet app shows them: how often a merchant paid
     twice or more was paid, what a category with several payments came to ("how many times did I pay
     Blue Bottle in January-March?"). The period's name fills the questions' {month} slot."""
-    month = period
     drafts: list[Draft] = []
     final = d.final_time(g.world)
     bills = _bills(g, start, end)
@@ -309,7 +308,7 @@ def record_totals(g: Gen, start: date, end: date, node: str, period: str) -> lis
                 Draft(
                     "multi_hop",
                     "mh.count_merchant",
-                    g.say.question("mh.count_merchant", g.rng, merchant=merchant, month=month),
+                    g.say.question("mh.count_merchant", g.rng, merchant=merchant, month=period),
                     g.say.answer("times", n=count),
                     d.number(count),
                     d.proof(
@@ -341,7 +340,7 @@ def record_totals(g: Gen, start: date, end: date, node: str, period: str) -> lis
             Draft(
                 "multi_hop",
                 "mh.total_category",
-                g.say.question("mh.total_category", g.rng, category=label, month=month),
+                g.say.question("mh.total_category", g.rng, category=label, month=period),
                 fmt.format_money(total, g.lang),
                 d.number(total, unit=fmt.CURRENCY[g.lang], aliases=[fmt.format_money(total, g.lang)]),
                 d.proof(
@@ -388,6 +387,13 @@ class Point:
 
 
 def recap_points(g: Gen, chapter: Event) -> list[Point]:
+    """`chapter_points`, found once per chapter (kept in `g.recaps`)."""
+    if chapter.id not in g.recaps:
+        g.recaps[chapter.id] = chapter_points(g, chapter)
+    return g.recaps[chapter.id]
+
+
+def chapter_points(g: Gen, chapter: Event) -> list[Point]:
     """Every key point a recap of the chapter may have, most salient first: the life changes said in it,
     then its health episodes, friends' and family's occasions, trips and work projects, each phrased at
     the level a person summarizes ("moved to Denver", "Noah's housewarming") and quoted by the fact its
