@@ -56,6 +56,51 @@ def block_of(moment: datetime) -> Block | None:
     return None
 
 
+# How far a reader may put the day parts' borders from ours: lunch at 12:40 is "midday" to some, 17:30
+# "evening" to others
+BORDER_SLACK = timedelta(hours=1)
+
+
+def _block_shifted(moment: datetime, shift: timedelta) -> Block | None:
+    """The block of `moment` with the borders between blocks moved later by `shift` (earlier where
+    negative); the waking day's own ends stay where they are."""
+    if block_of(moment) is None:
+        return None
+    clock = moment - shift
+    if clock.date() < moment.date() or clock.time() < BLOCK_HOURS["morning"][0]:
+        return "morning"
+    if clock.date() > moment.date() or clock.time() > BLOCK_HOURS["evening"][1]:
+        return "evening"
+    return block_of(clock)
+
+
+def _readings(times: list[datetime]) -> list[Counter[Block]]:
+    """The block counts a careful reader might make of `times`: by chat or by day, each with the borders
+    where we put them or an hour either way."""
+    counts = []
+    for shift in (-BORDER_SLACK, timedelta(0), BORDER_SLACK):
+        placed = [(m.date(), b) for m in times if (b := _block_shifted(m, shift)) is not None]
+        counts.append(Counter(b for _, b in placed))
+        counts.append(Counter(b for _, b in set(placed)))
+    return counts
+
+
+def steady_block(chosen: list[datetime], every: list[datetime]) -> Block | None:
+    """The block that is a habit however a careful reader counts: more than half of the chats she opened
+    herself (`chosen`) and clearly ahead (clear_leader), and still first and clearly ahead counted over
+    every session (`every`), by days rather than chats, and with the borders between blocks moved by an hour
+    either way. A habit that holds only on our borders and our way of counting is none a reader would
+    agree with: None then."""
+    usual = clear_leader(Counter(block_of(m) for m in chosen))
+    if usual is None:
+        return None
+    for counts in _readings(chosen) + _readings(every):
+        (top, most), (_, runner_up) = (counts.most_common(2) + [(None, 0)] * 2)[:2]
+        if top != usual or not clear_lead(most, runner_up):
+            return None
+    return usual
+
+
 def block_window(day: date, block: Block) -> tuple[datetime, datetime]:
     start, end = BLOCK_HOURS[block]
     return datetime.combine(day, start), datetime.combine(day, end)

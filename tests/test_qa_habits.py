@@ -9,7 +9,7 @@ from collections import Counter
 from datetime import date, datetime, timedelta
 from types import SimpleNamespace
 
-from keme.days import WAKING, clear_leader
+from keme.days import WAKING, clear_leader, steady_block
 from keme.models import Message, Session
 from keme.qa import phrasing
 from keme.qa.generate.context import Gen
@@ -83,3 +83,33 @@ def test_a_time_of_day_question_where_most_of_her_own_sessions_share_the_block()
     [draft] = _time_of_day(_gen(own), *APRIL, "p01-c01", "imp.time_of_day.month", month="April")
     assert draft.spec.value == "evening"
     assert len(draft.proof.quotes) == 5  # every evening session she opened, quoted by its day
+
+
+def test_no_time_of_day_question_where_the_habit_rests_on_our_border_between_blocks():
+    """5 of 8 chats in the evening, but 4 of them at 18:05: with the border at 19:00, as many readers put it,
+    the afternoon leads."""
+    own = _april([18, 18, 18, 18, 21, 14, 15, 16], "user")
+    assert _time_of_day(_gen(own), *APRIL, "p01-c01", "imp.time_of_day.month", month="April") == []
+
+
+def test_no_time_of_day_question_where_counting_every_session_loses_the_lead():
+    """Her own chats: 5 evenings of 7; the 6 morning sessions a bill notification opened make the mornings
+    as many as the evenings to a reader counting every chat."""
+    own = _april([20, 21, 21, 22, 20, 9, 14], "user")
+    notified = _april([9, 9, 10, 10, 8, 8], "system", first=10)
+    assert _time_of_day(_gen(own + notified), *APRIL, "p01-c01", "imp.time_of_day.month", month="April") == []
+
+
+def test_no_time_of_day_question_where_one_evenings_many_chats_make_the_habit():
+    """6 evening chats on two days against morning chats on four days: most chats, but not most days."""
+    evenings = [_session(n, datetime(2026, 4, 2 + n // 3, 20 + n % 3, 5), "user") for n in range(6)]
+    mornings = [_session(10 + n, datetime(2026, 4, 10 + n, 9, 5), "user") for n in range(4)]
+    drafts = _time_of_day(
+        _gen(evenings + mornings), *APRIL, "p01-c01", "imp.time_of_day.month", month="April"
+    )
+    assert drafts == []
+
+
+def test_the_usual_block_steady_under_every_reading():
+    times = [datetime(2026, 4, d, h, 5) for d, h in enumerate([20, 21, 21, 22, 20, 9, 14], start=1)]
+    assert steady_block(times, times) == "evening"

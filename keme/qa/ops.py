@@ -15,7 +15,7 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any, TypeVar
 
-from keme.days import block_of, clear_leader
+from keme.days import block_of, clear_leader, steady_block
 from keme.errors import KemeError
 from keme.models import ARGS_OF, OP_NAMES, Message, QAItem, Quote
 from keme.models.image import ImageRecord
@@ -295,16 +295,13 @@ def order(ctx: Context, item: QAItem, args: OrderArgs) -> Answer:
 @op("time_of_day", TimeOfDayArgs)
 def time_of_day(ctx: Context, item: QAItem, args: TimeOfDayArgs) -> Answer:
     """The block more than half of the sessions the user opened herself began in, clearly ahead of the
-    next (keme.days.clear_leader); a session an app's notification opened is not her choice of time."""
-    opened = (s.opened_by_user for s in ctx.world.sessions)
-    counts = Counter(
-        block_of(m.timestamp)
-        for m in opened
-        if m is not None and args.start <= m.timestamp.date() <= args.end
-    )
-    usual = clear_leader(counts)
+    next however a reader counts (keme.days.steady_block); a session an app's notification opened is not
+    her choice of time."""
+    period = [s for s in ctx.world.sessions if args.start <= s.start.date() <= args.end]
+    chosen = [m.timestamp for s in period if (m := s.opened_by_user) is not None]
+    usual = steady_block(chosen, [s.start for s in period])
     if usual is None:
-        raise ProofError(f"no clear usual time of day: {dict(counts)}")
+        raise ProofError(f"no steady usual time of day: {dict(Counter(block_of(m) for m in chosen))}")
     return str(usual)
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal
 
-from keme.days import block_of, clear_leader, quarters_within
+from keme.days import block_of, clear_leader, quarters_within, steady_block
 from keme.models import Attribute, Event, Persona, Query, Quote, Session
 from keme.qa import draft as d
 from keme.qa.draft import Draft
@@ -526,9 +526,9 @@ def _matching_system(g: Gen, app: str, needle: str, start: date, end: date) -> l
 
 def _time_of_day(g: Gen, start: date, end: date, node: str, generator: str, **slots: str) -> list[Draft]:
     # the sessions the user opened herself (one an app's notification opened keeps the app's time)
-    opened = (s.opened_by_user for s in g.world.sessions)
-    chats = [m for m in opened if m is not None and start <= m.timestamp.date() <= end]
-    usual = clear_leader(Counter(block_of(m.timestamp) for m in chats))
+    period = [s for s in g.world.sessions if start <= s.start.date() <= end]
+    chats = [m for s in period if (m := s.opened_by_user) is not None]
+    usual = steady_block([m.timestamp for m in chats], [s.start for s in period])
     if usual is None:
         return []
     block = str(usual)
