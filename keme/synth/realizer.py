@@ -18,14 +18,17 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 
 from keme.config import SynthConfig
+from keme.days import block_of
 from keme.errors import SynthesisError
 from keme.models import Anchor, AttributeVersion, CalendarRecord, Claim, Event, Message, Persona, Session
 from keme.models.attributes import attribute_key
 from keme.models.catalog import ANCHOR_MOMENTS, CHANGES
+from keme.models.persona import Habits
 from keme.prior.anchors import anchor_message_text, anchor_slots
 from keme.synth.acts import speakable
 from keme.synth.lifecycle import gate_for, gated_pools
 from keme.synth.params import SET
+from keme.synth.planner import chapter_changes
 from keme.synth.presup import Moment, dated, holds
 from keme.synth.presup import said as presup_said
 from keme.synth.state import Trajectory, dialogue_hash
@@ -57,6 +60,8 @@ from keme.world.slots import REVEAL_SLOT
 
 MAX_ATTEMPTS = 12
 SPLIT_P = 0.75  # a burst splits a user line when one has a sentence end to split at
+HABIT_MARGIN = timedelta(hours=1)  # her usual hours: her block less an hour at each end
+PENDING_WEIGHT = 10.0  # a value a planned change will replace, unsaid: said before the change
 TOPICAL_EXTRA = 0.3  # chance that a reveal is about an attribute outside the pattern's topics
 
 
@@ -260,8 +265,11 @@ def _reveals(
     when: datetime,
     cfg: SynthConfig,
     res: Resources,
+    pending: frozenset[str] = frozenset(),
 ) -> list[str]:
-    """Attributes to mention in passing: topical ones first, unrevealed ones preferred."""
+    """Attributes to mention in passing: topical ones first, unrevealed ones preferred, and an unsaid value
+    a planned change will replace (`pending`) before any: a promotion nobody heard the old title of
+    leaves nothing to ask about what changed."""
     weights = cfg.dialogue.reveal_weights
     count = ctx.rng.choices(range(len(weights)), weights)[0]
     existing = {k for k in ctx.persona}
@@ -270,14 +278,28 @@ def _reveals(
         unrevealed = sorted(k for k in existing if not revealed(persona, k, when))
         if unrevealed:
             topical.append(ctx.rng.choice(unrevealed))
+    due = sorted(k for k in pending if k in existing and k in res.reveals and not revealed(persona, k, when))
+    if due:
+        topical.insert(0, ctx.rng.choice(due))
+        count = max(count, 1)
     chosen: list[str] = []
     for _ in range(count):
         candidates = [k for k in topical if k not in chosen and k in res.reveals]
         if not candidates:
             break
-        weights_k = [3.0 if not revealed(persona, k, when) else 1.0 for k in candidates]
+        weights_k = [
+            PENDING_WEIGHT if k in due else 3.0 if not revealed(persona, k, when) else 1.0 for k in candidates
+        ]
         chosen.append(ctx.rng.choices(candidates, weights_k)[0])
     return chosen
+
+
+def pending_changes(traj: Trajectory) -> frozenset[str]:
+    """The attributes a life change planned in some chapter will set and that still hold their first value:
+    what the persona should have said before it changes."""
+    planned = (c for e in traj.graph.events if e.depth == 0 for c in chapter_changes(e))
+    keys = {k for change in planned for k in CHANGES[change].attributes}
+    return frozenset(k for k in keys if len(traj.persona.attribute(k).versions) == 1)
 
 
 def revealed(persona: Persona, key: str, when: datetime) -> bool:
@@ -301,6 +323,7 @@ def compose(
     gate: Callable[[str], bool] | None = None,
     figures: dict[str, str] | None = None,
     small: SmallTalk | None = None,
+    pending: frozenset[str] = frozenset(),
 ) -> list[Draft]:
     """The messages of a session, in order, without timestamps. Named quantities come from `recall`;
     `place` holds the schedule's `{where}` and `{city}` for the leaf (keme.world.schedule.where_slots);
@@ -329,7 +352,7 @@ def compose(
     change = CHANGES[leaf.change] if leaf.change else None
     reveal_keys = []
     if "reveal" in pattern.beats:
-        reveal_keys = _reveals(pattern.reveals, ctx, persona, start, cfg, res)
+        reveal_keys = _reveals(pattern.reveals, ctx, persona, start, cfg, res, pending)
     must_talk = change is not None or bool(reveal_keys)
     style = choose_style(rng, cfg.seed, persona.id, anchor is not None, must_talk)
     day_part = fmt.part_of_day(start, lang)
@@ -476,15 +499,24 @@ def _gaps(drafts: list[Draft], rng: random.Random) -> list[int]:
     return gaps
 
 
-def timestamps(drafts: list[Draft], leaf: Event, anchor: Anchor | None, rng: random.Random) -> list[datetime]:
-    """Strictly increasing, inside the leaf window, the anchor message exactly at the anchor's time."""
+def timestamps(
+    drafts: list[Draft], leaf: Event, anchor: Anchor | None, rng: random.Random, habits: Habits | None = None
+) -> list[datetime]:
+    """Strictly increasing, inside the leaf window, the anchor message exactly at the anchor's time. A chat
+    in her usual block begins at her usual hours, away from its borders (HABIT_MARGIN): an evening person
+    chats after dinner, not at 18:02, which a reader would call the end of the afternoon."""
     gaps = _gaps(drafts, rng)
     total = sum(gaps)
     if anchor is not None:
         start = anchor.timestamp
     else:
-        room = (leaf.end - leaf.start).total_seconds() - total - 60
-        start = leaf.start + timedelta(seconds=rng.randint(0, int(room)) if room > 0 else 0)
+        lo, hi = leaf.start, leaf.end
+        if habits is not None and block_of(leaf.start) == habits.chat_block:
+            core = (leaf.start + HABIT_MARGIN, leaf.end - HABIT_MARGIN)
+            if (core[1] - core[0]).total_seconds() > total + 60:
+                lo, hi = core
+        room = (hi - lo).total_seconds() - total - 60
+        start = lo + timedelta(seconds=rng.randint(0, int(room)) if room > 0 else 0)
     room = (leaf.end - start).total_seconds()
     if total > room:
         scale = room / total
@@ -550,6 +582,7 @@ def realize(leaf: Event, traj: Trajectory, cfg: SynthConfig, res: Resources, rng
             gate,
             figures_at(records),
             traj.smalltalk,
+            pending_changes(traj),
         )
         session = commit(leaf, drafts, traj, rng)
         if session is not None:
@@ -602,7 +635,7 @@ def commit(
     persona = traj.persona
     anchor = traj.anchor_by_id[leaf.anchor_id] if leaf.anchor_id else None
     session_id = f"{persona.id}-s{len(traj.sessions) + 1:04d}"
-    times = timestamps(drafts, leaf, anchor, rng)
+    times = timestamps(drafts, leaf, anchor, rng, traj.persona.habits)
     messages = [
         Message(
             id=f"{session_id}-m{i + 1:02d}",
