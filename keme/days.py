@@ -86,19 +86,26 @@ def _readings(times: list[datetime]) -> list[Counter[Block]]:
 
 
 def steady_block(chosen: list[datetime], every: list[datetime]) -> Block | None:
-    """The block that is a habit however a careful reader counts: more than half of the chats she opened
-    herself (`chosen`) and clearly ahead (clear_leader), and still first and clearly ahead counted over
-    every session (`every`), by days rather than chats, and with the borders between blocks moved by an hour
-    either way. A habit that holds only on our borders and our way of counting is none a reader would
-    agree with: None then."""
+    """The block that is a habit however a careful reader counts the chats she opened herself (`chosen`):
+    more than half of them and clearly ahead (clear_leader), and still clearly ahead counted by days rather
+    than chats and with the borders between blocks moved by an hour either way. Counted over every session
+    (`every`: those a notification opened keep the app's hour) it must still come first under each of those
+    readings, so that a reader who counts every chat does not name another block. A habit that holds only
+    on our borders and our way of counting is none a reader would agree with: None then."""
     usual = clear_leader(Counter(block_of(m) for m in chosen))
     if usual is None:
         return None
-    for counts in _readings(chosen) + _readings(every):
+    for counts, lead in [(c, clear_lead) for c in _readings(chosen)] + [
+        (c, _ahead) for c in _readings(every)
+    ]:
         (top, most), (_, runner_up) = (counts.most_common(2) + [(None, 0)] * 2)[:2]
-        if top != usual or not clear_lead(most, runner_up):
+        if top != usual or not lead(most, runner_up):
             return None
     return usual
+
+
+def _ahead(top: int, other: int) -> bool:
+    return top > other
 
 
 def block_window(day: date, block: Block) -> tuple[datetime, datetime]:
