@@ -55,6 +55,8 @@ SYNONYMS_EN: tuple[tuple[str, ...], ...] = (
         "release",
         "released",
     ),
+    ("buy", "bought", "purchase", "purchased", "order", "ordered", "grab", "grabbed", "caved"),
+    ("pay", "paid", "cost", "spent", "spend", "ran"),
 )
 
 
@@ -90,6 +92,8 @@ SYNONYMS_ZH: tuple[tuple[str, ...], ...] = (
     ("项目", "专项", "工作"),
     ("有段时间", "那阵子", "前阵子", "一阵子", "得了", "犯了"),
     ("做完", "完成", "干完", "搞定", "上线", "交付", "交了", "收尾", "落地", "弄完"),
+    ("买了", "买", "下单", "入手", "拿下", "购买", "剁手"),
+    ("花了", "花", "付了", "掏了", "一共"),
 )
 FILLER_ZH = (
     "的",
@@ -162,7 +166,7 @@ def covers(answer: str, point: str, asked: str = "") -> bool:
     if norm_text(point) and norm_text(point) in norm_text(answer):
         return True
     words = list(dict.fromkeys(content_words(point)))
-    words = [w for w in words if not _in_question(w, asked)] or words
+    words = [w for w in words if not _in_question(w, asked, _zh(point))] or words
     if not words:
         return False
     if _zh(point):
@@ -188,11 +192,12 @@ def _present_zh(unit: str, folded: str) -> bool:
     return sum(p in folded for p in pairs) * 3 >= 2 * len(pairs)
 
 
-def _in_question(word: str, asked: str) -> bool:
-    """Whether the question already says `word` (a unit, for Chinese): it tells nothing of memory."""
+def _in_question(word: str, asked: str, zh: bool) -> bool:
+    """Whether the question already says `word` (a unit of a Chinese point, Latin ones too): it tells
+    nothing of memory."""
     if not asked:
         return False
-    return word in _fold_zh(asked) if _zh(word) else word in _words_en(asked)
+    return word.casefold() in _fold_zh(asked).casefold() if zh else word in _words_en(asked)
 
 
 def covered(answer: str, points: list[str], asked: str = "") -> list[str]:

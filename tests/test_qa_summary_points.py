@@ -385,11 +385,19 @@ SUPPLY_CHAIN = _recap(
     "关于供应链数字化改造这个项目，帮我简单回顾一下。", ["供应链数字化改造做完了", "和徐梦瑶一起做的"], "zh"
 )
 
+AIR_FRYER = _recap(
+    "Give me a quick recap of shopping for the Ninja AF101 air fryer.",
+    ["bought the Ninja AF101 air fryer", "paid $91"],
+)
+MOUSE = _recap("关于挑罗技MX Master 3S的事，帮我简单回顾一下。", ["买了罗技MX Master 3S", "花了¥689"], "zh")
+
 
 @pytest.mark.parametrize(
     ("item", "answer"),
     [
         (PROJECT, "Connor and I shipped it on time and it went over really well."),
+        (AIR_FRYER, "You caved and ordered it in the end, $91."),
+        (MOUSE, "最后在京东下单了，花了¥689。"),
         (
             KYOTO,
             "You went to Kyoto with Malik, saw the shrines at Fushimi Inari and kept eating matcha soba.",
@@ -409,6 +417,8 @@ def test_the_rule_judge_accepts_a_person_summarizing_the_episode(item, answer):
         (KYOTO, "Kyoto was hot, the line was 52 minutes and my phone battery died."),
         (QUANZHOU, "泉州特别热，民宿跟照片不太一样，还买了个¥99的小摆件。"),
         (SUPPLY_CHAIN, "供应链数字化改造这个项目：PPT一共24页，一天喝了3杯咖啡。"),
+        (AIR_FRYER, "Shopping for the Ninja AF101 air fryer: you compared it with a Cosori."),
+        (MOUSE, "聊了罗技MX Master 3S和另一款鼠标，纠结了好几天。"),
     ],
 )
 def test_the_rule_judge_refuses_minor_details_or_the_question_said_back(item, answer):
