@@ -108,7 +108,7 @@ class RuleJudge:
             return _verdict(any(contains(text, alias) for alias in spec.aliases), "matched option text")
         if spec.kind == "free" and not spec.ordered:
             # key points: each in the answer's own words or a paraphrase, as many as the spec asks for
-            said = covered(text, spec.items)
+            said = covered(text, spec.items, item.question)
             need = len(spec.items) if spec.cover is None else min(spec.cover, len(spec.items))
             missing = [i for i in spec.items if i not in said]
             return _verdict(

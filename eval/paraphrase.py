@@ -6,6 +6,9 @@ is covered when more than half of its content words (lemmatized, synonyms folded
 answer and its head, the longest content word (usually the name: Denver, not "moved"), is one of them:
 "moved to Austin" does not cover "moved to Denver". Chinese has no spaces: a point is cut into the
 words of a small vocabulary (synonyms folded first) and the runs between them, filler dropped.
+
+A point's words the question already says are not counted: "got the churn analysis done", asked "recap
+the churn analysis", is covered by "it shipped", not by an answer that repeats the project's name.
 """
 
 from __future__ import annotations
@@ -36,6 +39,24 @@ SYNONYMS_EN: tuple[tuple[str, ...], ...] = (
     ("project", "initiative", "launch", "campaign"),
     ("learn", "study", "studying", "lesson", "class", "course"),
     ("become", "became", "promote", "promotion"),
+    (
+        "finish",
+        "finished",
+        "done",
+        "ship",
+        "shipped",
+        "deliver",
+        "complete",
+        "completed",
+        "wrap",
+        "wrapped",
+        "live",
+        "land",
+        "release",
+        "released",
+    ),
+    ("buy", "bought", "purchase", "purchased", "order", "ordered", "grab", "grabbed", "caved"),
+    ("pay", "paid", "cost", "spent", "spend", "ran"),
 )
 
 
@@ -70,8 +91,28 @@ SYNONYMS_ZH: tuple[tuple[str, ...], ...] = (
     ("迷上了", "喜欢上", "爱上了", "开始练", "开始玩"),
     ("项目", "专项", "工作"),
     ("有段时间", "那阵子", "前阵子", "一阵子", "得了", "犯了"),
+    ("做完", "完成", "干完", "搞定", "上线", "交付", "交了", "收尾", "落地", "弄完"),
+    ("买了", "买", "下单", "入手", "拿下", "购买", "剁手"),
+    ("花了", "花", "付了", "掏了", "一共"),
 )
-FILLER_ZH = ("的", "了", "去", "我", "在", "和", "一下", "一趟", "一次", "这个", "那个", "还", "也", "有")
+FILLER_ZH = (
+    "的",
+    "了",
+    "去",
+    "我",
+    "在",
+    "和",
+    "一起",
+    "跟",
+    "一下",
+    "一趟",
+    "一次",
+    "这个",
+    "那个",
+    "还",
+    "也",
+    "有",
+)
 
 _CANON_ZH = sorted(((w, g[0]) for g in SYNONYMS_ZH for w in g), key=lambda p: -len(p[0]))
 _VOCAB_ZH = sorted({g[0] for g in SYNONYMS_ZH}, key=len, reverse=True)
@@ -119,11 +160,13 @@ def content_words(point: str) -> list[str]:
     return _words_zh(point) if _zh(point) else _words_en(point)
 
 
-def covers(answer: str, point: str) -> bool:
-    """Whether `answer` says `point`, in its words or in others (see the module docstring)."""
+def covers(answer: str, point: str, asked: str = "") -> bool:
+    """Whether `answer` says `point`, in its words or in others, counting only the words the question
+    `asked` does not already say (see the module docstring)."""
     if norm_text(point) and norm_text(point) in norm_text(answer):
         return True
     words = list(dict.fromkeys(content_words(point)))
+    words = [w for w in words if not _in_question(w, asked, _zh(point))] or words
     if not words:
         return False
     if _zh(point):
@@ -149,6 +192,14 @@ def _present_zh(unit: str, folded: str) -> bool:
     return sum(p in folded for p in pairs) * 3 >= 2 * len(pairs)
 
 
-def covered(answer: str, points: list[str]) -> list[str]:
-    """The points `answer` covers."""
-    return [p for p in points if covers(answer, p)]
+def _in_question(word: str, asked: str, zh: bool) -> bool:
+    """Whether the question already says `word` (a unit of a Chinese point, Latin ones too): it tells
+    nothing of memory."""
+    if not asked:
+        return False
+    return word.casefold() in _fold_zh(asked).casefold() if zh else word in _words_en(asked)
+
+
+def covered(answer: str, points: list[str], asked: str = "") -> list[str]:
+    """The points `answer` covers, asked `asked`."""
+    return [p for p in points if covers(answer, p, asked)]

@@ -21,16 +21,18 @@ from keme.text import lang as fmt
 from keme.text import resources
 from keme.text.normalize import norm_text
 
+# The details an episode recap may name, most salient first (the outcome, who it was with, then the rest):
+# each becomes a point only where the language phrases it as something that happened (`episode_point`)
 SUMMARY_KEYS: dict[str, tuple[str, ...]] = {
-    "trip": ("destination", "companion", "attraction", "local_food"),
+    "trip": ("companion", "attraction", "local_food"),
     "work_project": ("project", "colleague", "deadline"),
-    "health": ("symptom", "clinic"),
-    "fitness": ("goal",),
-    "social": ("person", "occasion", "restaurant", "gift"),
+    "health": ("clinic",),
+    "fitness": (),
+    "social": ("restaurant", "gift"),
     "shopping": ("product", "price"),
-    "entertainment": ("title", "genre"),
-    "job_change": ("target_company", "target_title"),
-    "relocate": ("target_city", "target_neighborhood"),
+    "entertainment": (),
+    "job_change": ("target_title",),
+    "relocate": ("target_neighborhood",),
 }
 
 
@@ -102,20 +104,18 @@ class Detail:
 
 
 def episode_point(g: Gen, kind: str, fact: Fact, facts: list[Fact]) -> Detail | None:
-    """An episode recap's point about `fact`'s detail as a person says it ("went with Malik", "due June
-    24"), saying no more than the messages do: the phrase of what happened only where the world records
-    that it did (`_happened`), quoted by that message; otherwise the phrase any mention holds ("wanted to
-    see the Bund", not "visited it"), quoted by `fact`. None where the detail is a point only once it
-    happened and nothing shows it did (a friend asked for advice on a trip is not yet its companion); the
-    value itself where the language has no phrase for the detail."""
+    """An episode recap's point about `fact`'s detail as a person says what happened ("went with Malik",
+    "got the churn analysis done"): the phrase of what happened where the world records that it did
+    (`_happened`), quoted by that message; the phrase every mention holds where the mention itself tells
+    it (a colleague named is one the project was done with). None where the language has no phrase for
+    the detail (a bare value is no summary) or the messages only plan, wish or ask."""
     phrase = g.say.text.points.get(f"{kind}.{fact.key}")
     if phrase is None:
-        return Detail(fact.value, fact)
+        return None
     proof = _happened(g, phrase, fact, facts)
     if proof is not None:
-        return Detail(
-            g.say.point(f"{kind}.{fact.key}", done=True, value=fact.value) or fact.value, proof, True
-        )
+        said = g.say.point(f"{kind}.{fact.key}", done=True, value=fact.value)
+        return Detail(said, proof, True) if said else None
     said = g.say.point(f"{kind}.{fact.key}", value=fact.value)
     return Detail(said, fact) if said else None
 
@@ -126,7 +126,7 @@ def _happened(g: Gen, phrase: PointPhrase, fact: Fact, facts: list[Fact]) -> Fac
     recap names the sight it went to, and says "we" of the companion more plainly than its days there),
     or said in a message holding a claim of a predicate that records it (`local_food_times`: the times
     the user ate the food there). None where the messages only plan, wish or ask."""
-    named = [f for f in facts if f.key == fact.key and f.value == fact.value and not g.by_assistant(f)]
+    named = [f for f in facts if f.key == fact.key and f.value == fact.value and said_as(g, f)]
     shown = next((f for m in phrase.moments for f in named if f.context.get("moment") == m), None)
     if shown is not None or not phrase.claims:
         return shown
@@ -144,6 +144,33 @@ def _happened(g: Gen, phrase: PointPhrase, fact: Fact, facts: list[Fact]) -> Fac
                 fact, message_id=message.id, session_id=g.world.session_of[message.id], when=message.timestamp
             )
     return None
+
+
+def episode_details(g: Gen, kind: str, facts: list[Fact], topic: str) -> list[Detail]:
+    """An episode recap's points, most salient first: each detail of SUMMARY_KEYS the user named, as
+    `episode_point` phrases it. The subject the question names (`topic`) is a point only as the outcome
+    the user reports ("got the churn analysis done"); said as it was planned it would only echo the
+    question."""
+    details: list[Detail] = []
+    for key in SUMMARY_KEYS.get(kind, ()):
+        fact = next((f for f in facts if f.key == key and said_as(g, f)), None)
+        point = None if fact is None else episode_point(g, kind, fact, facts)
+        if point is not None and (point.done or fact.value not in topic):
+            details.append(point)
+    return details
+
+
+def said_as(g: Gen, fact: Fact) -> bool:
+    """Whether the user's message says `fact`'s value as that detail of the episode (the ledger holds a
+    user claim of the detail there): "Isaac remembered something I said" names the companion as the best
+    friend, and tells nothing of who went on the trip."""
+    message = g.world.messages[fact.message_id]
+    return message.role == "user" and any(
+        (claim := g.world.claims_by_id.get(c)) is not None
+        and claim.speaker == "user"
+        and claim.predicate == fact.key
+        for c in message.claims
+    )
 
 
 def balanced_wrong(
@@ -171,15 +198,8 @@ def episode_drafts(g: Gen, episode: Event, sessions: list[Session]) -> list[Draf
     topic = g.say.topic(kind, **params)
     if not topic:
         return drafts
-    shown = {params.get(s, "") for s in topic_slots}
     where = {s: params[s] for s in topic_slots if params.get(s)}  # the episode the question names
-    details: list[Detail] = []
-    for key in SUMMARY_KEYS.get(kind, ()):
-        fact = next((f for f in facts if f.key == key and not g.by_assistant(f)), None)
-        if fact is not None and fact.value not in shown and fact.value not in topic:
-            point = episode_point(g, kind, fact, facts)
-            if point is not None:
-                details.append(point)
+    details = episode_details(g, kind, facts, topic)
     points = [p.fact for p in details]
     last = max(f.when for f in [*facts, *points])
     if len(points) >= 2:
@@ -191,7 +211,8 @@ def episode_drafts(g: Gen, episode: Event, sessions: list[Session]) -> list[Draf
             done = {p.fact.key: p.done for p in details}
             by_key: dict[str, list[str]] = {}
             for f in g.world.facts:
-                if f.kind == kind and f.key in done and f.value not in values and f.value not in topic:
+                # another episode's outcome names its own subject: no wrong option, a give-away
+                if f.kind == kind and f.key in done and f.key not in topic_slots and f.value not in values:
                     text = g.say.point(f"{kind}.{f.key}", done=done[f.key], value=f.value) or f.value
                     if text not in by_key.setdefault(f.key, []):
                         by_key[f.key].append(text)
