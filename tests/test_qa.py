@@ -262,3 +262,33 @@ def test_a_month_recap_asked_as_multiple_choice_offers_other_months_points(year)
         elsewhere = {p.text for c in chapters if c.id != own.id for p in recap_points(g, c)}
         wrong = [o for o in item.options if o not in item.spec.items]
         assert wrong and set(wrong) <= elsewhere, item.question
+
+
+def _big_changes(cfg, world):
+    [changes] = [d for d in build.candidates(world, cfg.qa, cfg.seed) if d.subtype == "sum.changes"]
+    return changes
+
+
+def test_the_big_changes_of_a_year_are_life_changes_as_a_person_names_them(year):
+    """ "senior product manager" or a new favourite show is no point of "what were the big changes?";
+    "became a senior product manager" is."""
+    cfg, traj, world, _ = year
+    changes = _big_changes(cfg, world)
+    minor = {
+        v.value
+        for k in ("entertainment.favorite_show", "tech.phone")
+        for v in traj.persona.attribute(k).versions
+    }
+    assert len(changes.spec.items) >= 2
+    for point in changes.spec.items:
+        assert point.split()[0] in ("became", "moved", "started", "adopted", "went", "took"), point
+        assert not any(value in point for value in minor), point
+
+
+def test_a_wrong_option_of_the_big_changes_is_a_change_she_never_mentioned(year):
+    cfg, _, world, _ = year
+    said = "\n".join(m.content for m in world.messages.values())
+    wrong = _big_changes(cfg, world).distractors
+    assert wrong
+    for option in wrong:
+        assert option.split(" ")[-1] not in said, option

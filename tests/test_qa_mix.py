@@ -13,6 +13,7 @@ from datetime import datetime
 from keme.config import QASpec
 from keme.models import AnswerSpec
 from keme.qa import draft as d
+from keme.qa import options as opts
 from keme.qa.build import QAReport, multiple_choice_picks, one_longest_per_subtype, quotas, select, weights
 from keme.qa.draft import Draft
 
@@ -80,6 +81,41 @@ def test_multiple_choice_is_at_least_five_percent_of_the_items_while_set_items_l
 
 def test_a_recap_without_a_wrong_option_is_not_made_multiple_choice():
     recap = _draft("summarization", 0, d.key_points(["Lisbon", "a pottery class"]), ["Lisbon"])
+    assert multiple_choice_picks([recap], QASpec(), random.Random(1)) == set()
+
+
+def _recap(question: str, points: list[str], wrong: list[str]) -> Draft:
+    draft = _draft("summarization", 0, d.key_points(points), wrong)
+    draft.question = question
+    return draft
+
+
+def test_a_point_that_says_the_question_back_is_left_out_of_the_options():
+    """ "bought the iPad Air" is right for "recap my iPad Air purchase" whatever happened: not an option."""
+    recap = _recap(
+        "Give me a quick recap of buying the iPad Air.",
+        ["bought the iPad Air", "paid $599", "went with Maya"],
+        ["paid $249", "went with Omar"],
+    )
+    assert opts.multiple_choice_options(recap) == (
+        ["paid $599", "went with Maya"],
+        ["paid $249", "went with Omar"],
+    )
+
+
+def test_a_chinese_point_that_says_the_question_back_is_left_out_of_the_options():
+    recap = _recap(
+        "关于供应链数字化改造这个项目，帮我简单回顾一下。",
+        ["供应链数字化改造做完了", "和徐梦瑶一起做的", "5月18日交付的"],
+        ["和林宇一起做的"],
+    )
+    assert opts.multiple_choice_options(recap) == (["和徐梦瑶一起做的", "5月18日交付的"], ["和林宇一起做的"])
+
+
+def test_a_recap_with_too_few_options_left_beside_its_echo_stays_open():
+    recap = _recap(
+        "Give me a quick recap of buying the iPad Air.", ["bought the iPad Air", "paid $599"], ["paid $249"]
+    )
     assert multiple_choice_picks([recap], QASpec(), random.Random(1)) == set()
 
 

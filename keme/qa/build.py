@@ -477,14 +477,14 @@ def apply_formats(
             continue  # options would argue with a false premise the question states
         if id(draft) in multiple:
             draft.open_form = (draft.spec, draft.answer, list(draft.options), draft.format)
-            room = min(3, len(LETTERS) - len(draft.spec.items))
-            options = (
-                list(draft.spec.items) + [w for w in draft.distractors if w not in draft.spec.items][:room]
-            )
+            chosen = opts.multiple_choice_options(draft)
+            assert chosen is not None  # multiple_choice_picks takes only the items that have them
+            right, wrong = chosen
+            options = right + wrong[: min(3, len(LETTERS) - len(right))]
             rng.shuffle(options)
             draft.options = options
             draft.format = "multiple_choice"
-            draft.spec = AnswerSpec(kind="set", items=list(draft.spec.items))
+            draft.spec = AnswerSpec(kind="set", items=right)
             continue
         draft.open_form = (draft.spec, draft.answer, list(draft.options), draft.format)
         kind = draft.spec.kind
@@ -517,12 +517,11 @@ def multiple_choice_ready(draft: Draft) -> bool:
 
 
 def multiple_choice_picks(drafts: list[Draft], spec: QASpec, rng: random.Random) -> set[int]:
-    """The drafts made multiple choice: `multiple_choice_share` of the set items that have wrong options,
-    and never fewer than MIN_MULTIPLE_CHOICE of all the persona's items while such set items last (a
-    format a benchmark reports on needs items enough to report)."""
-    ready = [
-        d for d in drafts if multiple_choice_ready(d) and any(w not in d.spec.items for w in d.distractors)
-    ]
+    """The drafts made multiple choice: `multiple_choice_share` of the set items that keep two points and a
+    wrong option that do not echo the question (opts.multiple_choice_options), and never fewer than
+    MIN_MULTIPLE_CHOICE of all the persona's items while such set items last (a format a benchmark reports
+    on needs items enough to report)."""
+    ready = [d for d in drafts if multiple_choice_ready(d) and opts.multiple_choice_options(d) is not None]
     wanted = max(round(spec.multiple_choice_share * len(ready)), math.ceil(MIN_MULTIPLE_CHOICE * len(drafts)))
     return {id(d) for d in rng.sample(ready, min(wanted, len(ready)))}
 

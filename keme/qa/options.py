@@ -24,6 +24,7 @@ from keme.models import Claim
 from keme.qa.blind import CONTENT_STRATEGIES, LETTERS, BlindStats, choose_option, simple_ratio
 from keme.qa.draft import Draft
 from keme.text.normalize import norm_text, parse_money
+from keme.text.tokens import has_han
 from keme.world.predicates import default_predicates
 
 MONEY_ATTRS = frozenset({"finance.monthly_budget", "finance.savings_goal"})
@@ -505,3 +506,35 @@ def _scope_text(draft: Draft, world) -> str:
         for m in s.messages
         if s.id in sessions or any(lo <= m.timestamp.date() <= hi for lo, hi in periods)
     )
+
+
+# ---------------------------------------------------------------- multiple choice
+# Words of four letters or more that say nothing of a recap's content (a point "went with Kevin" shares
+# "with" with "what did I do with ...?" and tells nothing)
+_PLAIN_EN = frozenset(
+    "with went about that this what when where which your have from they them then been were also into over "
+    "give quick recap summarize everything happened".split()
+)
+
+
+def echoes(option: str, question: str) -> bool:
+    """Whether an option repeats the question's own words: a word of four letters or more, or three Han
+    characters in a row. Among points that do not, the one that does is picked without memory ("recap my
+    iPad Air purchase": "bought the iPad Air" is right whatever happened)."""
+    said = norm_text(option)
+    asked = norm_text(question)
+    if has_han(said):
+        compact, whole = said.replace(" ", ""), asked.replace(" ", "")
+        runs = (compact[i : i + 3] for i in range(len(compact) - 2))
+        return any(has_han(run) and len(run.strip()) == 3 and run in whole for run in runs)
+    words = {w for w in said.split() if len(w) >= 4 and w not in _PLAIN_EN}
+    return bool(words & set(asked.split()))
+
+
+def multiple_choice_options(draft: Draft) -> tuple[list[str], list[str]] | None:
+    """The right and wrong options of `draft` asked as multiple choice: the points and the wrong options
+    that do not echo the question (`echoes`); None where no point or no wrong option remains, or fewer than
+    three options in all. A point left out is still true; the item asks which of the shown ones are."""
+    right = [p for p in draft.spec.items if not echoes(p, draft.question)]
+    wrong = [w for w in draft.distractors if w not in draft.spec.items and not echoes(w, draft.question)]
+    return (right, wrong) if right and wrong and len(right) + len(wrong) >= 3 else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import random
+import re
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -11,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from keme.text.fill import fill
 from keme.text.presup import PERSONA_KEYS, Presup, parse
 from keme.text.resources import ROOT, parse_file
+from keme.text.template import agree_article
 
 
 class _Strict(BaseModel):
@@ -134,6 +136,10 @@ class QuestionText(_Strict):
         return value
 
 
+# "a {slot}" in an English phrase: its article agrees with the value filled in
+_AN_SLOT = re.compile(r"\b([Aa])n? \{(\w+)\}")
+
+
 @dataclass(frozen=True)
 class Phrasing:
     lang: str
@@ -170,7 +176,13 @@ class Phrasing:
         has no phrase for it."""
         phrase = self.text.points.get(key)
         template = None if phrase is None else phrase.done if done else phrase.said
-        return fill(template, slots) if template else None
+        if not template:
+            return None
+        if self.lang == "en":  # "became a {value}": an account manager, a brand strategist
+            template = _AN_SLOT.sub(
+                lambda m: agree_article(m[1] + " ", str(slots.get(m[2], ""))) + f"{{{m[2]}}}", template
+            )
+        return fill(template, slots)
 
     def has(self, key: str) -> bool:
         return key in self.text.questions

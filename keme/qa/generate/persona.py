@@ -14,12 +14,13 @@ from keme.qa import draft as d
 from keme.qa.draft import Draft
 from keme.qa.generate.atoms import _attr_distractors, _attr_spec, _stating, settled
 from keme.qa.generate.context import Gen
-from keme.qa.generate.episode import BIG_CHANGES, _bills, _time_of_day, by_records, life_change
+from keme.qa.generate.episode import RECAP_CHANGES, _bills, _time_of_day, by_records, cover_of, life_change
 from keme.qa.options import Balancer, pick_by_rank
 from keme.qa.second_right import prove_options, right_values
 from keme.qa.situations import holds as situation_holds
 from keme.text import resources
 from keme.text.fill import fill
+from keme.text.normalize import norm_text
 from keme.world.catalog import load_catalog
 
 RECORD_FIELDS = {"category": "expense_category"}  # a bill fact's field -> the claim predicate
@@ -479,31 +480,36 @@ def relationships(g: Gen, node: str) -> list[Draft]:
 
 
 def life_changes(g: Gen, node: str) -> list[Draft]:
+    """The big changes of the whole trajectory as a person names them ("moved to Denver", "started at
+    Stripe"), the biggest first, told in time order: a new favourite show, a phone or a commute that
+    follows a move is no big change, and a bare value ("senior product manager") is no point. Asked where
+    two or more changes were said."""
     persona = g.world.persona
-    points: list[tuple[int, datetime, Quote, str]] = []  # (how big, when said, quote, as shown)
+    points: list[tuple[int, datetime, Quote, str]] = []  # (how big, when said, quote, as a person says it)
     for attr in persona.attributes():
-        if attr.key in ("home.neighborhood", "pets.pet_species"):  # said with the city, the pet's name
+        if attr.key not in RECAP_CHANGES:
             continue
-        size = BIG_CHANGES.index(attr.key) if attr.key in BIG_CHANGES else len(BIG_CHANGES)
         for index, version in enumerate(attr.versions):
-            if life_change(persona, attr, index):
-                shown = _attr_spec(attr.key, version.value, g.lang)[1]
+            text = g.say.point(f"attr.{attr.key}", value=version.value)
+            if life_change(persona, attr, index) and text and version.value in text:
                 quote = Quote(message_id=version.evidence[0], text=version.value)
-                points.append((size, g.world.messages[quote.message_id].timestamp, quote, shown))
-    if len(points) < 3:
+                when = g.world.messages[quote.message_id].timestamp
+                points.append((RECAP_CHANGES.index(attr.key), when, quote, text))
+    if len(points) < 2:
         return []
     # the six biggest, told in time order
     points = sorted(sorted(points, key=lambda p: p[:2])[:6], key=lambda p: p[1])
     chosen = [quote for _, _, quote, _ in points]
     months = max(1, round((persona.end - persona.start).days / 30.4))
-    items = [q.text or "" for q in chosen]
+    items = [text for _, _, _, text in points]
+    keys = [RECAP_CHANGES[size] for size, _, _, _ in points]
     return [
         Draft(
             "summarization",
             "sum.changes",
             g.say.question("sum.changes", g.rng, n=months),
-            "; ".join(shown for _, _, _, shown in points),
-            d.key_points(items),
+            "; ".join(items),
+            d.key_points(items).model_copy(update={"cover": cover_of(len(items))}),
             d.proof("key_points", chosen),
             d.final_time(g.world),
             len(items),
@@ -515,8 +521,29 @@ def life_changes(g: Gen, node: str) -> list[Draft]:
                     start=persona.start.date(),
                     end=persona.end.date(),
                     aggregate="covers",
-                    expect=items,
+                    expect=[q.text or "" for q in chosen],
                 )
             ],
+            distractors=_changes_not_made(g, keys),
         )
     ]
+
+
+def _changes_not_made(g: Gen, keys: list[str]) -> list[str]:
+    """Wrong options for the big changes, one of each kind the points are first: a change of the same kind
+    to a value the persona never said (a city she never named, a company nobody mentioned), phrased as the
+    points are, so that only her own changes tell the right ones."""
+    said = norm_text("\n".join(m.content for m in g.world.messages.values()))
+    wrong: list[str] = []
+    for key in dict.fromkeys(keys):
+        held = {norm_text(v.value) for v in g.world.persona.attribute(key).versions}
+        pool = [
+            v
+            for v in _attr_distractors(key, "", g.lang)
+            if norm_text(v) not in held and norm_text(v) not in said
+        ]
+        if pool:
+            text = g.say.point(f"attr.{key}", value=g.rng.choice(sorted(pool)))
+            if text:
+                wrong.append(text)
+    return wrong
