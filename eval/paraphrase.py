@@ -163,6 +163,7 @@ def content_words(point: str) -> list[str]:
 def covers(answer: str, point: str, asked: str = "") -> bool:
     """Whether `answer` says `point`, in its words or in others, counting only the words the question
     `asked` does not already say (see the module docstring)."""
+    answer, point = _plain_numbers(answer), _plain_numbers(point)
     if norm_text(point) and norm_text(point) in norm_text(answer):
         return True
     words = list(dict.fromkeys(content_words(point)))
@@ -179,6 +180,11 @@ def covers(answer: str, point: str, asked: str = "") -> bool:
         plain = [w for w in words if w not in _CANON_EN.values()]
     head = max(plain or words, key=len)  # the name the point is about, not the verb around it
     return head in present and len(present) * 2 >= len(words)
+
+
+def _plain_numbers(text: str) -> str:
+    """Thousands written without their separators: "$1,299" and "1299 bucks" are one number."""
+    return re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", text)
 
 
 def _present_zh(unit: str, folded: str) -> bool:

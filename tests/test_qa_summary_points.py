@@ -455,3 +455,8 @@ def test_an_unfinished_project_has_one_point_and_is_not_recapped():
     ]
     details = episode_details(_world_of(facts), "work_project", facts, "the churn analysis at work")
     assert [d.text for d in details] == ["worked on it with Mateo"]
+
+
+def test_a_price_said_without_its_thousands_separator_covers_the_point():
+    assert covers("it cost me 1299 bucks in the end", "paid $1,299")
+    assert not covers("it cost me 1300 bucks in the end", "paid $1,299")
