@@ -105,6 +105,10 @@ def episode_params(
     if kind == "trip":
         home = persona.value_at("home.city", when)
         away = [d for d in res.pools.destinations if d.name != home] or res.pools.destinations
+        # a trip is a one-off: a place she went to in this trajectory is not drawn again while others are left
+        # ("before I went to Sanya, which sight did I want to see?" would have two answers)
+        been = {e.params.get("destination") for e in traj.events.values() if e.kind == "trip"}
+        away = [d for d in away if d.name not in been] or away
         if nights is not None:  # only where a trip of that many nights can go
             away = [d for d in away if (catalog.nights(d.name) or (1, 1))[0] <= nights] or away
         dest = rng.choice(away)
