@@ -37,7 +37,11 @@ class Topic:
 
 TOPICS: dict[str, tuple[Topic, ...]] = {
     "en": (
-        Topic("a signature", r"\bsign(?:ed|ing|ature|atures)?\b|\bsign it\b", r"\bsign"),
+        Topic(
+            "a signature",
+            r"\bsign(?:ed|ing|ature|atures)?\b(?![ -](?:off|of|up|in|out)\b)",
+            r"\bsign(?:ed|ing|ature)?\b(?![ -](?:off|of|up|in|out)\b)",
+        ),
         Topic(
             "a deadline",
             r"\bdeadlines?\b|\bsign-by\b|\bdue (?:on|by|date)\b",
@@ -131,11 +135,26 @@ def check(world: World) -> list[Finding]:
         record = _document(world, session)
         if record is None:
             continue
-        for message in session.messages:
-            if message.role == "system" or _of_her_life(world, message):
+        for message in _about(session):
+            if _of_her_life(world, message):
                 continue
             for problem in problems(message.content, record, lang):
                 out.append(_finding(world, message, record, problem))
+    return out
+
+
+def _about(session: Session) -> list[Message]:
+    """The messages that speak of the document: all of a session about it, and in another session that
+    brings it up, the first exchange (the mention; the rest is the session's own topic)."""
+    said = [m for m in session.messages if m.role != "system"]
+    if session.pattern == "anchor_document":
+        return said
+    out, lines = [], 0
+    for message in said:
+        lines += not message.smalltalk
+        if lines > 2:
+            break
+        out.append(message)
     return out
 
 
