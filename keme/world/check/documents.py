@@ -135,8 +135,11 @@ def check(world: World) -> list[Finding]:
         record = _document(world, session)
         if record is None:
             continue
+        aside = False  # the reply to a line of her life answers that line, not the document
         for message in _about(session):
-            if _of_her_life(world, message):
+            if message.role == "user" and not message.smalltalk:
+                aside = _of_her_life(world, message)
+            if aside or _of_her_life(world, message):
                 continue
             for problem in problems(message.content, record, lang):
                 out.append(_finding(world, message, record, problem))
