@@ -1413,6 +1413,7 @@ def test_rules_are_reported_in_order():
         "chapters",
         "lifecycle",
         "presup",
+        "documents",
         "told",
         "values",
     )
@@ -1440,7 +1441,7 @@ def test_validate_prints_the_count_per_rule(tmp_path):
     clean = CliRunner().invoke(app, ["validate", str(ROOT / "data/sample")], catch_exceptions=False)
     assert (
         "coherence: occupancy 0 · state 0 · objects 0 · calendar 0 · catalog 0 · chapters 0 · lifecycle 0 · "
-        "presup 0 · told 0 · values 0" in clean.output
+        "presup 0 · documents 0 · told 0 · values 0" in clean.output
     )
     assert clean.exit_code == 0
     data = _sample_with_a_shared_chapter_title(tmp_path / "d")

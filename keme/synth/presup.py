@@ -33,6 +33,7 @@ class Moment:
     own: frozenset[str] = frozenset()  # the session's leaf and its ancestors: not earlier events
     dates: dict[str, date] = field(default_factory=dict)  # dated details: trip dates, a record's due day
     stages: list[str] = field(default_factory=list)
+    doc: frozenset[str] | None = None  # what the session's document holds (keme.synth.documents), if any
 
     @property
     def day(self) -> date:
@@ -128,7 +129,16 @@ def holds(presup: Presup, moment: Moment) -> bool:
             return False
     if presup.item is not None and not _stage_ok(presup.item, moment.stages):
         return False
+    if presup.doc and not _doc_ok(presup.doc, moment.doc):
+        return False
     return True
+
+
+def _doc_ok(wanted: frozenset[str], held: frozenset[str] | None) -> bool:
+    """A line about a document: said of one that holds each feature it names and none it names with `!`."""
+    if held is None:
+        return False
+    return all((f[1:] not in held) if f.startswith("!") else (f in held) for f in wanted)
 
 
 def _held(persona: Persona, key: str, when: datetime) -> str | None:

@@ -26,6 +26,8 @@ from keme.models.catalog import ANCHOR_MOMENTS, CHANGES
 from keme.models.persona import Habits
 from keme.prior.anchors import anchor_message_text, anchor_slots
 from keme.synth.acts import speakable
+from keme.synth.documents import features as document_features
+from keme.synth.documents import figures as document_figures
 from keme.synth.lifecycle import gate_for, gated_pools
 from keme.synth.params import SET
 from keme.synth.planner import chapter_changes
@@ -559,7 +561,7 @@ def realize(leaf: Event, traj: Trajectory, cfg: SynthConfig, res: Resources, rng
     for _ in range(MAX_ATTEMPTS):
         probe_start = anchor.timestamp if anchor is not None else leaf.start
         traj.ledger.begin(scene_of(leaf, traj))
-        situation = moment_of(leaf, traj, probe_start)
+        situation = moment_of(leaf, traj, probe_start, res)
         gate = _and(
             gate_for(traj, load_catalog(res.lang), probe_start),
             known_place_gate(anchor, traj.anchors, probe_start, res.lang),
@@ -580,7 +582,7 @@ def realize(leaf: Event, traj: Trajectory, cfg: SynthConfig, res: Resources, rng
             traj.usage,
             situation,
             gate,
-            figures_at(records),
+            figures_at(records) | document_figures(anchor, res),
             traj.smalltalk,
             pending_changes(traj),
         )
@@ -590,7 +592,7 @@ def realize(leaf: Event, traj: Trajectory, cfg: SynthConfig, res: Resources, rng
     raise RealizationError(f"{leaf.id}: could not produce a dialogue unlike the earlier ones")
 
 
-def moment_of(leaf: Event, traj: Trajectory, start: datetime) -> Moment:
+def moment_of(leaf: Event, traj: Trajectory, start: datetime, res: Resources) -> Moment:
     """The session's place in the world for its lines' presuppositions (keme.synth.presup)."""
     params = merged_params(leaf, traj)
     own, event = set(), leaf
@@ -606,6 +608,7 @@ def moment_of(leaf: Event, traj: Trajectory, start: datetime) -> Moment:
         persona=traj.persona,
         own=frozenset(own),
         dates=dated(params, anchor, start),
+        doc=document_features(anchor, res),
     )
 
 

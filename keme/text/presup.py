@@ -28,6 +28,10 @@ Keys (every value a string, like `says:`):
 - `item`: the stage of the session's item the line states (ordered < delivered < unboxed < in_use): a
   session never goes back a stage, never says an item arrived twice, and an item ordered in a session
   is not delivered or used in the same session.
+- `doc`: "deadline,sign" / "!deadline": what the session's document (an app record of type document)
+  holds, or with `!`, does not hold: the features of its item's `profile` (anchors.yaml, DOC_FEATURES)
+  and of its length (`multi`: two pages or more, `long`: five or more). "Do I need to sign it?" answered
+  "Yes, by the date in it" is said only of a document to sign, "Nothing to sign" only of one without.
 """
 
 from __future__ import annotations
@@ -50,6 +54,22 @@ PARTS: dict[str, tuple[int, int]] = {
     "any": (0, 24),  # a time word that counts only from the moment it is said: reviewed, holds always
 }
 STAGES = ("ordered", "delivered", "unboxed", "in_use")
+# what a document may hold (anchors.yaml `profile`): its terms, what it asks of the reader, its kind
+DOC_FEATURES = (
+    "deadline",  # a date or time limit the reader must act by (sign within N days, a payment due)
+    "sign",  # the reader signs it (or its renewal) and sends it back
+    "legal",  # contract language: clauses, terms, conditions
+    "money",  # amounts the reader should check
+    "expiry",  # cover or validity that ends (a warranty, a policy, a passport)
+    "followup",  # a recheck or upkeep it recommends (a lab report, a manual)
+    "rent",  # a home lease
+    "payroll",  # pay: a pay stub
+    "tax",  # a tax form or tax result
+    "coverage",  # insurance or a warranty: what is covered
+    "medical",  # results or records of the reader's health
+    "bill",  # a statement with a payment to make
+)
+DOC_LENGTHS = ("multi", "long")  # two pages or more, five or more: read from the record itself
 KEYS = (
     "part",
     "months",
@@ -63,6 +83,7 @@ KEYS = (
     "since",
     "workday",
     "item",
+    "doc",
 )
 PERSONA_KEYS = ("state", "value")  # what the persona holds: all a question (no session) may presuppose
 _WINDOW = re.compile(r"^\s*(-?\d+)?\s*\.\.\s*(-?\d+)?\s*$")
@@ -99,6 +120,7 @@ class Presup:
     since: Window | None = None
     workday: int | None = None
     item: str | None = None
+    doc: frozenset[str] = frozenset()  # features the document holds; "!x": one it does not hold
 
     @property
     def empty(self) -> bool:
@@ -146,6 +168,10 @@ def parse(decl: dict[str, str] | tuple[tuple[str, str], ...]) -> Presup:
     workday = items.get("workday")
     if workday is not None and re.fullmatch(r"\s*-?\d+\s*", workday) is None:
         raise PresupError(f"workday {workday!r}: expected a day offset like '1'")
+    doc = frozenset(f.strip() for f in items.get("doc", "").split(",") if f.strip())
+    bad = sorted(f for f in doc if f.lstrip("!") not in DOC_FEATURES + DOC_LENGTHS)
+    if bad:
+        raise PresupError(f"doc {bad}: features of {', '.join(DOC_FEATURES + DOC_LENGTHS)}, '!' for not")
     value = _named_window(items["value"]) if "value" in items else None
     if value is not None and attribute_key(value[0]) is None:
         raise PresupError(f"value {items['value']!r}: {value[0]!r} is no attribute's predicate")
@@ -168,6 +194,7 @@ def parse(decl: dict[str, str] | tuple[tuple[str, str], ...]) -> Presup:
         since=window(items["since"]) if "since" in items else None,
         workday=int(workday) if workday is not None else None,
         item=item,
+        doc=doc,
     )
 
 

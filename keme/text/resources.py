@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from keme.days import Block
 from keme.errors import KemeError
-from keme.text.presup import Presup, PresupError
+from keme.text.presup import DOC_FEATURES, Presup, PresupError
 from keme.text.presup import parse as parse_presup
 from keme.text.template import Template, TemplateError, compile_template
 from keme.yamlload import YamlError
@@ -227,6 +227,16 @@ class DocumentItem(_Strict):
     doc_type: str
     pages: tuple[int, int]
     summary: str
+    # what it holds (keme.text.presup.DOC_FEATURES): talk about it says only what it holds (`presup: {doc: }`)
+    profile: list[str] = Field(default_factory=list)
+
+    @field_validator("profile")
+    @classmethod
+    def _features(cls, value: list[str]) -> list[str]:
+        unknown = sorted(set(value) - set(DOC_FEATURES))
+        if unknown:
+            raise ValueError(f"unknown document features {unknown}; known: {', '.join(DOC_FEATURES)}")
+        return value
 
 
 class _AppText(_Strict):

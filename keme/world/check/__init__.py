@@ -15,6 +15,7 @@ from keme.world.check import (
     calendar,
     catalog,
     chapters,
+    documents,
     lifecycle,
     objects,
     occupancy,
@@ -26,7 +27,19 @@ from keme.world.check import (
 from keme.world.check.base import Finding, World
 from keme.world.cues import Cues, load_cues
 
-_MODULES = (occupancy, state, objects, calendar, catalog, chapters, lifecycle, presup, told, values)
+_MODULES = (
+    occupancy,
+    state,
+    objects,
+    calendar,
+    catalog,
+    chapters,
+    lifecycle,
+    presup,
+    documents,
+    told,
+    values,
+)
 RULES: tuple[str, ...] = tuple(m.RULE for m in _MODULES)
 CHECKS: dict[str, Callable[[World], list[Finding]]] = {m.RULE: m.check for m in _MODULES}
 

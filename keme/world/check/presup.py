@@ -346,7 +346,8 @@ def _earlier(world: World, session: Session, kind: str, now: datetime) -> list[E
 def problems(
     world: World, session: Session, message: Message, presup: Presup, stages: list[str]
 ) -> list[str]:
-    """What `presup` takes for granted that the world does not hold when `message` is said."""
+    """What `presup` takes for granted that the world does not hold when `message` is said. A line's `doc`
+    features are held to the document's own text by keme.world.check.documents, not here."""
     now, out = message.timestamp, []
     if presup.part is not None and not in_part(presup.part, now.hour):
         out.append(f"said at {now:%H:%M}, not in the {presup.part}")
