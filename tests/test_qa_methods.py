@@ -13,7 +13,7 @@ from keme.models.proof import ValueProof
 from keme.qa import draft as d
 from keme.qa.blind import usual_method_score
 from keme.qa.draft import Draft
-from keme.qa.methods import hold_usual, usual_method, usual_quota
+from keme.qa.methods import hold_usual, thin_usual, usual_method, usual_quota
 from keme.qa.twins import Wordings
 
 CARD, OTHERS = "Chase debit card", ["Chase credit card", "Apple Pay"]
@@ -108,3 +108,9 @@ def test_a_persona_with_one_method_is_never_asked_how_she_paid():
     book = Wordings(chosen, chosen_drafts + spare, "en", random.Random(1))
     hold_usual(book, chosen_drafts + spare, (CARD, 1), random.Random(1))
     assert [x.subtype for x in book.chosen.values()] == ["bill.amount"] * 3
+
+
+def test_the_candidates_keep_as_many_on_her_usual_card_as_on_each_other_method():
+    drafts = [_draft(n, CARD) for n in range(12)] + [_draft(20 + n, OTHERS[n % 2]) for n in range(4)]
+    kept = thin_usual(drafts, (CARD, 3), random.Random(1))
+    assert Counter(x.answer for x in kept) == {CARD: 2, OTHERS[0]: 2, OTHERS[1]: 2}

@@ -29,7 +29,7 @@ from keme.qa.draft import Draft
 from keme.qa.facts import World, worlds_of
 from keme.qa.haystack import FillerText, touches
 from keme.qa.llm_roles import apply_llm_roles
-from keme.qa.methods import hold_usual, usual_method
+from keme.qa.methods import hold_usual, thin_usual, usual_method
 from keme.qa.options import Balancer, Values
 from keme.qa.resolve import Ledger, completed, record_titles, shared_title, uniqueness
 from keme.qa.second_right import prove_item
@@ -547,8 +547,10 @@ def picked_drafts(
     report.candidates += len(drafts)
     kept = one_longest_per_subtype(filter_drafts(drafts, world, report), report)
     rng = rng_for(seed, world.persona.id, "qa", "select")
-    bills = (a.record.payment_method for a in world.anchors.values() if a.app == "bill")
-    chosen = select(kept, target, spec, rng, report, world.lang, usual_method(bills))
+    usual = usual_method(a.record.payment_method for a in world.anchors.values() if a.app == "bill")
+    thinned = thin_usual(kept, usual, rng)
+    report.rejected["usual_method"] += len(kept) - len(thinned)
+    chosen = select(thinned, target, spec, rng, report, world.lang, usual)
     for draft in chosen:
         if multiple_choice_ready(draft) and not draft.distractors:
             draft.distractors = opts.point_distractors(draft, world)

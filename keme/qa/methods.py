@@ -39,6 +39,20 @@ def usual_quota(asked: int, methods: int, rng: random.Random) -> int:
     return floor + (rng.random() < exact - floor)
 
 
+def thin_usual(drafts: list[Draft], usual: tuple[str, int] | None, rng: random.Random) -> list[Draft]:
+    """The candidates with as many bill.method questions on her usual method as on each of her others on
+    average (the rest left out at random): the selection and the traps' twin swaps then draw from a pool
+    where her usual card answers one in k, and `hold_usual` only corrects the draw."""
+    if usual is None:
+        return drafts
+    method, kinds = usual
+    asked = [x for x in drafts if x.subtype == SUBTYPE and x.type not in TRAP_TYPES]
+    on_usual = [x for x in asked if x.answer == method]
+    room = round((len(asked) - len(on_usual)) / (kinds - 1)) if kinds > 1 else 0
+    out = {id(x) for x in rng.sample(on_usual, max(0, len(on_usual) - room))}
+    return [x for x in drafts if id(x) not in out]
+
+
 def hold_usual(book: Wordings, drafts: list[Draft], usual: tuple[str, int], rng: random.Random) -> int:
     """Swap bill.method items in and out of the book's selection until her usual method answers its
     quota of them; returns how many swaps were made. A usual item leaves for an unchosen one paid
