@@ -233,9 +233,11 @@ def validate_cmd(
     data = scan.dataset
     failures = len(violations)
     if data.qa and "qa.jsonl" not in scan.unreadable:
+        from keme.qa.blind import bill_methods
         from keme.qa.validity import lines, validity
 
-        found = validity(data.qa, data.manifest.stages.get("qa", {}), [v.message for v in violations])
+        messages = [v.message for v in violations]
+        found = validity(data.qa, data.manifest.stages.get("qa", {}), messages, bill_methods(data.anchors))
         for line in lines(found):
             typer.echo(line)
         # a synthesized benchmark promises questions no pattern answers; an imported one is as published

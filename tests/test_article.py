@@ -41,3 +41,22 @@ def test_a_word_ending_in_a_is_no_article():
 
 def test_chinese_lines_are_left_as_written():
     assert said("a {value}", "鸡蛋", lang="zh") == "a 鸡蛋"
+
+
+def test_a_value_gives_up_its_own_article_after_a_determiner():
+    assert said("Hand him the {value}?", "a houseplant") == "Hand him the houseplant?"
+    assert said("The {value} was a hit.", "a handmade mug") == "The handmade mug was a hit."
+    assert said("book the {value} tickets", "the Louvre") == "book the Louvre tickets"
+    assert said("my {value} payment", "The Home Depot") == "my Home Depot payment"
+
+
+def test_an_article_the_value_drops_still_fits_the_sound():
+    assert said("an {value}", "a houseplant") == "a houseplant"
+
+
+def test_her_or_that_keeps_the_values_article():
+    """ "her" and "that" are as often a pronoun and a conjunction: "I got her a scarf"."""
+    assert said("I got her {value}.", "a scarf") == "I got her a scarf."
+    assert said("Note that {value} is good for groups.", "the Rusty Anchor pub") == (
+        "Note that the Rusty Anchor pub is good for groups."
+    )

@@ -56,7 +56,7 @@ def test_validate_fails_a_synthesized_dataset_a_blind_baseline_beats(monkeypatch
     """data/sample validates; with the longest option scored 0.45 against 0.25 on 200 items it fails,
     the ✗ line naming the baseline, its figure and chance."""
     scores = {"longest": _score(0.45, 0.25, 200), "always_abstain": _score(0.09, 0.09, 200)}
-    monkeypatch.setattr(validity, "blind_scores", lambda items: scores)
+    monkeypatch.setattr(validity, "blind_scores", lambda items, bills=None: scores)
     result = CliRunner().invoke(app, ["validate", str(ROOT / "data/sample")])
     assert result.exit_code == 1
     assert "✗ blind baseline longest: 0.45 against chance 0.25" in result.output

@@ -39,6 +39,9 @@ ABSTAIN_STRATEGIES = ("always_abstain", "never_abstain")
 STRATEGIES = CHOICE_STRATEGIES + ABSTAIN_STRATEGIES
 # read the question's shape to call an item a trap (abstention or false premise); see `shape_scores`
 SHAPE_STRATEGIES = ("ratio", "name_frequency", "template_prior", "near_date")
+# answer "how did I pay the $X at Y on DATE?" with the method her bills use most; see `usual_method_score`
+HABIT_STRATEGIES = ("usual_method",)
+METHOD_SUBTYPE = "bill.method"
 # a committed answer that names nothing (never_abstain on open items)
 NON_ANSWER = {"en": "It was the usual one.", "zh": "就是平常那个。"}
 
@@ -214,7 +217,7 @@ def blind_answer(item: QAItem, strategy: str, stats: BlindStats) -> str:
     return f"{LETTERS[index]}. {item.options[index]}"
 
 
-def blind_scores(items: list[QAItem]) -> dict[str, dict]:
+def blind_scores(items: list[QAItem], bills: dict[str, Counter] | None = None) -> dict[str, dict]:
     """Per strategy: accuracy, chance level and n. Choice strategies are scored on the single-choice
     items they apply to (chance = mean of 1/options); the abstain strategies on every item (an open
     item counts as wrong for never_abstain; chance is the share of abstention items for always_abstain and
@@ -234,6 +237,8 @@ def blind_scores(items: list[QAItem]) -> dict[str, dict]:
     guess = [sum(1 / len(i.options) for i in choice) / len(items)] * len(items) if items else []
     scores["never_abstain"] = _score(right, len(items), guess)
     scores.update(shape_scores(items))
+    if bills is not None:
+        scores["usual_method"] = usual_method_score(items, bills)
     return scores
 
 
@@ -442,3 +447,34 @@ SHAPES: dict[str, Callable[[list[QAItem]], list[tuple[str, str]]]] = {
 def shape_scores(items: list[QAItem]) -> dict[str, dict]:
     """Per shape strategy: accuracy at telling traps from ordinary items, its chance agreement and n."""
     return {name: _agreement_score(SHAPES[name](items)) for name in SHAPE_STRATEGIES}
+
+
+# ---------------------------------------------------------------- habits
+def usual_method_score(items: list[QAItem], bills: dict[str, Counter]) -> dict:
+    """Every bill.method item (open or choice) answered with the method the persona's bills use most
+    (`bills`: per persona, her bills counted by payment method), as a reader who knows only her usual
+    card would. Chance is a guess at one of her methods: 1 / the methods her bills use on an open item,
+    1 / the options on a choice item (where her usual card is not among the options it is simply wrong)."""
+    correct, chances = 0, []
+    for item in items:
+        counts = bills.get(item.persona_id)
+        if item.subtype != METHOD_SUBTYPE or item.type == "adversarial" or not counts:
+            continue
+        usual = counts.most_common(1)[0][0]
+        if is_choice(item):
+            gold = item.options[LETTERS.index(item.spec.value or "A")]
+            chances.append(1 / len(item.options))
+        else:
+            gold = item.spec.value or item.answer
+            chances.append(1 / len(counts))
+        correct += gold == usual
+    return _score(correct, len(chances), chances)
+
+
+def bill_methods(anchors) -> dict[str, Counter]:
+    """Per persona, her bills counted by payment method (from the dataset's app records)."""
+    counts: dict[str, Counter] = defaultdict(Counter)
+    for anchor in anchors:
+        if anchor.app == "bill":
+            counts[anchor.persona_id][anchor.record.payment_method] += 1
+    return dict(counts)

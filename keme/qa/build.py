@@ -29,6 +29,7 @@ from keme.qa.draft import Draft
 from keme.qa.facts import World, worlds_of
 from keme.qa.haystack import FillerText, touches
 from keme.qa.llm_roles import apply_llm_roles
+from keme.qa.methods import hold_usual, thin_usual, usual_method
 from keme.qa.options import Balancer, Values
 from keme.qa.resolve import Ledger, completed, record_titles, shared_title, uniqueness
 from keme.qa.second_right import prove_item
@@ -266,6 +267,7 @@ def select(
     rng: random.Random,
     report: QAReport | None = None,
     lang: str = "en",
+    usual: tuple[str, int] | None = None,
 ) -> list[Draft]:
     """Pick `target` drafts to the type mix (`quotas`), subtypes interleaved. Single-hop items are
     picked last, the building blocks of the composed items chosen first (most referenced first), so a
@@ -273,7 +275,8 @@ def select(
     type counts stay the mix's either way. Traps come last, each in a wording its answerable twins
     outnumber (keme.qa.twins). Where a type cannot fill its share, the others take it only within the
     mix's margin: the selection shrinks instead (`hold_mix`, to MIN_KEPT of the target at least). A type
-    that cannot fill its share is counted in `report`."""
+    that cannot fill its share is counted in `report`. `usual` (her usual payment method, how many she uses)
+    holds the bill.method items to one in that many answered by it (keme.qa.methods)."""
     by_type: dict[str, dict[str, list[Draft]]] = defaultdict(lambda: defaultdict(list))
     for draft in drafts:
         by_type[draft.type][draft.subtype].append(draft)
@@ -320,6 +323,8 @@ def select(
     unplaced = place_traps(book, traps, counts)
     floor = math.ceil(target * MIN_KEPT)
     held = hold_mix(book, shares, floor, MIX_MARGIN, keep=multiple_choice_ready)
+    if usual is not None:
+        hold_usual(book, drafts, usual, rng)
     if report is not None:
         report.rejected["held_to_mix"] += held
         for kind, n in unplaced.items():
@@ -541,7 +546,10 @@ def picked_drafts(
     report.candidates += len(drafts)
     kept = one_longest_per_subtype(filter_drafts(drafts, world, report), report)
     rng = rng_for(seed, world.persona.id, "qa", "select")
-    chosen = select(kept, target, spec, rng, report, world.lang)
+    usual = usual_method(a.record.payment_method for a in world.anchors.values() if a.app == "bill")
+    thinned = thin_usual(kept, usual, rng)
+    report.rejected["usual_method"] += len(kept) - len(thinned)
+    chosen = select(thinned, target, spec, rng, report, world.lang, usual)
     for draft in chosen:
         if multiple_choice_ready(draft) and not draft.distractors:
             draft.distractors = opts.point_distractors(draft, world)

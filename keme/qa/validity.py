@@ -16,7 +16,13 @@ from dataclasses import dataclass
 from pydantic import BaseModel
 
 from keme.models import QAItem
-from keme.qa.blind import SHAPE_STRATEGIES, blind_scores, position_histogram, position_p
+from keme.qa.blind import (
+    HABIT_STRATEGIES,
+    SHAPE_STRATEGIES,
+    blind_scores,
+    position_histogram,
+    position_p,
+)
 
 UNIQUENESS = ("not_unique", "shared_title", "same_text_other_gold")
 CHANCE_MARGIN = 0.05  # every blind baseline stays within chance ± 5 points
@@ -84,8 +90,12 @@ class Validity(BaseModel):
         return breaches(self.blind)
 
 
-def validity(items: list[QAItem], stage: dict, messages: list[str]) -> Validity:
-    """`stage`: the manifest's qa stage record; `messages`: the texts of validate's QA violations."""
+def validity(
+    items: list[QAItem], stage: dict, messages: list[str], bills: dict[str, Counter] | None = None
+) -> Validity:
+    """`stage`: the manifest's qa stage record; `messages`: the texts of validate's QA violations;
+    `bills`: per persona, her bills counted by payment method (keme.qa.blind.bill_methods), for the
+    usual-method baseline."""
     types = Counter(i.type for i in items)
     resolved = Counter(i.type for i in items if i.queries)
     failures = {name: sum(1 for m in messages if m.startswith(f"{name}:")) for name in UNIQUENESS}
@@ -96,7 +106,7 @@ def validity(items: list[QAItem], stage: dict, messages: list[str]) -> Validity:
         uniqueness_failures=failures,
         gold_letters=position_histogram(items),
         gold_letters_p=position_p(items),
-        blind=blind_scores(items),
+        blind=blind_scores(items, bills),
         short_of_mix=stage.get("short_of_mix", {}),
     )
 
@@ -134,12 +144,14 @@ def lines(report: Validity) -> list[str]:
             + f" — χ² p {p:.2f}"
         )
     blind = report.blind
-    skip = ("always_abstain", "never_abstain", *SHAPE_STRATEGIES)
+    skip = ("always_abstain", "never_abstain", *SHAPE_STRATEGIES, *HABIT_STRATEGIES)
     choice = [k for k in blind if k not in skip and blind[k]["n"]]
     shapes = [k for k in SHAPE_STRATEGIES if k in blind and blind[k]["n"]]
+    habits = [k for k in HABIT_STRATEGIES if k in blind and blind[k]["n"]]
     for title, names in (
         ("blind baselines on choice items", choice),
         ("blind baselines on the traps' shape", shapes),
+        ("blind baselines on her habits", habits),
     ):
         if names:
             out.append(

@@ -180,6 +180,7 @@ def render(
             value = _named(part, ctx, lambda: str(ctx.rng.randint(*_range(part, ctx))))
             text = value if kind == "num" else fmt.format_money(int(value), ctx.lang)
         if ctx.lang == "en" and out:
+            text = after_determiner(out[-1], text)
             out[-1] = agree_article(out[-1], text)
         out.append(text)
         if on_said:
@@ -191,6 +192,21 @@ _ARTICLE = re.compile(r"(^|[^\w'])([Aa])(n?) $")
 # words spelled with a vowel but said with a consonant sound ("a unicorn", "a one-off"), and the reverse
 _CONSONANT_SOUND = re.compile(r"(?i)^(uni|use|usu|uti|eu|ewe|one\b|once\b|u\.s\.)")
 _VOWEL_SOUND = re.compile(r"(?i)^(hour|honest|honou?r|heir|8|11|18|80\d?\b|[aeiou])")
+
+
+# determiners a value's own article gives way to ("the {gift}" of "a houseplant": "the houseplant"); not
+# "her" or "that", which are as often a pronoun or a conjunction ("I got her {gift}", "I think that {x}")
+_DETERMINER = re.compile(r"(?i)(^|[^\w'])(the|an?|my|your|his|our|their|this|these|those) $")
+_OWN_ARTICLE = re.compile(r"(?i)^(the|an?) (?=\w)")
+
+
+def after_determiner(before: str, value: str) -> str:
+    """`value` without its own leading article where `before` ends with a determiner: pools give some
+    values with the article English needs alone ("a houseplant", "the farmers market"), and a template
+    that says "the {gift}" would otherwise say "the a houseplant"."""
+    if _DETERMINER.search(before) is None:
+        return value
+    return _OWN_ARTICLE.sub("", value, count=1)
 
 
 def agree_article(before: str, word: str) -> str:

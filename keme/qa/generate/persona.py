@@ -8,10 +8,11 @@ from collections import Counter
 from datetime import date, datetime, time, timedelta
 
 from keme.days import clear_leader, quarters_within
-from keme.models import Persona, Query, Quote
+from keme.models import Persona, Proof, Query, Quote
 from keme.models.attributes import claim_predicate
 from keme.qa import draft as d
 from keme.qa.draft import Draft
+from keme.qa.facts import Fact
 from keme.qa.generate.atoms import _attr_distractors, _attr_spec, _stating, settled
 from keme.qa.generate.context import Gen
 from keme.qa.generate.episode import RECAP_CHANGES, _bills, _time_of_day, by_records, cover_of, life_change
@@ -24,6 +25,9 @@ from keme.text.normalize import norm_text
 from keme.world.catalog import load_catalog
 
 RECORD_FIELDS = {"category": "expense_category"}  # a bill fact's field -> the claim predicate
+# relations "who is X to me?" is never asked of: no one asks an assistant who the person they date is
+# (a best friend's or a sibling's name is asked as a test of what it remembers)
+UNASKED_RELATIONS = frozenset({"social_circle.partner"})
 
 GENERALIZABLE = (
     "travel.seat_preference",
@@ -366,6 +370,27 @@ def _relation(
     return relation_version.value
 
 
+def _companion_relation(g: Gen, key: str, fact: Fact, answer: str, proof: Proof, node: str) -> Draft:
+    """How a trip's companion is related to her ("was it a friend or family who went to Kyoto with me?")."""
+    destination = fact.context.get("destination", "")
+    where = {"destination": destination}
+    return Draft(
+        "relationship",
+        "rel.companion_relation",
+        g.say.question("rel.companion_relation", g.rng, destination=destination),
+        answer,
+        d.entity(answer),
+        proof,
+        d.final_time(g.world),
+        2,
+        node,
+        queries=[
+            Query(subject="persona", target=key, expect=[fact.value]),
+            Query(subject="event", target="companion", where=where, expect=[fact.value]),
+        ],
+    )
+
+
 def relationships(g: Gen, node: str) -> list[Draft]:
     persona = g.world.persona
     drafts: list[Draft] = []
@@ -379,7 +404,7 @@ def relationships(g: Gen, node: str) -> list[Draft]:
     }
     for key, (mode, label) in labels.items():
         attr = persona.attribute(key)
-        if not attr.versions or not attr.versions[-1].evidence:
+        if key in UNASKED_RELATIONS or not attr.versions or not attr.versions[-1].evidence:
             continue
         name = attr.versions[-1].value
         if mode == "label_key":
@@ -415,7 +440,6 @@ def relationships(g: Gen, node: str) -> list[Draft]:
             version = persona.attribute(key).version_at(fact.when)
             if version is None or version.value != fact.value or not version.evidence:
                 continue
-            destination = fact.context.get("destination", "")
             dest_fact = next((f for f in g.world.by_session[fact.session_id] if f.key == "destination"), None)
             quotes = [Quote(message_id=fact.message_id, text=fact.value)]
             if mode == "label_key":
@@ -431,28 +455,9 @@ def relationships(g: Gen, node: str) -> list[Draft]:
                 continue
             if dest_fact is not None:
                 quotes.append(d.quote(dest_fact))
-            drafts.append(
-                Draft(
-                    "relationship",
-                    "rel.companion_relation",
-                    g.say.question("rel.companion_relation", g.rng, destination=destination),
-                    answer,
-                    d.entity(answer),
-                    d.proof("relation", quotes, **args),
-                    final,
-                    2,
-                    node,
-                    queries=[
-                        Query(subject="persona", target=key, expect=[fact.value]),
-                        Query(
-                            subject="event",
-                            target="companion",
-                            where={"destination": destination},
-                            expect=[fact.value],
-                        ),
-                    ],
-                )
-            )
+            if key not in UNASKED_RELATIONS:
+                proof = d.proof("relation", quotes, **args)
+                drafts.append(_companion_relation(g, key, fact, answer, proof, node))
             if dest_fact is not None:
                 bridge = [d.quote(dest_fact)] + quotes[:-1]
                 drafts.append(
