@@ -14,7 +14,7 @@ from keme.synth import variety
 from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize_persona
 from keme.synth.state import Trajectory
-from keme.synth.variety import THREAD, Line, SmallTalk, Style, Talk, exchange_lines
+from keme.synth.variety import THREAD, Line, SmallTalk, Style, Talk, _tells_news, exchange_lines
 from keme.text import resources
 from keme.text.resources import Exchange
 from keme.text.template import Context, compile_template
@@ -241,6 +241,14 @@ def test_an_opener_that_announces_a_question_leads_only_a_question(lang):
 def test_a_part_that_announces_news_is_known_so_a_fact_line_goes_without_it(lang, part, news):
     """「跟你说个事 在万象新零售干了这么久」 told the persona's employer as news once more (year-zh
     seed 1): a part that announces news is not put beside a line that states a persona fact."""
-    from keme.synth.variety import _tells_news
 
     assert _tells_news(part, lang) is news
+
+
+def test_a_segue_that_opens_a_fact_as_news_is_not_put_beside_a_fact():
+    """ "对了，" is no news alone, but "对了，我从小就对桃子过敏" tells the allergy as news a second time."""
+
+    assert _tells_news("对了，", "zh")
+    assert not _tells_news("嗯，", "zh")
+    assert _tells_news("Oh, and", "en")
+    assert not _tells_news("Anyway,", "en")

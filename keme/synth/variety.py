@@ -445,9 +445,10 @@ class Talk:
 def _tells_news(source: str, lang: str) -> bool:
     """Whether a small-talk part announces news ("跟你说个事", "fun fact:"): beside a line that states a
     persona fact it would tell that fact as news, though the persona may have told it long ago
-    (keme/world/check/told.py)."""
+    (keme/world/check/told.py). Read as it would open the fact: a segue that is no news alone ("对了，")
+    is news before "我从小就对桃子过敏" (the cue 对了，我)."""
     cues = load_cues(lang)
-    return cues.any(cues.news, source)
+    return cues.any(cues.news, source) or cues.any(cues.news, source + ("我" if lang == "zh" else " I'm "))
 
 
 def asks_of(text: str) -> str:
