@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from datetime import datetime, time
+from datetime import datetime, time, timedelta
 
 import pytest
 from conftest import ROOT
@@ -292,3 +292,56 @@ def test_a_wrong_option_of_the_big_changes_is_a_change_she_never_mentioned(year)
     assert wrong
     for option in wrong:
         assert option.split(" ")[-1] not in said, option
+
+
+@pytest.fixture(scope="module")
+def year_candidates(year):
+    cfg, _, world, _ = year
+    return build.candidates(world, cfg.qa, cfg.seed)
+
+
+def test_a_value_at_a_time_is_asked_of_a_whole_month_it_held_not_of_a_day(year, year_candidates):
+    """ "What was my main sport on January 11?" names a day nothing happened on; "back in March" is how a
+    person dates a time of life, and the whole month has one answer."""
+    _, traj, _, _ = year
+    asked = [d for d in year_candidates if d.subtype == "knowledge_update.at_time"]
+    assert asked
+    for draft in asked:
+        assert "back in " in draft.question and not any(
+            ch.isdigit() for ch in draft.question.split("back in ")[1][:-6]
+        )
+        at = draft.proof.args.at
+        at = at if isinstance(at, datetime) else datetime.fromisoformat(at)
+        attr = traj.persona.attribute(draft.proof.args.key)
+        first = at.replace(day=1)
+        month = [first + timedelta(days=n) for n in range(28)]
+        held = {attr.version_at(day).value for day in month}
+        assert len(held) == 1 and held == {draft.proof.quotes[0].text}, draft.question
+
+
+def test_a_landmark_anchors_a_time_of_life_never_a_routine(year_candidates):
+    """ "What was my usual lunch when I went to Asheville?" ties a routine to an unrelated trip."""
+    keys = {
+        d.subtype.removeprefix("mh.attr_at_event.")
+        for d in year_candidates
+        if d.subtype.startswith("mh.attr_at_event.")
+    }
+    assert keys
+    assert not {k for k in keys if k.startswith(("routine.", "finance.", "diet."))}
+
+
+def test_a_regular_place_is_where_most_of_a_categorys_payments_go(year, year_candidates):
+    _, _, world, _ = year
+    regular = [d for d in year_candidates if d.subtype.startswith("imp.regular.")]
+    assert regular
+    for draft in regular:
+        category = draft.proof.args.category
+        merchants = Counter(
+            a.record.merchant
+            for a in world.anchors.values()
+            if a.app == "bill"
+            and a.record.category == category
+            and draft.proof.args.start <= a.timestamp.date() <= draft.proof.args.end
+        )
+        assert merchants.most_common(1)[0][0] == draft.spec.value
+        assert 2 * merchants[draft.spec.value] > sum(merchants.values())

@@ -182,11 +182,13 @@ class SumWhereArgs(CountArgs):
 
 
 class MajorityArgs(Args):
-    """The single most frequent value of a bill field over the period."""
+    """The single most frequent value of a bill field over the period (of one category's bills, where
+    `category` names one: her regular grocery store)."""
 
     field: Literal["category", "payment_method", "merchant"]
     start: Day
     end: Day
+    category: str | None = None
 
 
 class TimeOfDayArgs(Args):

@@ -277,7 +277,7 @@ def _agreement_score(pairs: list[tuple[str, str]]) -> dict:
     return {"accuracy": round(correct / n, 4), "chance": round(chance, 4), "correct": correct, "n": n}
 
 
-def _amounts(text: str) -> list[Decimal]:
+def amounts_in(text: str) -> list[Decimal]:
     """Every amount written with a currency sign or word."""
     found = []
     for match in re.finditer(r"[$¥￥]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?(?:元|块)", text):
@@ -357,13 +357,13 @@ def _ratio_traps(items: list[QAItem]) -> list[tuple[str, str]]:
         days = [d.isoformat() for d in dates_in(item.question, item.asked_at.year)]
         days_of[item.id] = days
         for day in days:
-            by_day[(item.persona_id, day)].extend(_amounts(item.question))
+            by_day[(item.persona_id, day)].extend(amounts_in(item.question))
     pairs = []
     for item in items:
-        own = _amounts(item.question)
+        own = amounts_in(item.question)
         if not own:
             continue
-        others = [a for o in item.options for a in _amounts(o)]
+        others = [a for o in item.options for a in amounts_in(o)]
         for day in days_of[item.id]:
             others += by_day[(item.persona_id, day)]
         others = [o for o in others if o not in own]

@@ -338,7 +338,9 @@ def majority(ctx: Context, item: QAItem, args: MajorityArgs) -> Answer:
     counts = Counter(
         getattr(a.record, args.field)
         for a in ctx.world.anchors.values()
-        if a.app == "bill" and args.start <= a.timestamp.date() <= args.end
+        if a.app == "bill"
+        and args.start <= a.timestamp.date() <= args.end
+        and args.category in (None, a.record.category)
     )
     most = clear_leader(counts)
     if most is None:

@@ -21,7 +21,7 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 
 from keme.models import Claim
-from keme.qa.blind import CONTENT_STRATEGIES, LETTERS, BlindStats, choose_option, simple_ratio
+from keme.qa.blind import CONTENT_STRATEGIES, LETTERS, BlindStats, amounts_in, choose_option, simple_ratio
 from keme.qa.draft import Draft
 from keme.text.normalize import norm_text, parse_money
 from keme.text.tokens import has_han
@@ -247,6 +247,16 @@ def _generated_int(gold: int, side: int, taken: list[int], rng: random.Random) -
     return None
 
 
+def _span(gold: Decimal, named: list[Decimal]) -> tuple[Decimal, Decimal]:
+    """The amounts a wrong option may take: within 3x of the gold, and where the question names an amount
+    ("before I changed my budget to ¥7000, what was it?"), within 1.6x of both, so that the gold is not
+    the one option of the named amount's size (¥8000 among ¥3000, ¥3400 and ¥3500)."""
+    if not named:
+        return gold / 3, gold * 3
+    near = [gold, *named]
+    return max(gold / 3, max(near) / Decimal("1.6")), min(gold * 3, min(near) * Decimal("1.6"))
+
+
 def money_distractors(
     draft: Draft, values: Values | None, rng: random.Random, balance: Balancer, k: int = 3
 ) -> list[str]:
@@ -264,14 +274,15 @@ def money_distractors(
             same = [a + b for i, a in enumerate(amounts) for b in amounts[i + 1 :]]
         # an attribute's own pool of plausible values (budgets, savings goals) comes next
         same += [d for x in draft.distractors if (d := _decimal(x) or parse_money(x)) is not None]
-        pool = [v for v in dict.fromkeys(same) if v not in taken and gold / 3 <= v <= gold * 3]
+        low, high = _span(gold, amounts_in(draft.question))
+        pool = [v for v in dict.fromkeys(same) if v not in taken and low <= v <= high]
         wider = [
             d
             for c in values.money
             if (d := _decimal(c.value)) is not None
             and d not in taken
             and roundness(d) == roundness(gold)
-            and gold / 3 <= d <= gold * 3
+            and low <= d <= high
         ]
         if len(pool) < 2 * k:
             pool += [v for v in dict.fromkeys(wider) if v not in pool]
@@ -533,8 +544,9 @@ def echoes(option: str, question: str) -> bool:
 
 def multiple_choice_options(draft: Draft) -> tuple[list[str], list[str]] | None:
     """The right and wrong options of `draft` asked as multiple choice: the points and the wrong options
-    that do not echo the question (`echoes`); None where no point or no wrong option remains, or fewer than
-    three options in all. A point left out is still true; the item asks which of the shown ones are."""
+    that do not echo the question (`echoes`); None where fewer than two points or no wrong option remain: a
+    "recap" of one point is a one-of-four pick (a price only one of which fits the thing bought). A point
+    left out is still true; the item asks which of the shown ones are."""
     right = [p for p in draft.spec.items if not echoes(p, draft.question)]
     wrong = [w for w in draft.distractors if w not in draft.spec.items and not echoes(w, draft.question)]
-    return (right, wrong) if right and wrong and len(right) + len(wrong) >= 3 else None
+    return (right, wrong) if len(right) >= 2 and wrong else None

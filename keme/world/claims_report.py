@@ -26,12 +26,18 @@ DIGITS = re.compile(r"\d+(?:[.,:]\d+)*")
 
 
 def said_forms(claim: Claim, lang: str) -> set[str]:
-    """The strings `claim.value` can appear as in a message of language `lang`: the value itself, an
+    """The strings `claim.value` can appear as in a message of language `lang`: the value itself (in
+    English also without its own article, after a determiner, and capitalized, opening a sentence), an
     amount in the currency, a count with thousands commas ("10,000"), a day as the dialogue writes it
     ("March 4", "the 1st", "3月4日", "4号") and a clock time with or without its half of the day ("3:45 PM",
     "3:45", "3 PM", "15:45", "下午3点")."""
     value = claim.value
     forms = {value}
+    if (
+        lang == "en"
+    ):  # "the {gift}" of "a houseplant" says "the houseplant" (keme.text.template.after_determiner)
+        forms.add(re.sub(r"(?i)^(the|an?) (?=\w)", "", value, count=1))
+        forms |= {f[:1].upper() + f[1:] for f in forms}  # a line that opens with the value capitalizes it
     try:
         forms |= _day_forms(date.fromisoformat(value), lang)
     except ValueError:

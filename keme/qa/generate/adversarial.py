@@ -290,9 +290,7 @@ def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
                     node,
                     sub=[atom],
                     queries=list(atom.queries),
-                    wordings=g.say.wordings(
-                        "bill.method", "bill.category", **(slots | {"amount": slots["false_amount"]})
-                    ),
+                    wordings=g.say.wordings("bill.method", **(slots | {"amount": slots["false_amount"]})),
                 )
             )
     for key, generator, slot, answer_slot in (

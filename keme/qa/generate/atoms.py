@@ -66,9 +66,9 @@ RECORD_QUESTIONS: dict[tuple[str, str], tuple[str, tuple[str, ...], str, str]] =
     # (app, field) -> (generator, question slots, parse, spec kind)
     ("bill", "amount"): ("bill.amount", ("merchant", "date"), "money", "number"),
     ("bill", "merchant"): ("bill.merchant", ("amount", "date"), "text", "entity"),
-    # method and category questions name the amount too: the wording adversarial items use with a false one
+    # the method question names the amount too: the wording adversarial items use with a false one. What a
+    # payment was filed under is not asked: the merchant gives it away (Safeway: Groceries)
     ("bill", "payment_method"): ("bill.method", ("amount", "merchant", "date"), "text", "entity"),
-    ("bill", "category"): ("bill.category", ("amount", "merchant", "date"), "text", "entity"),
     ("calendar", "event_date"): ("calendar.date", ("title",), "date", "date"),
     ("calendar", "location"): ("calendar.location", ("title",), "text", "entity"),
     ("todo", "due_date"): ("todo.due", ("title",), "date", "date"),

@@ -292,7 +292,9 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
     drafts: list[Draft] = []
     persona = g.world.persona
     changing = [
-        a for a in persona.attributes() if len(a.versions) >= 2 and all(v.evidence for v in a.versions)
+        a
+        for a in persona.attributes()
+        if len(a.versions) >= 2 and all(v.evidence for v in a.versions) and a.key.startswith(TIMES_OF_LIFE)
     ]
     for atom in sample:
         if len(drafts) >= limit or atom.fact is None or atom.fact.kind == "attr":
@@ -367,6 +369,12 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
                 if draft is not None:
                     drafts.append(draft)
     return drafts
+
+
+# What a person dates a time of life by and asks of one ("where was I working when I went to Lisbon?"): where
+# she lived, worked, who she was with, her pet, what she was learning or playing. A routine (her usual
+# lunch, workouts a week, a savings goal) tied to an unrelated trip or project is no question anyone asks.
+TIMES_OF_LIFE = ("home.", "career.", "social_circle.", "pets.", "learning.", "sport.main_sport", "tech.phone")
 
 
 def _said_when_otherwise(g: Gen, landmark: str, attr, value: str) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from datetime import date, datetime, time, timedelta
 
-from keme.days import clear_leader, quarters_within
+from keme.days import add_months, clear_leader, days, quarters_within
 from keme.models import Persona, Proof, Query, Quote
 from keme.models.attributes import claim_predicate
 from keme.qa import draft as d
@@ -134,15 +134,11 @@ def knowledge_updates(g: Gen, node: str) -> list[Draft]:
                 said = g.world.messages[older.evidence[0]].timestamp
                 first_day = max(older.valid_from, said).date() + timedelta(days=1)
                 last_day = newer.valid_from.date() - timedelta(days=1)
-                days = [
-                    first_day + timedelta(days=n)
-                    for n in range(max(0, (last_day - first_day).days + 1))
-                    if settled(g, attr.key, datetime.combine(first_day + timedelta(days=n), time(12, 0)))
-                ]
-                if not days:
+                months = _months_held(g, attr.key, first_day, last_day)
+                if not months:
                     continue
-                day = g.rng.choice(days)
-                at = datetime.combine(day, time(12, 0))
+                month = g.rng.choice(months)
+                at = datetime.combine(month.replace(day=15), time(12, 0))
                 evidence = [
                     m
                     for m in older.evidence
@@ -155,7 +151,7 @@ def knowledge_updates(g: Gen, node: str) -> list[Draft]:
                     Draft(
                         "knowledge_update",
                         "knowledge_update.at_time",
-                        d.fill_question(g.rng, forms.at_time, date=g.day(day)),
+                        d.fill_question(g.rng, forms.at_time, month=g.month(month)),
                         answer_at,
                         spec_at,
                         d.proof(
@@ -231,7 +227,55 @@ def _habits(g: Gen, start: date, end: date, node: str, scope: str, slots: dict[s
                 queries=[by_records(RECORD_FIELDS.get(field, field), start, end, "mode", value)],
             )
         )
+    drafts += _regulars(g, bills, start, end, node, scope, slots)
     drafts += _time_of_day(g, start, end, node, f"imp.time_of_day.{scope}", **slots)
+    return drafts
+
+
+def _regulars(
+    g: Gen, bills: list, start: date, end: date, node: str, scope: str, slots: dict[str, str]
+) -> list[Draft]:
+    """Her regular place for a kind of spending ("where do I usually get groceries?"): the merchant more
+    than half of the category's payments went to, clearly ahead of the next; asked of categories with
+    several merchants only, where the habit is a choice she makes."""
+    drafts: list[Draft] = []
+    generator = f"imp.regular.{scope}"
+    if not g.say.has(generator):
+        return drafts
+    by_category: dict[str, Counter[str]] = {}
+    for _, ctx in bills:
+        by_category.setdefault(ctx["category"], Counter())[ctx["merchant"]] += 1
+    for category, counts in sorted(by_category.items()):
+        value = clear_leader(counts)
+        if value is None or len(counts) < 2:
+            continue
+        quotes = [
+            Quote(message_id=f.message_id, text=value)
+            for f, ctx in bills
+            if ctx["category"] == category and ctx["merchant"] == value
+        ]
+        drafts.append(
+            Draft(
+                "implicit_preference",
+                generator,
+                g.say.question(generator, g.rng, category=category, **slots),
+                value,
+                d.entity(value),
+                d.proof(
+                    "majority",
+                    quotes,
+                    field="merchant",
+                    start=start.isoformat(),
+                    end=end.isoformat(),
+                    category=category,
+                ),
+                d.final_time(g.world),
+                2,
+                node,
+                distractors=[c for c in counts if c != value],
+                queries=[by_records("merchant", start, end, "mode", value, expense_category=category)],
+            )
+        )
     return drafts
 
 
@@ -482,6 +526,20 @@ def relationships(g: Gen, node: str) -> list[Draft]:
                     )
                 )
     return drafts
+
+
+def _months_held(g: Gen, key: str, first: date, last: date) -> list[date]:
+    """The first days of the calendar months wholly inside `first`..`last` whose every day the value is
+    settled on: "what was my main sport back in March?" is asked of a month, as a person dates a time of
+    life, never of an arbitrary day ("on January 11"), and only where the whole month has one answer."""
+    months = []
+    start = first if first.day == 1 else add_months(first.replace(day=1), 1)
+    while add_months(start, 1) - timedelta(days=1) <= last:
+        end = add_months(start, 1) - timedelta(days=1)
+        if all(settled(g, key, datetime.combine(day, time(12, 0))) for day in days(start, end)):
+            months.append(start)
+        start = add_months(start, 1)
+    return months
 
 
 def life_changes(g: Gen, node: str) -> list[Draft]:
