@@ -345,3 +345,19 @@ def test_a_regular_place_is_where_most_of_a_categorys_payments_go(year, year_can
         )
         assert merchants.most_common(1)[0][0] == draft.spec.value
         assert 2 * merchants[draft.spec.value] > sum(merchants.values())
+
+
+def test_a_friends_birthday_comes_up_at_one_time_of_the_year(year):
+    """A note, a calendar entry and a to-do each naming her best friend's birthday in another month gave
+    the friend several birthdays a year: a person's birthday is talked about within a few weeks."""
+    _, traj, _, _ = year
+    for key in ("social_circle.best_friend", "social_circle.sibling"):
+        for version in traj.persona.attribute(key).versions:
+            said = sorted(
+                m.timestamp
+                for s in traj.sessions
+                for m in s.messages
+                if m.role in ("user", "system") and f"{version.value}'s birthday" in m.content
+            )
+            if said:
+                assert (said[-1] - said[0]).days <= 60, (version.value, said[0], said[-1])
