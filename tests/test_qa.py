@@ -327,7 +327,7 @@ def test_a_landmark_anchors_a_time_of_life_never_a_routine(year_candidates):
         if d.subtype.startswith("mh.attr_at_event.")
     }
     assert keys
-    assert not {k for k in keys if k.startswith(("routine.", "finance.", "diet."))}
+    assert not {k for k in keys if k.startswith(("routine.", "entertainment."))}
 
 
 def test_a_regular_place_is_where_most_of_a_categorys_payments_go(year, year_candidates):
@@ -361,3 +361,14 @@ def test_a_friends_birthday_comes_up_at_one_time_of_the_year(year):
             )
             if said:
                 assert (said[-1] - said[0]).days <= 60, (version.value, said[0], said[-1])
+
+
+def test_an_occasion_asked_by_relation_names_the_relation_not_the_person(year, year_candidates):
+    """ "For my brother's housewarming, which restaurant did we pick?": who the relation is, then where."""
+    _, _, world, _ = year
+    asked = [d for d in year_candidates if d.subtype == "mh.occasion_with_relation"]
+    assert asked
+    for draft in asked:
+        name = draft.proof.quotes[1].text
+        assert name not in draft.question
+        assert draft.spec.value in world.messages[draft.proof.quotes[0].message_id].content

@@ -195,3 +195,13 @@ def _pool(abstentions: int) -> list[Draft]:
         )
         for n in range(first, first + many)
     ]
+
+
+def test_a_point_that_says_the_question_back_stays_where_a_wrong_option_says_it_too():
+    recap = _recap(
+        "Give me a quick recap of buying the iPad Air.",
+        ["bought the iPad Air", "paid $599"],
+        ["returned the iPad Air", "decided against the iPad Air", "paid $249"],
+    )
+    right, wrong = opts.multiple_choice_options(recap)
+    assert right == ["bought the iPad Air", "paid $599"] and "returned the iPad Air" in wrong

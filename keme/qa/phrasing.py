@@ -104,6 +104,10 @@ class PointPhrase(_Strict):
     done: str | None = None
     moments: list[str] = Field(default_factory=list)
     claims: list[str] = Field(default_factory=list)
+    # outcomes that did not happen once `done` did (returned it, got it shelved): wrong options of the same
+    # kind beside the done point, so that a multiple-choice recap is not decided by which option names the
+    # question's subject
+    not_done: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _proven(self) -> PointPhrase:
@@ -183,6 +187,11 @@ class Phrasing:
                 lambda m: agree_article(m[1] + " ", str(slots.get(m[2], ""))) + f"{{{m[2]}}}", template
             )
         return fill(template, slots)
+
+    def not_done(self, key: str, **slots: object) -> list[str]:
+        """The outcomes of a recap's detail that did not happen once it did, filled from slots."""
+        phrase = self.text.points.get(key)
+        return [fill(t, slots) for t in phrase.not_done] if phrase is not None else []
 
     def has(self, key: str) -> bool:
         return key in self.text.questions

@@ -294,7 +294,7 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
     changing = [
         a
         for a in persona.attributes()
-        if len(a.versions) >= 2 and all(v.evidence for v in a.versions) and a.key.startswith(TIMES_OF_LIFE)
+        if len(a.versions) >= 2 and all(v.evidence for v in a.versions) and a.key.startswith(DATED_BY)
     ]
     for atom in sample:
         if len(drafts) >= limit or atom.fact is None or atom.fact.kind == "attr":
@@ -364,7 +364,8 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
             if atom.fact.kind == "health":
                 continue  # "where did I live when I had a runny nose?": a symptom dates no time of life
             # a time of life is asked about more than one way ("where was I working / living then?")
-            for attr in g.rng.sample(changing, min(ATTRIBUTES_PER_LANDMARK, len(changing))):
+            fitting = [a for a in changing if _dated_by(a.key, atom.fact.kind)]
+            for attr in g.rng.sample(fitting, min(ATTRIBUTES_PER_LANDMARK, len(fitting))):
                 draft = _attr_at_event(g, node, atom, attr, when, pick)
                 if draft is not None:
                     drafts.append(draft)
@@ -375,6 +376,14 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
 # she lived, worked, who she was with, her pet, what she was learning or playing. A routine (her usual
 # lunch, workouts a week, a savings goal) tied to an unrelated trip or project is no question anyone asks.
 TIMES_OF_LIFE = ("home.", "career.", "social_circle.", "pets.", "learning.", "sport.main_sport", "tech.phone")
+# and what goes with a landmark of its own kind: her budget or her diet on a trip or at a party
+PAIRED = {"finance.": frozenset({"trip"}), "diet.": frozenset({"trip", "social"})}
+DATED_BY = TIMES_OF_LIFE + tuple(PAIRED)
+
+
+def _dated_by(key: str, kind: str) -> bool:
+    """Whether a landmark of `kind` dates the attribute `key` as a person would ask it."""
+    return key.startswith(TIMES_OF_LIFE) or any(key.startswith(p) and kind in k for p, k in PAIRED.items())
 
 
 def _said_when_otherwise(g: Gen, landmark: str, attr, value: str) -> bool:

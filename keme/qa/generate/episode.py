@@ -217,6 +217,15 @@ def episode_drafts(g: Gen, episode: Event, sessions: list[Session]) -> list[Draf
                     if text not in by_key.setdefault(f.key, []):
                         by_key[f.key].append(text)
             others = balanced_wrong(by_key, [p.fact.key for p in details], g.rng)
+            # what did not happen to this very subject (returned it, got it shelved) goes first: beside
+            # "bought the iPad Air" it leaves no option decided by naming the question's subject
+            unhappened = [
+                text
+                for p in details
+                if p.done
+                for text in g.say.not_done(f"{kind}.{p.fact.key}", value=p.fact.value)
+            ]
+            others = [*g.rng.sample(unhappened, len(unhappened)), *others]
             drafts.append(
                 Draft(
                     "summarization",

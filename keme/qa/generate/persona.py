@@ -414,6 +414,59 @@ def _relation(
     return relation_version.value
 
 
+def _occasions_with_relation(g: Gen, labels: dict, relation_version, node: str) -> list[Draft]:
+    """Where a family member's or friend's occasion was held, asked by how they are related to her ("for my
+    brother's housewarming, which restaurant did we pick?"): who the relation names, then the occasion's
+    restaurant, two hops a person makes without noticing."""
+    persona = g.world.persona
+    drafts: list[Draft] = []
+    seen: set[tuple[str, str]] = set()
+    for fact in g.world.facts:
+        person, occasion = fact.context.get("person", ""), fact.context.get("occasion", "")
+        if fact.kind != "social" or fact.key != "restaurant" or g.by_assistant(fact) or not person:
+            continue
+        if not occasion or (person, occasion) in seen:
+            continue
+        for key, (mode, label) in labels.items():
+            version = persona.attribute(key).version_at(fact.when)
+            if version is None or version.value != person or not version.evidence:
+                continue
+            quotes = [d.quote(fact)]
+            if mode == "label_key":
+                quotes.append(Quote(message_id=version.evidence[0], text=person))
+            else:
+                stated = _stating(g, key, person)
+                if stated is None:
+                    continue
+                quotes += [Quote(message_id=stated.message_id, text=person), stated]
+            relation = _relation(mode, label, relation_version, quotes, {})
+            if relation is None:
+                continue
+            seen.add((person, occasion))
+            drafts.append(
+                Draft(
+                    "multi_hop",
+                    "mh.occasion_with_relation",
+                    g.say.question("mh.occasion_with_relation", g.rng, relation=relation, occasion=occasion),
+                    fact.value,
+                    d.entity(fact.value),
+                    d.proof("value", quotes),
+                    d.final_time(g.world),
+                    2,
+                    node,
+                    queries=[
+                        Query(
+                            subject="event",
+                            target="restaurant",
+                            where={"person": person, "occasion": occasion},
+                            expect=[fact.value],
+                        )
+                    ],
+                )
+            )
+    return drafts
+
+
 def _companion_relation(g: Gen, key: str, fact: Fact, answer: str, proof: Proof, node: str) -> Draft:
     """How a trip's companion is related to her ("was it a friend or family who went to Kyoto with me?")."""
     destination = fact.context.get("destination", "")
@@ -476,6 +529,7 @@ def relationships(g: Gen, node: str) -> list[Draft]:
                 queries=[Query(subject="persona", target=key, expect=[name])],
             )
         )
+    drafts += _occasions_with_relation(g, labels, relation_version, node)
     # who did I travel with, and how are they related to me
     for fact in g.world.facts:
         if fact.kind != "trip" or fact.key != "companion":
