@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import date, timedelta
 from decimal import Decimal
 
@@ -16,7 +17,7 @@ from keme.qa import draft as d
 from keme.qa.blind import simple_ratio
 from keme.qa.draft import Draft
 from keme.qa.generate.atoms import _queries
-from keme.qa.generate.composition import ACCOUNT_CATEGORIES, FEE_MERCHANTS, _event_query
+from keme.qa.generate.composition import ACCOUNT_CATEGORIES, FEE_MERCHANTS, _event_phrase, _event_query
 from keme.qa.generate.context import Gen
 from keme.qa.generate.episode import _matching_system
 from keme.qa.ops import NEAR_DAYS
@@ -290,7 +291,7 @@ def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
                     node,
                     sub=[atom],
                     queries=list(atom.queries),
-                    wordings=g.say.wordings("bill.method", **(slots | {"amount": slots["false_amount"]})),
+                    wordings=_false_amount_wordings(g, fact, slots, once=_paid_once(g, merchant)),
                 )
             )
     for key, generator, slot, answer_slot in (
@@ -376,6 +377,11 @@ def category_charges(g: Gen, label: str, true_amount: Decimal) -> list[Decimal]:
     return sorted(charges(g, "category_value", label) - {true_amount})
 
 
+def _paid_once(g: Gen, merchant: str) -> bool:
+    """Whether the persona's records hold one payment to `merchant` in all."""
+    return sum(1 for a in g.world.anchors.values() if a.app == "bill" and a.record.merchant == merchant) == 1
+
+
 def merchant_charges(g: Gen, merchant: str) -> set[Decimal]:
     """Every amount the persona was charged at `merchant`."""
     return charges(g, "merchant", merchant)
@@ -421,3 +427,15 @@ def false_charge(
         if plausible_false(true_amount, candidate):
             return candidate
     return rng.choice(fitting) if fitting else None
+
+
+def _false_amount_wordings(g: Gen, fact, slots: dict[str, str], once: bool) -> list[str]:
+    """The answerable wordings a payment asked with a false amount may take: how it was paid ("How did I
+    pay the $204.87 at AT&T on May 4?"), and, for a merchant paid once (the date then is not what tells
+    the payment), when ("When did I pay AT&T $204.87?", "How many days ago ...?"), each the wording of
+    many true questions."""
+    wordings = g.say.wordings("bill.method", **(slots | {"amount": slots["false_amount"]}))
+    event = _event_phrase(g, replace(fact, context={**fact.context, "amount": slots["false_amount"]}), "verb")
+    if event and once:
+        wordings += g.say.wordings("tmp.date_of", "tmp.days_ago", event=event)
+    return wordings
