@@ -36,6 +36,9 @@ class Draft:
     # a trap's other wordings, each the wording of answerable questions (keme.qa.twins picks one), and the
     # traps asked together about one made-up name (asked twice, as real names recur)
     wordings: list[str] = field(default_factory=list)
+    fallback: list[str] = field(
+        default_factory=list
+    )  # wordings a trap takes only where none of its own has room
     group: str = ""
 
     @property

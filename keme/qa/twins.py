@@ -102,12 +102,16 @@ class Wordings:
         """Traps the wording can still take: its answerable items stay ahead by one."""
         return self.answers[key] - self.traps[key] - 1
 
-    def place(self, trap: Draft) -> Callable[[], None] | None:
+    def place(self, trap: Draft, fallback: bool = False) -> Callable[[], None] | None:
         """Ask `trap` in a wording with room (swapping answerable twins in where none has), the undo of
-        what it changed; None where it cannot be placed (nothing changed then)."""
+        what it changed; None where it cannot be placed (nothing changed then). `fallback`: in its
+        `fallback` wordings instead, which other traps need first (place_traps tries them last)."""
+        return self._place_among(trap, trap.fallback if fallback else trap.wordings or [trap.question])
+
+    def _place_among(self, trap: Draft, pool: list[str]) -> Callable[[], None] | None:
         wordings = [
             w
-            for w in dict.fromkeys(trap.wordings or [trap.question])
+            for w in dict.fromkeys(pool)
             if w not in self.questions and not self.near_another(w, trap.asked_at.year)
         ]
         self.rng.shuffle(wordings)
@@ -192,10 +196,13 @@ def place_traps(
     book: Wordings, traps: dict[str, dict[str, list[Draft]]], counts: dict[str, int]
 ) -> Counter[str]:
     """Add up to `counts[type]` traps of each trap type to the book's chosen items (subtypes
-    interleaved, a group whole), each in a wording its answerable twins outnumber; returns how many
-    candidates could not be placed, per type."""
+    interleaved, a group whole), each in a wording its answerable twins outnumber, and last the groups that
+    fit only in their fallback wordings (the room other traps need first); returns how many candidates
+    could not be placed, per type."""
     rng = book.rng
     unplaced: Counter[str] = Counter()
+    placed_of: Counter[str] = Counter()
+    deferred: list[tuple[str, list[Draft]]] = []  # groups to try in their fallback wordings, last
     for kind in TRAP_TYPES:
         subtypes = traps.get(kind, {})
         names = sorted(subtypes)
@@ -223,8 +230,30 @@ def place_traps(
                 else:
                     for step in reversed(undo):
                         step()
-                    unplaced[kind] += len(group)
+                    if all(trap.fallback for trap in group):
+                        deferred.append((kind, group))
+                    else:
+                        unplaced[kind] += len(group)
+        placed_of[kind] = placed
+    for kind, group in deferred:
+        if placed_of[kind] + len(group) > counts.get(kind, 0) or not _place_group(book, group, fallback=True):
+            unplaced[kind] += len(group)
+        else:
+            placed_of[kind] += len(group)
     return unplaced
+
+
+def _place_group(book: Wordings, group: list[Draft], fallback: bool) -> bool:
+    """Place every trap of `group` or none."""
+    undo: list[Callable[[], None]] = []
+    for trap in group:
+        step = book.place(trap, fallback)
+        if step is None:
+            for done in reversed(undo):
+                done()
+            return False
+        undo.append(step)
+    return True
 
 
 def _grouped(drafts: list[Draft]) -> list[list[Draft]]:

@@ -291,7 +291,8 @@ def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
                     node,
                     sub=[atom],
                     queries=list(atom.queries),
-                    wordings=_false_amount_wordings(g, fact, slots, once=_paid_once(g, merchant)),
+                    wordings=g.say.wordings("bill.method", **(slots | {"amount": slots["false_amount"]})),
+                    fallback=_when_wordings(g, fact, slots) if _paid_once(g, merchant) else [],
                 )
             )
     for key, generator, slot, answer_slot in (
@@ -429,13 +430,10 @@ def false_charge(
     return rng.choice(fitting) if fitting else None
 
 
-def _false_amount_wordings(g: Gen, fact, slots: dict[str, str], once: bool) -> list[str]:
-    """The answerable wordings a payment asked with a false amount may take: how it was paid ("How did I
-    pay the $204.87 at AT&T on May 4?"), and, for a merchant paid once (the date then is not what tells
-    the payment), when ("When did I pay AT&T $204.87?", "How many days ago ...?"), each the wording of
-    many true questions."""
-    wordings = g.say.wordings("bill.method", **(slots | {"amount": slots["false_amount"]}))
+def _when_wordings(g: Gen, fact, slots: dict[str, str]) -> list[str]:
+    """The wordings of true date questions a payment asked with a false amount may take, for a merchant
+    paid once (the date then is not what tells the payment apart): "When did I pay $204.87 at AT&T?",
+    "How many days ago ...?" Taken only where no "how did I pay the $204.87 ..." has room: abstention
+    traps need these wordings' room too."""
     event = _event_phrase(g, replace(fact, context={**fact.context, "amount": slots["false_amount"]}), "verb")
-    if event and once:
-        wordings += g.say.wordings("tmp.date_of", "tmp.days_ago", event=event)
-    return wordings
+    return g.say.wordings("tmp.date_of", "tmp.days_ago", event=event) if event else []
