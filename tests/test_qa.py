@@ -14,6 +14,7 @@ from keme.qa.facts import World, world_of
 from keme.qa.verify import Verifier, verify_items
 from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize_persona
+from keme.text.normalize import norm_text
 
 
 def _world(traj) -> World:
@@ -372,3 +373,25 @@ def test_an_occasion_asked_by_relation_names_the_relation_not_the_person(year, y
         name = draft.proof.quotes[1].text
         assert name not in draft.question
         assert draft.spec.value in world.messages[draft.proof.quotes[0].message_id].content
+
+
+def test_no_wrong_option_of_a_preference_is_something_she_says_she_does(year, year_candidates):
+    """A basketball player who logs "yoga and mobility this evening" is not offered yoga as the wrong
+    class to book: it would be right too."""
+    _, _, world, _ = year
+    said = "\n".join(line for _, line in world.user_lines)
+    for draft in year_candidates:
+        if draft.subtype.startswith("gen."):
+            for option in draft.distractors:
+                assert norm_text(option) not in said or draft.spec.value in option, (draft.question, option)
+
+
+def test_no_category_total_over_a_payment_she_said_was_not_her_own(year, year_candidates):
+    """ "这笔别记成话费宽带，实际上是替同事带的": the Wallet's total and hers differ, so none is asked."""
+    _, _, world, _ = year
+    retold = {
+        world.session_of[c.message_id] for c in world.claims if c.predicate == "purpose" and c.value != "own"
+    }
+    for draft in year_candidates:
+        if draft.subtype == "mh.total_category":
+            assert not {world.session_of[q.message_id] for q in draft.proof.quotes} & retold, draft.question

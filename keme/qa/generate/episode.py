@@ -318,6 +318,17 @@ def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
     return drafts
 
 
+def _retold(g: Gen, bill: Fact) -> bool:
+    """Whether the user told the payment as not her own spending ("这笔别记成话费宽带，实际上是替同事带的",
+    "we went halves"): the app's category total and the total she would give differ, and a total over it
+    has two answers."""
+    session = g.world.session_of[bill.message_id]
+    return any(
+        c.predicate == "purpose" and c.value != "own" and g.world.session_of.get(c.message_id) == session
+        for c in g.world.claims
+    )
+
+
 def record_totals(g: Gen, start: date, end: date, node: str, period: str) -> list[Draft]:
     """Counts and totals over a period's payments, as the Wallet app shows them: how often a merchant paid
     twice or more was paid, what a category with several payments came to ("how many times did I pay
@@ -356,7 +367,7 @@ def record_totals(g: Gen, start: date, end: date, node: str, period: str) -> lis
                 )
             )
     for label, count in counts.items():
-        if count < 2:
+        if count < 2 or any(_retold(g, f) for f, ctx in bills if ctx["category"] == label):
             continue
         matching = _matching_system(g, app, label, start, end)
         rows = [f for f, ctx in bills if ctx["category"] == label]

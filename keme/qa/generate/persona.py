@@ -311,8 +311,16 @@ def _preference_pool(
         if key == "health.allergy"
         else resources.get(g.lang).persona.attributes[key].values
     )
+    # nothing she says she does herself ("did yoga and mobility today" beside a basketball player's
+    # options): it would be a second right answer
+    said = "\n".join(line for _, line in g.world.user_lines)
     candidates = [
-        v for v in pool if v not in held and v not in right and not _conflicting(v, value, text.conflicts)
+        v
+        for v in pool
+        if v not in held
+        and v not in right
+        and not _conflicting(v, value, text.conflicts)
+        and norm_text(v) not in said
     ]
     g.rng.shuffle(candidates)
     distinct: list[str] = []
