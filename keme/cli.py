@@ -635,6 +635,14 @@ def eval_cmd(
                     markup=False,
                 )
         system_params = load_params(params) if params is not None else (settings.params or {})
+        llm = llm_file if llm_file is not None else settings.llm
+        where = f"--config {config}: llm" if config else "LLM settings"
+        where = f"--llm {llm_config}" if llm_config else where
+        # the settings are refused before the dataset is checked (seconds on a large one), not after it
+        if reader == "none" and judge != "rule":
+            raise KemeError("--judge llm needs answers to judge: pass --reader local or --reader openai")
+        if reader != "none":
+            _load_llm_config(llm, reader, where)
         dataset = _dataset_to_score(data, not no_verify, NO_VERIFY)
         if not given("k") and settings.k is not None:
             k = settings.k_for(bool(dataset.images))
@@ -649,16 +657,7 @@ def eval_cmd(
             bootstrap * len(replay.questions),
             "bootstrap_cells",
         )
-        llm = llm_file if llm_file is not None else settings.llm
-        answerer, judges = _reader_and_judges(
-            reader,
-            judge,
-            judge_prompts,
-            judge_runs,
-            llm,
-            dataset,
-            f"--llm {llm_config}" if llm_config else f"--config {config}: llm" if config else "LLM settings",
-        )
+        answerer, judges = _reader_and_judges(reader, judge, judge_prompts, judge_runs, llm, dataset, where)
         total = len(replay.questions)
         columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
         with Progress(*columns, console=err, transient=True) as bar:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import networkx as nx
 
-from keme.dataset import PART_FILES, Dataset, DatasetError, Scan, Violation
+from keme.dataset import PART_FILES, Dataset, DatasetError, Scan, Violation, checked
 from keme.dataset.findings import flags_of, imported, source_findings
 from keme.dataset.io import sha256_file
 from keme.dataset.manifest import MANIFEST, Manifest, read_manifest
@@ -122,9 +122,12 @@ def verified_dataset(root: Path, questions: bool | None = True, hint: str = "") 
     scan = scan_dataset(root)
     dataset = scan.dataset
     wanted = "qa.jsonl" in scan.unreadable or bool(dataset.qa) if questions is None else questions
-    violations = check_dataset(scan, questions=wanted)
-    if violations:
-        raise DatasetError(root, violations, hint)
+    stamp = checked.dataset_digest(root, wanted)
+    if not checked.was_checked(stamp):  # unchanged since it last passed, under the same checks
+        violations = check_dataset(scan, questions=wanted)
+        if violations:
+            raise DatasetError(root, violations, hint)
+        checked.remember(stamp)
     dataset.mark_checked()  # what a run's `verified` reports (eval.replay)
     return dataset
 

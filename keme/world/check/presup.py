@@ -203,12 +203,41 @@ class Line:
 
     template: Template
     presup: Presup
-    regex: re.Pattern[str]
+    pattern: str  # the regular expression of the whole line, compiled when first searched
     literal: int
     role: str = "user"
+    needles: tuple[str, ...] = ()  # a message it matches holds one of these (none: no such test)
     # each sentence alone, in any of its wordings, case and end mark aside: a line sent in two halves, or
     # restyled ("any ideas for this weekend.")
-    sentences: tuple[tuple[re.Pattern[str], int], ...] = ()
+    sentences: tuple[Sentence, ...] = ()
+
+    def found_in(self, content: str) -> bool:
+        if self.needles and not any(n in content for n in self.needles):
+            return False
+        return _regex_of(self.pattern, re.DOTALL).search(content) is not None
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence of a line on its own: its expression (compiled when first searched), its literal
+    length and its needles, lower-cased."""
+
+    pattern: str
+    literal: int
+    needles: tuple[str, ...] = ()
+
+    def found_in(self, content: str, lowered: str) -> bool:
+        if self.needles and not any(n in lowered for n in self.needles):
+            return False
+        return _regex_of(self.pattern, re.DOTALL | re.IGNORECASE).search(content) is not None
+
+
+@functools.cache
+def _regex_of(pattern: str, flags: int) -> re.Pattern[str]:
+    """Compiled once per process: the tables hold some 20,000 expressions, most of which a dataset never
+    needs (a pattern it does not use, a sentence searched only when no whole line matched), and re's own
+    cache keeps 512."""
+    return re.compile(pattern, flags)
 
 
 def _pieces(template: Template) -> tuple[str, int]:
@@ -225,25 +254,41 @@ def _pieces(template: Template) -> tuple[str, int]:
     return "".join(pieces), literal
 
 
-def _regex(
-    template: Template, lang: str
-) -> tuple[re.Pattern[str], int, tuple[tuple[re.Pattern[str], int], ...]]:
+def _needle(template: Template) -> str:
+    """The template's longest literal piece: text any message it wrote contains as is."""
+    return max((p.value for p in template.parts if p.kind == "text"), key=len, default="")
+
+
+def _needles(wordings: list[Template]) -> tuple[str, ...]:
+    """One needle per wording, or none (search always) where a wording has no literal piece."""
+    found = tuple(_needle(t) for t in wordings)
+    return found if all(n.strip() for n in found) else ()
+
+
+def _regex(template: Template, lang: str) -> tuple[str, int, tuple[str, ...], tuple[Sentence, ...]]:
     """The line in any of its wordings: each sentence as itself or one of its variants (keme.text.variants),
     as the realizer composes them; its literal length is that of its shortest wording. And each sentence
-    on its own, case-insensitive and without its end mark."""
+    on its own, case-insensitive and without its end mark. The needles are the literal pieces one of which
+    a message must hold for the expression to match at all: a cheap test before a costly compile."""
     bank = _bank(lang)
-    pieces, literal, alone = [], 0, []
+    pieces, literal, alone, needles = [], 0, [], ()
     for body, sep in line_spans(template.source, lang):
         wordings = [body, *(lead(body) + w.strip() + trail(body) for w in bank.get(body.strip(), ()))]
-        compiled = [_pieces(_compile(w)) for w in wordings]
+        templates = [_compile(w) for w in wordings]
+        compiled = [_pieces(t) for t in templates]
         pieces.append("(?:" + "|".join(r for r, _ in compiled) + ")" + re.escape(sep))
         shortest = min(n for _, n in compiled)
         literal += shortest
+        mine = _needles(templates)
+        if mine and (not needles or min(map(len, mine)) > min(map(len, needles))):
+            needles = mine
         if body.strip():
-            bare = [_pieces(_compile(w.strip().rstrip(_END))) for w in wordings]
+            bare_templates = [_compile(w.strip().rstrip(_END)) for w in wordings]
+            bare = [_pieces(t) for t in bare_templates]
             regex = "(?:" + "|".join(r for r, _ in bare) + ")"
-            alone.append((re.compile(regex, re.DOTALL | re.IGNORECASE), min(n for _, n in bare)))
-    return re.compile("".join(pieces), re.DOTALL), literal, tuple(alone)
+            lowered = tuple(n.lower() for n in _needles(bare_templates))
+            alone.append(Sentence(regex, min(n for _, n in bare), lowered))
+    return "".join(pieces), literal, needles, tuple(alone)
 
 
 @functools.cache
@@ -261,44 +306,53 @@ def _lines(exchanges: tuple[Exchange, ...], lang: str) -> list[Line]:
     out = []
     for ex in exchanges:
         for role, template in (("user", ex.u), ("assistant", ex.a)):
-            regex, literal, alone = _regex(template, lang)
-            out.append(Line(template, ex.presup, regex, literal, role, alone))
+            regex, literal, needles, alone = _regex(template, lang)
+            out.append(Line(template, ex.presup, regex, literal, role, needles, alone))
     return out
 
 
 @functools.cache
-def line_table(lang: str) -> dict[str, list[Line]]:
-    """Pattern name -> the lines a session of it can say (its own, reveals, updates, app mentions)."""
+def _shared_lines(lang: str) -> tuple[Line, ...]:
+    """The lines a session of any pattern can say: reveals, updates, app mentions."""
     res: Resources = get_resources(lang)
-    shared: list[Line] = []
-    for table in (res.reveals, res.updates, res.anchor_mentions):
-        for exchanges in table.values():
-            shared += _lines(exchanges, lang)
-    out: dict[str, list[Line]] = {}
-    for name, pattern in res.patterns.items():
-        own = [ln for beat in pattern.beats if not isinstance(beat, str) for ln in _lines(beat.options, lang)]
-        out[name] = own + shared
-    return out
+    return tuple(
+        line
+        for table in (res.reveals, res.updates, res.anchor_mentions)
+        for exchanges in table.values()
+        for line in _lines(exchanges, lang)
+    )
+
+
+@functools.cache
+def pattern_lines(lang: str, name: str) -> tuple[Line, ...]:
+    """The lines a session of pattern `name` can say (its own, then the shared ones); built when a session
+    of it is first checked, so that a dataset pays only for the patterns it uses."""
+    pattern = get_resources(lang).patterns.get(name)
+    if pattern is None:
+        return ()
+    own = [ln for beat in pattern.beats if not isinstance(beat, str) for ln in _lines(beat.options, lang)]
+    return (*own, *_shared_lines(lang))
 
 
 def recognize(content: str, lines: list[Line], lang: str) -> Line | None:
     """The line a message was written from: the longest literal match among the candidates, whole; else
-    the line with the longest sentence found in the message (a half of a line, a restyled sentence)."""
+    the line with the longest sentence found in the message (a half of a line, a restyled sentence). Ties
+    go to the earlier candidate. Longest first, so that the search stops at the first match."""
     least = MIN_LITERAL[lang]
-    best = None
-    for line in lines:
-        if line.literal < least or line.regex.search(content) is None:
-            continue
-        if best is None or line.literal > best.literal:
-            best = line
-    if best is not None:
-        return best
-    found, longest = None, least - 1
-    for line in lines:
-        for regex, literal in line.sentences:
-            if literal > longest and regex.search(content) is not None:
-                found, longest = line, literal
-    return found
+    for line in sorted(lines, key=lambda ln: -ln.literal):  # stable: ties keep their order
+        if line.literal < least:
+            break
+        if line.found_in(content):
+            return line
+    lowered = content.lower()
+    for sentence, line in sorted(
+        ((sentence, line) for line in lines for sentence in line.sentences), key=lambda s: -s[0].literal
+    ):
+        if sentence.literal < least:
+            break
+        if sentence.found_in(content, lowered):
+            return line
+    return None
 
 
 def _of_kind(event: Event, kind: str) -> bool:
@@ -415,16 +469,17 @@ def _keys(world: World) -> set[str]:
 
 def check(world: World) -> list[Finding]:
     lang = world.view.lang
-    table = line_table(lang)
     out = []
     for session in world.view.sessions:
         if session.filler:  # haystack chat about the world at large: no event, time or value of the persona's
             continue
         stages: list[str] = []
-        candidates = table.get(session.pattern or "", [])
+        lines = pattern_lines(lang, session.pattern or "")
+        by_role = {role: [ln for ln in lines if ln.role == role] for role in ("user", "assistant")}
         for message in session.messages:
             if message.role == "system":
                 continue
+            candidates = by_role.get(message.role, lines)
             if message.smalltalk:
                 word = undeclared(message.content, lang)
                 if word is not None:
