@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import json
+import os
+import sys
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -90,25 +93,46 @@ def small_config(text: str = "") -> SynthConfig:
     return parse_config(base + text, "<test>")
 
 
+# the fault probes' outcomes, as the reports carry them: under pytest-xdist the probes run in workers, so
+# the counts are taken from each test's report (its user_properties), never from this process's memory
+FAULT_PROBES: list[tuple[str, str]] = []
+_PROBES_BEFORE = pytest.StashKey[int]()
+
+
+def pytest_runtest_setup(item):
+    probe = sys.modules.get("probe")
+    item.stash[_PROBES_BEFORE] = len(probe.OUTCOMES) if probe is not None else 0
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """The probes this test ran ride on its teardown report (from a worker to the controller)."""
+    outcome = yield
+    probe = sys.modules.get("probe")
+    if call.when == "teardown" and probe is not None:
+        ran = probe.OUTCOMES[item.stash.get(_PROBES_BEFORE, 0) :]
+        if ran:
+            outcome.get_result().user_properties.append(("fault_probes", [list(p) for p in ran]))
+
+
+def pytest_runtest_logreport(report):
+    for key, value in report.user_properties:
+        if key == "fault_probes":
+            FAULT_PROBES.extend((name, outcome) for name, outcome in value)
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
     """The fault suite's counts (tests/faults/probe.py), when any probe ran."""
-    import json
-    import os
-    import sys
-
-    probe = sys.modules.get("probe")
-    if probe is None or not getattr(probe, "OUTCOMES", None):
+    if not FAULT_PROBES:
         return
-    tally = probe.counts()
+    tally = {"tried": len(FAULT_PROBES), "clear": 0, "ok": 0, "crash": 0, "silent": 0, "hang": 0, "escape": 0}
+    for _, outcome in FAULT_PROBES:
+        tally[outcome] += 1
     terminalreporter.write_sep("-", "fault suite")
     terminalreporter.write_line(", ".join(f"{k} {v}" for k, v in tally.items()))
-    bad = [
-        (name, outcome)
-        for name, outcome in probe.OUTCOMES
-        if outcome in ("crash", "silent", "hang", "escape")
-    ]
-    for name, outcome in bad:
-        terminalreporter.write_line(f"  {outcome}: {name}")
+    for name, outcome in FAULT_PROBES:
+        if outcome in ("crash", "silent", "hang", "escape"):
+            terminalreporter.write_line(f"  {outcome}: {name}")
     if os.environ.get("KEME_FAULT_REPORT"):
         with open(os.environ["KEME_FAULT_REPORT"], "w", encoding="utf-8") as handle:
-            json.dump({"counts": tally, "probes": probe.OUTCOMES}, handle, indent=1)
+            json.dump({"counts": tally, "probes": FAULT_PROBES}, handle, indent=1)

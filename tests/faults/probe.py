@@ -249,10 +249,3 @@ def watched(
         name, _ = OUTCOMES.pop()
         result.outcome = record("escape", name)
     return result
-
-
-def counts() -> dict[str, int]:
-    tally = {"tried": len(OUTCOMES), "clear": 0, "ok": 0, "crash": 0, "silent": 0, "hang": 0, "escape": 0}
-    for _, outcome in OUTCOMES:
-        tally[outcome] += 1
-    return tally

@@ -16,7 +16,7 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
-from probe import ROOT, record, refuses, works
+from probe import ROOT, record, refuses
 
 from keme import cli
 
@@ -380,16 +380,3 @@ def test_an_edge_of_the_calendar_synthesizes(tmp_path, persona):
     assert code == 0, output
     code, output = keme("validate", str(tmp_path / "out"))
     assert code == 0, output
-
-
-@pytest.mark.slow
-def test_the_25_personas_by_24_months_config_synthesizes(tmp_path):
-    """Issue 10: this config crashed with 'already has 15 children, all anchored' (persona 15, seed 3)."""
-    lines = ["name: big", "seed: 3", "personas:"]
-    lines += [
-        f"  - {{language: {'en' if i % 2 == 0 else 'zh'}, start: 2026-01-01, months: 24}}" for i in range(25)
-    ]
-    (tmp_path / "big.yaml").write_text("\n".join(lines) + "\n")
-    works(
-        ["keme", "synth", "--config", str(tmp_path / "big.yaml"), "--out", str(tmp_path / "big")], timeout=900
-    )
