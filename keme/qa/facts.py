@@ -7,7 +7,7 @@ of the session, so every question built on it has a quotable source.
 from __future__ import annotations
 
 import functools
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, time
 
@@ -91,6 +91,16 @@ class World(PersonaView):
         ]
 
     @functools.cached_property
+    def user_said(self) -> str:
+        """Every user message, normalised and joined: "did she ever name it herself?"."""
+        return "\n".join(line for _, line in self.user_lines)
+
+    @functools.cached_property
+    def all_said(self) -> str:
+        """Every message joined, then normalised as one text (a value split over two messages counts)."""
+        return norm_text("\n".join(m.content for m in self.messages.values()))
+
+    @functools.cached_property
     def chat_hours(self) -> tuple[time, time]:
         """The persona's own chat hours: from the earliest to the latest time of day she wrote to the
         assistant, within her waking hours (keme.days.WAKING). A question is one she asks her assistant,
@@ -101,6 +111,12 @@ class World(PersonaView):
         if not times:
             return WAKING
         return max(WAKING[0], min(times)), min(WAKING[1], max(times))
+
+    @functools.cached_property
+    def bills_at(self) -> Counter[str]:
+        """How many payments the wallet holds at each merchant: a merchant paid once is named without its
+        amount ("when did I pay at China Eastern", not "pay ¥2312.71 at China Eastern")."""
+        return Counter(a.record.merchant for a in self.anchors.values() if a.record.kind == "bill")
 
     def mentions(self, term: str) -> bool:
         needle = norm_text(term)

@@ -313,7 +313,7 @@ def _preference_pool(
     )
     # nothing she says she does herself ("did yoga and mobility today" beside a basketball player's
     # options): it would be a second right answer
-    said = "\n".join(line for _, line in g.world.user_lines)
+    said = g.world.user_said
     candidates = [
         v
         for v in pool
@@ -658,7 +658,7 @@ def _changes_not_made(g: Gen, keys: list[str]) -> list[str]:
     """Wrong options for the big changes, one of each kind the points are first: a change of the same kind
     to a value the persona never said (a city she never named, a company nobody mentioned), phrased as the
     points are, so that only her own changes tell the right ones."""
-    said = norm_text("\n".join(m.content for m in g.world.messages.values()))
+    said = g.world.all_said
     wrong: list[str] = []
     for key in dict.fromkeys(keys):
         held = {norm_text(v.value) for v in g.world.persona.attribute(key).versions}
