@@ -64,16 +64,22 @@ ACCOUNT_CATEGORIES = frozenset({"utilities", "telecom", "housing", "subscription
 FEE_MERCHANTS = frozenset({"ETC通行费", "停车场缴费", "地铁乘车码", "公交乘车码", "SpotHero", "Zocdoc copay"})
 
 
-def event_kind(g: Gen, fact: Fact) -> str:
+def event_kind(g: Gen, fact: Fact, with_amount: bool = False) -> str:
     """The phrase family of a fact: a bill to an account or for a fee is phrased as a payment to it
-    (`bill_account`), any other bill as a payment at a place."""
+    (`bill_account`), any other bill as a payment at a place, with its amount only where the persona paid
+    there more than once (`bill_once` names the place alone)."""
     if fact.kind != "bill":
         return fact.kind
     label = fact.context.get("category_value", "")
     categories = resources.get(g.lang).anchors.bill.categories
     key = next((k for k, c in categories.items() if c.label == label), "")
     account = key in ACCOUNT_CATEGORIES or fact.context.get("merchant") in FEE_MERCHANTS
-    return "bill_account" if account and "bill_account" in g.say.text.events else "bill"
+    if account and "bill_account" in g.say.text.events:
+        return "bill_account"
+    once = g.world.bills_at[fact.context.get("merchant", "")] == 1
+    if once and not with_amount and "bill_once" in g.say.text.events:
+        return "bill_once"
+    return "bill"
 
 
 # the records apps make (APP_TYPES): two of them are related only by the episode they were grounded in,
@@ -100,13 +106,14 @@ def _one_occasion(g: Gen, first: Fact, second: Fact) -> bool:
     return g.world.episode_kind(a) != "errand"
 
 
-def _event_phrase(g: Gen, fact: Fact, form: str) -> str | None:
+def _event_phrase(g: Gen, fact: Fact, form: str, with_amount: bool = False) -> str | None:
     """The event's phrase; None for a fact only the assistant stated ("when did I first talk to you about
-    《三体》" when the assistant recommended it)."""
+    《三体》" when the assistant recommended it). `with_amount`: a payment is named with its amount even
+    where its merchant tells it apart (a question whose premise is that amount)."""
     if fact.kind not in EVENT_KINDS or g.by_assistant(fact):
         return None
     slots = dict(fact.context)
-    phrase = g.say.event(event_kind(g, fact), form, **slots)
+    phrase = g.say.event(event_kind(g, fact, with_amount), form, **slots)
     if phrase is None:
         return None
     needed = {
@@ -126,7 +133,7 @@ def _event_phrase(g: Gen, fact: Fact, form: str) -> str | None:
 def _event_query(g: Gen, fact: Fact, form: str, target: str = "said_on", pick: str = "all") -> Query | None:
     """The day an event phrase names: the subjects with every detail the phrase states, and the days
     they were talked about (each must be the fact's own day, or the phrase names several events)."""
-    phrases = g.say.text.events.get(fact.kind)
+    phrases = g.say.text.events.get(event_kind(g, fact))
     if phrases is None:
         return None
     names = re.findall(r"\{(\w+)", getattr(phrases, form))
