@@ -45,6 +45,7 @@ from keme.models.proof import (
 )
 from keme.qa.facts import World
 from keme.text.dates import parse_display_date, parse_duration
+from keme.text.lang import format_date
 from keme.text.normalize import contains, numbers_in, parse_money
 
 Answer = str | list[str]
@@ -370,6 +371,11 @@ def premise(ctx: Context, item: QAItem, args: PremiseArgs) -> Answer:
     shared = {name: getattr(args, name) for name in base.args.model_fields if name in own}
     truth = base.derive(ctx, item, base.args.model_validate(shared))
     false = args.false
+    # the question states its premise: one that asks the true question is no trap, and its gold correction
+    # ("not $94.06") answers what was not asked
+    stated = format_date(date.fromisoformat(false), ctx.world.lang) if args.check == "no_record_on" else false
+    if not contains(item.question, stated):
+        raise ProofError(f"the question does not state its false premise {stated!r}")
     if args.check == "no_record_on":
         day = date.fromisoformat(false)
         if list(ctx.system_messages(args.app or "", args.needle or "", day, day)):

@@ -435,5 +435,6 @@ def _when_wordings(g: Gen, fact, slots: dict[str, str]) -> list[str]:
     paid once (the date then is not what tells the payment apart): "When did I pay $204.87 at AT&T?",
     "How many days ago ...?" Taken only where no "how did I pay the $204.87 ..." has room: abstention
     traps need these wordings' room too."""
-    event = _event_phrase(g, replace(fact, context={**fact.context, "amount": slots["false_amount"]}), "verb")
+    false = replace(fact, context={**fact.context, "amount": slots["false_amount"]})
+    event = _event_phrase(g, false, "verb", with_amount=True)
     return g.say.wordings("tmp.date_of", "tmp.days_ago", event=event) if event else []
