@@ -330,7 +330,12 @@ class Talk:
         if self.rng.random() < 0.3 and (second := self.part(kind, after, fact=fact, act=act)) is not None:
             more, said_more, other = second  # two parts of the kind: "ok cool — makes sense"
             ends = {p.template.source for p in self.parts.by_kind.get(kind, ()) if p.at == "end"}
-            if other != source and not {source, other} <= ends and self.small.fresh(more, self.lang):
+            if (
+                other != source
+                and not {source, other} <= ends
+                and self.small.fresh(more, self.lang)
+                and not _same_words(text, more, self.lang)
+            ):
                 small.append((more, kind))
                 if source in ends:  # a wish goes last: "Good. Nothing else for now. Have a good evening."
                     text, more, said, said_more, source, other = more, text, said_more, said, other, source
@@ -412,7 +417,11 @@ class Talk:
             follow = self.rng.random() < (0.15 if force else self.FOLLOW_P) or (force and not before)
             kinds = [(lead, heard, True)] * before + [("followups", asks, False)] * follow
         else:
-            ack = not self._starts_like_ack(core) and self.rng.random() < (0.8 if force else self.ACK_P)
+            ack = (
+                not self._starts_like_ack(core)
+                and not _opens_with_reaction(core)
+                and self.rng.random() < (0.8 if force else self.ACK_P)
+            )
             offer = not core.rstrip().endswith(("?", "？")) and (
                 self.rng.random() < (0.3 if force else self.OFFER_P) or (force and not ack)
             )
@@ -439,6 +448,28 @@ class Talk:
             return core.startswith(ACK_LIKE_ZH)
         first = re.split(r"[\s,.!—:;-]+", core.strip(), maxsplit=1)[0].lower()
         return first in ACK_LIKE_EN
+
+
+def _opens_with_reaction(core: str) -> bool:
+    """Whether a reply opens on its own short exclamation ("恭喜通关！", "Congrats!"): an ack before it
+    would react twice ("值得高兴。恭喜通关！")."""
+    first = re.match(r"[^。！？!?.]*[。！？!?.]", core.strip())
+    if first is None or not first.group().endswith(("！", "!")):
+        return False
+    return len(first.group()) <= 12 or len(first.group().split()) <= 4
+
+
+def _same_words(first: str, second: str, lang: str) -> bool:
+    """Whether two parts say it with the same word ("这下清楚多了 清楚了。", "got it, got it"): joined, the
+    second only repeats the first."""
+    if lang == "zh":
+        grams = [
+            {a + b for a, b in zip(t, t[1:]) if "\u4e00" <= a <= "\u9fff" and "\u4e00" <= b <= "\u9fff"}
+            for t in (first, second)
+        ]
+    else:
+        grams = [{w for w in re.findall(r"[a-z']+", t.lower()) if len(w) >= 3} for t in (first, second)]
+    return bool(grams[0] & grams[1])
 
 
 @functools.lru_cache(maxsize=4096)
