@@ -28,11 +28,12 @@ TINY = ROOT / "tests/fixtures/llm-tiny.yaml"
 SECRET = "sk-live-test-NEVER-WRITTEN-42"
 # What the synth runs below prove is that each provider's path works end to end (every agent asks the model,
 # the answers are checked, fall back, and the dataset validates), not what the model writes (it rarely
-# passes the checks). Each call takes 5-30 s on 2 cores, so: one episode a month and no moments (6
-# sessions, not 12), one bill, no feedback rounds (the retry rounds are tested with scripted doubles in
-# tests/test_llm_brain.py) and shorter replies.
+# passes the checks). Each call takes 5-30 s on 2 cores, so: one episode a month, no moments and no life
+# change (a few sessions, not 12), one bill, no feedback rounds (the retry rounds and the update path are
+# tested with scripted doubles in tests/test_llm_brain.py) and shorter replies.
 LIVE = {
     "graph": {"episodes_per_month": 1, "max_depth": 1},
+    "changes": {"per_month": 0},
     "brain": {"retries": 0},
     "llm": {"max_tokens": 160},
 }
