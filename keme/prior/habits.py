@@ -20,7 +20,7 @@ CHAT_BLOCK_WEIGHTS: tuple[float, float, float] = (0.3, 0.25, 0.45)
 # the chance of following a habit: enough that it holds a clear majority of a month (of a quarter's
 # payments), never so much that every payment or chat looks the same
 PAYMENT_SHARE = (0.65, 0.8)
-CHAT_SHARE = (0.75, 0.9)
+CHAT_SHARE = (0.55, 0.7)
 REGULAR_SHARE = (0.55, 0.75)
 
 
