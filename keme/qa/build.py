@@ -260,6 +260,21 @@ def allot(
     return fixed | {k: min(n, available.get(k, 0)) for k, n in counts.items()}, asked
 
 
+def _families_first(names: list[str]) -> list[str]:
+    """Subtypes in turn by family ("visual.fact.*", "visual.count.*", "visual.sum.*"), keeping their order
+    within one: a screenshot's many fact fields would otherwise leave no room for a count or a sum."""
+    families: dict[str, list[str]] = defaultdict(list)
+    for name in names:
+        families[".".join(name.split(".")[:2])].append(name)
+    rounds = [list(group) for group in families.values()]
+    out: list[str] = []
+    while any(rounds):
+        for group in rounds:
+            if group:
+                out.append(group.pop(0))
+    return out
+
+
 def select(
     drafts: list[Draft],
     target: int,
@@ -291,6 +306,8 @@ def select(
         subtypes = by_type.get(kind, {})
         names = sorted(subtypes)
         rng.shuffle(names)
+        if kind == "visual_reasoning":
+            names = _families_first(names)
         picked = 0
         while picked < count and any(subtypes[n] for n in names):
             for name in names:
