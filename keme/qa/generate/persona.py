@@ -656,8 +656,9 @@ def life_changes(g: Gen, node: str) -> list[Draft]:
 
 def _changes_not_made(g: Gen, keys: list[str]) -> list[str]:
     """Wrong options for the big changes, one of each kind the points are first: a change of the same kind
-    to a value the persona never said (a city she never named, a company nobody mentioned), phrased as the
-    points are, so that only her own changes tell the right ones."""
+    to a value the persona never said (a city she never named, a company nobody mentioned; not even its head
+    word: no "became a UX designer" beside her "product designer role"), phrased as the points are, so that
+    only her own changes tell the right ones."""
     said = g.world.all_said
     wrong: list[str] = []
     for key in dict.fromkeys(keys):
@@ -665,7 +666,7 @@ def _changes_not_made(g: Gen, keys: list[str]) -> list[str]:
         pool = [
             v
             for v in _attr_distractors(key, "", g.lang)
-            if norm_text(v) not in held and norm_text(v) not in said
+            if norm_text(v) not in held and norm_text(v) not in said and norm_text(v.split()[-1]) not in said
         ]
         if pool:
             text = g.say.point(f"attr.{key}", value=g.rng.choice(sorted(pool)))
