@@ -420,8 +420,8 @@ def compose(
     for i, beat in enumerate(beats):
         if beat == "reveal":
             for key in reveal_keys:
-                if any(values[key] in d.content for d in drafts):
-                    continue  # said already this session: "my favourite is X" twice within a minute
+                if any(key in d.links for d in drafts):
+                    continue  # stated already this session: "my favourite is X" twice within a minute
                 rctx = Context(
                     lang=lang,
                     rng=rng,
