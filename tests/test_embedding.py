@@ -282,8 +282,15 @@ def test_token_ids_are_sentence_transformers_own(forward, reference, realistic):
 @pytest.mark.parametrize("precision", ["bf16", "fp32"])
 def test_vectors_keep_cosine_0999_with_sentence_transformers(reference, realistic, precision):
     from baselines.embedding import MiniLMForward
+    from keme.errors import KemeError
 
-    vectors = MiniLMForward(precision).embed(realistic)
+    try:
+        forward = MiniLMForward(precision)
+    except KemeError as exc:
+        if precision == "bf16" and "has no bf16" in str(exc):
+            pytest.skip("this CPU has no bf16")
+        raise
+    vectors = forward.embed(realistic)
     expected = reference(realistic)
     cosine = (vectors * expected).sum(axis=1) / np.linalg.norm(expected, axis=1)
     bound = 0.999 if precision == "bf16" else 0.99999

@@ -189,10 +189,12 @@ def test_the_field_systems_are_registered_with_their_needs_and_named_explicitly(
     assert resolve_systems("mem0,langmem") == ["mem0", "langmem"]
 
 
-def test_keme_systems_lists_every_system_with_what_it_needs():
-    from keme.cli import app
+def test_keme_systems_lists_every_system_with_what_it_needs(monkeypatch):
+    from keme import cli
 
-    result = CliRunner().invoke(app, ["systems"], env={"COLUMNS": "200"})
+    # the console was made when keme.cli was first imported in this process, at whatever width it had then
+    monkeypatch.setattr(cli, "console", cli.Console(width=200))
+    result = CliRunner().invoke(cli.app, ["systems"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     for name in REGISTRY:
         assert name in result.output

@@ -260,7 +260,10 @@ def test_generated_amounts_keep_the_golds_roundness_and_no_simple_ratio():
 # ---------------------------------------------------------------- preference options
 def _g(lang: str, seed: int = 1):
     return SimpleNamespace(
-        say=phrasing.get(lang), lang=lang, rng=random.Random(seed), world=SimpleNamespace(user_lines=[])
+        say=phrasing.get(lang),
+        lang=lang,
+        rng=random.Random(seed),
+        world=SimpleNamespace(user_lines=[], user_said="", all_said=""),
     )
 
 

@@ -34,7 +34,8 @@ from keme.synth.pipeline import WORK, Progress, _Work, persona_trajectory, prepa
 from keme.synth.workers import persona_task
 from keme.validate import verified_dataset
 
-pytestmark = pytest.mark.slow
+# one local Ray at a time: under pytest-xdist every test of this module runs in the same worker
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
 
 PERSONAS = (
     "name: two\nseed: 5\npersonas:\n"
