@@ -34,8 +34,9 @@ from keme.synth.pipeline import WORK, Progress, _Work, persona_trajectory, prepa
 from keme.synth.workers import persona_task
 from keme.validate import verified_dataset
 
-# one local Ray at a time: under pytest-xdist every test of this module runs in the same worker
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]
+# a local Ray in a pytest-xdist worker took the worker down with it in a full run (not alone): these run
+# in a pytest of their own after the rest (scripts/test.sh)
+pytestmark = [pytest.mark.slow, pytest.mark.ray]
 
 PERSONAS = (
     "name: two\nseed: 5\npersonas:\n"
