@@ -179,7 +179,8 @@ def test_chance_agreement_is_what_predictions_independent_of_the_labels_score():
 @pytest.mark.parametrize("strategy", ["ratio", "name_frequency", "template_prior", "near_date"])
 def test_each_shape_baseline_is_at_chance_on_the_demo(demo, strategy):
     score = blind.shape_scores(demo)[strategy]
-    assert score["n"] >= 10  # ratio: 14 questions name an amount since order questions pair no two receipts
+    # ratio: 7 questions name an amount (a merchant paid once is named without it), the others more
+    assert score["n"] >= 5
     # within 5 points, or within the 95 % binomial band of its n where that is wider (n 128: 8 points)
     band = max(0.05, 1.96 * (score["chance"] * (1 - score["chance"]) / score["n"]) ** 0.5)
     assert abs(score["accuracy"] - score["chance"]) <= band, score
