@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 import keme
+from keme.dataset.io import atomic_write_text, sha256_file
 
 _CODE_SUFFIXES = (".py", ".yaml", ".yml", ".json", ".txt", ".html", ".css", ".j2")
 
@@ -63,7 +64,7 @@ def _digest(root: Path, questions: bool) -> str:
             elif path.is_dir():
                 entry = b"dir"
             elif path.is_file():
-                entry = b"file\0" + hashlib.sha256(path.read_bytes()).digest()
+                entry = f"file\0{sha256_file(path)}".encode()
             else:
                 entry = b"other"
             digest.update(rel.encode("utf-8", "surrogateescape") + b"\0" + entry + b"\n")
@@ -78,11 +79,8 @@ def remember(key: str | None) -> None:
     """Stamp `key` as checked; a cache that cannot be written is passed over (the stamp only saves time)."""
     if key is None or not enabled():
         return
-    folder = cache_dir()
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        temporary = folder / f".{key}.{os.getpid()}"
-        temporary.write_text("passed check_dataset\n", encoding="utf-8")
-        os.replace(temporary, folder / key)
+        cache_dir().mkdir(parents=True, exist_ok=True)
+        atomic_write_text(cache_dir() / key, "passed check_dataset\n")
     except OSError:
         pass
