@@ -334,20 +334,32 @@ def pattern_lines(lang: str, name: str) -> tuple[Line, ...]:
     return (*own, *_shared_lines(lang))
 
 
-def recognize(content: str, lines: list[Line], lang: str) -> Line | None:
-    """The line a message was written from: the longest literal match among the candidates, whole; else
-    the line with the longest sentence found in the message (a half of a line, a restyled sentence). Ties
-    go to the earlier candidate. Longest first, so that the search stops at the first match."""
+@functools.cache
+def ranked(lang: str, name: str, role: str) -> tuple[tuple[Line, ...], tuple[tuple[Sentence, Line], ...]]:
+    """The lines of pattern `name` a message of `role` can be written from, longest first, and their
+    sentences, longest first (stable: ties keep the table's order); ranked once, not per message."""
+    lines = [ln for ln in pattern_lines(lang, name) if ln.role == role]
+    sentences = [(sentence, line) for line in lines for sentence in line.sentences]
+    return (
+        tuple(sorted(lines, key=lambda ln: -ln.literal)),
+        tuple(sorted(sentences, key=lambda s: -s[0].literal)),
+    )
+
+
+def recognize(content: str, lang: str, name: str, role: str) -> Line | None:
+    """The line a message of `role` in a session of pattern `name` was written from: the longest literal
+    match among the candidates, whole; else the line with the longest sentence found in the message (a
+    half of a line, a restyled sentence). Ties go to the earlier candidate; the search stops at the first
+    match."""
     least = MIN_LITERAL[lang]
-    for line in sorted(lines, key=lambda ln: -ln.literal):  # stable: ties keep their order
+    lines, sentences = ranked(lang, name, role)
+    for line in lines:
         if line.literal < least:
             break
         if line.found_in(content):
             return line
     lowered = content.lower()
-    for sentence, line in sorted(
-        ((sentence, line) for line in lines for sentence in line.sentences), key=lambda s: -s[0].literal
-    ):
+    for sentence, line in sentences:
         if sentence.literal < least:
             break
         if sentence.found_in(content, lowered):
@@ -474,18 +486,15 @@ def check(world: World) -> list[Finding]:
         if session.filler:  # haystack chat about the world at large: no event, time or value of the persona's
             continue
         stages: list[str] = []
-        lines = pattern_lines(lang, session.pattern or "")
-        by_role = {role: [ln for ln in lines if ln.role == role] for role in ("user", "assistant")}
         for message in session.messages:
             if message.role == "system":
                 continue
-            candidates = by_role.get(message.role, lines)
             if message.smalltalk:
                 word = undeclared(message.content, lang)
                 if word is not None:
                     out.append(_finding(world, message, f"small talk says “{word}”"))
                 continue
-            line = recognize(message.content, candidates, lang)
+            line = recognize(message.content, lang, session.pattern or "", message.role)
             if line is None:
                 continue
             if line.presup.empty:
