@@ -115,7 +115,7 @@ FILLER_ZH = (
 )
 
 _CANON_ZH = sorted(((w, g[0]) for g in SYNONYMS_ZH for w in g), key=lambda p: -len(p[0]))
-_VOCAB_ZH = sorted({g[0] for g in SYNONYMS_ZH}, key=len, reverse=True)
+_VOCAB_ZH = sorted({g[0] for g in SYNONYMS_ZH}, key=lambda w: (-len(w), w))
 
 
 def _fold_zh(text: str) -> str:

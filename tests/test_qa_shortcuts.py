@@ -5,7 +5,7 @@ chance."""
 from __future__ import annotations
 
 import random
-from datetime import datetime
+from datetime import date, datetime
 from decimal import Decimal
 from types import SimpleNamespace
 
@@ -16,6 +16,7 @@ from keme.models import AnswerSpec, QAItem, Quote
 from keme.models.proof import AttributeProof, OrderArgs, OrderProof, ValueProof
 from keme.qa import blind, build, ops, phrasing
 from keme.qa import generate as gen
+from keme.qa import options as opts
 from keme.qa.draft import Draft
 from keme.qa.facts import world_of
 from keme.qa.options import Balancer, Values, money_distractors, place_golds, simple_ratio
@@ -192,15 +193,40 @@ def test_blind_scores_report_accuracy_chance_and_n_per_strategy():
 
 
 # ---------------------------------------------------------------- distractors
+def _is_iso_day(value: str | None) -> bool:
+    """An ISO day ("2026-03-14"), not any value of ten characters ("dairy-free")."""
+    try:
+        return value is not None and date.fromisoformat(value).isoformat() == value
+    except ValueError:
+        return False
+
+
 def test_date_distractors_are_days_of_the_personas_records(year):
     world, items = year
     days = set(Values.of(world).days)
-    dated = [i for i in _choice(items) if i.spec.option_value and len(i.spec.option_value) == 10]
+    dated = [i for i in _choice(items) if _is_iso_day(i.spec.option_value)]
     if not dated:
         pytest.skip("this year asks no date as a choice item (the mix and the fair-list rule decide)")
     real = sum(1 for i in dated for o in i.options if o != _gold(i) for d in dates_in(o, 2026) if d in days)
     shown = sum(len(i.options) - 1 for i in dated)
     assert real / shown >= 0.5
+
+
+def test_date_distractors_of_every_date_candidate_are_mostly_days_of_the_personas_records(year):
+    """Whether or not the mix ships a date as a choice item: the distractors date_distractors draws for
+    every date candidate of the year are real days of the persona's records, at least half of them."""
+    world, _ = year
+    values = Values.of(world)
+    days = set(values.days)
+    drafts = [
+        x
+        for x in build.candidates(world, load_config(ROOT / "configs/year.yaml").qa, 11)
+        if x.spec.kind == "date"
+    ]
+    assert drafts
+    rng, balance = random.Random(5), Balancer(random.Random(6))
+    drawn = [date.fromisoformat(v) for x in drafts for v in opts.date_distractors(x, values, rng, balance)]
+    assert sum(d in days for d in drawn) / len(drawn) >= 0.5
 
 
 def _canonical(option: str, gold: str) -> str:

@@ -4,7 +4,10 @@ then reads "answer" for all of them, which is chance."""
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 from collections import Counter
 from datetime import datetime
 
@@ -114,3 +117,20 @@ def test_a_trap_is_not_asked_of_a_name_another_question_asks_about_a_few_days_of
     near = _trap(["How much did I pay at Marigold Thai on May 27?"])
     book, unplaced = _place(chosen, [near])
     assert id(near) not in book and unplaced == Counter(abstention=1)
+
+
+def test_the_name_a_question_carries_does_not_depend_on_the_hash_seed():
+    """Names of one length were tried in set order: which of two catalog names a question carried, and so
+    where a trap could be placed, changed with PYTHONHASHSEED (the demo's golden held for 3 seeds in 8)."""
+    script = "from keme.qa.blind import _vocabulary; print(_vocabulary('zh') + _vocabulary('en'))"
+    seen = {
+        subprocess.run(
+            [sys.executable, "-c", script],
+            env=os.environ | {"PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("0", "3", "5")
+    }
+    assert len(seen) == 1

@@ -26,7 +26,7 @@ _PATTERNS = (
 
 
 def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
-    for secret in sorted({s for s in secrets if s and len(s) >= 4}, key=len, reverse=True):
+    for secret in sorted({s for s in secrets if s and len(s) >= 4}, key=lambda s: (-len(s), s)):
         text = text.replace(secret, MASK)
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)

@@ -311,7 +311,7 @@ def _vocabulary(lang: str) -> tuple[str, ...]:
         )
     for attr in res.persona.attributes.values():
         names.update(v for v in getattr(attr, "values", []) or [] if isinstance(v, str))
-    return tuple(sorted((n for n in names if len(n) >= 2), key=len, reverse=True))
+    return tuple(sorted((n for n in names if len(n) >= 2), key=lambda n: (-len(n), n)))
 
 
 def named_entity(question: str, lang: str) -> str | None:

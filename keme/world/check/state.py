@@ -208,7 +208,8 @@ def _stale_text(world: World) -> list[Finding]:
                 # word of something else ("running" in "Hoka Clifton 9 running shoes"), is not the attribute:
                 # those values are taken out of the clause before it is read
                 bare = clause
-                for value in sorted(_claimed_elsewhere(world, message.id, attr.key), key=len, reverse=True):
+                elsewhere = _claimed_elsewhere(world, message.id, attr.key)
+                for value in sorted(elsewhere, key=lambda v: (-len(v), v)):
                     bare = bare.replace(value, " ")
                 other = next(
                     (v.value for v in attr.versions if v.value != current and mentions(bare, v.value)), None
