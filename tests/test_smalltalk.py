@@ -201,6 +201,26 @@ def test_a_thanks_is_answered_only_by_small_talk_made_for_it(lang, line):
         assert part is not None and part.template.source in made_for_it
 
 
+UNMARKED_QUESTIONS = ["每天的学习时长定多少合适", "周末去哪玩比较好", "是不是该换个手机了"]
+
+
+@pytest.mark.parametrize("line", UNMARKED_QUESTIONS)
+def test_a_chinese_question_typed_without_its_mark_is_answered_as_a_question(line):
+    """ "有道理，" before the answer to "每天的学习时长定多少合适" read the question as a statement."""
+    made_for_statements = {
+        p.template.source for p in resources.get("zh").parts.by_kind["acks"] if p.after == "statement"
+    }
+    assert variety.reply_to(line, "zh") == "question"
+    for seed in range(40):
+        part = _talk("zh", SmallTalk(), seed).pick("acks", variety.reply_to(line, "zh"))
+        assert part is None or part.template.source not in made_for_statements
+
+
+@pytest.mark.parametrize("line", ["我也不知道吃什么好。", "这个怎么弄，我也不懂", "我今天去了趟超市"])
+def test_a_chinese_line_that_ends_telling_is_a_statement(line):
+    assert variety.reply_to(line, "zh") == "statement"
+
+
 @pytest.mark.parametrize(("lang", "line"), [("en", "Can you move my dentist?"), ("zh", "帮我把牙医改到下周")])
 def test_a_part_made_for_a_thanks_never_answers_anything_else(lang, line):
     acks = resources.get(lang).parts.by_kind["acks"]

@@ -29,9 +29,17 @@ SET = "set:"  # params prefix for the new value of a changed attribute
 
 
 def colleagues(seed: int, persona: Persona, company: str, res: Resources) -> list[str]:
-    """The people at a company: stable for as long as the persona works there."""
-
-    return distinct_names(rng_for(seed, persona.id, "colleagues", company), res, 4, avoid={persona.name})
+    """The people at a company: stable for as long as the persona works there, and none of them her best
+    friend, sibling or partner ("how do I know Trevor?" had two answers when her best friend was also on
+    her project)."""
+    circle = {
+        v.value
+        for key in ("social_circle.best_friend", "social_circle.sibling", "social_circle.partner")
+        for v in persona.attribute(key).versions
+    }
+    return distinct_names(
+        rng_for(seed, persona.id, "colleagues", company), res, 4, avoid={persona.name} | circle
+    )
 
 
 def _companion(rng: random.Random, persona: Persona, when: datetime) -> str:

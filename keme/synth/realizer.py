@@ -42,6 +42,7 @@ from keme.synth.variety import (
     SmallTalk,
     Style,
     Talk,
+    asks_of,
     choose_style,
     exchange_lines,
     fresh,
@@ -254,7 +255,7 @@ def _burst(drafts: list[Draft], talk: Talk, lang: str) -> None:
     if not ends:
         return
     at = talk.rng.choice(ends)
-    after = "question" if drafts[at].content.rstrip().endswith(("?", "？")) else "statement"
+    after = asks_of(drafts[at].content, lang)
     line = talk.standalone("followups", after, fact=bool(drafts[at].said))
     if line is not None:
         drafts.insert(at + 1, Draft("user", line.text, key=line.key, shown=line.said, smalltalk=True))

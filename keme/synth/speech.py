@@ -90,6 +90,22 @@ def act_of(text: str, lang: str) -> str:
     return STATEMENT
 
 
+# a Chinese question typed without its mark: the last clause asks ("每天的学习时长定多少合适"),
+# and the line ends on no stop ("我也不知道吃什么好。" tells)
+_ZH_UNMARKED_QUESTION = re.compile(
+    r"(?:[吗呢么嘛吧啥]|要不要|能不能|可不可以|是不是|有没有|怎么|什么|为什么|哪|多少|几[个点天次]|多久|多长)[^，,。！!；;：:]*$"
+)
+
+
+def ends_asking(text: str, lang: str) -> bool:
+    """Whether a line ends by asking: its question mark, or in Chinese a last clause that asks without one
+    (a reply to it answers a question: no "有道理，" before the answer)."""
+    head = text.rstrip()
+    if head.endswith(("?", "？")):
+        return True
+    return lang == "zh" and _ZH_UNMARKED_QUESTION.search(head) is not None
+
+
 def fits_act(declared: Collection[str], act: str | None) -> bool:
     """Whether a part declaring `declared` acts may go with a line of `act` (None: any part may)."""
     if act is None:

@@ -20,7 +20,7 @@ from keme.seeding import derive_seed
 from keme.stats import sentence_keys
 from keme.synth.said import Variants, said_before
 from keme.synth.said import variants as variant_bank
-from keme.synth.speech import act_of, fits_act
+from keme.synth.speech import act_of, ends_asking, fits_act
 from keme.text.resources import Exchange, Parts, TalkPart
 from keme.text.template import Context, Template, render
 from keme.world.cues import load_cues
@@ -407,7 +407,7 @@ class Talk:
         said: list[str] = []
         sources: list[str] = []
         kinds: list[tuple[str, str | None, bool]] = []  # (kind, after, before the line)
-        asks = asks_of(core)
+        asks = asks_of(core, self.lang)
         own = own or act_of(core, self.lang)
         if reply_to(core, self.lang) == "thanks":
             asks = "thanks"  # nothing but a part made for it goes after a thanks
@@ -422,7 +422,7 @@ class Talk:
                 and not _opens_with_reaction(core)
                 and self.rng.random() < (0.8 if force else self.ACK_P)
             )
-            offer = not core.rstrip().endswith(("?", "？")) and (
+            offer = not ends_asking(core, self.lang) and (
                 self.rng.random() < (0.3 if force else self.OFFER_P) or (force and not ack)
             )
             kinds = [("acks", heard, True)] * ack + [("offers", None, False)] * offer
@@ -482,9 +482,9 @@ def _tells_news(source: str, lang: str) -> bool:
     return cues.any(cues.news, source) or cues.any(cues.news, source + ("我" if lang == "zh" else " I'm "))
 
 
-def asks_of(text: str) -> str:
-    """question | statement: whether a line ends by asking."""
-    return "question" if text.rstrip().endswith(("?", "？")) else "statement"
+def asks_of(text: str, lang: str) -> str:
+    """question | statement: whether a line ends by asking (keme.synth.speech.ends_asking)."""
+    return "question" if ends_asking(text, lang) else "statement"
 
 
 def reply_to(text: str, lang: str) -> str:
@@ -496,7 +496,7 @@ def reply_to(text: str, lang: str) -> str:
         return "thanks"
     if (REQUEST_ZH if lang == "zh" else REQUEST_EN).match(head):
         return "request"
-    return asks_of(text)
+    return asks_of(text, lang)
 
 
 def join(lang: str, prefix: str, core: str, suffix: str, keep_case: bool = False) -> str:
