@@ -395,10 +395,18 @@ def test_every_fitness_goal_generated_fits_the_sport_it_is_set_under(trajectorie
             assert catalog.compatible("goal~sport", event.params["goal"], sport), (event.id, sport)
 
 
-def test_a_holiday_party_is_offered_in_december_never_in_june():
+def test_a_graduation_is_offered_in_june_never_in_march():
     catalog = load_catalog("en")
-    assert "holiday party" in [o.name for o in catalog.occasions_in(12)]
-    assert "holiday party" not in [o.name for o in catalog.occasions_in(6)]
+    assert "graduation" in [o.name for o in catalog.occasions_in(6)]
+    assert "graduation" not in [o.name for o in catalog.occasions_in(3)]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_occasion_is_one_persons(lang):
+    """Lines say "{person}'s {occasion}" and "{person}的{occasion}": a holiday party or a class reunion
+    (同学聚会) is no one's, and its session read as a birthday's."""
+    names = {o.name for o in load_catalog(lang).occasions}
+    assert not names & {"holiday party", "class reunion", "同学聚会", "中秋团圆饭"}
 
 
 def test_every_seasonal_occasion_generated_falls_in_its_season(trajectories):

@@ -217,3 +217,30 @@ def test_a_good_friend_is_not_stated_to_be_the_best_friend(demo):
     world.sessions = chats
     stated = _stating(SimpleNamespace(lang="zh", world=world), "social_circle.best_friend", "唐舒婷")
     assert stated == Quote(message_id=said[1].id, text="最好的朋友")
+
+
+# ---------------------------------------------------------------- absent
+def _said(lang: str, text: str) -> SimpleNamespace:
+    """A context whose trajectory says `text` and nothing else."""
+    return SimpleNamespace(
+        world=SimpleNamespace(lang=lang, mentions=lambda term: term.lower() in text.lower())
+    )
+
+
+def _absent(terms: str) -> QAItem:
+    item = QAItem.model_validate_json(_item_line({"op": "absent", "quotes": [], "args": {"terms": []}}))
+    return item.model_copy(update={"proof": draft.proof("absent", [], terms=terms)})
+
+
+def test_a_made_up_project_of_a_kind_she_talked_about_is_no_abstention():
+    """She talked about her three-week onboarding plan: "the new-hire training program" may be it."""
+    item = _absent("new-hire training program")
+    context = _said("en", "There's a whole 3-week onboarding plan. Is that normal?")
+    with pytest.raises(ProofError, match="of a kind the trajectory talks about"):
+        OPS["absent"].derive(context, item, item.proof.args)
+
+
+def test_a_made_up_project_of_a_kind_she_never_talked_about_is_an_abstention():
+    item = _absent("新员工培训手册")
+    context = _said("zh", "这周在赶618大促活动页，天天加班")
+    assert OPS["absent"].derive(context, item, item.proof.args) == "abstain"

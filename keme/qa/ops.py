@@ -47,6 +47,7 @@ from keme.qa.facts import World
 from keme.text.dates import parse_display_date, parse_duration
 from keme.text.lang import format_date
 from keme.text.normalize import contains, numbers_in, parse_money
+from keme.world.catalog import load_catalog
 
 Answer = str | list[str]
 A = TypeVar("A", bound=Args)
@@ -352,9 +353,14 @@ def majority(ctx: Context, item: QAItem, args: MajorityArgs) -> Answer:
 # ---------------------------------------------------------------- what is not there
 @op("absent", AbsentArgs)
 def absent(ctx: Context, item: QAItem, args: AbsentArgs) -> Answer:
+    kinds = load_catalog(ctx.world.lang).confusable_with if ctx.world.lang in ("en", "zh") else (lambda t: [])
     for term in filter(None, args.terms):
         if ctx.world.mentions(term):
             raise ProofError(f"{term!r} is mentioned in the trajectory")
+        # "the new-hire training program" where she talked about her onboarding plan: she may mean it
+        said = next((word for word in kinds(term) if ctx.world.mentions(word)), None)
+        if said is not None:
+            raise ProofError(f"{term!r} is of a kind the trajectory talks about ({said!r})")
     if args.key is not None and ctx.world.persona.attribute(args.key).versions:
         raise ProofError(f"{args.key} does exist")
     return "abstain"

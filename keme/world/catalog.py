@@ -237,6 +237,11 @@ class Catalog(_Strict):
     allergens: list[Allergen] = Field(default_factory=list)
     platforms: list[Platform] = Field(default_factory=list)
     cuisines: list[Cuisine] = Field(default_factory=list)
+    confusable: list[list[str]] = Field(
+        default_factory=list,
+        description="words that name one kind of thing (onboarding, new-hire, training): a made-up name "
+        "holding one of a group is no unseen name once the persona said any word of it",
+    )
     lifecycle: Lifecycle = Field(
         default_factory=Lifecycle,
         description="what happens once, yearly or at a rate, and what changes bring (keme.world.lifecycle)",
@@ -280,6 +285,11 @@ class Catalog(_Strict):
         if unknown:
             raise ValueError("lifecycle order names no occasion: " + ", ".join(unknown))
         return self
+
+    def confusable_with(self, name: str) -> list[str]:
+        """The words of every group one of whose words `name` holds (lower case)."""
+        low = name.lower()
+        return [w for group in self.confusable if any(w.lower() in low for w in group) for w in group]
 
     def diet(self, name: str | None) -> Diet | None:
         return next((d for d in self.diets if d.name == name), None)

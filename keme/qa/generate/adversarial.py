@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Collection
 from dataclasses import replace
 from datetime import date, timedelta
 from decimal import Decimal
@@ -25,6 +25,7 @@ from keme.qa.phrasing import QuestionText
 from keme.text import lang as fmt
 from keme.text import resources
 from keme.text.fill import fill
+from keme.world.catalog import load_catalog
 
 # what a never-mentioned name is asked in: the wordings of the answerable questions about a name of its
 # kind (keme.qa.twins asks each trap in one whose answerable twins outnumber the traps), and the slots
@@ -98,7 +99,8 @@ def abstentions(g: Gen, node: str) -> list[Draft]:
     days = sorted(active_days(g))
     for subtype, candidates in sources.items():
         slot, keys = TWINS[subtype]
-        for value in unseen_sample(g, candidates, NAMES_PER_KIND) if days else []:
+        kind_words = load_catalog(g.lang).confusable_with if subtype == "abs.project" else (lambda name: [])
+        for value in unseen_sample(g, candidates, NAMES_PER_KIND, kind_words) if days else []:
             # two questions, not one in two wordings: two kinds of question, or one on two days
             families = g.rng.sample(keys, 2) if len(keys) > 1 else [keys[0], keys[0]]
             for n, key in enumerate(families):
@@ -136,14 +138,17 @@ def abstentions(g: Gen, node: str) -> list[Draft]:
 NOT_SHOPS = ACCOUNT_CATEGORIES | {"transport", "travel", "health", "medical"}
 
 
-def unseen_sample(g: Gen, candidates: list[str], k: int) -> list[str]:
-    """Up to k candidates the persona's chats never mention, not even by a short name, in random order
-    (checked lazily: the Chinese name pool holds thousands)."""
+def unseen_sample(
+    g: Gen, candidates: list[str], k: int, confusable: Callable[[str], list[str]] = lambda name: []
+) -> list[str]:
+    """Up to k candidates the persona's chats never mention, not even by a short name nor by a word of
+    their kind (`confusable`: "training" for a made-up "new-hire training program" where she talked about
+    her onboarding), in random order (checked lazily: the Chinese name pool holds thousands)."""
     picked: list[str] = []
     for value in g.rng.sample(candidates, len(candidates)):
         if len(picked) == k:
             break
-        if not any(g.world.mentions(part) for part in name_parts(value, g.lang)):
+        if not any(g.world.mentions(part) for part in [*name_parts(value, g.lang), *confusable(value)]):
             picked.append(value)
     return picked
 
@@ -251,14 +256,9 @@ def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
             category = next((c for c in res.anchors.bill.categories.values() if c.label == label), None)
             if category is None:
                 continue
-            others = category_charges(g, label, true_amount)
-            # never another real charge at the same place: "that was on another day" would answer it too
-            there = merchant_charges(g, merchant)
-            false_amount = false_charge(
-                true_amount, [o for o in others if o not in there], category.amount, g.rng
-            )
-            if false_amount in there:
-                continue
+            # never an amount she really paid anywhere: "that was on another day" or "that was the flight,
+            # at China Eastern" would answer it too
+            false_amount = false_charge(true_amount, all_charges(g), category.amount, g.rng)
             if false_amount is None:
                 continue
             slots = {
@@ -372,29 +372,18 @@ def false_bill_day(g: Gen, app: str, merchant: str, true_day: date, active: set[
     return g.rng.choice(candidates) if candidates else None
 
 
-def category_charges(g: Gen, label: str, true_amount: Decimal) -> list[Decimal]:
-    """The persona's other real charges of the category (by its label on the record), the true one left
-    out: a false amount drawn from them is one the persona really pays for such things."""
-    return sorted(charges(g, "category_value", label) - {true_amount})
+def all_charges(g: Gen) -> set[Decimal]:
+    """Every amount the persona was charged, anywhere."""
+    return {
+        Decimal(f.context["amount_value"])
+        for f in g.world.facts
+        if f.kind == "bill" and f.context.get("amount_value")
+    }
 
 
 def _paid_once(g: Gen, merchant: str) -> bool:
     """Whether the persona's records hold one payment to `merchant` in all."""
     return sum(1 for a in g.world.anchors.values() if a.app == "bill" and a.record.merchant == merchant) == 1
-
-
-def merchant_charges(g: Gen, merchant: str) -> set[Decimal]:
-    """Every amount the persona was charged at `merchant`."""
-    return charges(g, "merchant", merchant)
-
-
-def charges(g: Gen, field: str, value: str) -> set[Decimal]:
-    """The amounts of the persona's payments whose record has `value` in `field`."""
-    return {
-        Decimal(f.context["amount_value"])
-        for f in g.world.facts
-        if f.kind == "bill" and f.context.get("amount_value") and f.context.get(field) == value
-    }
 
 
 def plausible_false(true_amount: Decimal, candidate: Decimal) -> bool:
@@ -410,14 +399,12 @@ def plausible_false(true_amount: Decimal, candidate: Decimal) -> bool:
 
 
 def false_charge(
-    true_amount: Decimal, others: Sequence[Decimal], bounds: tuple[float, float], rng: random.Random
+    true_amount: Decimal, paid: Collection[Decimal], bounds: tuple[float, float], rng: random.Random
 ) -> Decimal | None:
-    """A false amount for a payment: half the time another real charge of its category, otherwise a draw
-    from the category's range (kept within a third to three times the true one, so it stays a plausible
-    price for the same thing), at the true amount's precision (whole yuan stay whole)."""
-    fitting = [o for o in others if plausible_false(true_amount, o)]
-    if fitting and rng.random() < 0.5:
-        return rng.choice(fitting)
+    """A false amount for a payment: a draw from the category's range (kept within a third to three times
+    the true one, so it stays a plausible price for the same thing), at the true amount's precision (whole
+    yuan stay whole), and never an amount in `paid` (what she really paid anywhere: a real amount of
+    another payment makes the merchant the false part, and the question has two corrections)."""
     low = max(Decimal(str(bounds[0])), true_amount / 3)
     high = min(Decimal(str(bounds[1])), true_amount * 3)
     step = Decimal(1) if true_amount == true_amount.to_integral_value() else Decimal("0.01")
@@ -425,9 +412,9 @@ def false_charge(
         if high <= low:
             break
         candidate = Decimal(str(rng.uniform(float(low), float(high)))).quantize(step)
-        if plausible_false(true_amount, candidate):
+        if plausible_false(true_amount, candidate) and candidate not in paid:
             return candidate
-    return rng.choice(fitting) if fitting else None
+    return None
 
 
 def _when_wordings(g: Gen, fact, slots: dict[str, str]) -> list[str]:
