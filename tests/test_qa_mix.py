@@ -197,11 +197,32 @@ def _pool(abstentions: int) -> list[Draft]:
     ]
 
 
-def test_a_point_that_says_the_question_back_stays_where_a_wrong_option_says_it_too():
+def test_an_outcome_is_no_option_even_beside_outcomes_that_did_not_happen():
+    """The world records what happened: beside "returned the iPad Air", "bought the iPad Air" was right in
+    every item (the 5th read), a pick by the option's shape."""
+    recap = _recap(
+        "Give me a quick recap of buying the iPad Air.",
+        ["bought the iPad Air", "paid $599", "went with Maya"],
+        ["returned the iPad Air", "decided against the iPad Air", "paid $249"],
+    )
+    assert opts.multiple_choice_options(recap) == (["paid $599", "went with Maya"], ["paid $249"])
+
+
+def test_a_recap_left_with_one_point_beside_its_outcome_stays_open():
     recap = _recap(
         "Give me a quick recap of buying the iPad Air.",
         ["bought the iPad Air", "paid $599"],
         ["returned the iPad Air", "decided against the iPad Air", "paid $249"],
     )
-    right, wrong = opts.multiple_choice_options(recap)
-    assert right == ["bought the iPad Air", "paid $599"] and "returned the iPad Air" in wrong
+    assert opts.multiple_choice_options(recap) is None
+
+
+def test_a_habit_asked_of_every_month_is_asked_of_four_at_most():
+    """A year asked "what time of day did I usually chat in <month>?" ten times: her habit each time."""
+    months = [_draft("implicit_preference", n) for n in range(10)]
+    for draft in months:
+        draft.subtype = "imp.time_of_day.month"
+    others = [_draft("single_hop", n) for n in range(100, 160)]
+    mix = {"single_hop": 0.8, "implicit_preference": 0.2}
+    chosen = select(months + others, 50, QASpec(mix=mix), random.Random(3), QAReport())
+    assert sum(1 for x in chosen if x.subtype == "imp.time_of_day.month") == 4

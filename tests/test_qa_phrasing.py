@@ -60,3 +60,11 @@ def test_an_order_question_has_five_wordings_each_way(lang, key):
     """A dataset asks many order questions: two wordings a direction read like one person asking them all."""
     wordings = get(lang).text.questions[key]
     assert len(set(wordings)) >= 5
+
+
+def test_a_bill_paid_to_an_account_is_asked_as_a_bill_not_as_paying_a_person():
+    """ "When did I pay Max $22.77?" reads as paying a man named Max."""
+    say = get("en")
+    assert say.event("bill_account", "verb", merchant="Max", amount="$22.77") == "pay the $22.77 Max bill"
+    assert say.event("bill_account_once", "verb", merchant="Max") == "pay the Max bill"
+    assert get("zh").event("bill_account_once", "verb", merchant="中国电信") == "交中国电信的费用"

@@ -16,11 +16,11 @@ from keme.text.resources import Resources
 from keme.text.template import Context, compile_template, render
 
 # where her sleep says nothing, the block she chats in: most people write to an assistant after work
-CHAT_BLOCK_WEIGHTS: tuple[float, float, float] = (0.3, 0.25, 0.45)
+CHAT_BLOCK_WEIGHTS: tuple[float, float, float] = (0.35, 0.3, 0.35)
 # the chance of following a habit: enough that it holds a clear majority of a month (of a quarter's
 # payments), never so much that every payment or chat looks the same
 PAYMENT_SHARE = (0.65, 0.8)
-CHAT_SHARE = (0.55, 0.7)
+CHAT_SHARE = (0.65, 0.8)
 REGULAR_SHARE = (0.55, 0.75)
 
 

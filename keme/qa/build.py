@@ -210,6 +210,9 @@ LANDMARK_ORDERS = 6  # "which came first, my trip or my flu?" questions composed
 MIN_SHARE = 0.04  # every type the config asks for is at least this share of a persona's items
 MIX_MARGIN = 0.015  # each type within this of its share (issue 37: 2 points), fewer items if need be ...
 MIN_KEPT = 0.8  # ... but not fewer than this share of the target
+# at most this many items of a subtype per persona: "what time of day did I usually chat in May?" asked of
+# every month of a year is one question with one answer (her habit) asked ten times
+SUBTYPE_CAP = {"imp.time_of_day.month": 4, "imp.time_of_day.quarter": 2}
 
 
 def weights(spec: QASpec) -> dict[str, float]:
@@ -296,8 +299,10 @@ def select(
     for draft in drafts:
         by_type[draft.type][draft.subtype].append(draft)
     for subtypes in by_type.values():
-        for items in subtypes.values():
+        for name, items in subtypes.items():
             rng.shuffle(items)
+            # a habit asked of every month answers itself after the first few (SUBTYPE_CAP)
+            del items[: max(0, len(items) - SUBTYPE_CAP.get(name, len(items)))]
     shares = weights(spec)
     available = {k: sum(len(v) for v in by_type.get(k, {}).values()) for k in SELECTABLE}
     counts, asked = allot(shares, available, target)

@@ -544,14 +544,12 @@ def echoes(option: str, question: str) -> bool:
 
 def multiple_choice_options(draft: Draft) -> tuple[list[str], list[str]] | None:
     """The right and wrong options of `draft` asked as multiple choice: the points and the wrong options
-    that do not echo the question (`echoes`), or all of them where a wrong option shown echoes it too
-    ("returned the iPad Air" beside "bought the iPad Air"); None where fewer than two points or no wrong
-    option remain: a "recap" of one point is a one-of-four pick (a price only one of which fits the thing
-    bought). A point left out is still true; the item asks which of the shown ones are."""
-    wrong = [w for w in draft.distractors if w not in draft.spec.items]
-    if any(echoes(w, draft.question) for w in wrong[:3]):  # echoes on both sides tell nothing
-        right = list(draft.spec.items)
-    else:
-        right = [p for p in draft.spec.items if not echoes(p, draft.question)]
-        wrong = [w for w in wrong if not echoes(w, draft.question)]
+    that do not echo the question (`echoes`). An option that names the question's subject is its outcome
+    ("got the deck done", "the deck got shelved"): the world records what happened, so the right one is
+    always the affirmative one and a reader picks it by its shape; neither is shown. None where fewer than
+    two points or no wrong option remain: a "recap" of one point is a one-of-four pick (a price only one of
+    which fits the thing bought). A point left out is still true; the item asks which of the shown ones
+    are."""
+    right = [p for p in draft.spec.items if not echoes(p, draft.question)]
+    wrong = [w for w in draft.distractors if w not in draft.spec.items and not echoes(w, draft.question)]
     return (right, wrong) if len(right) >= 2 and wrong else None

@@ -66,17 +66,19 @@ FEE_MERCHANTS = frozenset({"ETC通行费", "停车场缴费", "地铁乘车码",
 
 def event_kind(g: Gen, fact: Fact, with_amount: bool = False) -> str:
     """The phrase family of a fact: a bill to an account or for a fee is phrased as a payment to it
-    (`bill_account`), any other bill as a payment at a place, with its amount only where the persona paid
-    there more than once (`bill_once` names the place alone)."""
+    (`bill_account`: "the $22.77 Max bill"), any other bill as a payment at a place; either with its amount
+    only where the persona paid there more than once (`bill_once`, `bill_account_once` name it alone)."""
     if fact.kind != "bill":
         return fact.kind
     label = fact.context.get("category_value", "")
     categories = resources.get(g.lang).anchors.bill.categories
     key = next((k for k, c in categories.items() if c.label == label), "")
     account = key in ACCOUNT_CATEGORIES or fact.context.get("merchant") in FEE_MERCHANTS
+    once = g.world.bills_at[fact.context.get("merchant", "")] == 1
+    if account and once and not with_amount and "bill_account_once" in g.say.text.events:
+        return "bill_account_once"
     if account and "bill_account" in g.say.text.events:
         return "bill_account"
-    once = g.world.bills_at[fact.context.get("merchant", "")] == 1
     if once and not with_amount and "bill_once" in g.say.text.events:
         return "bill_once"
     return "bill"

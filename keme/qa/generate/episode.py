@@ -526,20 +526,23 @@ def _month_recap(g: Gen, chapter: Event, month: str) -> list[Draft]:
 
 
 def other_months_points(g: Gen, chapter: Event) -> list[str]:
-    """Wrong options for a month's recap asked as multiple choice: the key points of her other months,
-    phrased as its own are, whose thing is never named in this month's chats (a project that ran on into
-    it is no wrong option): something that happened to her, just not then."""
+    """Wrong options for a month's recap asked as multiple choice: the key points of her other months in
+    random order, phrased as its own are, whose thing is never named in this month's chats (a project that
+    ran on into it is no wrong option): something that happened to her, just not then."""
     start, end = chapter.start.date(), chapter.end.date()
     said = " ".join(
         norm_text(m.content) for s in g.world.sessions if start <= s.start.date() <= end for m in s.messages
     )
-    return [
+    points = [
         point.text
         for other in g.world.graph.events
         if other.depth == 0 and other.id != chapter.id
         for point in recap_points(g, other)
         if norm_text(point.fact.value) not in said
     ]
+    # in random order: in month order, January's trip was a wrong option of every other month's recap, and
+    # a reader who skips an option seen wrong before got them right without memory
+    return g.rng.sample(points, len(points))
 
 
 def by_records(target: str, start: date, end: date, aggregate: str, expect: str, **where: str) -> Query:
