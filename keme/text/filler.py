@@ -125,8 +125,9 @@ def load_filler(lang: str, root: Path = ROOT) -> FillerBank:
 # catalog fields that classify an item rather than name something the persona's world says: whose an
 # occasion can be ("sibling"), what it marks yearly ("birthday" is in the pools anyway); the lifecycle rules
 # (keme/world/lifecycle.py: cue patterns and "again" markers such as 又, 再次, not things of the world);
-# the kinds of goods a platform sells ("clothing", "books") and what a diet excludes: classes, not names
-NOT_SAID = frozenset({"people", "yearly", "lifecycle", "sells", "excludes"})
+# the kinds of goods a platform sells ("clothing", "books") and what a diet excludes; the words that name one
+# kind of work ("training", "release": keme.world.catalog `confusable`): classes, not names
+NOT_SAID = frozenset({"people", "yearly", "lifecycle", "sells", "excludes", "confusable"})
 
 
 def vocabulary(lang: str, root: Path = ROOT) -> set[str]:
