@@ -395,6 +395,12 @@ def test_every_fitness_goal_generated_fits_the_sport_it_is_set_under(trajectorie
             assert catalog.compatible("goal~sport", event.params["goal"], sport), (event.id, sport)
 
 
+def test_a_holiday_party_is_offered_in_december_never_in_june():
+    catalog = load_catalog("en")
+    assert "holiday party" in [o.name for o in catalog.occasions_in(12)]
+    assert "holiday party" not in [o.name for o in catalog.occasions_in(6)]
+
+
 def test_a_graduation_is_offered_in_june_never_in_march():
     catalog = load_catalog("en")
     assert "graduation" in [o.name for o in catalog.occasions_in(6)]
