@@ -13,7 +13,7 @@ from conftest import ROOT
 from keme.synth import variety
 from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize_persona
-from keme.synth.speech import act_of, ends_asking
+from keme.synth.speech import act_of
 from keme.synth.state import Trajectory
 from keme.synth.variety import THREAD, Line, SmallTalk, Style, Talk, _tells_news, exchange_lines
 from keme.text import resources
@@ -307,25 +307,3 @@ def test_a_segue_that_opens_a_fact_as_news_is_not_put_beside_a_fact():
     assert not _tells_news("嗯，", "zh")
     assert _tells_news("Oh, and", "en")
     assert not _tells_news("Anyway,", "en")
-
-
-@pytest.mark.parametrize("lang", LANGS)
-def test_a_follow_up_sent_after_the_reply_was_begun_never_asks(lang):
-    """ "…Thoughts?" sent on its own once the reply's opening was chosen was answered "Got it — easy." """
-    for seed in range(60):
-        line = _talk(lang, SmallTalk(), seed).standalone("followups", "statement", asking=False)
-        assert line is None or not ends_asking(line.text, lang), line.text
-
-
-@pytest.mark.parametrize(
-    "line", ["so when do I actually work", "Got the tickets, can you add it to my calendar", "is it worth it"]
-)
-def test_an_english_question_without_its_mark_is_read_as_one(line):
-    assert variety.reply_to(line, "en") in ("question", "request")
-
-
-@pytest.mark.parametrize(
-    "line", ["The meeting is at 3, which is fine", "I know what you mean", "Whatever works"]
-)
-def test_an_english_line_that_tells_is_a_statement(line):
-    assert variety.reply_to(line, "en") == "statement"

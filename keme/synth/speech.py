@@ -97,12 +97,8 @@ _ZH_UNMARKED_QUESTION = re.compile(
 )
 # an English one: a last sentence that opens like a question ("is a power bank necessary or overkill")
 _EN_UNMARKED_QUESTION = re.compile(
-    r"(?:(?:^|[.!]\s+)(?:is|are|am|was|were|do|does|did|can|could|should|would|will|what|how|why|when|where|"
-    r"which|who|any)\b"  # a sentence that opens like a question
-    r"|(?:[,;—-]\s*|\b(?:so|and|but|then)\s+)(?:(?:what|how|why|when|where)\s+(?:is|are|am|was|were|do|"
-    r"does|did|can|could|should|would|will)|(?:is|are|do|does|did|can|could|should|would|will)\s+(?:i|you|it|we|"
-    r"they|he|she|that|this|there))\b)"  # or a clause that asks ("…, so when do I actually work")
-    r"[^.!]*$",
+    r"(?:^|[.!]\s+)(?:is|are|am|was|were|do|does|did|can|could|should|would|will|what|how|why|when|where|"
+    r"which|who|any)\b[^.!]*$",
     re.IGNORECASE,
 )
 
