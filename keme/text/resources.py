@@ -370,9 +370,7 @@ class Parts:
             return fits
         if after == "thanks":
             return tuple(p for p in fits if p.after == "thanks")
-        fitting = tuple(p for p in fits if p.after in (None, after))
-        # none made for a question: no part at all ("Makes sense." would answer "Is it good?")
-        return fitting or (() if after == "question" else fits)
+        return tuple(p for p in fits if p.after in (None, after)) or fits
 
 
 @dataclass(frozen=True)
