@@ -208,6 +208,7 @@ def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
     bills = [a for a in atoms if a.subtype == "bill.amount"]
     active = active_days(g)
     months = max(1, round((persona.end - persona.start).days / 30.4))
+    paid = all_charges(g)  # every amount she was charged: no false amount is one of them
     for atom in g.rng.sample(bills, min(BILL_TRAPS_PER_MONTH * months, len(bills))):
         fact = atom.fact
         merchant = fact.context["merchant"]
@@ -258,7 +259,7 @@ def adversarials(g: Gen, node: str, atoms: list[Draft]) -> list[Draft]:
                 continue
             # never an amount she really paid anywhere: "that was on another day" or "that was the flight,
             # at China Eastern" would answer it too
-            false_amount = false_charge(true_amount, all_charges(g), category.amount, g.rng)
+            false_amount = false_charge(true_amount, paid, category.amount, g.rng)
             if false_amount is None:
                 continue
             slots = {
