@@ -9,6 +9,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+import realshape
 from typer.testing import CliRunner
 
 from keme.cli import app
@@ -65,6 +66,24 @@ def test_every_item_records_its_source_question_and_distractor_kinds(source, har
         )
         assert item.asked_at == original.asked_at
         assert item.distractor_kinds
+
+
+def test_a_question_no_distractor_can_be_found_for_is_left_out_and_counted(source, monkeypatch):
+    """A "hard" copy with nothing beside its evidence would be the original question, only shorter."""
+    from keme.hardneg.build import Builder
+
+    settings = HardnegSettings(sample=4, seed=3)
+    starved = harden(source, settings)[0].qa[0].source_question_id
+    interleaved = Builder._interleaved
+
+    def nothing_for_one(self, item, trajectory, view, rng):
+        return iter(()) if item.id == starved else interleaved(self, item, trajectory, view, rng)
+
+    monkeypatch.setattr(Builder, "_interleaved", nothing_for_one)
+    built, stats = harden(source, settings)
+    assert starved not in {q.source_question_id for q in built.qa}
+    assert stats["hardneg"]["left_out"]["no_distractor"] >= 1
+    assert all(q.distractor_kinds for q in built.qa)
 
 
 def _tokens_before(sessions: list[Session], asked_at: datetime) -> int:
@@ -384,20 +403,28 @@ def test_the_rule_check_finds_the_gold_as_a_whole_phrase_only():
     assert states("We met at Harbor Oyster Barn.", forms) is None
 
 
-@pytest.mark.parametrize(
-    "fixture,importer", [("locomo_published.json", "locomo"), ("longmemeval_published.json", "longmemeval")]
-)
-def test_imported_datasets_get_hard_sets_that_validate(fixture, importer, tmp_path):
+@pytest.mark.parametrize("fixture,importer", [("locomo_published.json", "locomo"), ("longmemeval_published.json", "longmemeval")])
+def test_a_haystack_with_no_room_beside_its_evidence_is_refused_with_the_reason(fixture, importer, tmp_path):
+    runner = CliRunner()
+    imported = tmp_path / "imported"
+    assert runner.invoke(app, ["import", importer, str(FIXTURES / fixture), "--out", str(imported)]).exit_code == 0
+    result = runner.invoke(app, ["hardneg", str(imported), "--out", str(tmp_path / "hard")])
+    assert result.exit_code == 2 and "no distractor fits" in result.output, result.output
+    assert not (tmp_path / "hard").exists()
+
+
+@pytest.mark.parametrize("importer", ["locomo", "longmemeval"])
+def test_imported_datasets_get_hard_sets_that_validate(importer, tmp_path):
+    """On a haystack of a real release's size (the published-shape fixture and everyday sessions around it)."""
     runner = CliRunner()
     imported, out = tmp_path / "imported", tmp_path / "hard"
-    assert (
-        runner.invoke(app, ["import", importer, str(FIXTURES / fixture), "--out", str(imported)]).exit_code
-        == 0
-    )
+    source = getattr(realshape, importer)(tmp_path / f"{importer}.json")
+    assert runner.invoke(app, ["import", importer, str(source), "--out", str(imported)]).exit_code == 0
     result = runner.invoke(app, ["hardneg", str(imported), "--out", str(out)])
     assert result.exit_code == 0, result.output
     assert validate(out) == []
     hard = Dataset.load(out)
+    assert hard.qa and all(item.distractor_kinds for item in hard.qa)
     texts = {s.id: "\n".join(m.content for m in s.messages) for s in hard.sessions}
     for item in hard.qa:
         assert item.source_question_id

@@ -320,6 +320,9 @@ class Builder:
                     streams.remove(stream)
                 else:
                     self._offer(candidate, trajectory, group)
+        if not trajectory.kinds:  # nothing stands beside the evidence: not a hard item
+            self.report.left_out["no_distractor"] += len(group)
+            return None
         items = [
             q.model_copy(
                 update={
@@ -892,6 +895,17 @@ def pruned_persona(persona: Persona, pid: str, kept: dict[str, str]) -> Persona:
     return persona.model_copy(update={"id": pid, "dimensions": dimensions})
 
 
+def _nothing_built(report: Report) -> str:
+    starved = report.left_out.get("no_distractor", 0)
+    if starved and not report.proof.get("failed"):
+        return (
+            f"no hard item: for {starved} question(s) no distractor fits beside the evidence "
+            f"(rejected: {dict(report.rejected)}); a hard trajectory is no longer than its question's original "
+            f"haystack, and these haystacks leave no room: build around questions of longer conversations"
+        )
+    return "no hard item keeps a unique gold answer; nothing to write"
+
+
 def harden(
     data: Dataset, settings: HardnegSettings, client: LLMClient | None = None
 ) -> tuple[Dataset, dict[str, Any]]:
@@ -905,7 +919,10 @@ def harden(
     asked = {q.id for q in chosen}
     personas, sessions, claims, anchors, items = [], [], [], [], []
     for number, group in enumerate(groups_of(chosen), start=1):
-        trajectory, built, records = builder.build(number, group)
+        made = builder.build(number, group)
+        if made is None:
+            continue
+        trajectory, built, records = made
         # a sub-question left out of the hard set stays in the source dataset (source_question_id)
         built = [
             q.model_copy(update={"sub_questions": [s for s in q.sub_questions if s in asked]}) for q in built
@@ -937,7 +954,7 @@ def harden(
     report.proof["ledger" if data.claims else "rule"] += sum(bool(data.claims and q.queries) for q in items)
     report.proof["rule"] += sum(not (data.claims and q.queries) for q in items)
     if not items:
-        raise KemeError("no hard item keeps a unique gold answer; nothing to write")
+        raise KemeError(_nothing_built(report))
     conventions = (data.manifest.stats or {}).get("conventions")
     stats: dict[str, Any] = {
         "personas": len(hard.personas),
