@@ -226,3 +226,14 @@ def test_a_habit_asked_of_every_month_is_asked_of_four_at_most():
     mix = {"single_hop": 0.8, "implicit_preference": 0.2}
     chosen = select(months + others, 50, QASpec(mix=mix), random.Random(3), QAReport())
     assert sum(1 for x in chosen if x.subtype == "imp.time_of_day.month") == 4
+
+
+def test_visual_counts_and_sums_take_turns_with_the_many_screen_facts():
+    """Each screen field is a subtype of its own ("visual.music.artist"): taken in turn with them, a count
+    or a sum was never reached in a persona's six visual items."""
+    from keme.qa.build import _families_first
+
+    facts = [f"visual.{screen}.{field}" for screen in ("music", "order", "post", "ebook") for field in ("a", "b")]
+    names = [*facts, "visual.count.month", "visual.count.all", "visual.sum.transfer"]
+    first_three = _families_first(names)[:3]
+    assert {n.split(".")[1] for n in first_three} == {"music", "count", "sum"}

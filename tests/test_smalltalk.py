@@ -13,6 +13,7 @@ from conftest import ROOT
 from keme.synth import variety
 from keme.synth.limits import load_config
 from keme.synth.pipeline import synthesize_persona
+from keme.synth.speech import act_of, ends_asking
 from keme.synth.state import Trajectory
 from keme.synth.variety import THREAD, Line, SmallTalk, Style, Talk, _tells_news, exchange_lines
 from keme.text import resources
@@ -216,6 +217,40 @@ def test_a_chinese_question_typed_without_its_mark_is_answered_as_a_question(lin
         assert part is None or part.template.source not in made_for_statements
 
 
+RECEIPTS = {
+    "en": {"Sure.", "Okay.", "Got it.", "Understood.", "Yep.", "{Ah|Oh}, {okay|got it}."},
+    "zh": {"明白。", "好的。", "{嗯|哦}，{明白了|懂了}。", "懂，"},
+}
+ASKED = [
+    ("en", "Is it good?"),
+    ("en", "is a power bank necessary or overkill"),
+    ("zh", "练完要拉伸吗"),
+    ("zh", "会不会撞"),
+]
+
+
+@pytest.mark.parametrize(("lang", "line"), ASKED)
+def test_an_answer_to_a_question_opens_with_no_receipt_and_no_statement_ack(lang, line):
+    """ "Is it good?" was answered "Ah, okay." and "练完要拉伸吗" "哦，明白了。" (17 replies in a read)."""
+    acks = resources.get(lang).parts.by_kind["acks"]
+    for_statements = {p.template.source for p in acks if p.after == "statement"}
+    for seed in range(60):
+        talk = _talk(lang, SmallTalk(), seed)
+        part = talk.pick("acks", variety.reply_to(line, lang), act=act_of(line, lang))
+        if part is not None:
+            assert part.template.source not in RECEIPTS[lang] | for_statements, part.template.source
+
+
+@pytest.mark.parametrize(("lang", "line"), ASKED)
+def test_a_reply_to_one_question_is_never_taken_piece_by_piece(lang, line):
+    pieces = {"Let's break it down.", "Okay, one piece at a time.", "一件一件来。", "咱们拆开来看。"}
+    for seed in range(60):
+        part = _talk(lang, SmallTalk(), seed).pick(
+            "acks", variety.reply_to(line, lang), act=act_of(line, lang)
+        )
+        assert part is None or part.template.source not in pieces
+
+
 @pytest.mark.parametrize("line", ["我也不知道吃什么好。", "这个怎么弄，我也不懂", "我今天去了趟超市"])
 def test_a_chinese_line_that_ends_telling_is_a_statement(line):
     assert variety.reply_to(line, "zh") == "statement"
@@ -272,3 +307,25 @@ def test_a_segue_that_opens_a_fact_as_news_is_not_put_beside_a_fact():
     assert not _tells_news("嗯，", "zh")
     assert _tells_news("Oh, and", "en")
     assert not _tells_news("Anyway,", "en")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_a_follow_up_sent_after_the_reply_was_begun_never_asks(lang):
+    """ "…Thoughts?" sent on its own once the reply's opening was chosen was answered "Got it — easy." """
+    for seed in range(60):
+        line = _talk(lang, SmallTalk(), seed).standalone("followups", "statement", asking=False)
+        assert line is None or not ends_asking(line.text, lang), line.text
+
+
+@pytest.mark.parametrize(
+    "line", ["so when do I actually work", "Got the tickets, can you add it to my calendar", "is it worth it"]
+)
+def test_an_english_question_without_its_mark_is_read_as_one(line):
+    assert variety.reply_to(line, "en") in ("question", "request")
+
+
+@pytest.mark.parametrize(
+    "line", ["The meeting is at 3, which is fine", "I know what you mean", "Whatever works"]
+)
+def test_an_english_line_that_tells_is_a_statement(line):
+    assert variety.reply_to(line, "en") == "statement"

@@ -264,11 +264,13 @@ def allot(
 
 
 def _families_first(names: list[str]) -> list[str]:
-    """Subtypes in turn by family ("visual.fact.*", "visual.count.*", "visual.sum.*"), keeping their order
-    within one: a screenshot's many fact fields would otherwise leave no room for a count or a sum."""
+    """Subtypes in turn by family (a screen's fact, "visual.count.*", "visual.sum.*"), keeping their order
+    within one: a screenshot's many fact fields ("visual.music.artist", "visual.order.delivery", ...) would
+    otherwise leave no room for a count or a sum."""
     families: dict[str, list[str]] = defaultdict(list)
     for name in names:
-        families[".".join(name.split(".")[:2])].append(name)
+        family = name.split(".")[1] if name.count(".") >= 2 else ""
+        families[family if family in ("count", "sum") else "fact"].append(name)
     rounds = [list(group) for group in families.values()]
     out: list[str] = []
     while any(rounds):
@@ -301,6 +303,9 @@ def select(
     for subtypes in by_type.values():
         for name, items in subtypes.items():
             rng.shuffle(items)
+            # taken from the end: an item that can be asked as multiple choice first (MIN_MULTIPLE_CHOICE
+            # of a persona's items, where a subtype has such items to give)
+            items.sort(key=multiple_choice_ready)
             # a habit asked of every month answers itself after the first few (SUBTYPE_CAP)
             del items[: max(0, len(items) - SUBTYPE_CAP.get(name, len(items)))]
     shares = weights(spec)

@@ -256,7 +256,8 @@ def _burst(drafts: list[Draft], talk: Talk, lang: str) -> None:
         return
     at = talk.rng.choice(ends)
     after = asks_of(drafts[at].content, lang)
-    line = talk.standalone("followups", after, fact=bool(drafts[at].said))
+    # sent after the reply's opening was chosen: a follow-up that asks would be answered "Got it."
+    line = talk.standalone("followups", after, fact=bool(drafts[at].said), asking=at + 1 == len(drafts))
     if line is not None:
         drafts.insert(at + 1, Draft("user", line.text, key=line.key, shown=line.said, smalltalk=True))
 

@@ -83,7 +83,7 @@ def act_of(text: str, lang: str) -> str:
     for act in (THANKS, COMPLAINT, GOOD_NEWS, REQUEST):
         if rules[act].search(head):
             return act
-    if head.endswith(("?", "？")) or (QUESTION in rules and rules[QUESTION].search(head)):
+    if ends_asking(head, lang) or (QUESTION in rules and rules[QUESTION].search(head)):
         return QUESTION
     if rules[PLAN].search(head):
         return PLAN
@@ -93,17 +93,29 @@ def act_of(text: str, lang: str) -> str:
 # a Chinese question typed without its mark: the last clause asks ("每天的学习时长定多少合适"),
 # and the line ends on no stop ("我也不知道吃什么好。" tells)
 _ZH_UNMARKED_QUESTION = re.compile(
-    r"(?:[吗呢么嘛吧啥]|要不要|能不能|可不可以|是不是|有没有|怎么|什么|为什么|哪|多少|几[个点天次]|多久|多长)[^，,。！!；;：:]*$"
+    r"(?:[吗呢么嘛吧啥]|(\w)不\1|可不可以|怎么|什么|为什么|哪|多少|几[个点天次]|多久|多长)[^，,。！!；;：:]*$"
+)
+# an English one: a last sentence that opens like a question ("is a power bank necessary or overkill")
+_EN_UNMARKED_QUESTION = re.compile(
+    r"(?:(?:^|[.!]\s+)(?:is|are|am|was|were|do|does|did|can|could|should|would|will|what|how|why|when|where|"
+    r"which|who|any)\b"  # a sentence that opens like a question
+    r"|(?:[,;—-]\s*|\b(?:so|and|but|then)\s+)(?:(?:what|how|why|when|where)\s+(?:is|are|am|was|were|do|"
+    r"does|did|can|could|should|would|will)|(?:is|are|do|does|did|can|could|should|would|will)\s+(?:i|you|it|we|"
+    r"they|he|she|that|this|there))\b)"  # or a clause that asks ("…, so when do I actually work")
+    r"[^.!]*$",
+    re.IGNORECASE,
 )
 
 
 def ends_asking(text: str, lang: str) -> bool:
-    """Whether a line ends by asking: its question mark, or in Chinese a last clause that asks without one
-    (a reply to it answers a question: no "有道理，" before the answer)."""
+    """Whether a line ends by asking: its question mark, or a last clause that asks without one (a Chinese
+    question word, "X不X"; an English sentence opening like a question): a reply to it answers a question,
+    no "有道理，" or "Good point." before the answer."""
     head = text.rstrip()
     if head.endswith(("?", "？")):
         return True
-    return lang == "zh" and _ZH_UNMARKED_QUESTION.search(head) is not None
+    pattern = _ZH_UNMARKED_QUESTION if lang == "zh" else _EN_UNMARKED_QUESTION
+    return pattern.search(head) is not None
 
 
 def fits_act(declared: Collection[str], act: str | None) -> bool:

@@ -20,7 +20,7 @@ from keme.seeding import derive_seed
 from keme.stats import sentence_keys
 from keme.synth.said import Variants, said_before
 from keme.synth.said import variants as variant_bank
-from keme.synth.speech import act_of, ends_asking, fits_act
+from keme.synth.speech import PLAN, QUESTION, STATEMENT, act_of, ends_asking, fits_act
 from keme.text.resources import Exchange, Parts, TalkPart
 from keme.text.template import Context, Template, render
 from keme.world.cues import load_cues
@@ -257,6 +257,7 @@ class Talk:
         leads: str | None = None,
         fact: bool = False,
         act: str | None = None,
+        exclude: frozenset[str] = frozenset(),
     ) -> tuple[str, tuple[str, ...], str] | None:
         """One part of `kind` that fits the session and that the persona has not said, rendered; its said
         values (for the key) and its source; None when every fitting part is said (or the pacing holds
@@ -265,7 +266,7 @@ class Talk:
         pool = len(self.parts.by_kind.get(kind, ()))
         if not self.small.room(kind, pool):
             return None
-        tried = set(self.small.wordings())  # a part of one wording, said: not drawn at all
+        tried = set(self.small.wordings()) | exclude  # a part of one wording, said: not drawn at all
         for _ in range(self.PART_TRIES):
             chosen = self.pick(kind, after, leads, fact, exclude=tried, act=act)
             if chosen is None:
@@ -315,19 +316,27 @@ class Talk:
             return kind == "closers" or self.final
         return True
 
-    def standalone(self, kind: str, after: str | None = None, fact: bool = False) -> Line | None:
+    def standalone(
+        self, kind: str, after: str | None = None, fact: bool = False, asking: bool = True
+    ) -> Line | None:
         """A message that is only small talk (a closer, a follow-up sent on its own), under the budget;
         None when the persona has no part of the kind left to say. A follow-up fits the act of the user's
-        line it trails (the last accepted line): no "ugh." after good news."""
+        line it trails (the last accepted line): no "ugh." after good news. `asking=False`: no part that
+        asks ("Thoughts?" sent after the reply's opening was chosen would get "Got it." for an answer)."""
         self.drafted = set()
         act = self.heard_act if kind == "followups" else None
-        first = self.part(kind, after, fact=fact, act=act)
+        exclude = frozenset(
+            () if asking else (p.template.source for p in self.parts.by_kind.get(kind, ()) if self._asks(p))
+        )
+        first = self.part(kind, after, fact=fact, act=act, exclude=exclude)
         if first is None:
             return None
         text, said, source = first
         sources: tuple[str, ...] = (source,)
         small = [(text, kind)]
-        if self.rng.random() < 0.3 and (second := self.part(kind, after, fact=fact, act=act)) is not None:
+        twice = self.rng.random() < 0.3
+        second = self.part(kind, after, fact=fact, act=act, exclude=exclude) if twice else None
+        if second is not None:
             more, said_more, other = second  # two parts of the kind: "ok cool — makes sense"
             ends = {p.template.source for p in self.parts.by_kind.get(kind, ()) if p.at == "end"}
             if (
@@ -385,6 +394,9 @@ class Talk:
         )
         line.asks = reply_to(core, self.lang)
         line.act = own
+        if ends_asking(text, self.lang) and not ends_asking(core, self.lang) and own in (STATEMENT, PLAN):
+            # a part that asks went after it ("…Thoughts?", "…你觉得呢？"): the reply answers a question
+            line.asks, line.act = "question", QUESTION
         return line
 
     def dress(
@@ -442,6 +454,9 @@ class Talk:
             else:
                 suffix = text
         return join(self.lang, prefix, core, suffix, keep_case), tuple(said), tuple(sources), tuple(small)
+
+    def _asks(self, part: TalkPart) -> bool:
+        return ends_asking(part.template.source, self.lang)
 
     def _starts_like_ack(self, core: str) -> bool:
         if self.lang == "zh":

@@ -370,7 +370,9 @@ class Parts:
             return fits
         if after == "thanks":
             return tuple(p for p in fits if p.after == "thanks")
-        return tuple(p for p in fits if p.after in (None, after)) or fits
+        fitting = tuple(p for p in fits if p.after in (None, after))
+        # none made for a question: no part at all ("Makes sense." would answer "Is it good?")
+        return fitting or (() if after == "question" else fits)
 
 
 @dataclass(frozen=True)
