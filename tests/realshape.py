@@ -90,7 +90,8 @@ def longmemeval(path: Path, sessions: int = 14, turns: int = 12, seed: int = 0) 
             day = first - timedelta(days=3 * (sessions - n) + rng.randint(0, 2))
             chat = [(("user", "assistant")[who], text) for who, text in _chat(rng, "", "", n, turns)]
             instance["haystack_session_ids"].insert(n, f"filler_{instance['question_id']}_{n}")
-            instance["haystack_dates"].insert(n, day.strftime("%Y/%m/%d (%a) ") + f"{rng.randint(8, 21):02d}:15")
+            at = day.strftime("%Y/%m/%d (%a) ") + f"{rng.randint(8, 21):02d}:15"
+            instance["haystack_dates"].insert(n, at)
             instance["haystack_sessions"].insert(
                 n, [{"role": who, "content": text, "has_answer": False} for who, text in chat]
             )

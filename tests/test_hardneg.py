@@ -403,11 +403,16 @@ def test_the_rule_check_finds_the_gold_as_a_whole_phrase_only():
     assert states("We met at Harbor Oyster Barn.", forms) is None
 
 
-@pytest.mark.parametrize("fixture,importer", [("locomo_published.json", "locomo"), ("longmemeval_published.json", "longmemeval")])
+@pytest.mark.parametrize(
+    "fixture,importer", [("locomo_published.json", "locomo"), ("longmemeval_published.json", "longmemeval")]
+)
 def test_a_haystack_with_no_room_beside_its_evidence_is_refused_with_the_reason(fixture, importer, tmp_path):
     runner = CliRunner()
     imported = tmp_path / "imported"
-    assert runner.invoke(app, ["import", importer, str(FIXTURES / fixture), "--out", str(imported)]).exit_code == 0
+    assert (
+        runner.invoke(app, ["import", importer, str(FIXTURES / fixture), "--out", str(imported)]).exit_code
+        == 0
+    )
     result = runner.invoke(app, ["hardneg", str(imported), "--out", str(tmp_path / "hard")])
     assert result.exit_code == 2 and "no distractor fits" in result.output, result.output
     assert not (tmp_path / "hard").exists()
@@ -415,7 +420,7 @@ def test_a_haystack_with_no_room_beside_its_evidence_is_refused_with_the_reason(
 
 @pytest.mark.parametrize("importer", ["locomo", "longmemeval"])
 def test_imported_datasets_get_hard_sets_that_validate(importer, tmp_path):
-    """On a haystack of a real release's size (the published-shape fixture and everyday sessions around it)."""
+    """On a haystack of a real release's size (the published-shape fixture, everyday sessions around it)."""
     runner = CliRunner()
     imported, out = tmp_path / "imported", tmp_path / "hard"
     source = getattr(realshape, importer)(tmp_path / f"{importer}.json")

@@ -233,7 +233,8 @@ def test_visual_counts_and_sums_take_turns_with_the_many_screen_facts():
     or a sum was never reached in a persona's six visual items."""
     from keme.qa.build import _families_first
 
-    facts = [f"visual.{screen}.{field}" for screen in ("music", "order", "post", "ebook") for field in ("a", "b")]
+    screens = ("music", "order", "post", "ebook")
+    facts = [f"visual.{screen}.{field}" for screen in screens for field in ("a", "b")]
     names = [*facts, "visual.count.month", "visual.count.all", "visual.sum.transfer"]
     first_three = _families_first(names)[:3]
     assert {n.split(".")[1] for n in first_three} == {"music", "count", "sum"}

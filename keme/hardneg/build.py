@@ -900,8 +900,9 @@ def _nothing_built(report: Report) -> str:
     if starved and not report.proof.get("failed"):
         return (
             f"no hard item: for {starved} question(s) no distractor fits beside the evidence "
-            f"(rejected: {dict(report.rejected)}); a hard trajectory is no longer than its question's original "
-            f"haystack, and these haystacks leave no room: build around questions of longer conversations"
+            f"(rejected: {dict(report.rejected)}); a hard trajectory is no longer than its question's "
+            f"original haystack, and these haystacks leave no room: build around questions of longer "
+            f"conversations"
         )
     return "no hard item keeps a unique gold answer; nothing to write"
 
