@@ -185,6 +185,39 @@ def test_one_project_delivered_in_two_episodes_is_named(lang, project):
 
 
 @pytest.mark.parametrize(
+    ("kind", "key", "value"),
+    [
+        ("shopping", "product", "Peloton Bike"),
+        ("entertainment", "title", "Past Lives"),
+        ("social", "gift", "a board game"),
+    ],
+)
+def test_a_thing_bought_watched_or_given_in_two_episodes_is_named(kind, key, value):
+    events = [episode(1, kind, at(5, 15), **{key: value}), episode(2, kind, at(9, 16), **{key: value})]
+    assert any(f"{key} {value!r} is" in text and "twice" in text for text in named(view("en", events)))
+
+
+def test_two_different_things_bought_pass():
+    events = [
+        episode(1, "shopping", at(5, 15), product="Peloton Bike"),
+        episode(2, "shopping", at(9, 16), product="iPad Air"),
+    ]
+    assert named(view("en", events)) == []
+
+
+def test_the_planner_does_not_buy_watch_or_give_one_thing_twice_in_a_year():
+    from keme.synth.pipeline import synthesize_persona
+
+    cfg = parse_config("name: t\nseed: 3\npersonas: [{language: en, start: 2026-01-01, months: 12}]\n")
+    traj = synthesize_persona(0, cfg)
+    for kind, key in (("shopping", "product"), ("entertainment", "title"), ("social", "gift")):
+        values = [
+            e.params[key] for e in traj.events.values() if e.kind == kind and e.depth == 1 and key in e.params
+        ]
+        assert len(values) == len(set(values)), (kind, values)
+
+
+@pytest.mark.parametrize(
     ("lang", "projects"), [("en", ("CRM cleanup", "brand refresh")), ("zh", ("官网改版", "小程序改版"))]
 )
 def test_two_projects_each_delivered_once_pass(lang, projects):

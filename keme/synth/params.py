@@ -156,14 +156,16 @@ def episode_params(
         return social_params(rng, traj, ctx, when, person, role, until)
     if kind == "shopping":
         goods = [p for p in catalog.products if p.category not in (PHONE_LABEL[lang], GIFT_LABEL[lang])]
-        return _purchase(rng, rng.choice(goods), lang)
+        bought = _drawn(traj, "shopping", "product")
+        return _purchase(rng, rng.choice([p for p in goods if p.name not in bought] or goods), lang)
     if kind in ("cooking", "diet_change"):
         # diet_change: the diet the change sets (its update is not realized yet)
         keys = {a.key for a in traj.persona.attributes()}
         held = {planned_value(traj, key, when) or "" for key in DISH_LIMITS if key in keys}
         return _cooking(rng, catalog, lang, held)
     if kind == "entertainment":
-        title = rng.choice(res.pools.titles)
+        seen = _drawn(traj, "entertainment", "title")
+        title = rng.choice([t for t in res.pools.titles if t.title not in seen] or res.pools.titles)
         return {"title": title.title, "genre": title.genre}
     if kind in ("learning", "new_course"):
         return {"resource": rng.choice(lists["learning_resources"])}
@@ -180,6 +182,12 @@ def episode_params(
     if kind in ("pet", "adopt_pet"):
         return {"vet_clinic": rng.choice(catalog.venues_of(["vet"])).name}
     return {}
+
+
+def _drawn(traj: Trajectory, kind: str, key: str) -> set[str]:
+    """The `key` values the trajectory's episodes of `kind` already hold: a thing bought or a film watched is
+    a one-off, not drawn again while others are left ("when did I buy the Peloton Bike?" had two answers)."""
+    return {e.params[key] for e in traj.events.values() if e.kind == kind and key in e.params}
 
 
 # Catalog-backed params: each episode combines only items the catalog pairs (keme.world.catalog).
@@ -268,7 +276,9 @@ def social_params(
     occasion, venue = local.choose(rng, occasions, lambda o: catalog.venues_of(o.venue_types), city)
     meal = local.local(catalog.venues_of(MEAL_AFTER), city) or catalog.venues_of(MEAL_AFTER)
     restaurant = venue if venue.type in DINING else rng.choice(meal)
-    gift = rng.choice([p for p in catalog.products if p.category == GIFT_LABEL[lang]])
+    gifts = [p for p in catalog.products if p.category == GIFT_LABEL[lang]]
+    given = _drawn(traj, "social", "gift")  # one gift given thrice: a reader of the year sees it repeat
+    gift = rng.choice([p for p in gifts if p.name not in given] or gifts)
     price = rng.randint(*gift.price)
     step = 100 if lang == "zh" else 10
     return {

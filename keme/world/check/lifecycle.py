@@ -43,6 +43,7 @@ def check(world: World) -> list[Finding]:
         *_life_order(world),
         *_anchored_once(world),
         *_projects(world),
+        *_one_offs(world),
         *_project_employer(world),
         *_said(world),
         *_moves(world),
@@ -193,6 +194,36 @@ def _projects(world: World) -> list[Finding]:
                     f"({rule.season[0]} to {rule.season[1]})",
                 )
             )
+    return out
+
+
+# a thing that happens to her once: (episode kind, its param) — bought, watched, given as a gift
+ONE_OFF = (
+    ("shopping", "product", "bought"),
+    ("entertainment", "title", "watched"),
+    ("social", "gift", "given"),
+)
+
+
+def _one_offs(world: World) -> list[Finding]:
+    """A product bought, a title watched, a gift given in two episodes: "when did I buy the Peloton Bike?"
+    has two answers, and a reader of the year finds the same purchase told twice."""
+    out = []
+    for kind, key, verb in ONE_OFF:
+        held: dict[str, list[Event]] = defaultdict(list)
+        for episode in _episodes(world):
+            if episode.kind == kind and episode.params.get(key):
+                held[episode.params[key]].append(episode)
+        for value, episodes in sorted(held.items()):
+            for later in episodes[1:]:
+                out.append(
+                    world.finding(
+                        RULE,
+                        _first_lines(world, episodes[0]) + _first_lines(world, later),
+                        f"{key} {value!r} is {verb} twice: {episodes[0].start.date()} and "
+                        f"{later.start.date()}",
+                    )
+                )
     return out
 
 
