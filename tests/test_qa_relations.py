@@ -1,6 +1,7 @@
-"""Relationship questions a person would ask an assistant: "who is X to me?" is asked of a best friend or
-a sibling as a test of what the assistant remembers, never of her partner (no one asks who the person
-they date is), and its wordings are many enough for the traps that borrow them (keme.qa.twins)."""
+"""Relationship questions a person would ask an assistant: "who is X to me?" is never asked of the people
+close to her (her best friend, a sibling, her partner: no one asks who their own cousin is), nor "how do I
+know the person who went to Kyoto with me?" (always one of them); the "who is" wordings stay, many enough,
+for the never-mentioned names the traps ask about (keme.qa.twins)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from keme.synth.limits import parse_config
 from keme.synth.pipeline import synthesize_persona
 from keme.text.fill import fill
 
-ASKED = ("rel.who_is", "rel.companion_relation")
+ASKED = ("rel.who_is",)
 # every slot a relationship wording or a trap borrowing it may be filled with
 SLOTS = {
     "name": "Priya",
@@ -59,21 +60,7 @@ def test_an_english_relationship_question_asks_the_assistant_what_it_remembers()
         assert not re.fullmatch(r"Who is \{name\} to me\?|How do I know \{name\}\?", form)
 
 
-@pytest.mark.parametrize(("lang", "seed"), [("en", 2), ("zh", 3)])
-def test_her_partner_is_never_asked_who_he_is(lang, seed):
-    world = _world(lang, seed)
-    partner = world.persona.attribute("social_circle.partner").versions
-    assert partner, "the fixture persona has a partner"
-    names = {v.value for v in partner}
-    label = phrasing.get(lang).answer("partner")
-    drafts = relationships(Gen(world, phrasing.get(lang), random.Random(1), 0.3), "root")
-    asked = [x for x in drafts if x.subtype in ASKED]
-    assert all(x.answer != label for x in asked)
-    assert not [x.question for x in asked if any(n in x.question for n in names)]
-
-
-@pytest.mark.parametrize(("lang", "seed"), [("en", 1), ("zh", 1)])
-def test_a_best_friend_or_sibling_is_still_asked_about(lang, seed):
+@pytest.mark.parametrize(("lang", "seed"), [("en", 1), ("zh", 1), ("en", 2), ("zh", 3)])
+def test_no_one_close_to_her_is_asked_who_they_are(lang, seed):
     drafts = relationships(Gen(_world(lang, seed), phrasing.get(lang), random.Random(1), 0.3), "root")
-    kinds = {x.subtype for x in drafts}
-    assert set(ASKED) <= kinds
+    assert not [x.question for x in drafts if x.subtype in ("rel.who_is", "rel.companion_relation")]

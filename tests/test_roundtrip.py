@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+import realshape
 from conftest import ROOT
 
 from eval.importers.locomo import export_locomo, import_locomo
@@ -64,7 +65,8 @@ def test_a_hard_set_goes_out_with_its_own_sessions_numbered_afresh(tmp_path):
 
     from keme.cli import app
 
-    import_locomo(FIXTURES / "locomo_published.json", tmp_path / "keme")
+    # the published shape at a real release's size: a tiny haystack leaves no room for a distractor
+    import_locomo(realshape.locomo(tmp_path / "locomo.json"), tmp_path / "keme")
     assert (
         CliRunner()
         .invoke(app, ["hardneg", str(tmp_path / "keme"), "--out", str(tmp_path / "hard")])

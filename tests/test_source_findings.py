@@ -10,6 +10,7 @@ import math
 from pathlib import Path
 
 import pytest
+import realshape
 from conftest import ROOT
 from typer.testing import CliRunner
 
@@ -248,6 +249,11 @@ def test_findings_are_the_same_computed_again():
     ],
 )
 def test_every_command_takes_locomo_as_published_without_an_override(locomo, tmp_path, command):
+    if (
+        command[0] == "hardneg"
+    ):  # a hard trajectory needs haystacks of a real release's size beside its evidence
+        import_locomo(realshape.locomo(tmp_path / "locomo.json"), tmp_path / "sized")
+        locomo = tmp_path / "sized"
     args = [a.format(d=locomo, t=tmp_path) for a in command]
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.output

@@ -12,6 +12,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from keme.models import ARGS_OF, AnswerSpec, Proof, QAItem, Query, Quote
 from keme.qa.facts import Fact, World
+from keme.qa.phrasing import usual_form
 from keme.text.fill import fill
 
 
@@ -156,7 +157,7 @@ def abstain() -> AnswerSpec:
 
 
 def fill_question(rng: random.Random, forms: list[str], **slots: object) -> str:
-    return fill(rng.choice(forms), slots)
+    return fill(usual_form(rng, forms), slots)
 
 
 # ---------------------------------------------------------------- question time

@@ -15,6 +15,12 @@ from keme.text.resources import ROOT, parse_file
 from keme.text.template import agree_article
 
 
+def usual_form(rng: random.Random, forms: list[str]) -> str:
+    """One of a question's wordings, the first ones more often (weights 1, 1/2, 1/3, ...), as people word a
+    question mostly one way: answerable questions gather in a few wordings, and a trap asked in one of them
+    (keme.qa.twins) finds the answerable twins it needs to read as an ordinary question."""
+    return rng.choices(forms, weights=[1 / (i + 1) for i in range(len(forms))])[0]
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -150,7 +156,7 @@ class Phrasing:
     text: QuestionText
 
     def question(self, key: str, rng: random.Random, **slots: object) -> str:
-        return fill(rng.choice(self.text.questions[key]), slots)
+        return fill(usual_form(rng, self.text.questions[key]), slots)
 
     def wordings(self, *keys: str, **slots: object) -> list[str]:
         """Every wording of the questions `keys` filled with `slots`: the ones a trap may be asked in (the
@@ -159,7 +165,7 @@ class Phrasing:
 
     def attribute(self, key: str, form: str, rng: random.Random, **slots: object) -> str | None:
         forms = getattr(self.text.attributes[key], form)
-        return fill(rng.choice(forms), slots) if forms else None
+        return fill(usual_form(rng, forms), slots) if forms else None
 
     def event(self, kind: str, form: str, **slots: object) -> str | None:
         phrases = self.text.events.get(kind)

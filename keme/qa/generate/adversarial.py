@@ -16,8 +16,8 @@ from keme.models.attributes import claim_predicate
 from keme.qa import draft as d
 from keme.qa.blind import simple_ratio
 from keme.qa.draft import Draft
-from keme.qa.generate.atoms import _queries
-from keme.qa.generate.composition import ACCOUNT_CATEGORIES, FEE_MERCHANTS, _event_phrase, _event_query
+from keme.qa.generate.atoms import ACCOUNT_CATEGORIES, FEE_MERCHANTS, _queries
+from keme.qa.generate.composition import _event_phrase, _event_query
 from keme.qa.generate.context import Gen
 from keme.qa.generate.episode import _matching_system
 from keme.qa.ops import NEAR_DAYS
@@ -425,4 +425,4 @@ def _when_wordings(g: Gen, fact, slots: dict[str, str]) -> list[str]:
     traps need these wordings' room too."""
     false = replace(fact, context={**fact.context, "amount": slots["false_amount"]})
     event = _event_phrase(g, false, "verb", with_amount=True)
-    return g.say.wordings("tmp.date_of", "tmp.days_ago", event=event) if event else []
+    return g.say.wordings("tmp.date_of", event=event) if event else []

@@ -55,11 +55,16 @@ PARAM_QUESTIONS: dict[tuple[str, str], tuple[str, tuple[str, ...], str]] = {
     ("fitness", "goal"): ("fitness.goal", ("date",), "text"),
     ("trip", "companion"): ("rel.companion", ("destination",), "text"),
     ("work_project", "colleague"): ("rel.colleague", ("project",), "text"),
+    # "who was I thinking of getting a board game for?": a gift is drawn once a trajectory (synth.params)
+    ("social", "person"): ("rel.gift_for", ("gift", "occasion"), "text"),
 }
 
 
 # Param questions a fact the assistant stated answers: those worded as what "we talked about"
 ASSISTANT_SAID = frozenset({"entertainment.title"})
+# "who went with me to Rome?" is asked of a trip long enough ago to have blurred (an independent review read
+# it asked days after her return as a quiz)
+COMPANION_AFTER = timedelta(days=30)
 
 
 RECORD_QUESTIONS: dict[tuple[str, str], tuple[str, tuple[str, ...], str, str]] = {
@@ -217,6 +222,27 @@ def _record_query(fact: Fact, slot_names: tuple[str, ...], spec) -> Query:
     )
 
 
+# Bill categories that are payments to an account, not purchases at a shop: "I paid AT&T $115.74", not
+# "I paid $115.74 at AT&T" (and 「付中国移动那笔¥58」, not 「在中国移动付¥58」)
+ACCOUNT_CATEGORIES = frozenset({"utilities", "telecom", "housing", "subscriptions"})
+# merchants on a bill that are a fee or a fare, not a shop (「在ETC通行费付」 reads as a place)
+FEE_MERCHANTS = frozenset({"ETC通行费", "停车场缴费", "地铁乘车码", "公交乘车码", "SpotHero", "Zocdoc copay"})
+MEMBERSHIP_ENDINGS = (
+    "VIP",
+    "会员",
+)  # 腾讯视频VIP, 哔哩哔哩大会员: a subscription paid, not a shop (山姆会员店 is one)
+
+
+def pays_account(fact: Fact, lang: str) -> bool:
+    """Whether a bill is a payment to an account or a fee (a utility, a plan, a subscription, a toll), not
+    a purchase at a shop."""
+    label = fact.context.get("category_value", "")
+    categories = resources.get(lang).anchors.bill.categories
+    key = next((k for k, c in categories.items() if c.label == label), "")
+    merchant = fact.context.get("merchant", "")
+    return key in ACCOUNT_CATEGORIES or merchant in FEE_MERCHANTS or merchant.endswith(MEMBERSHIP_ENDINGS)
+
+
 def record_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
     drafts = []
     for fact in g.world.by_session[session.id]:
@@ -336,6 +362,10 @@ def param_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
         else:
             spec = d.entity(fact.value)
         asked = g.when(fact.when)
+        if generator == "rel.companion":  # asked once the trip is a memory, not days after it
+            asked = d.final_time(g.world)
+            if asked - fact.when < COMPANION_AFTER:
+                continue
         if asked is None:
             continue
         kind = "relationship" if generator.startswith("rel.") else "single_hop"

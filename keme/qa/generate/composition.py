@@ -13,10 +13,9 @@ from keme.models.attributes import claim_predicate
 from keme.qa import draft as d
 from keme.qa.draft import Draft
 from keme.qa.facts import Fact
-from keme.qa.generate.atoms import _attr_distractors, _attr_spec, _qualifiers, _queries, settled
+from keme.qa.generate.atoms import _attr_distractors, _attr_spec, _qualifiers, _queries, pays_account, settled
 from keme.qa.generate.context import Gen
 from keme.text import lang as fmt
-from keme.text import resources
 from keme.text.normalize import norm_text
 
 EVENT_KINDS = frozenset(
@@ -57,12 +56,6 @@ LANDMARK_KINDS = frozenset({"trip", "health", "social", "work_project"})
 ATTRIBUTES_PER_LANDMARK = 2  # attribute-at-the-time questions one landmark may anchor
 LANDMARK_GAP = 7  # days between two occasions asked about in one order question, the first's end to the next
 
-# Bill categories that are payments to an account, not purchases at a shop: "I paid AT&T $115.74", not
-# "I paid $115.74 at AT&T" (and 「付中国移动那笔¥58」, not 「在中国移动付¥58」)
-ACCOUNT_CATEGORIES = frozenset({"utilities", "telecom", "housing", "subscriptions"})
-# merchants on a bill that are a fee or a fare, not a shop (「在ETC通行费付」 reads as a place)
-FEE_MERCHANTS = frozenset({"ETC通行费", "停车场缴费", "地铁乘车码", "公交乘车码", "SpotHero", "Zocdoc copay"})
-
 
 def event_kind(g: Gen, fact: Fact, with_amount: bool = False) -> str:
     """The phrase family of a fact: a bill to an account or for a fee is phrased as a payment to it
@@ -70,10 +63,7 @@ def event_kind(g: Gen, fact: Fact, with_amount: bool = False) -> str:
     only where the persona paid there more than once (`bill_once`, `bill_account_once` name it alone)."""
     if fact.kind != "bill":
         return fact.kind
-    label = fact.context.get("category_value", "")
-    categories = resources.get(g.lang).anchors.bill.categories
-    key = next((k for k, c in categories.items() if c.label == label), "")
-    account = key in ACCOUNT_CATEGORIES or fact.context.get("merchant") in FEE_MERCHANTS
+    account = pays_account(fact, g.lang)
     once = g.world.bills_at[fact.context.get("merchant", "")] == 1
     if account and once and not with_amount and "bill_account_once" in g.say.text.events:
         return "bill_account_once"
@@ -324,7 +314,8 @@ def compose_single(g: Gen, node: str, sample: list[Draft], limit: int) -> list[D
         # a trip, an illness or an occasion is mostly asked about as a time of life ("where was I working
         # when I went to Lisbon?"): the only multi-hop anchor left once receipts are not
         landmark = bool(changing) and atom.fact.kind in LANDMARK_KINDS and roll < 0.75
-        if verb and not landmark and roll < 0.35:
+        # a date more often than a count of days: people ask when, seldom how long ago (SUBTYPE_CAP too)
+        if verb and not landmark and roll < 0.5:
             asked = g.when(atom.fact.when)
             if asked is None:
                 continue
@@ -427,13 +418,16 @@ def _attr_at_event(g: Gen, node: str, atom: Draft, attr, when: str, pick: str) -
         return None
     if _said_when_otherwise(g, atom.fact.value, attr, version.value):
         return None  # the knee that hurt in March hurt again in June, after the move
+    asked = d.final_time(g.world)
+    now = attr.version_at(asked)
+    if now is None or now.value == version.value:
+        return None  # still so when asked: "where did I live during the report?" of where she lives
     evidence = next(
         (m for m in version.evidence if g.world.messages[m].timestamp <= atom.fact.when),
         None,
     )  # said by then: the value at the event is what the chats had told of it
     if evidence is None:
         return None
-    asked = d.final_time(g.world)
     spec, answer = _attr_spec(attr.key, version.value, g.lang)
     quotes = _event_quotes(g, atom) + [Quote(message_id=evidence, text=version.value)]
     return Draft(

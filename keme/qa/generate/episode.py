@@ -247,7 +247,20 @@ def episode_drafts(g: Gen, episode: Event, sessions: list[Session]) -> list[Draf
     anchor_facts = [
         next((f for f in g.world.by_session[s.id] if f.kind == kind), None) for s in (firsts[0], firsts[-1])
     ]
-    if len(firsts) >= 2 and all(anchor_facts) and anchor_facts[0].when.date() != anchor_facts[1].when.date():
+    # how long she weighed a purchase: from its first mention to the session she bought it in, when that is
+    # the last one ("how many days between the first and the last time I talked to you about X" asks of the
+    # chat log, and no one does)
+    bought = kind == "shopping" and any(
+        f.context.get("moment") == "purchase_done"
+        for f in g.world.by_session[firsts[-1].id]
+        if f.kind == kind
+    )
+    if (
+        bought
+        and len(firsts) >= 2
+        and all(anchor_facts)
+        and anchor_facts[0].when.date() != anchor_facts[1].when.date()
+    ):
         first, second = anchor_facts
         asked = g.when(second.when)
         if asked is not None:
@@ -255,8 +268,8 @@ def episode_drafts(g: Gen, episode: Event, sessions: list[Session]) -> list[Draf
             drafts.append(
                 Draft(
                     "temporal_reasoning",
-                    "tmp.episode_span",
-                    g.say.question("tmp.episode_span", g.rng, topic=topic),
+                    "tmp.purchase_span",
+                    g.say.question("tmp.purchase_span", g.rng, product=params.get("product", "")),
                     g.say.answer("days", n=days),
                     d.number(days, unit="days"),
                     d.proof("days_between", [d.dated(first), d.dated(second)]),
@@ -314,8 +327,63 @@ def chapter_drafts(g: Gen, chapter: Event) -> list[Draft]:
             )
         )
     drafts += record_totals(g, start, end, chapter.id, month)
+    drafts += _paid_in(g, start, end, chapter.id, month)
     drafts += _time_of_day(g, start, end, chapter.id, "imp.time_of_day.month", month=month)
     return drafts
+
+
+PAID_IN = (2, 6)  # merchants a month's "who did I pay" lists: one is no list, seven no one reads through
+
+
+def _paid_in(g: Gen, start: date, end: date, node: str, period: str) -> list[Draft]:
+    """Who she paid in a month, as the Wallet shows it ("I'm going over my March spending: who did I pay?"):
+    every merchant of the period's payment records, quoted by their records. Its wrong options are
+    merchants she paid in other months and not in this one, by the time it is asked (her own, never a
+    made-up one): only the month's records tell them apart."""
+    bills = _bills(g, start, end)
+    merchants = list(dict.fromkeys(ctx["merchant"] for _, ctx in bills))
+    if not PAID_IN[0] <= len(merchants) <= PAID_IN[1]:
+        return []
+    final = d.final_time(g.world)
+    app = resources.get(g.lang).anchors.bill.app_name
+    quotes = [
+        Quote(message_id=m, text=merchant)
+        for merchant in merchants
+        for m in _matching_system(g, app, merchant, start, end)[:1]
+    ]
+    if len(quotes) != len(merchants):  # a merchant whose record does not name it: not quoted, not asked
+        return []
+    elsewhere = [
+        ctx["merchant"]
+        for fact, ctx in _bills(g, g.world.persona.start.date(), final.date())
+        if not start <= fact.when.date() <= end and fact.when <= final
+    ]
+    wrong = [m for m in dict.fromkeys(elsewhere) if m not in merchants]
+    return [
+        Draft(
+            "multi_hop",
+            "mh.paid_month",
+            g.say.question("mh.paid_month", g.rng, month=period),
+            fmt.join_list(merchants, g.lang),
+            d.set_spec(merchants),
+            d.proof("key_points", quotes),
+            final,
+            len(merchants),
+            node,
+            distractors=g.rng.sample(wrong, len(wrong)),
+            queries=[
+                Query(
+                    subject="anchor",
+                    target="merchant",
+                    source="app",
+                    start=start,
+                    end=end,
+                    aggregate="values",
+                    expect=merchants,
+                )
+            ],
+        )
+    ]
 
 
 def _retold(g: Gen, bill: Fact) -> bool:

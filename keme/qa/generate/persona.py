@@ -8,11 +8,10 @@ from collections import Counter
 from datetime import date, datetime, time, timedelta
 
 from keme.days import add_months, clear_leader, days, quarters_within
-from keme.models import Persona, Proof, Query, Quote
+from keme.models import Persona, Query, Quote
 from keme.models.attributes import claim_predicate
 from keme.qa import draft as d
 from keme.qa.draft import Draft
-from keme.qa.facts import Fact
 from keme.qa.generate.atoms import _attr_distractors, _attr_spec, _stating, settled
 from keme.qa.generate.context import Gen
 from keme.qa.generate.episode import RECAP_CHANGES, _bills, _time_of_day, by_records, cover_of, life_change
@@ -27,7 +26,6 @@ from keme.world.catalog import load_catalog
 RECORD_FIELDS = {"category": "expense_category"}  # a bill fact's field -> the claim predicate
 # relations "who is X to me?" is never asked of: no one asks an assistant who the person they date is
 # (a best friend's or a sibling's name is asked as a test of what it remembers)
-UNASKED_RELATIONS = frozenset({"social_circle.partner"})
 
 GENERALIZABLE = (
     "travel.seat_preference",
@@ -475,27 +473,6 @@ def _occasions_with_relation(g: Gen, labels: dict, relation_version, node: str) 
     return drafts
 
 
-def _companion_relation(g: Gen, key: str, fact: Fact, answer: str, proof: Proof, node: str) -> Draft:
-    """How a trip's companion is related to her ("was it a friend or family who went to Kyoto with me?")."""
-    destination = fact.context.get("destination", "")
-    where = {"destination": destination}
-    return Draft(
-        "relationship",
-        "rel.companion_relation",
-        g.say.question("rel.companion_relation", g.rng, destination=destination),
-        answer,
-        d.entity(answer),
-        proof,
-        d.final_time(g.world),
-        2,
-        node,
-        queries=[
-            Query(subject="persona", target=key, expect=[fact.value]),
-            Query(subject="event", target="companion", where=where, expect=[fact.value]),
-        ],
-    )
-
-
 def relationships(g: Gen, node: str) -> list[Draft]:
     persona = g.world.persona
     drafts: list[Draft] = []
@@ -507,36 +484,9 @@ def relationships(g: Gen, node: str) -> list[Draft]:
         "social_circle.partner": ("label", g.say.answer("partner")),
         "social_circle.sibling": ("label_key", "social_circle.sibling_relation"),
     }
-    for key, (mode, label) in labels.items():
-        attr = persona.attribute(key)
-        if key in UNASKED_RELATIONS or not attr.versions or not attr.versions[-1].evidence:
-            continue
-        name = attr.versions[-1].value
-        if mode == "label_key":
-            quotes = [Quote(message_id=attr.versions[-1].evidence[0], text=name)]
-        else:
-            stated = _stating(g, key, name)
-            if stated is None:
-                continue
-            quotes = [Quote(message_id=stated.message_id, text=name), stated]
-        args = {"name_key": key, "name": name}
-        answer = _relation(mode, label, relation_version, quotes, args)
-        if answer is None:
-            continue
-        drafts.append(
-            Draft(
-                "relationship",
-                "rel.who_is",
-                g.say.question("rel.who_is", g.rng, name=name),
-                answer,
-                d.entity(answer),
-                d.proof("relation", quotes, **args),
-                final,
-                1,
-                node,
-                queries=[Query(subject="persona", target=key, expect=[name])],
-            )
-        )
+    # no "who is Ana to me?" of her best friend, sibling or partner, and no "how do I know the person who
+    # went to Kyoto with me?" (always one of them): nobody asks who their own cousin is (an independent
+    # review read every one as a quiz); a never-mentioned name still is asked so (abs.person)
     drafts += _occasions_with_relation(g, labels, relation_version, node)
     # who did I travel with, and how are they related to me
     for fact in g.world.facts:
@@ -561,9 +511,6 @@ def relationships(g: Gen, node: str) -> list[Draft]:
                 continue
             if dest_fact is not None:
                 quotes.append(d.quote(dest_fact))
-            if key not in UNASKED_RELATIONS:
-                proof = d.proof("relation", quotes, **args)
-                drafts.append(_companion_relation(g, key, fact, answer, proof, node))
             if dest_fact is not None:
                 bridge = [d.quote(dest_fact)] + quotes[:-1]
                 drafts.append(
