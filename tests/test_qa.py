@@ -395,3 +395,34 @@ def test_no_category_total_over_a_payment_she_said_was_not_her_own(year, year_ca
     for draft in year_candidates:
         if draft.subtype == "mh.total_category":
             assert not {world.session_of[q.message_id] for q in draft.proof.quotes} & retold, draft.question
+
+
+def test_the_merchants_paid_in_a_month_are_every_merchant_of_its_payment_records(year):
+    _, _, world, items = year
+    paid = [i for i in items if i.subtype == "mh.paid_month"]
+    assert paid
+    for item in paid:
+        query = item.queries[0]
+        merchants = {
+            a.record.merchant
+            for a in world.anchors.values()
+            if a.app == "bill" and query.start <= a.timestamp.date() <= query.end
+        }
+        right = set(item.spec.items)
+        assert right == merchants, item.question
+        assert not (set(item.options) - right) & merchants  # a wrong option was paid in another month only
+
+
+def test_an_attribute_at_a_landmark_is_asked_only_where_it_has_changed_since(year):
+    """ "Which neighborhood did I live in during the report?" of where she still lives is no question."""
+    _, _, world, items = year
+    asked = [i for i in items if i.subtype.startswith("mh.attr_at_event.")]
+    assert asked
+    for item in asked:
+        key = item.subtype.removeprefix("mh.attr_at_event.")
+        now = world.persona.attribute(key).version_at(item.asked_at)
+        assert now is not None and now.value != item.proof.quotes[-1].text, item.question
+
+
+def test_how_long_she_weighed_a_purchase_is_asked_a_few_times_a_year(year):
+    assert Counter(i.subtype for i in year[3])["tmp.purchase_span"] <= 3

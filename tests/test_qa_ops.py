@@ -4,6 +4,7 @@ and every operation the demo uses re-derives its items' answers after a trip thr
 from __future__ import annotations
 
 import json
+import random
 from datetime import date, datetime
 from pathlib import Path
 from types import SimpleNamespace
@@ -176,8 +177,27 @@ def test_a_forged_op_is_unsupported_not_a_crash(demo):
 
 
 # ---------------------------------------------------------------- relations are what the user said
-def _labelled_relation(data: Dataset):
-    return next(i for i in data.qa if i.proof.op == "relation" and i.proof.args.label is not None)
+def _labelled_relation(data: Dataset) -> QAItem:
+    """ "Who is Ana to me?" with its proof: no longer asked of the people close to her (keme.qa.generate.
+    persona), still an operation a dataset's proof may use."""
+    from keme.qa import phrasing
+    from keme.qa.generate.context import Gen
+
+    world = worlds_of(data)[0]
+    key = "social_circle.best_friend"
+    name = world.persona.attribute(key).versions[-1].value
+    stated = _stating(Gen(world, phrasing.get(world.lang), random.Random(1), 0.3), key, name)
+    assert stated is not None, "the demo persona says who her best friend is"
+    label = phrasing.get(world.lang).answer("best_friend")
+    base = next(i for i in data.qa if i.persona_id == world.persona.id and i.proof.op == "value")
+    proof = draft.proof(
+        "relation",
+        [Quote(message_id=stated.message_id, text=name), stated],
+        name_key=key,
+        name=name,
+        label=label,
+    )
+    return base.model_copy(update={"proof": proof, "answer": label, "spec": draft.entity(label)})
 
 
 def test_a_relation_answer_quotes_its_words_from_a_user_message_naming_the_person(demo):

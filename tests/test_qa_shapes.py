@@ -158,8 +158,8 @@ def test_the_name_frequency_baseline_flags_a_name_no_other_question_carries():
 
 
 def test_a_question_is_traced_to_the_template_it_was_filled_from():
-    assert blind.template_of("How much did I pay at Shell on March 4?", "en") == (
-        "How much did I pay at {merchant} on {date}?"
+    assert blind.template_of("What was the Shell payment on March 4?", "en") == (
+        "What was the {merchant} payment on {date}?"
     )
 
 

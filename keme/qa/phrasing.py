@@ -21,6 +21,7 @@ def usual_form(rng: random.Random, forms: list[str]) -> str:
     (keme.qa.twins) finds the answerable twins it needs to read as an ordinary question."""
     return rng.choices(forms, weights=[1 / (i + 1) for i in range(len(forms))])[0]
 
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

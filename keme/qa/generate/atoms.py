@@ -227,6 +227,8 @@ def _record_query(fact: Fact, slot_names: tuple[str, ...], spec) -> Query:
 ACCOUNT_CATEGORIES = frozenset({"utilities", "telecom", "housing", "subscriptions"})
 # merchants on a bill that are a fee or a fare, not a shop (「在ETC通行费付」 reads as a place)
 FEE_MERCHANTS = frozenset({"ETC通行费", "停车场缴费", "地铁乘车码", "公交乘车码", "SpotHero", "Zocdoc copay"})
+# a single fare (a ¥3 bus tap) is never asked about: no one wants one back from their assistant months later
+FARES = frozenset({"地铁乘车码", "公交乘车码"})
 MEMBERSHIP_ENDINGS = (
     "VIP",
     "会员",
@@ -247,7 +249,7 @@ def record_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
     drafts = []
     for fact in g.world.by_session[session.id]:
         spec_row = RECORD_QUESTIONS.get((fact.kind, fact.key))
-        if spec_row is None:
+        if spec_row is None or (fact.kind == "bill" and fact.context.get("merchant") in FARES):
             continue
         generator, slot_names, parse, kind = spec_row
         premises = _premise_quotes(g, session, fact, slot_names)
