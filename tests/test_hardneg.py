@@ -575,7 +575,16 @@ def test_a_kind_left_out_is_not_made_and_an_unknown_kind_is_a_clear_error(tmp_pa
     assert "unknown distractor kind other_asks" in " ".join(result.output.split())
 
 
-def test_a_like_question_is_another_question_of_the_dataset_asked_before_and_stating_nothing(source, hard):
+@pytest.fixture(scope="module")
+def hard_all(source: Dataset) -> Dataset:
+    """Built around every question of the sample: a like question is found for some, not for any 16."""
+    return harden(source, HardnegSettings(seed=3))[0]
+
+
+def test_a_like_question_is_another_question_of_the_dataset_asked_before_and_stating_nothing(
+    source, hard_all
+):
+    hard = hard_all
     questions = {q.question for q in source.qa}
     likes = [s for s in hard.sessions if re.search(r"-l\d+-\d+$", s.id)]
     assert likes

@@ -426,3 +426,19 @@ def test_an_attribute_at_a_landmark_is_asked_only_where_it_has_changed_since(yea
 
 def test_how_long_she_weighed_a_purchase_is_asked_a_few_times_a_year(year):
     assert Counter(i.subtype for i in year[3])["tmp.purchase_span"] <= 3
+
+
+def test_who_a_gift_was_for_is_asked_only_of_a_gift_no_other_session_names(year):
+    """A memo saying "Mom's lipstick is ordered" made "who was the lipstick for?" a two-answer question."""
+    _, _, world, items = year
+    asked = [i for i in items if i.subtype == "rel.gift_for"]
+    assert asked
+    for item in asked:
+        gift = item.queries[0].where["gift"]
+        about = {
+            f.session_id
+            for f in world.facts
+            if f.kind == "social" and f.context.get("person") == item.spec.value
+        }
+        naming = {world.session_of[m.id] for m in world.messages.values() if gift in m.content}
+        assert naming <= about, item.question

@@ -259,7 +259,7 @@ def test_no_distractor_is_a_value_the_same_subject_and_predicate_holds(year):
                 checked += 1
                 assert _canonical(option, gold) not in held - {gold}, (item.question, option)
                 assert _canonical(option, gold) != gold, (item.question, option)
-    assert checked >= 50
+    assert checked >= 40  # not vacuous: a year's single-choice items give some 45-60 wrong options
 
 
 def test_generated_amounts_keep_the_golds_roundness_and_no_simple_ratio():

@@ -220,6 +220,7 @@ SUBTYPE_CAP = {
     "tmp.days_ago": 3,
     "tmp.days_ago_first": 1,
     "tmp.purchase_span": 3,  # "how long did I go back and forth on X?" of every purchase reads as a drill
+    "rel.gift_for": 4,  # "who was the scarf for?" of every gift of the year, likewise
 }
 
 

@@ -370,6 +370,8 @@ def param_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
                 continue
         if asked is None:
             continue
+        if generator == "rel.gift_for" and _named_elsewhere(g, fact.context.get("gift", ""), fact.value):
+            continue  # "Mom's lipstick is ordered" in a memo: the lipstick was for two people
         kind = "relationship" if generator.startswith("rel.") else "single_hop"
         drafts.append(
             Draft(
@@ -394,6 +396,15 @@ def param_atoms(g: Gen, session: Session, node: str) -> list[Draft]:
             )
         )
     return drafts
+
+
+def _named_elsewhere(g: Gen, thing: str, person: str) -> bool:
+    """Whether `thing` is named in a session where no social fact is about `person` (a memo, another
+    occasion): who it was for would have two answers."""
+    if not thing:
+        return True
+    ours = {f.session_id for f in g.world.facts if f.kind == "social" and f.context.get("person") == person}
+    return any(thing in m.content and g.world.session_of[m.id] not in ours for m in g.world.messages.values())
 
 
 def _money_value(text: str) -> Decimal:

@@ -167,9 +167,14 @@ def compose_pairs(g: Gen, node: str, sample: list[Draft], limit: int, orders: bo
         if asked is None:
             continue
         choice = 1.0 if orders else g.rng.random()
-        if first.subtype == "bill.amount" and second.subtype == "bill.amount" and choice < 0.5:
+        # two payments of one kind of spending (two dinners out), as she tallies it: two unrelated charges
+        # added up is a sum no one asks for
+        category = first.fact.context.get("category", "")
+        tallied = category and category == second.fact.context.get("category")
+        if first.subtype == "bill.amount" and second.subtype == "bill.amount" and choice < 0.5 and tallied:
             total = Decimal(first.spec.value) + Decimal(second.spec.value)
             slots = {
+                "category": category if g.lang == "zh" else category.lower(),
                 "merchant1": first.fact.context["merchant"],
                 "date1": g.day(first.fact.when),
                 "merchant2": second.fact.context["merchant"],

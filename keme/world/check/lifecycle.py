@@ -174,15 +174,7 @@ def _projects(world: World) -> list[Finding]:
     out = []
     for project, episodes in sorted(delivered.items()):
         episodes.sort(key=lambda e: (e.start, e.id))
-        for later in episodes[1:]:
-            out.append(
-                world.finding(
-                    RULE,
-                    _first_lines(world, episodes[0]) + _first_lines(world, later),
-                    f"project {project!r} is delivered twice: {episodes[0].start.date()} and "
-                    f"{later.start.date()}",
-                )
-            )
+        out += _held_twice(world, f"project {project!r} is delivered", episodes)
     for episode in _episodes(world):
         rule = life.project(episode.params.get("project", ""))
         if rule is not None and not in_season(rule.season, episode.start.date()):
@@ -215,16 +207,20 @@ def _one_offs(world: World) -> list[Finding]:
             if episode.kind == kind and episode.params.get(key):
                 held[episode.params[key]].append(episode)
         for value, episodes in sorted(held.items()):
-            for later in episodes[1:]:
-                out.append(
-                    world.finding(
-                        RULE,
-                        _first_lines(world, episodes[0]) + _first_lines(world, later),
-                        f"{key} {value!r} is {verb} twice: {episodes[0].start.date()} and "
-                        f"{later.start.date()}",
-                    )
-                )
+            out += _held_twice(world, f"{key} {value!r} is {verb}", episodes)
     return out
+
+
+def _held_twice(world: World, what: str, episodes: list[Event]) -> list[Finding]:
+    """A finding for each episode after the first that holds what happens once ("... twice: <days>")."""
+    return [
+        world.finding(
+            RULE,
+            _first_lines(world, episodes[0]) + _first_lines(world, later),
+            f"{what} twice: {episodes[0].start.date()} and {later.start.date()}",
+        )
+        for later in episodes[1:]
+    ]
 
 
 def _project_employer(world: World) -> list[Finding]:
