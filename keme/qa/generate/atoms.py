@@ -229,10 +229,8 @@ ACCOUNT_CATEGORIES = frozenset({"utilities", "telecom", "housing", "subscription
 FEE_MERCHANTS = frozenset({"ETC通行费", "停车场缴费", "地铁乘车码", "公交乘车码", "SpotHero", "Zocdoc copay"})
 # a single fare (a ¥3 bus tap) is never asked about: no one wants one back from their assistant months later
 FARES = frozenset({"地铁乘车码", "公交乘车码"})
-MEMBERSHIP_ENDINGS = (
-    "VIP",
-    "会员",
-)  # 腾讯视频VIP, 哔哩哔哩大会员: a subscription paid, not a shop (山姆会员店 is one)
+# 腾讯视频VIP, 哔哩哔哩大会员: a subscription paid, not a shop (山姆会员店 is a shop: it ends otherwise)
+MEMBERSHIP_ENDINGS = ("VIP", "会员")
 
 
 def pays_account(fact: Fact, lang: str) -> bool:

@@ -24,8 +24,6 @@ from keme.text.normalize import norm_text
 from keme.world.catalog import load_catalog
 
 RECORD_FIELDS = {"category": "expense_category"}  # a bill fact's field -> the claim predicate
-# relations "who is X to me?" is never asked of: no one asks an assistant who the person they date is
-# (a best friend's or a sibling's name is asked as a test of what it remembers)
 
 GENERALIZABLE = (
     "travel.seat_preference",
